@@ -1,0 +1,44 @@
+"""The ``liftpy`` command.  Each subsystem contributes its subcommands through a ``register(subparsers)``
+function in its own ``cli`` module, listed in ``COMMAND_MODULES``; this file only assembles them and turns
+liftpy errors into one-line messages with exit status 2."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from .errors import LiftError
+
+COMMAND_MODULES = [
+    "liftpy.host.cli",  # devices, compile, run
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    parser = argparse.ArgumentParser(prog="liftpy", description="A Lift-style compiler for data-parallel programs.")
+    parser.add_argument("--version", action="version", version=f"liftpy {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except LiftError as e:
+        print(f"liftpy {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"liftpy {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

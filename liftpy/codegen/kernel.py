@@ -1,0 +1,256 @@
+"""Kernel generation: program + sizes -> OpenCL source, memory plan and launch configuration.
+
+``generate_kernel`` checks the sizes against every requirement of the program's types, walks the
+program with the emitter, decides the NDRange from the parallel maps it met (mapGlb sizes give the global
+size; mapWrg and mapLcl sizes the number of groups and the group size, capped by the device), and renders
+the source with a header that records the program text and the values it was specialized for.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import sympy
+
+from ..errors import CodegenError
+from ..ir.expr import Program
+from ..ir.printer import show_program
+from ..ir.typecheck import check_sizes
+from ..ir.types import ArrayType, Type, VectorType, as_size, contains_tuple, flat_count, free_size_symbols, scalar_of
+from ..views import view as V
+from ..views.write import WMem
+from .cast import parallel_loops, render
+from .emit import Ctx, Emitter
+from .memory import Buffer, MemoryPlan
+
+_C_KEYWORDS = {
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
+    "float", "for", "goto", "if", "int", "long", "register", "return", "short", "signed", "sizeof", "static",
+    "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "kernel", "global",
+    "local", "private", "constant", "image2d_t", "sampler", "half", "bool", "restrict", "lane4",
+}
+
+
+@dataclass(frozen=True)
+class DeviceLimits:
+    """The limits code generation must respect (a subset of a device profile)."""
+
+    max_work_group_size: int = 1024
+    max_work_item_sizes: tuple[int, int, int] = (1024, 1024, 64)
+
+
+@dataclass(frozen=True)
+class Launch:
+    global_size: tuple[int, ...]
+    local_size: tuple[int, ...] | None
+
+    def __str__(self) -> str:
+        loc = "driver's choice" if self.local_size is None else str(self.local_size)
+        return f"global {self.global_size}, local {loc}"
+
+
+@dataclass(frozen=True)
+class KernelSource:
+    name: str
+    source: str
+    program: Program
+    bindings: dict
+    plan: MemoryPlan
+    launch: Launch
+    input_names: tuple[str, ...]
+    placements: dict = field(default_factory=dict)  # input name -> 'image' for inputs read as images
+    output_type: Type = None
+    output_shape: tuple[int, ...] = ()
+
+    @property
+    def inputs(self) -> tuple[Buffer, ...]:
+        return self.plan.of_role("input")
+
+    @property
+    def output(self) -> Buffer:
+        return self.plan.of_role("output")[0]
+
+
+def _c_ident(name: str, taken: set[str]) -> str:
+    base = re.sub(r"[^A-Za-z0-9_]", "_", name) or "x"
+    if base[0].isdigit() or base in _C_KEYWORDS or keyword.iskeyword(base) or base.startswith("get_"):
+        base = "in_" + base
+    cand, k = base, 1
+    while cand in taken:
+        cand, k = f"{base}{k}", k + 1
+    taken.add(cand)
+    return cand
+
+
+def decide_launch(loops, limits: DeviceLimits, override: Launch | None) -> tuple[Launch, dict]:
+    glb: dict[int, int] = {}
+    wrg: dict[int, int] = {}
+    lcl: dict[int, int] = {}
+    for loop in loops:
+        table = {"glb": glb, "wrg": wrg, "lcl": lcl}[loop.kind]
+        table[loop.dim] = max(table.get(loop.dim, 0), loop.n)
+    if glb and (wrg or lcl):
+        raise CodegenError("a kernel uses either mapGlb or mapWrg/mapLcl, not both")
+    used = sorted(set(glb) | set(wrg) | set(lcl)) or [0]
+    ndim = max(used) + 1
+    if override is not None:
+        g = tuple(override.global_size) + (1,) * (ndim - len(override.global_size))
+        l = None if override.local_size is None else tuple(override.local_size) + (1,) * (ndim - len(override.local_size))
+        sizes = {}
+        for d in range(ndim):
+            sizes[("glb", d)] = g[d]
+            if l is not None:
+                sizes[("lcl", d)] = l[d]
+                sizes[("wrg", d)] = g[d] // l[d]
+        return Launch(g[:ndim], None if l is None else l[:ndim]), sizes
+    if glb:
+        g = tuple(glb.get(d, 1) for d in range(ndim))
+        return Launch(g, None), {("glb", d): g[d] for d in range(ndim)}
+    if not (wrg or lcl):
+        return Launch((1,), (1,)), {}
+    local = [min(lcl.get(d, 1), limits.max_work_item_sizes[d]) for d in range(ndim)]
+    while _prod(local) > limits.max_work_group_size:
+        k = max(range(ndim), key=lambda d: local[d])
+        local[k] = (local[k] + 1) // 2
+    groups = [wrg.get(d, 1) for d in range(ndim)]
+    sizes = {}
+    for d in range(ndim):
+        sizes[("wrg", d)] = groups[d]
+        sizes[("lcl", d)] = local[d]
+    return Launch(tuple(g * l for g, l in zip(groups, local)), tuple(local)), sizes
+
+
+def _prod(xs) -> int:
+    out = 1
+    for x in xs:
+        out *= x
+    return out
+
+
+def generate_kernel(
+    program: Program,
+    sizes: Mapping | None = None,
+    limits: DeviceLimits = DeviceLimits(),
+    launch: Launch | None = None,
+    placements: Mapping[str, str] | None = None,
+) -> KernelSource:
+    """Generate the OpenCL kernel of a lowered program for the given sizes and parameter values.
+
+    ``placements`` may put an input ``[[[float]C]W]H`` in an image (``{"x": "image"}``): it is then read
+    with ``read_imagef`` through an image view (RGBA texels, channels packed by four)."""
+    bindings = {as_size(k) if isinstance(k, str) else k: int(v) for k, v in (sizes or {}).items()}
+    placements = dict(placements or {})
+    check_sizes(program, bindings)
+    em = Emitter(bindings)
+    taken: set[str] = set()
+    env = {}
+    params_c = []
+    input_names = []
+    for p, t in zip(program.params, program.param_types):
+        if contains_tuple(t) or scalar_of(t) is None:
+            raise CodegenError(f"input '{p.name}' of type {t}: inputs must be arrays of scalars or vectors")
+        cname = _c_ident(p.name, taken)
+        place = placements.get(p.name, "buffer")
+        if place == "image":
+            buf, view = _image_input(em, cname, t)
+            params_c.append(f"read_only image2d_t {cname}")
+        elif place == "buffer":
+            sym = flat_count(t)
+            buf = Buffer(cname, "global", scalar_of(t), em.conc(sym), sym, "input", t)
+            view = em.mem_view(buf, t)
+            params_c.append(f"global const {buf.scalar.name}* restrict {cname}")
+        else:
+            raise CodegenError(f"input '{p.name}': unknown placement {place!r} (buffer or image)")
+        em.buffers.append(buf)
+        env[p.name] = (t, view)
+        input_names.append(p.name)
+    for name in placements:
+        if name not in input_names:
+            raise CodegenError(f"placement given for '{name}', which is not an input of {program.name}")
+    out_t = em.type_of(program.body, env)
+    if contains_tuple(out_t) or scalar_of(out_t) is None:
+        raise CodegenError(f"the result of {program.name} has type {out_t}; a kernel must produce an array of scalars or vectors")
+    out_name = _c_ident("out", taken)
+    sym = flat_count(out_t)
+    out = Buffer(out_name, "global", scalar_of(out_t), em.conc(sym), sym, "output", out_t)
+    em.buffers.append(out)
+    params_c.append(f"global {out.scalar.name}* restrict {out_name}")
+    em.emit_to(program.body, em.mem_dest(out, out_t), env, Ctx())
+
+    chosen, render_sizes = decide_launch(parallel_loops(em.root), limits, launch)
+    name = _c_ident(program.name, set())
+    lines = _header(program, bindings, chosen)
+    if em.needs_sampler:
+        lines.append("constant sampler_t sampler = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_NONE | CLK_FILTER_NEAREST;")
+        lines.append("")
+    if em.needs_lane_helper:
+        lines.append("float lane4(float4 v, int k) { return k == 0 ? v.s0 : k == 1 ? v.s1 : k == 2 ? v.s2 : v.s3; }")
+        lines.append("")
+    for definition in em.functions.values():
+        lines.append(definition)
+        lines.append("")
+    wg = ""
+    if chosen.local_size is not None and launch is None and any(k[0] == "lcl" for k in render_sizes):
+        ls = tuple(chosen.local_size) + (1,) * (3 - len(chosen.local_size))
+        wg = f"__attribute__((reqd_work_group_size({ls[0]}, {ls[1]}, {ls[2]})))\n"
+    lines.append(f"{wg}kernel void {name}(")
+    lines.append(",\n".join("    " + p for p in params_c) + ") {")
+    for decl in em.local_decls:
+        lines.append("  " + decl)
+    lines.extend(render(em.root, render_sizes))
+    lines.append("}")
+    dims = []
+    tt = out_t
+    while isinstance(tt, ArrayType):
+        dims.append(em.conc(tt.size))
+        tt = tt.elem
+    if isinstance(tt, VectorType):
+        dims.append(em.conc(tt.width))
+    return KernelSource(
+        name=name,
+        source="\n".join(lines) + "\n",
+        program=program,
+        bindings=bindings,
+        plan=MemoryPlan(tuple(em.buffers)),
+        launch=chosen,
+        input_names=tuple(input_names),
+        placements=placements,
+        output_type=out_t,
+        output_shape=tuple(dims),
+    )
+
+
+def _image_input(em: Emitter, cname: str, t: Type):
+    dims, width = em.dims_of(t)
+    if len(dims) != 3 or width != 1 or scalar_of(t).name != "float":
+        raise CodegenError(f"only [[[float]C]W]H inputs can be placed in an image, not {t}")
+    h, w, c = dims
+    if c % 4:
+        raise CodegenError(f"an image input packs channels by four; {c} channels are not a multiple of 4 (pad the channels)")
+    sym = flat_count(t)
+    buf = Buffer(cname, "image", scalar_of(t), h * w * c, sym, "input", t)
+    return buf, V.ImageView(buf, c)
+
+
+def _header(program: Program, bindings: dict, launch: Launch) -> list[str]:
+    from .. import __version__
+
+    size_syms = set()
+    for t in program.param_types:
+        size_syms |= free_size_symbols(t)
+    sizes = {k: v for k, v in bindings.items() if k in size_syms}
+    params = {k: v for k, v in bindings.items() if k not in size_syms}
+    fmt = lambda d: ", ".join(f"{k} = {v}" for k, v in sorted(d.items(), key=lambda kv: str(kv[0]))) or "none"
+    lines = [f"// Generated by liftpy {__version__} from the program:", "//"]
+    lines += ["//   " + line for line in show_program(program).splitlines()]
+    lines += [
+        "//",
+        f"// sizes: {fmt(sizes)}",
+        f"// tuning parameters: {fmt(params)}",
+        f"// launch: {launch}",
+        "",
+    ]
+    return lines

@@ -1,0 +1,63 @@
+"""liftpy's exception types.
+
+Every error a user can cause (an ill-typed program, impossible sizes, a missing device, a kernel the
+OpenCL compiler rejects) surfaces as one of these, with a message that names what is wrong and, where
+possible, what to do about it.  Nothing below liftpy (sympy, lark, pyopencl) should reach the user as a
+raw traceback without this context.
+"""
+
+from __future__ import annotations
+
+
+class LiftError(Exception):
+    """Base class of all liftpy errors."""
+
+
+class LiftTypeError(LiftError):
+    """A program is ill-typed: wrong argument types, sizes that do not match or do not divide."""
+
+    def __init__(self, primitive: str, message: str, expr_text: str | None = None):
+        self.primitive = primitive
+        self.detail = message
+        self.expr_text = expr_text
+        text = f"{primitive}: {message}"
+        if expr_text:
+            text += f"\n  in: {expr_text}"
+        super().__init__(text)
+
+
+class InputError(LiftError):
+    """Input arrays given to the interpreter or a kernel do not match the program's declared types."""
+
+
+class ParseError(LiftError):
+    """The text form of a program or rule could not be parsed."""
+
+
+class CodegenError(LiftError):
+    """A program cannot be turned into OpenCL as written (for example, it is not fully lowered)."""
+
+
+class DeviceError(LiftError):
+    """No usable OpenCL device, or the device lacks a feature the kernel needs."""
+
+
+class KernelBuildError(LiftError):
+    """The OpenCL compiler rejected a generated kernel."""
+
+    def __init__(self, message: str, source: str, log: str):
+        self.source = source
+        self.log = log
+        super().__init__(f"{message}\n--- build log ---\n{log.strip()}")
+
+
+class KernelRunError(LiftError):
+    """A kernel failed while being enqueued or run."""
+
+
+class RewriteError(LiftError):
+    """A rewrite rule could not be applied where it was asked to be."""
+
+
+class ConstraintError(LiftError):
+    """A parameter assignment violates a constraint, or no valid assignment exists."""

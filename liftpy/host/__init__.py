@@ -1,0 +1,1 @@
+"""Host side: OpenCL devices, building kernels with pyopencl, running them with profiling."""

@@ -1,0 +1,265 @@
+"""The embedded DSL: Python functions that build IR.
+
+Functions passed to primitives are ordinary Python callables (``lambda row: ...``, a user function, or a
+DSL function such as ``transpose``); they are traced once with fresh variables into IR lambdas.  Numbers
+become literals.  Multi-dimensional helpers (``map2D``, ``slide2D``, ``pad2D`` and their 3D forms) are
+built from the 1D primitives exactly as in the Lift papers, so rewrite rules and the emitter only ever see
+1D primitives.
+
+    H, W = sizes("H W")
+
+    @program
+    def stencil(weights: Array(Float, 3, 3), data: Array(Float, H, W)):
+        return mapWrg(0, lambda row: join(mapLcl(0, lambda nbh: ..., row)), slide2D(3, 1, data))
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Callable
+
+import sympy
+
+from ..errors import LiftTypeError
+from . import primitives as P
+from .expr import Call, Expr, Lambda, Literal, Program, Var, fresh_name
+from .types import ArrayType, Bool, Float, Int, Type, as_size
+from .userfun import UserFun
+
+Fun = Callable | Lambda | UserFun
+
+
+def as_expr(x) -> Expr:
+    if isinstance(x, Expr):
+        return x
+    if isinstance(x, bool):
+        return Literal(bool(x), Bool)
+    if isinstance(x, int):
+        return Literal(int(x), Int)
+    if isinstance(x, float):
+        return Literal(float(x), Float)
+    raise LiftTypeError("expression", f"cannot use {x!r} ({type(x).__name__}) as a liftpy expression")
+
+
+def lit(value, type: Type | None = None) -> Literal:
+    """A literal; with an array type every element has the value: ``lit(0.0, Array(Float, 4))``."""
+    if type is None:
+        return as_expr(value)
+    return Literal(value, type)
+
+
+def as_lambda(f: Fun, arity: int, hint: str = "x") -> Lambda:
+    """Trace a Python callable (or wrap a user function) into an IR lambda of ``arity`` parameters."""
+    if isinstance(f, Lambda):
+        if f.arity != arity:
+            raise LiftTypeError("function", f"expected a function of {arity} parameter(s), got one of {f.arity}")
+        return f
+    hints = [hint] * arity
+    if not isinstance(f, UserFun) and callable(f):
+        try:
+            names = [p.name for p in inspect.signature(f).parameters.values()]
+            if len(names) == arity:
+                hints = names
+        except (TypeError, ValueError):
+            pass
+    params = tuple(Var(fresh_name(h)) for h in hints)
+    if isinstance(f, UserFun):
+        if f.arity != arity:
+            raise LiftTypeError(f.text_name, f"is used as a function of {arity} parameter(s) but takes {f.arity}")
+        return Lambda(params, Call(f, params))
+    if not callable(f):
+        raise LiftTypeError("function", f"expected a function, got {f!r}")
+    body = f(*params)
+    return Lambda(params, as_expr(body))
+
+
+def _call(prim, *args) -> Call:
+    return Call(prim, tuple(as_expr(a) for a in args))
+
+
+# ------------------------------------------------------------------------------------------- maps
+
+
+def map(f: Fun, xs) -> Call:  # noqa: A001 - the Lift name
+    return _call(P.Map(as_lambda(f, 1)), xs)
+
+
+def mapSeq(f: Fun, xs, unroll: bool = False) -> Call:
+    return _call(P.MapSeq(as_lambda(f, 1), unroll), xs)
+
+
+def mapSeqUnroll(f: Fun, xs) -> Call:
+    return mapSeq(f, xs, unroll=True)
+
+
+def mapGlb(dim: int, f: Fun, xs) -> Call:
+    return _call(P.MapGlb(_dim(dim), as_lambda(f, 1)), xs)
+
+
+def mapWrg(dim: int, f: Fun, xs) -> Call:
+    return _call(P.MapWrg(_dim(dim), as_lambda(f, 1)), xs)
+
+
+def mapLcl(dim: int, f: Fun, xs) -> Call:
+    return _call(P.MapLcl(_dim(dim), as_lambda(f, 1)), xs)
+
+
+def _dim(d) -> int:
+    if d not in (0, 1, 2):
+        raise LiftTypeError("map", f"OpenCL has NDRange dimensions 0, 1 and 2, not {d!r}")
+    return int(d)
+
+
+# ------------------------------------------------------------------------------------------ reduce
+
+
+def reduce(f: Fun, init, xs) -> Call:
+    return _call(P.Reduce(as_lambda(f, 2, "acc")), init, xs)
+
+
+def reduceSeq(f: Fun, init, xs, unroll: bool = False) -> Call:
+    return _call(P.ReduceSeq(as_lambda(f, 2, "acc"), unroll), init, xs)
+
+
+def reduceSeqUnroll(f: Fun, init, xs) -> Call:
+    return reduceSeq(f, init, xs, unroll=True)
+
+
+# ------------------------------------------------------------------------------------------ layout
+
+
+def zip(*xs) -> Call:  # noqa: A001
+    return _call(P.Zip(), *xs)
+
+
+def get(t, i: int) -> Call:
+    return _call(P.Get(int(i)), t)
+
+
+def split(n, xs) -> Call:
+    return _call(P.Split(as_size(n)), xs)
+
+
+def join(xs) -> Call:
+    return _call(P.Join(), xs)
+
+
+def slide(size, step, xs) -> Call:
+    return _call(P.Slide(as_size(size), as_size(step), False), xs)
+
+
+def slideStrict(size, step, xs) -> Call:
+    return _call(P.Slide(as_size(size), as_size(step), True), xs)
+
+
+def pad(left, right, value, xs) -> Call:
+    return _call(P.Pad(as_size(left), as_size(right), value), xs)
+
+
+def transpose(xs) -> Call:
+    return _call(P.Transpose(), xs)
+
+
+def reorder(fn, xs) -> Call:
+    return _call(P.Reorder(fn), xs)
+
+
+def stride(s) -> P.Stride:
+    return P.Stride(as_size(s))
+
+
+reverse = P.Reverse()
+
+
+def asVector(n, xs) -> Call:
+    return _call(P.AsVector(as_size(n)), xs)
+
+
+def asScalar(xs) -> Call:
+    return _call(P.AsScalar(), xs)
+
+
+def let(f: Fun, x) -> Call:
+    return _call(P.Let(as_lambda(f, 1, "v")), x)
+
+
+def toGlobal(x) -> Call:
+    return _call(P.ToGlobal(), x)
+
+
+def toLocal(x) -> Call:
+    return _call(P.ToLocal(), x)
+
+
+def toPrivate(x) -> Call:
+    return _call(P.ToPrivate(), x)
+
+
+def id(x) -> Call:  # noqa: A001 - the Lift name
+    from .userfun import BUILTINS
+
+    return BUILTINS["id"](x)
+
+
+# ---------------------------------------------------------------------- multi-dimensional helpers
+
+
+def _pair(v) -> tuple:
+    if isinstance(v, (tuple, list)):
+        if len(v) != 2:
+            raise LiftTypeError("slide2D", f"expects one value or a pair, got {v!r}")
+        return tuple(v)
+    return (v, v)
+
+
+def map2D(f: Fun, xs) -> Call:
+    return map(lambda row: map(f, row), xs)
+
+
+def map3D(f: Fun, xs) -> Call:
+    return map(lambda plane: map2D(f, plane), xs)
+
+
+def slide2D(size, step, xs, strict: bool = False) -> Call:
+    """Windows of ``size`` (an int or a (rows, cols) pair) every ``step`` in both dimensions:
+    ``map(transpose, slide(size1, step1, map(row -> slide(size2, step2, row), xs)))``."""
+    (s1, s2), (t1, t2) = _pair(size), _pair(step)
+    sl = slideStrict if strict else slide
+    return map(transpose, sl(s1, t1, map(lambda row: sl(s2, t2, row), xs)))
+
+
+def slideStrict2D(size, step, xs) -> Call:
+    return slide2D(size, step, xs, strict=True)
+
+
+def pad2D(left, right, top, bottom, value, xs) -> Call:
+    """Pad the two outer dimensions: columns by (left, right), rows by (top, bottom)."""
+    return transpose(map(lambda col: pad(top, bottom, value, col), transpose(map(lambda row: pad(left, right, value, row), xs))))
+
+
+# ------------------------------------------------------------------------------------------ programs
+
+
+def program(fn: Callable | None = None, *, name: str | None = None):
+    """Decorator: a Python function whose parameters are annotated with liftpy types becomes a Program."""
+
+    def build(f: Callable) -> Program:
+        sig = inspect.signature(f)
+        params, types = [], []
+        for pname, p in sig.parameters.items():
+            if p.annotation is inspect.Parameter.empty or not isinstance(p.annotation, Type):
+                raise LiftTypeError(
+                    "program", f"parameter '{pname}' of {f.__name__} needs a liftpy type annotation, e.g. Array(Float, N)"
+                )
+            params.append(Var(pname))
+            types.append(p.annotation)
+        body = as_expr(f(*params))
+        return Program(name or f.__name__, tuple(params), tuple(types), body)
+
+    return build(fn) if fn is not None else build
+
+
+def make_program(name: str, inputs: list[tuple[str, Type]], body: Callable) -> Program:
+    """Build a program without a decorator: ``make_program("f", [("x", Array(Float, N))], lambda x: ...)``."""
+    params = tuple(Var(n) for n, _ in inputs)
+    return Program(name, params, tuple(t for _, t in inputs), as_expr(body(*params)))

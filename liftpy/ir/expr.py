@@ -1,0 +1,320 @@
+"""Expression nodes of the liftpy IR.
+
+Four kinds of node, as in Lift: variables, literals, calls and lambdas.  A call applies a *callee* (a
+primitive instance such as ``Split(4)`` or ``MapGlb(0, f)``, a user function, or a lambda) to data
+arguments.  Functions passed to primitives (the ``f`` of a map) are lambdas stored in the primitive.
+
+Nodes are immutable.  Equality and hashing are structural and alpha-equivalent: two lambdas that differ
+only in the names of their parameters are equal, which is what de-duplication of rewritten variants and
+kernel caching need.  The structural key uses relative binder indices, so the key of a closed
+sub-expression does not depend on where it occurs and can be cached on the node.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Iterator
+
+from .types import Type
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .primitives import Primitive
+
+_fresh_counter = itertools.count()
+
+
+def fresh_name(prefix: str = "x") -> str:
+    """A variable name unique within this process (printing renames variables canonically)."""
+    return f"{prefix}_{next(_fresh_counter)}"
+
+
+class Node:
+    """Shared machinery: structural key, free variables, alpha-equivalent equality."""
+
+    @cached_property
+    def key(self) -> tuple:
+        return _key(self, {}, 0)
+
+    @cached_property
+    def free_vars(self) -> frozenset[str]:
+        return _free_vars(self)
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Node) or type(self) is not type(other):
+            return NotImplemented if not isinstance(other, Node) else False
+        return self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __str__(self) -> str:
+        from .printer import show
+
+        return show(self)
+
+
+class Expr(Node):
+    """A value-producing expression."""
+
+    # Python operators give a little sugar in the embedded DSL: ``p[0]`` is ``get(p, 0)``.
+    def __getitem__(self, index: int) -> "Expr":
+        from .primitives import Get
+
+        if not isinstance(index, int):
+            raise TypeError("only tuple components can be selected with [ ]; use get(t, i)")
+        return Call(Get(index), (self,))
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self}>"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Var(Expr):
+    name: str
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Literal(Expr):
+    """A constant.  With an array type, every element has the value (``value(0.0f, [float]4)``)."""
+
+    value: Any
+    type: Type
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Lambda(Node):
+    params: tuple[Var, ...]
+    body: Expr
+
+    def __post_init__(self):
+        names = [p.name for p in self.params]
+        if len(set(names)) != len(names):
+            raise ValueError(f"lambda parameters must have distinct names: {names}")
+
+    @property
+    def arity(self) -> int:
+        return len(self.params)
+
+    def __repr__(self) -> str:
+        return f"<Lambda {self}>"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Call(Expr):
+    fn: Any  # Primitive | UserFun | Lambda
+    args: tuple[Expr, ...]
+
+    def __post_init__(self):
+        for a in self.args:
+            if not isinstance(a, Expr):
+                raise TypeError(f"argument of {getattr(self.fn, 'name', self.fn)} is not an expression: {a!r}")
+
+
+@dataclass(frozen=True, eq=False)
+class Program:
+    """A named top-level function with typed inputs: the unit that is type-checked and compiled."""
+
+    name: str
+    params: tuple[Var, ...]
+    param_types: tuple[Type, ...]
+    body: Expr
+
+    def __post_init__(self):
+        if len(self.params) != len(self.param_types):
+            raise ValueError("every program parameter needs a type")
+
+    @cached_property
+    def key(self) -> tuple:
+        # Inputs are named by the user and fed by name, so they are compared by name.
+        return (self.name, tuple(p.name for p in self.params), self.param_types, self.body.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Program) and self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __str__(self) -> str:
+        from .printer import show_program
+
+        return show_program(self)
+
+    def __repr__(self) -> str:
+        return f"<Program {self.name}>"
+
+    @property
+    def inputs(self) -> dict[str, Type]:
+        return {p.name: t for p, t in zip(self.params, self.param_types)}
+
+    def with_body(self, body: Expr) -> "Program":
+        return dataclasses.replace(self, body=body)
+
+    # Notebook conveniences; each is a thin wrapper over the module that does the work.
+    def type(self):
+        from .typecheck import typecheck
+
+        return typecheck(self).type
+
+    def evaluate(self, *args, **kwargs):
+        from .interpreter import evaluate
+
+        return evaluate(self, *args, **kwargs)
+
+    def text(self) -> str:
+        return str(self)
+
+    def compile(self, sizes: dict | None = None, **kwargs):
+        from ..host.kernel import compile_program
+
+        return compile_program(self, sizes or {}, **kwargs)
+
+
+# --------------------------------------------------------------------------------------------------
+# Function-valued fields of primitives
+
+
+def primitive_functions(prim) -> list[tuple[str, Lambda]]:
+    """The lambdas stored in a primitive's fields, with their field names."""
+    if not dataclasses.is_dataclass(prim):
+        return []
+    return [(f.name, getattr(prim, f.name)) for f in dataclasses.fields(prim) if isinstance(getattr(prim, f.name), Lambda)]
+
+
+def replace_functions(prim, new: dict[str, Lambda]):
+    return dataclasses.replace(prim, **new) if new else prim
+
+
+# --------------------------------------------------------------------------------------------------
+# Structural keys
+
+
+def _callee_key(fn, env: dict, depth: int):
+    if isinstance(fn, Lambda):
+        return _key(fn, env, depth)
+    if dataclasses.is_dataclass(fn):
+        parts = []
+        for f in dataclasses.fields(fn):
+            v = getattr(fn, f.name)
+            parts.append(_key(v, env, depth) if isinstance(v, Node) else _value_key(v))
+        return (type(fn).__name__, tuple(parts))
+    return ("callee", fn)
+
+
+def _value_key(v):
+    # 1 and 1.0 must not collide when they are literal values of different types; keep the class.
+    if isinstance(v, float):
+        return ("f", v)
+    return v
+
+
+def _key(node: Node, env: dict, depth: int) -> tuple:
+    if env and not (node.free_vars & env.keys()):
+        return node.key
+    if isinstance(node, Var):
+        if node.name in env:
+            bdepth, idx = env[node.name]
+            return ("b", depth - bdepth, idx)
+        return ("v", node.name)
+    if isinstance(node, Literal):
+        return ("lit", node.type, _value_key(node.value))
+    if isinstance(node, Lambda):
+        inner = dict(env)
+        for i, p in enumerate(node.params):
+            inner[p.name] = (depth + 1, i)
+        return ("lam", len(node.params), _key(node.body, inner, depth + 1))
+    if isinstance(node, Call):
+        return ("call", _callee_key(node.fn, env, depth), tuple(_key(a, env, depth) for a in node.args))
+    raise TypeError(f"not an IR node: {node!r}")
+
+
+def _free_vars(node: Node) -> frozenset[str]:
+    if isinstance(node, Var):
+        return frozenset([node.name])
+    if isinstance(node, Literal):
+        return frozenset()
+    if isinstance(node, Lambda):
+        return node.body.free_vars - {p.name for p in node.params}
+    if isinstance(node, Call):
+        out = set()
+        if isinstance(node.fn, Lambda):
+            out |= node.fn.free_vars
+        else:
+            for _, lam in primitive_functions(node.fn):
+                out |= lam.free_vars
+        for a in node.args:
+            out |= a.free_vars
+        return frozenset(out)
+    raise TypeError(f"not an IR node: {node!r}")
+
+
+# --------------------------------------------------------------------------------------------------
+# Substitution
+
+
+def substitute(node: Node, mapping: dict[str, Expr]) -> Any:
+    """Capture-avoiding substitution of free variables (by name) with expressions."""
+    if not mapping:
+        return node
+    relevant = {k: v for k, v in mapping.items() if k in node.free_vars}
+    if not relevant:
+        return node
+    if isinstance(node, Var):
+        return relevant[node.name]
+    if isinstance(node, Lambda):
+        incoming = set()
+        for v in relevant.values():
+            incoming |= v.free_vars
+        params = list(node.params)
+        renames: dict[str, Expr] = {}
+        for i, p in enumerate(params):
+            if p.name in incoming:
+                q = Var(fresh_name(p.name.split("_")[0] or "x"))
+                renames[p.name] = q
+                params[i] = q
+        body = substitute(node.body, renames) if renames else node.body
+        inner = {k: v for k, v in relevant.items() if k not in {p.name for p in node.params}}
+        return Lambda(tuple(params), substitute(body, inner))
+    if isinstance(node, Call):
+        if isinstance(node.fn, Lambda):
+            fn = substitute(node.fn, relevant)
+        else:
+            fn = replace_functions(node.fn, {n: substitute(l, relevant) for n, l in primitive_functions(node.fn)})
+        return Call(fn, tuple(substitute(a, relevant) for a in node.args))
+    return node
+
+
+def apply_lambda(lam: Lambda, args: tuple[Expr, ...] | list[Expr]) -> Expr:
+    """Beta reduction: the lambda's body with its parameters replaced by ``args``."""
+    if len(args) != len(lam.params):
+        raise ValueError(f"lambda of {len(lam.params)} parameters applied to {len(args)} arguments")
+    return substitute(lam.body, {p.name: a for p, a in zip(lam.params, args)})
+
+
+def rename_bound(lam: Lambda) -> Lambda:
+    """A copy of ``lam`` with fresh parameter names (used when a rule duplicates a function)."""
+    new = tuple(Var(fresh_name(p.name.split("_")[0] or "x")) for p in lam.params)
+    return Lambda(new, substitute(lam.body, {p.name: q for p, q in zip(lam.params, new)}))
+
+
+# --------------------------------------------------------------------------------------------------
+# Traversal
+
+
+def subterms(node: Node) -> Iterator[Node]:
+    """All nodes below and including ``node``, parents before children."""
+    yield node
+    if isinstance(node, Lambda):
+        yield from subterms(node.body)
+    elif isinstance(node, Call):
+        if isinstance(node.fn, Lambda):
+            yield from subterms(node.fn)
+        else:
+            for _, lam in primitive_functions(node.fn):
+                yield from subterms(lam)
+        for a in node.args:
+            yield from subterms(a)

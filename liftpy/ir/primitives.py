@@ -1,0 +1,671 @@
+"""The primitives of liftpy, each declared once: its type rule, its numpy semantics and its view.
+
+This module is the table of primitives.  A primitive is a frozen dataclass whose fields are its static
+arguments (sizes, dimensions, the function of a map); it is applied to data arguments by a ``Call`` node.
+Each class defines
+
+- ``typecheck(arg_types, tc)``: the type rule.  Size conditions the rule needs (``n % m == 0`` for a
+  split) are handed to ``tc.require`` together with a description, which is the one place divisibility is
+  recorded; the constraint inference reads them from there.
+- ``evaluate(args, ev)``: the reference semantics on batched numpy values (``liftpy.ir.values``).
+- ``view(arg_views, arg_types, conc)``: for layout primitives, the view that replaces memory traffic.
+
+The OpenCL-level primitives (``mapGlb``, ``reduceSeq``, ``toPrivate`` ...) have exactly the semantics of
+their high-level counterparts; they differ only in how the emitter treats them (``kind``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import sympy
+
+from ..views import view as V
+from .expr import Lambda
+from .types import (
+    ArrayType,
+    ScalarType,
+    Size,
+    TupleType,
+    Type,
+    VectorType,
+    as_size,
+    contains_tuple,
+    innermost,
+    scalar_of,
+    size_str,
+    types_equal,
+)
+from .values import BV, at_axis, lift
+
+# --------------------------------------------------------------------------------------------------
+# Index functions for reorder
+
+
+@dataclass(frozen=True)
+class Stride:
+    """``stride(s)``: element i of the result is element ``i / n + s * (i % n)`` of the input, where
+    ``n = length / s``.  After ``split(n)``, chunk c holds elements ``c, c + s, c + 2s, ...``: neighbouring
+    work-items reading neighbouring chunks touch neighbouring addresses (coalescing)."""
+
+    s: Size
+
+    def apply(self, i, n):
+        m = sympy.Integer(n) / self.s if not isinstance(n, int) else n // int(self.s)
+        return sympy.floor(i / m) + self.s * sympy.Mod(i, m)
+
+    def indices(self, n: int, s: int) -> np.ndarray:
+        m = n // s
+        i = np.arange(n)
+        return i // m + s * (i % m)
+
+    def requirements(self, n: Size) -> list[tuple[Any, str]]:
+        return [(sympy.Eq(sympy.Mod(n, self.s), 0), f"the length {size_str(n)} must be divisible by the stride {size_str(self.s)}")]
+
+    def text(self) -> str:
+        return f"stride({size_str(self.s)})"
+
+    def subs(self, b):
+        return Stride(sympy.sympify(self.s).subs(b))
+
+
+@dataclass(frozen=True)
+class Reverse:
+    """``reverse``: element i of the result is element ``n - 1 - i`` of the input."""
+
+    def apply(self, i, n):
+        return n - 1 - i
+
+    def indices(self, n: int, s: int = 0) -> np.ndarray:
+        return np.arange(n)[::-1].copy()
+
+    def requirements(self, n: Size) -> list:
+        return []
+
+    def text(self) -> str:
+        return "reverse"
+
+    @property
+    def s(self):
+        return sympy.Integer(0)
+
+    def subs(self, b):
+        return self
+
+
+IndexFun = Stride | Reverse
+
+VECTOR_WIDTHS = (2, 3, 4, 8, 16)
+
+
+# --------------------------------------------------------------------------------------------------
+
+
+class Primitive:
+    name: ClassVar[str]
+    kind: ClassVar[str]  # 'map', 'reduce', 'layout', 'memory', 'let'
+    nargs: ClassVar[int]  # number of data arguments; -1 means two or more
+    flags: ClassVar[tuple[str, ...]] = ()  # boolean fields that change the printed name
+
+    @property
+    def text_name(self) -> str:
+        return self.name
+
+    def static_args(self) -> list[tuple[str, Any]]:
+        """Fields printed before the data arguments, in order, with flags left out."""
+        return [(f.name, getattr(self, f.name)) for f in dataclasses.fields(self) if f.name not in self.flags]
+
+    def typecheck(self, args: list[Type], tc) -> Type:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def evaluate(self, args: list[BV], ev) -> BV:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def view(self, views: list, types: list[Type], conc) -> "V.View":
+        raise TypeError(f"{self.name} is not a layout primitive")
+
+    def subs(self, bindings: dict) -> "Primitive":
+        """Substitute size variables in the static arguments."""
+        changes = {}
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, sympy.Basic):
+                changes[f.name] = v.subs(bindings)
+            elif isinstance(v, (Stride, Reverse)):
+                changes[f.name] = v.subs(bindings)
+        return dataclasses.replace(self, **changes) if changes else self
+
+
+def _array(tc, t: Type, what: str = "an array") -> ArrayType:
+    if not isinstance(t, ArrayType):
+        tc.fail(f"expects {what}, got {t}")
+    return t
+
+
+# ---------------------------------------------------------------------------------------------- maps
+
+
+class MapLike(Primitive):
+    """Shared type rule and semantics of every map; subclasses differ in how they are executed."""
+
+    kind: ClassVar[str] = "map"
+    nargs: ClassVar[int] = 1
+    f: Lambda
+
+    def typecheck(self, args, tc):
+        xs = _array(tc, args[0])
+        return ArrayType(tc.apply(self.f, [xs.elem]), xs.size)
+
+    def evaluate(self, args, ev):
+        xs = args[0]
+        n = xs.length()
+        inner = BV(xs.data, xs.batch + (n,))
+        out = ev.call(self.f, [inner], inner.batch)
+        return BV(lift(out, inner.batch).data, xs.batch)
+
+
+@dataclass(frozen=True, eq=True)
+class Map(MapLike):
+    """``map(f, xs)``: apply f to every element.  ``[T]n -> [U]n`` for ``f: T -> U``."""
+
+    f: Lambda
+    name: ClassVar[str] = "map"
+
+
+@dataclass(frozen=True, eq=True)
+class MapSeq(MapLike):
+    """A map executed sequentially by one work-item (unrolled by the emitter when ``unroll``)."""
+
+    f: Lambda
+    unroll: bool = False
+    name: ClassVar[str] = "mapSeq"
+    flags: ClassVar[tuple[str, ...]] = ("unroll",)
+
+    @property
+    def text_name(self):
+        return "mapSeqUnroll" if self.unroll else "mapSeq"
+
+
+@dataclass(frozen=True, eq=True)
+class MapGlb(MapLike):
+    """A map over global work-items in NDRange dimension ``dim``."""
+
+    dim: int
+    f: Lambda
+    name: ClassVar[str] = "mapGlb"
+
+
+@dataclass(frozen=True, eq=True)
+class MapWrg(MapLike):
+    """A map over work-groups in dimension ``dim``."""
+
+    dim: int
+    f: Lambda
+    name: ClassVar[str] = "mapWrg"
+
+
+@dataclass(frozen=True, eq=True)
+class MapLcl(MapLike):
+    """A map over the work-items of a work-group in dimension ``dim``."""
+
+    dim: int
+    f: Lambda
+    name: ClassVar[str] = "mapLcl"
+
+
+PARALLEL_MAPS = (MapGlb, MapWrg, MapLcl)
+
+
+# ------------------------------------------------------------------------------------------- reduce
+
+
+class ReduceLike(Primitive):
+    """Shared type rule and semantics of reductions."""
+
+    kind: ClassVar[str] = "reduce"
+    nargs: ClassVar[int] = 2
+    f: Lambda
+
+    def typecheck(self, args, tc):
+        init, xs = args[0], _array(tc, args[1], "an array to reduce")
+        out = tc.apply(self.f, [init, xs.elem])
+        same = types_equal(out, init)
+        if same is False:
+            tc.fail(f"the function returns {out} but the accumulator (init) has type {init}")
+        if same is None:
+            tc.require_types_equal(out, init, "the function's result and the accumulator")
+        return ArrayType(init, sympy.Integer(1))
+
+    def evaluate(self, args, ev):
+        acc, xs = args
+        n = xs.length()
+        ax = xs.axis
+        for i in range(n):
+            x = at_axis(xs, lambda a, _ax, i=i: a[(slice(None),) * _ax + (i,)])
+            acc = lift(ev.call(self.f, [acc, x], xs.batch), xs.batch)
+        return at_axis(acc, lambda a, _ax: np.expand_dims(a, _ax))
+
+
+@dataclass(frozen=True, eq=True)
+class Reduce(ReduceLike):
+    """``reduce(f, init, xs)``: fold f over xs from the left, starting at init.  ``[T]n -> [U]1`` for
+    ``f: (U, T) -> U``."""
+
+    f: Lambda
+    name: ClassVar[str] = "reduce"
+
+
+@dataclass(frozen=True, eq=True)
+class ReduceSeq(ReduceLike):
+    """A reduction performed sequentially by one work-item, in its accumulator's memory."""
+
+    f: Lambda
+    unroll: bool = False
+    name: ClassVar[str] = "reduceSeq"
+    flags: ClassVar[tuple[str, ...]] = ("unroll",)
+
+    @property
+    def text_name(self):
+        return "reduceSeqUnroll" if self.unroll else "reduceSeq"
+
+
+# ------------------------------------------------------------------------------------------- layout
+
+
+@dataclass(frozen=True, eq=True)
+class Zip(Primitive):
+    """``zip(a, b, ...)``: ``[T1]n, [T2]n, ... -> [(T1, T2, ...)]n``."""
+
+    name: ClassVar[str] = "zip"
+    kind: ClassVar[str] = "layout"
+    nargs: ClassVar[int] = -1
+
+    def typecheck(self, args, tc):
+        if len(args) < 2:
+            tc.fail(f"needs at least two arrays, got {len(args)}")
+        arrays = [_array(tc, a, f"arrays (argument {i + 1} is not)") for i, a in enumerate(args)]
+        n = arrays[0].size
+        for i, a in enumerate(arrays[1:], start=2):
+            tc.require_equal(
+                n, a.size, f"all arrays must have the same length: argument 1 has length {size_str(n)}, argument {i} has length {size_str(a.size)}"
+            )
+        return ArrayType(TupleType(tuple(a.elem for a in arrays)), n)
+
+    def evaluate(self, args, ev):
+        return BV(tuple(a.data for a in args), args[0].batch)
+
+    def view(self, views, types, conc):
+        return V.ZipView(tuple(views))
+
+
+@dataclass(frozen=True, eq=True)
+class Get(Primitive):
+    """``get(t, i)``: component i of a tuple."""
+
+    index: int
+    name: ClassVar[str] = "get"
+    kind: ClassVar[str] = "layout"
+    nargs: ClassVar[int] = 1
+
+    def typecheck(self, args, tc):
+        t = args[0]
+        if not isinstance(t, TupleType):
+            tc.fail(f"expects a tuple, got {t}")
+        if not 0 <= self.index < len(t.elems):
+            tc.fail(f"component {self.index} of a {len(t.elems)}-tuple {t}")
+        return t.elems[self.index]
+
+    def evaluate(self, args, ev):
+        return BV(args[0].data[self.index], args[0].batch)
+
+    def view(self, views, types, conc):
+        return V.FieldView(self.index, views[0])
+
+
+@dataclass(frozen=True, eq=True)
+class Split(Primitive):
+    """``split(m, xs)``: ``[T]n -> [[T]m]n/m``, requires ``n % m == 0``."""
+
+    n: Size
+    name: ClassVar[str] = "split"
+    kind: ClassVar[str] = "layout"
+    nargs: ClassVar[int] = 1
+
+    def __post_init__(self):
+        object.__setattr__(self, "n", as_size(self.n))
+
+    def typecheck(self, args, tc):
+        xs = _array(tc, args[0])
+        tc.require_positive(self.n, f"the chunk size {size_str(self.n)} must be positive")
+        tc.require(
+            sympy.Eq(sympy.Mod(xs.size, self.n), 0),
+            f"the length {size_str(xs.size)} of {xs} must be divisible by {size_str(self.n)} "
+            f"({size_str(xs.size)} % {size_str(self.n)} == 0 is required)",
+        )
+        return ArrayType(ArrayType(xs.elem, self.n), xs.size / self.n)
+
+    def evaluate(self, args, ev):
+        n = int(ev.concrete(self.n))
+        return at_axis(args[0], lambda a, ax: a.reshape(a.shape[:ax] + (a.shape[ax] // n, n) + a.shape[ax + 1 :]))
+
+    def view(self, views, types, conc):
+        return V.SplitView(conc(self.n), views[0])
+
+
+@dataclass(frozen=True, eq=True)
+class Join(Primitive):
+    """``join(xs)``: ``[[T]m]n -> [T]n*m``."""
+
+    name: ClassVar[str] = "join"
+    kind: ClassVar[str] = "layout"
+    nargs: ClassVar[int] = 1
+
+    def typecheck(self, args, tc):
+        outer = _array(tc, args[0], "an array of arrays")
+        inner = _array(tc, outer.elem, "an array of arrays")
+        return ArrayType(inner.elem, outer.size * inner.size)
+
+    def evaluate(self, args, ev):
+        return at_axis(args[0], lambda a, ax: a.reshape(a.shape[:ax] + (a.shape[ax] * a.shape[ax + 1],) + a.shape[ax + 2 :]))
+
+    def view(self, views, types, conc):
+        return V.JoinView(conc(types[0].elem.size), views[0])
+
+
+@dataclass(frozen=True, eq=True)
+class Slide(Primitive):
+    """``slide(size, step, xs)``: ``[T]n -> [[T]size](n - size)/step + 1``, the windows of ``size``
+    elements starting every ``step`` elements.  The plain slide keeps the windows that fit (floor);
+    ``slideStrict`` requires the windows to cover the input exactly, ``(n - size) % step == 0``, as the
+    tiling rewrite needs."""
+
+    size: Size
+    step: Size
+    strict: bool = False
+    name: ClassVar[str] = "slide"
+    kind: ClassVar[str] = "layout"
+    nargs: ClassVar[int] = 1
+    flags: ClassVar[tuple[str, ...]] = ("strict",)
+
+    def __post_init__(self):
+        object.__setattr__(self, "size", as_size(self.size))
+        object.__setattr__(self, "step", as_size(self.step))
+
+    @property
+    def text_name(self):
+        return "slideStrict" if self.strict else "slide"
+
+    def typecheck(self, args, tc):
+        xs = _array(tc, args[0])
+        n = xs.size
+        tc.require_positive(self.size, f"the window size {size_str(self.size)} must be positive")
+        tc.require_positive(self.step, f"the step {size_str(self.step)} must be positive")
+        tc.require(
+            sympy.Ge(n, self.size),
+            f"the window size {size_str(self.size)} must not exceed the length {size_str(n)} of {xs}",
+        )
+        if self.strict:
+            tc.require(
+                sympy.Eq(sympy.Mod(n - self.size, self.step), 0),
+                f"windows of {size_str(self.size)} every {size_str(self.step)} must cover the length "
+                f"{size_str(n)} exactly (({size_str(n)} - {size_str(self.size)}) % {size_str(self.step)} == 0 is required)",
+            )
+            count = (n - self.size) / self.step + 1
+        else:
+            count = sympy.floor((n - self.size) / self.step) + 1
+        return ArrayType(ArrayType(xs.elem, self.size), count)
+
+    def evaluate(self, args, ev):
+        size, step = int(ev.concrete(self.size)), int(ev.concrete(self.step))
+
+        def go(a, ax):
+            w = np.lib.stride_tricks.sliding_window_view(a, size, axis=ax)
+            w = w[(slice(None),) * ax + (slice(None, None, step),)]
+            return np.moveaxis(w, -1, ax + 1)
+
+        return at_axis(args[0], go)
+
+    def view(self, views, types, conc):
+        return V.SlideView(conc(self.step), views[0])
+
+
+@dataclass(frozen=True, eq=True)
+class Pad(Primitive):
+    """``pad(l, r, value, xs)``: ``[T]n -> [T]l+n+r`` with ``l`` copies of ``value`` before and ``r``
+    after.  Negative amounts crop instead."""
+
+    left: Size
+    right: Size
+    value: Any = 0.0
+    name: ClassVar[str] = "pad"
+    kind: ClassVar[str] = "layout"
+    nargs: ClassVar[int] = 1
+
+    def __post_init__(self):
+        object.__setattr__(self, "left", as_size(self.left))
+        object.__setattr__(self, "right", as_size(self.right))
+
+    def typecheck(self, args, tc):
+        xs = _array(tc, args[0])
+        s = scalar_of(xs.elem)
+        if s is None or contains_tuple(xs.elem):
+            tc.fail(f"pads arrays of scalars or vectors (or arrays of them), got {xs}")
+        if not isinstance(self.value, (int, float, bool, np.number)):
+            tc.fail(f"the padding value must be a number, got {self.value!r}")
+        n = xs.size + self.left + self.right
+        tc.require(sympy.Ge(n, 1), f"padding by ({size_str(self.left)}, {size_str(self.right)}) leaves no element of {xs}")
+        tc.require(sympy.Ge(xs.size + self.left, 0), f"cropping {size_str(-self.left)} elements from the left of {xs}")
+        tc.require(sympy.Ge(xs.size + self.right, 0), f"cropping {size_str(-self.right)} elements from the right of {xs}")
+        return ArrayType(xs.elem, n)
+
+    def evaluate(self, args, ev):
+        l, r = int(ev.concrete(self.left)), int(ev.concrete(self.right))
+
+        def go(a, ax):
+            n = a.shape[ax]
+            a = a[(slice(None),) * ax + (slice(max(-l, 0), n - max(-r, 0)),)]
+            widths = [(0, 0)] * a.ndim
+            widths[ax] = (max(l, 0), max(r, 0))
+            return np.pad(a, widths, constant_values=np.asarray(self.value).astype(a.dtype))
+
+        return at_axis(args[0], go)
+
+    def view(self, views, types, conc):
+        xs = types[0]
+        leaf = innermost(xs)
+        width = conc(leaf.width) if isinstance(leaf, VectorType) else 1
+        return V.PadView(conc(self.left), conc(self.right), conc(xs.size), self.value, scalar_of(xs), width, views[0])
+
+
+@dataclass(frozen=True, eq=True)
+class Transpose(Primitive):
+    """``transpose(xs)``: ``[[T]n]m -> [[T]m]n``."""
+
+    name: ClassVar[str] = "transpose"
+    kind: ClassVar[str] = "layout"
+    nargs: ClassVar[int] = 1
+
+    def typecheck(self, args, tc):
+        outer = _array(tc, args[0], "a two-dimensional array")
+        inner = _array(tc, outer.elem, "a two-dimensional array")
+        return ArrayType(ArrayType(inner.elem, outer.size), inner.size)
+
+    def evaluate(self, args, ev):
+        return at_axis(args[0], lambda a, ax: np.swapaxes(a, ax, ax + 1))
+
+    def view(self, views, types, conc):
+        return V.TransposeView(views[0])
+
+
+@dataclass(frozen=True, eq=True)
+class Reorder(Primitive):
+    """``reorder(f, xs)``: element i of the result is element ``f(i)`` of xs; ``f`` is an index function
+    such as ``stride(s)`` or ``reverse``."""
+
+    fn: IndexFun
+    name: ClassVar[str] = "reorder"
+    kind: ClassVar[str] = "layout"
+    nargs: ClassVar[int] = 1
+
+    def typecheck(self, args, tc):
+        xs = _array(tc, args[0])
+        if isinstance(self.fn, Stride):
+            tc.require_positive(self.fn.s, f"the stride {size_str(self.fn.s)} must be positive")
+        for pred, msg in self.fn.requirements(xs.size):
+            tc.require(pred, msg)
+        return xs
+
+    def evaluate(self, args, ev):
+        s = int(ev.concrete(self.fn.s))
+        return at_axis(args[0], lambda a, ax: np.take(a, self.fn.indices(a.shape[ax], s), axis=ax))
+
+    def view(self, views, types, conc):
+        fn = self.fn.subs({}) if isinstance(self.fn, Reverse) else Stride(conc(self.fn.s))
+        return V.ReorderView(fn, conc(types[0].size), views[0])
+
+
+@dataclass(frozen=True, eq=True)
+class AsVector(Primitive):
+    """``asVector(n, xs)``: ``[S]m -> [Sn]m/n`` for a scalar type S, requires ``m % n == 0``."""
+
+    n: Size
+    name: ClassVar[str] = "asVector"
+    kind: ClassVar[str] = "layout"
+    nargs: ClassVar[int] = 1
+
+    def __post_init__(self):
+        object.__setattr__(self, "n", as_size(self.n))
+
+    def typecheck(self, args, tc):
+        xs = _array(tc, args[0], "an array of scalars")
+        if not isinstance(xs.elem, ScalarType):
+            tc.fail(f"expects an array of scalars, got {xs}")
+        tc.require(
+            sympy.Contains(self.n, sympy.FiniteSet(*VECTOR_WIDTHS)),
+            f"the vector width {size_str(self.n)} must be 2, 3, 4, 8 or 16",
+        )
+        tc.require(
+            sympy.Eq(sympy.Mod(xs.size, self.n), 0),
+            f"the length {size_str(xs.size)} of {xs} must be divisible by the vector width {size_str(self.n)} "
+            f"({size_str(xs.size)} % {size_str(self.n)} == 0 is required)",
+        )
+        return ArrayType(VectorType(xs.elem, self.n), xs.size / self.n)
+
+    def evaluate(self, args, ev):
+        n = int(ev.concrete(self.n))
+        return at_axis(args[0], lambda a, ax: a.reshape(a.shape[:ax] + (a.shape[ax] // n, n) + a.shape[ax + 1 :]))
+
+    def view(self, views, types, conc):
+        return V.AsVectorView(conc(self.n), types[0].elem, views[0])
+
+
+@dataclass(frozen=True, eq=True)
+class AsScalar(Primitive):
+    """``asScalar(xs)``: ``[Sn]m -> [S]m*n``."""
+
+    name: ClassVar[str] = "asScalar"
+    kind: ClassVar[str] = "layout"
+    nargs: ClassVar[int] = 1
+
+    def typecheck(self, args, tc):
+        xs = _array(tc, args[0], "an array of vectors")
+        if not isinstance(xs.elem, VectorType):
+            tc.fail(f"expects an array of vectors, got {xs}")
+        return ArrayType(xs.elem.scalar, xs.size * xs.elem.width)
+
+    def evaluate(self, args, ev):
+        return at_axis(args[0], lambda a, ax: a.reshape(a.shape[:ax] + (a.shape[ax] * a.shape[ax + 1],)))
+
+    def view(self, views, types, conc):
+        return V.AsScalarView(conc(types[0].elem.width), views[0])
+
+
+# ------------------------------------------------------------------------------------- let, memory
+
+
+@dataclass(frozen=True, eq=True)
+class Let(Primitive):
+    """``let(f, x)``: ``f(x)``, with x computed once (into the memory its ``toPrivate`` names) and reused."""
+
+    f: Lambda
+    name: ClassVar[str] = "let"
+    kind: ClassVar[str] = "let"
+    nargs: ClassVar[int] = 1
+
+    def typecheck(self, args, tc):
+        return tc.apply(self.f, [args[0]])
+
+    def evaluate(self, args, ev):
+        return ev.call(self.f, [args[0]], args[0].batch)
+
+
+@dataclass(frozen=True, eq=True)
+class ToMem(Primitive):
+    """Marks where the value of its argument is written: ``toGlobal``, ``toLocal`` or ``toPrivate``."""
+
+    name: ClassVar[str] = "toMem"
+    kind: ClassVar[str] = "memory"
+    nargs: ClassVar[int] = 1
+    space: ClassVar[str] = ""
+
+    def typecheck(self, args, tc):
+        return args[0]
+
+    def evaluate(self, args, ev):
+        return args[0]
+
+
+@dataclass(frozen=True, eq=True)
+class ToGlobal(ToMem):
+    name: ClassVar[str] = "toGlobal"
+    space: ClassVar[str] = "global"
+
+
+@dataclass(frozen=True, eq=True)
+class ToLocal(ToMem):
+    name: ClassVar[str] = "toLocal"
+    space: ClassVar[str] = "local"
+
+
+@dataclass(frozen=True, eq=True)
+class ToPrivate(ToMem):
+    name: ClassVar[str] = "toPrivate"
+    space: ClassVar[str] = "private"
+
+
+# --------------------------------------------------------------------------------------------------
+# The table: text name -> (class, fixed keyword arguments).  The printer and the parser both use it.
+
+PRIMITIVES: dict[str, tuple[type, dict]] = {
+    "map": (Map, {}),
+    "mapSeq": (MapSeq, {"unroll": False}),
+    "mapSeqUnroll": (MapSeq, {"unroll": True}),
+    "mapGlb": (MapGlb, {}),
+    "mapWrg": (MapWrg, {}),
+    "mapLcl": (MapLcl, {}),
+    "reduce": (Reduce, {}),
+    "reduceSeq": (ReduceSeq, {"unroll": False}),
+    "reduceSeqUnroll": (ReduceSeq, {"unroll": True}),
+    "zip": (Zip, {}),
+    "get": (Get, {}),
+    "split": (Split, {}),
+    "join": (Join, {}),
+    "slide": (Slide, {"strict": False}),
+    "slideStrict": (Slide, {"strict": True}),
+    "pad": (Pad, {}),
+    "transpose": (Transpose, {}),
+    "reorder": (Reorder, {}),
+    "asVector": (AsVector, {}),
+    "asScalar": (AsScalar, {}),
+    "let": (Let, {}),
+    "toGlobal": (ToGlobal, {}),
+    "toLocal": (ToLocal, {}),
+    "toPrivate": (ToPrivate, {}),
+}
+
+
+def is_layout(prim) -> bool:
+    return isinstance(prim, Primitive) and prim.kind == "layout"

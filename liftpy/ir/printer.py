@@ -1,0 +1,168 @@
+"""The text form of liftpy expressions: a readable, Lift-like notation that ``liftpy.ir.parser`` reads back.
+
+    def stencil(weights: [[float]3]3, data: [[float]W]H) =
+      mapWrg(0, fun(row) => join(mapLcl(0, fun(nbh) => ..., row)), map(transpose, slide(3, 1, ...)))
+
+Primitives print as ``name(static arguments, data arguments)``; lambdas as ``fun(x, y) => body``; tuple
+components as ``p._0``; user functions by name (``vectorize(4, add)`` for vectorized ones); a lambda that
+only forwards its parameters to a user function or a layout primitive prints as that function's name.
+Bound variables get readable names derived from the names they were built with, made unique per print, so
+the text of a program does not depend on the process that built it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import sympy
+
+from .expr import Call, Lambda, Literal, Node, Program, Var
+from .primitives import Get, Primitive, Reorder, Reverse, Stride
+from .types import ArrayType, Type, size_str
+from .userfun import UserFun
+
+WIDTH = 100
+
+
+class _Names:
+    def __init__(self, reserved: set[str]):
+        self.used = set(reserved)
+        self.counts: dict[str, int] = {}
+
+    def fresh(self, var: Var) -> str:
+        hint = re.sub(r"_\d+$", "", var.name) or "x"
+        hint = re.sub(r"\d+$", "", hint) or "x"
+        if hint in _RESERVED:
+            hint = hint + "_"
+        k = self.counts.get(hint, 0)
+        while True:
+            name = hint if k == 0 else f"{hint}{k}"
+            k += 1
+            if name not in self.used:
+                break
+        self.counts[hint] = k
+        self.used.add(name)
+        return name
+
+
+_RESERVED = {"fun", "def", "value", "userfun", "true", "false", "reverse", "stride", "vectorize"}
+
+
+def format_value(v, t: Type | None = None) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        text = repr(float(v))
+        if "e" in text or "inf" in text or "nan" in text:
+            text = f"{v:.9g}"
+            if "." not in text and "e" not in text:
+                text += ".0"
+        return text + "f"
+    return str(int(v))
+
+
+def _eta_name(lam: Lambda) -> str | None:
+    """The name of the function a lambda merely forwards to (``fun(x, y) => add(x, y)`` is ``add``)."""
+    b = lam.body
+    if not isinstance(b, Call) or len(b.args) != len(lam.params):
+        return None
+    if not all(isinstance(a, Var) and a.name == p.name for a, p in zip(b.args, lam.params)):
+        return None
+    if isinstance(b.fn, UserFun):
+        return b.fn.text_name
+    if isinstance(b.fn, Primitive) and not b.fn.static_args() and b.fn.nargs == 1:
+        return b.fn.text_name
+    return None
+
+
+class Printer:
+    def __init__(self, reserved: set[str] = frozenset()):
+        self.names = _Names(set(reserved))
+        self.env: dict[str, str] = {}
+
+    # Flat (one-line) rendering ---------------------------------------------------------------------
+    def flat(self, node) -> str:
+        return self._render(node, None)
+
+    def _render(self, node, indent: int | None) -> str:
+        """Render ``node``; with ``indent`` None on one line, otherwise broken over lines if long."""
+        if isinstance(node, Var):
+            return self.env.get(node.name, node.name)
+        if isinstance(node, Literal):
+            if isinstance(node.type, ArrayType):
+                return f"value({format_value(node.value)}, {node.type})"
+            return format_value(node.value)
+        if isinstance(node, Lambda):
+            eta = _eta_name(node)
+            if eta is not None:
+                return eta
+            saved = dict(self.env)
+            names = []
+            for p in node.params:
+                n = self.names.fresh(p)
+                self.env[p.name] = n
+                names.append(n)
+            head = f"fun({', '.join(names)}) =>"
+            snapshot = (dict(self.names.counts), set(self.names.used))
+            body = self._render(node.body, None)
+            if indent is None or indent + len(head) + 1 + len(body) <= WIDTH:
+                out = f"{head} {body}"
+            else:
+                self.names.counts, self.names.used = snapshot
+                out = f"{head}\n{' ' * (indent + 2)}{self._render(node.body, indent + 2)}"
+            self.env = saved
+            return out
+        if isinstance(node, Call):
+            fn = node.fn
+            if isinstance(fn, Primitive) and isinstance(fn, Get):
+                return f"{self._render(node.args[0], indent)}._{fn.index}"
+            if isinstance(fn, Primitive):
+                head = fn.text_name
+                statics = [self._static(v) if not isinstance(v, Lambda) else v for _, v in fn.static_args()]
+            elif isinstance(fn, UserFun):
+                head, statics = fn.text_name, []
+            elif isinstance(fn, Lambda):
+                head, statics = f"({self._render(fn, None)})", []
+            else:
+                head, statics = repr(fn), []
+            items = statics + list(node.args)
+            if indent is None:
+                parts = [x if isinstance(x, str) else self._render(x, None) for x in items]
+                return f"{head}({', '.join(parts)})"
+            # Try one line first; the names given to bound variables must not depend on the attempt.
+            snapshot = (dict(self.names.counts), set(self.names.used))
+            one = f"{head}({', '.join(x if isinstance(x, str) else self._render(x, None) for x in items)})"
+            if indent + len(one) <= WIDTH:
+                return one
+            self.names.counts, self.names.used = snapshot
+            # Static arguments stay on the first line; the functions and data follow, one per line.
+            inner = indent + 2
+            lead = [x for x in items if isinstance(x, str)]
+            rest = [self._render(x, inner) for x in items if not isinstance(x, str)]
+            first = f"{head}(" + "".join(f"{x}, " for x in lead).rstrip()
+            return first + "\n" + ",\n".join(" " * inner + p for p in rest) + ")"
+        raise TypeError(f"cannot print {node!r}")
+
+    def _static(self, v) -> str:
+        if isinstance(v, (Stride, Reverse)):
+            return v.text()
+        if isinstance(v, sympy.Basic):
+            return size_str(v)
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, (int, float)):
+            return format_value(v)
+        return str(v)
+
+
+def show(node: Node, indent: int | None = None) -> str:
+    """One expression in text form (on one line unless ``indent`` is given)."""
+    if isinstance(node, Program):
+        return show_program(node)
+    return Printer()._render(node, indent)
+
+
+def show_program(p: Program) -> str:
+    pr = Printer({q.name for q in p.params})
+    params = ", ".join(f"{q.name}: {t}" for q, t in zip(p.params, p.param_types))
+    return f"def {p.name}({params}) =\n  {pr._render(p.body, 2)}"

@@ -1,0 +1,185 @@
+"""Type inference with symbolic sizes.
+
+``typecheck(program)`` returns the program's type and its *requirements*: the conditions on size variables
+and tuning parameters that the primitives' type rules need (``N % 4 == 0`` for a ``split(4)`` of an array
+of length ``N``).  A requirement that is decidable from the sizes at hand is checked at once and raises
+``LiftTypeError`` naming the primitive; the others are returned, each with the primitive and the
+sub-expression it comes from, for the constraint inference.  With ``bindings`` the sizes are substituted
+first, so every requirement is decided.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import sympy
+
+from ..errors import LiftTypeError
+from .expr import Call, Expr, Lambda, Literal, Program, Var
+from .primitives import Primitive
+from .types import ArrayType, ScalarType, TupleType, Type, VectorType, as_size, size_str, sizes_equal, subs_type
+from .userfun import UserFun
+
+
+@dataclass(frozen=True)
+class Requirement:
+    predicate: sympy.Basic
+    message: str
+    primitive: str
+    where: str  # the sub-expression, printed
+
+    def __str__(self) -> str:
+        return f"{self.primitive}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Typing:
+    type: Type
+    requirements: tuple[Requirement, ...]
+
+
+def _short(node) -> str:
+    from .printer import show
+
+    text = " ".join(show(node).split())
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+class _Checker:
+    def __init__(self, bindings: Mapping | None):
+        self.bindings = {as_size(k) if isinstance(k, str) else k: v for k, v in (bindings or {}).items()}
+        self.requirements: list[Requirement] = []
+        self._seen: set = set()
+
+    # -- the context primitives' type rules talk to ------------------------------------------------
+    def record(self, pred, message: str, prim: str, node) -> None:
+        pred = sympy.sympify(pred)
+        if self.bindings:
+            pred = pred.subs(self.bindings)
+        if pred is sympy.true or pred == True:  # noqa: E712 - sympy booleans
+            return
+        if pred is sympy.false or pred == False:  # noqa: E712
+            raise LiftTypeError(prim, self._with_values(message), _short(node))
+        key = (pred, prim)
+        if key not in self._seen:
+            self._seen.add(key)
+            self.requirements.append(Requirement(pred, message, prim, _short(node)))
+
+    def _with_values(self, message: str) -> str:
+        if not self.bindings:
+            return message
+        vals = ", ".join(f"{k} = {v}" for k, v in sorted(self.bindings.items(), key=lambda kv: str(kv[0])))
+        return f"{message}; with {vals}"
+
+    # -- inference --------------------------------------------------------------------------------
+    def type_of(self, e: Expr, env: Mapping[str, Type]) -> Type:
+        if isinstance(e, Var):
+            if e.name not in env:
+                raise LiftTypeError("variable", f"'{e.name}' is not defined here (known: {', '.join(sorted(env)) or 'nothing'})")
+            return env[e.name]
+        if isinstance(e, Literal):
+            return subs_type(e.type, self.bindings)
+        if isinstance(e, Call):
+            arg_types = [self.type_of(a, env) for a in e.args]
+            fn = e.fn
+            if isinstance(fn, Primitive):
+                if fn.nargs >= 0 and len(e.args) != fn.nargs:
+                    raise LiftTypeError(fn.text_name, f"takes {fn.nargs} data argument(s), got {len(e.args)}", _short(e))
+                return fn.typecheck(arg_types, _PrimCtx(self, fn, e, env))
+            if isinstance(fn, UserFun):
+                try:
+                    return fn.instantiate(arg_types)[0]
+                except LiftTypeError as err:
+                    raise LiftTypeError(err.primitive, err.detail, _short(e)) from None
+            if isinstance(fn, Lambda):
+                return self.apply(fn, arg_types, env, "function application", e)
+            raise LiftTypeError("call", f"cannot call {fn!r}", _short(e))
+        raise LiftTypeError("expression", f"not an expression: {e!r}")
+
+    def apply(self, lam: Lambda, arg_types: list[Type], env, who: str, node) -> Type:
+        if not isinstance(lam, Lambda):
+            raise LiftTypeError(who, f"expects a function, got {lam!r}", _short(node))
+        if len(lam.params) != len(arg_types):
+            raise LiftTypeError(
+                who,
+                f"expects a function of {len(arg_types)} parameter(s), got one of {len(lam.params)}",
+                _short(node),
+            )
+        inner = dict(env)
+        for p, t in zip(lam.params, arg_types):
+            inner[p.name] = t
+        return self.type_of(lam.body, inner)
+
+
+class _PrimCtx:
+    """What a primitive's type rule may do: fail, require a size condition, type its function."""
+
+    def __init__(self, checker: _Checker, prim: Primitive, node: Call, env):
+        self.checker, self.prim, self.node, self.env = checker, prim, node, env
+
+    def fail(self, message: str):
+        raise LiftTypeError(self.prim.text_name, self.checker._with_values(message), _short(self.node))
+
+    def require(self, pred, message: str) -> None:
+        self.checker.record(pred, message, self.prim.text_name, self.node)
+
+    def require_positive(self, n, message: str) -> None:
+        self.require(sympy.Ge(n, 1), message)
+
+    def require_equal(self, a, b, message: str) -> None:
+        same = sizes_equal(a, b)
+        if same is True:
+            return
+        if same is False:
+            self.fail(message)
+        self.require(sympy.Eq(a, b), message)
+
+    def require_types_equal(self, a: Type, b: Type, what: str) -> None:
+        if isinstance(a, ArrayType) and isinstance(b, ArrayType):
+            self.require_equal(a.size, b.size, f"{what} must have the same length ({size_str(a.size)} vs {size_str(b.size)})")
+            self.require_types_equal(a.elem, b.elem, what)
+        elif isinstance(a, TupleType) and isinstance(b, TupleType) and len(a.elems) == len(b.elems):
+            for x, y in zip(a.elems, b.elems):
+                self.require_types_equal(x, y, what)
+        elif isinstance(a, VectorType) and isinstance(b, VectorType) and a.scalar == b.scalar:
+            self.require_equal(a.width, b.width, f"{what} must have the same vector width")
+        elif a != b:
+            self.fail(f"{what} have different types: {a} and {b}")
+
+    def apply(self, lam: Lambda, arg_types: list[Type]) -> Type:
+        return self.checker.apply(lam, arg_types, self.env, self.prim.text_name, self.node)
+
+
+def typecheck(target: Program | Expr, env: Mapping[str, Type] | None = None, bindings: Mapping | None = None) -> Typing:
+    """Infer the type of a program (or an expression in ``env``) and collect its size requirements."""
+    checker = _Checker(bindings)
+    if isinstance(target, Program):
+        env = {p.name: subs_type(t, checker.bindings) for p, t in zip(target.params, target.param_types)}
+        body = target.body
+    else:
+        env = {k: subs_type(t, checker.bindings) for k, t in (env or {}).items()}
+        body = target
+    t = checker.type_of(body, env)
+    return Typing(t, tuple(checker.requirements))
+
+
+def type_of(e: Expr, env: Mapping[str, Type], bindings: Mapping | None = None) -> Type:
+    return typecheck(e, env, bindings).type
+
+
+def check_sizes(program: Program, bindings: Mapping) -> Typing:
+    """Type-check with every size and parameter given a value; raise if any requirement fails or
+    remains undecided (a size without a value)."""
+    typing = typecheck(program, bindings=bindings)
+    if typing.requirements:
+        free = set()
+        for r in typing.requirements:
+            free |= {str(s) for s in r.predicate.free_symbols}
+        raise LiftTypeError(
+            typing.requirements[0].primitive,
+            f"sizes or parameters without a value: {', '.join(sorted(free))} "
+            f"(needed to decide: {typing.requirements[0].message})",
+            typing.requirements[0].where,
+        )
+    return typing

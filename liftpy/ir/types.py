@@ -1,0 +1,269 @@
+"""Types of liftpy programs: scalars, OpenCL vectors, tuples and arrays with symbolic lengths.
+
+Array lengths are sympy expressions over named size variables (``N``, ``W``) and tuning parameters
+(a split factor ``s0``).  Types are immutable and compare structurally; sympy's canonical forms make
+``N/4*4`` and ``N`` the same length.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import sympy
+
+Size = sympy.Expr
+
+
+def size_var(name: str) -> sympy.Symbol:
+    """A named, positive integer size variable (array length or tuning parameter)."""
+    return sympy.Symbol(name, integer=True, positive=True)
+
+
+def sizes(names: str) -> tuple[sympy.Symbol, ...]:
+    """``H, W = sizes("H W")``: several size variables at once."""
+    return tuple(size_var(n) for n in names.replace(",", " ").split())
+
+
+def as_size(value) -> Size:
+    """Turn an int, a name or a sympy expression into a size expression."""
+    if isinstance(value, sympy.Basic):
+        return value
+    if isinstance(value, bool):
+        raise TypeError(f"a size must be an integer or a size variable, not {value!r}")
+    if isinstance(value, (int, np.integer)):
+        return sympy.Integer(int(value))
+    if isinstance(value, str):
+        return sympy.sympify(value, locals=_size_locals(value))
+    raise TypeError(f"a size must be an integer, a name or a sympy expression, not {value!r}")
+
+
+def _size_locals(text: str) -> dict:
+    import re
+
+    return {n: size_var(n) for n in re.findall(r"[A-Za-z_][A-Za-z_0-9]*", text)}
+
+
+def size_str(s: Size) -> str:
+    """Print a size the way the text syntax reads it back: atoms bare, compound sizes in parentheses."""
+    s = sympy.sympify(s)
+    if s.is_Symbol or s.is_Integer:
+        return str(s)
+    return f"({sympy.sstr(s)})"
+
+
+def sizes_equal(a: Size, b: Size) -> bool | None:
+    """True if provably equal, False if provably different, None if it depends on the variables."""
+    diff = sympy.expand(a - b)
+    if diff == 0:
+        return True
+    if diff.is_number:
+        return False
+    return None
+
+
+class Type:
+    """Base class of liftpy types."""
+
+    def __str__(self) -> str:  # pragma: no cover - subclasses override
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<type {self}>"
+
+
+@dataclass(frozen=True, repr=False)
+class ScalarType(Type):
+    name: str  # 'float', 'int' or 'bool'
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def c_name(self) -> str:
+        return self.name
+
+    @property
+    def dtype(self) -> np.dtype:
+        return {"float": np.dtype(np.float32), "int": np.dtype(np.int32), "bool": np.dtype(np.bool_)}[
+            self.name
+        ]
+
+    @property
+    def nbytes(self) -> int:
+        return {"float": 4, "int": 4, "bool": 1}[self.name]
+
+
+@dataclass(frozen=True, repr=False)
+class VectorType(Type):
+    scalar: ScalarType
+    width: Size  # an integer, or a tuning parameter until it gets a value
+
+    def __post_init__(self):
+        w = as_size(self.width)
+        object.__setattr__(self, "width", w)
+        if w.is_Integer and int(w) not in (2, 3, 4, 8, 16):
+            raise ValueError(f"OpenCL vectors have width 2, 3, 4, 8 or 16, not {w}")
+
+    def __str__(self) -> str:
+        if self.width.is_Integer:
+            return f"{self.scalar.name}{self.width}"
+        return f"{self.scalar.name}<{size_str(self.width)}>"
+
+    @property
+    def c_name(self) -> str:
+        if not self.width.is_Integer:
+            raise ValueError(f"vector type {self} has no OpenCL name until its width is known")
+        return str(self)
+
+    @property
+    def nbytes(self) -> int:
+        return self.scalar.nbytes * int(self.width)
+
+
+@dataclass(frozen=True, repr=False)
+class TupleType(Type):
+    elems: tuple[Type, ...]
+
+    def __str__(self) -> str:
+        return "(" + ", ".join(str(e) for e in self.elems) + ")"
+
+
+@dataclass(frozen=True, repr=False)
+class ArrayType(Type):
+    elem: Type
+    size: Size
+
+    def __str__(self) -> str:
+        return f"[{self.elem}]{size_str(self.size)}"
+
+    @cached_property
+    def dims(self) -> tuple[Size, ...]:
+        """Lengths from the outermost dimension inwards, down to the first non-array element."""
+        out = [self.size]
+        t = self.elem
+        while isinstance(t, ArrayType):
+            out.append(t.size)
+            t = t.elem
+        return tuple(out)
+
+
+Float = ScalarType("float")
+Int = ScalarType("int")
+Bool = ScalarType("bool")
+Float2, Float3, Float4, Float8, Float16 = (VectorType(Float, n) for n in (2, 3, 4, 8, 16))
+Int2, Int4 = VectorType(Int, 2), VectorType(Int, 4)
+
+SCALARS = {"float": Float, "int": Int, "bool": Bool}
+
+
+def Array(elem: Type, *dims) -> ArrayType:
+    """``Array(Float, H, W)`` is ``[[float]W]H``: the first length is the outermost dimension."""
+    if not dims:
+        raise ValueError("Array needs at least one length")
+    t = elem
+    for d in reversed(dims):
+        t = ArrayType(t, as_size(d))
+    return t
+
+
+def Tuple(*elems: Type) -> TupleType:
+    return TupleType(tuple(elems))
+
+
+def Vector(scalar: ScalarType, width: int) -> VectorType:
+    return VectorType(scalar, int(width))
+
+
+def innermost(t: Type) -> Type:
+    """The element type below all array dimensions."""
+    while isinstance(t, ArrayType):
+        t = t.elem
+    return t
+
+
+def scalar_of(t: Type) -> ScalarType | None:
+    """The scalar type at the leaves of ``t`` if there is exactly one, else None."""
+    t = innermost(t)
+    if isinstance(t, ScalarType):
+        return t
+    if isinstance(t, VectorType):
+        return t.scalar
+    return None
+
+
+def is_data_leaf(t: Type) -> bool:
+    """Scalars and vectors: the values a user function reads and writes."""
+    return isinstance(t, (ScalarType, VectorType))
+
+
+def contains_tuple(t: Type) -> bool:
+    if isinstance(t, TupleType):
+        return True
+    if isinstance(t, ArrayType):
+        return contains_tuple(t.elem)
+    return False
+
+
+def free_size_symbols(t: Type) -> set[sympy.Symbol]:
+    if isinstance(t, ArrayType):
+        return set(t.size.free_symbols) | free_size_symbols(t.elem)
+    if isinstance(t, TupleType):
+        out: set[sympy.Symbol] = set()
+        for e in t.elems:
+            out |= free_size_symbols(e)
+        return out
+    if isinstance(t, VectorType):
+        return set(t.width.free_symbols)
+    return set()
+
+
+def subs_type(t: Type, bindings: dict) -> Type:
+    """Substitute size variables in a type."""
+    if not bindings:
+        return t
+    if isinstance(t, ArrayType):
+        return ArrayType(subs_type(t.elem, bindings), sympy.sympify(t.size).subs(bindings))
+    if isinstance(t, TupleType):
+        return TupleType(tuple(subs_type(e, bindings) for e in t.elems))
+    if isinstance(t, VectorType):
+        return VectorType(t.scalar, t.width.subs(bindings))
+    return t
+
+
+def types_equal(a: Type, b: Type) -> bool | None:
+    """Structural equality with symbolic lengths: True, False, or None when it depends on sizes."""
+    if isinstance(a, ArrayType) and isinstance(b, ArrayType):
+        inner = types_equal(a.elem, b.elem)
+        if inner is False:
+            return False
+        same = sizes_equal(a.size, b.size)
+        if same is False:
+            return False
+        if inner is None or same is None:
+            return None
+        return True
+    if isinstance(a, TupleType) and isinstance(b, TupleType):
+        if len(a.elems) != len(b.elems):
+            return False
+        results = [types_equal(x, y) for x, y in zip(a.elems, b.elems)]
+        if False in results:
+            return False
+        return None if None in results else True
+    if isinstance(a, VectorType) and isinstance(b, VectorType):
+        if a.scalar != b.scalar:
+            return False
+        return sizes_equal(a.width, b.width)
+    return a == b
+
+
+def flat_count(t: Type) -> Size:
+    """Number of scalars in a value of type ``t`` (tuples are not stored in memory)."""
+    if isinstance(t, ScalarType):
+        return sympy.Integer(1)
+    if isinstance(t, VectorType):
+        return t.width
+    if isinstance(t, ArrayType):
+        return t.size * flat_count(t.elem)
+    raise TypeError(f"a value of type {t} has no flat memory layout")

@@ -1,0 +1,257 @@
+"""User functions: the scalar (or vector) computations at the leaves of a program.
+
+A user function has a name, typed parameters, an OpenCL C body and numpy semantics for the reference
+interpreter.  Parameter types may be the type variable ``T`` (any scalar or vector type, the same for
+every ``T`` of one call), so ``add`` works on ``float``, ``int`` and ``float4`` alike; the emitter then
+defines one C function per instantiation (``add_float4``).  ``vectorize(4, f)`` turns a scalar function
+into its ``float4`` version with the same body, as Lift's ``vectorize`` does.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import sympy
+
+from ..errors import LiftError, LiftTypeError
+from .types import Float, Int, ScalarType, Type, VectorType
+
+T = "T"  # the one type variable user functions may use: any scalar or vector type
+SCALAR_OF_T = "scalar(T)"  # result of a reduction over the lanes of T (dot)
+
+
+@dataclass(frozen=True, eq=False)
+class UserFun:
+    name: str
+    param_names: tuple[str, ...]
+    param_types: tuple[Type | str, ...]
+    result_type: Type | str
+    body: str  # OpenCL C statements, e.g. "return a + b;"
+    numpy: Callable = field(compare=False)
+    vector_width: object = None  # set on functions made by vectorize(n, f)
+    base: "UserFun | None" = None
+
+    def __post_init__(self):
+        if len(self.param_names) != len(self.param_types):
+            raise ValueError(f"user function {self.name}: {len(self.param_names)} names for {len(self.param_types)} types")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", self.name):
+            raise ValueError(f"user function name {self.name!r} is not a C identifier")
+
+    @property
+    def key(self) -> tuple:
+        return ("uf", self.name, self.param_types, self.result_type, self.body, str(self.vector_width))
+
+    def __eq__(self, other):
+        return isinstance(other, UserFun) and self.key == other.key
+
+    def __hash__(self):
+        return hash(self.key)
+
+    def __repr__(self):
+        return f"<UserFun {self.text_name}>"
+
+    @property
+    def arity(self) -> int:
+        return len(self.param_types)
+
+    @property
+    def is_generic(self) -> bool:
+        return any(t == T for t in self.param_types)
+
+    @property
+    def text_name(self) -> str:
+        if self.base is not None:
+            from .types import size_str
+
+            return f"vectorize({size_str(self.vector_width)}, {self.base.text_name})"
+        return self.name
+
+    def __call__(self, *args):
+        """Applying a user function in the embedded DSL builds a call node."""
+        from .dsl import as_expr
+        from .expr import Call
+
+        if len(args) != self.arity:
+            raise LiftTypeError(self.name, f"expects {self.arity} arguments, got {len(args)}")
+        return Call(self, tuple(as_expr(a) for a in args))
+
+    # ----------------------------------------------------------------------------------------------
+    def instantiate(self, arg_types: list[Type]) -> tuple[Type, dict]:
+        """Check ``arg_types`` against the signature; return the result type and the binding of T."""
+        if len(arg_types) != self.arity:
+            raise LiftTypeError(self.text_name, f"expects {self.arity} arguments, got {len(arg_types)}")
+        bound: Type | None = None
+        for name, want, got in zip(self.param_names, self.param_types, arg_types):
+            if want == T:
+                if not isinstance(got, (ScalarType, VectorType)):
+                    raise LiftTypeError(
+                        self.text_name,
+                        f"parameter '{name}' takes a scalar or vector value, got {got}",
+                    )
+                if bound is None:
+                    bound = got
+                elif bound != got:
+                    raise LiftTypeError(
+                        self.text_name,
+                        f"parameters of type T must agree: '{name}' is {got}, an earlier one is {bound}",
+                    )
+            elif want != got:
+                raise LiftTypeError(
+                    self.text_name, f"parameter '{name}' expects {want}, got {got}"
+                )
+        if self.result_type == T:
+            if bound is None:
+                raise LiftError(f"user function {self.name}: result type T is not bound by any parameter")
+            return bound, {"T": bound}
+        if self.result_type == SCALAR_OF_T:
+            if not isinstance(bound, VectorType):
+                raise LiftTypeError(self.text_name, f"expects vector arguments, got {bound}")
+            return bound.scalar, {"T": bound}
+        return self.result_type, ({"T": bound} if bound is not None else {})
+
+    def c_name(self, binding: dict) -> str:
+        if not binding:
+            return self.name
+        t = binding["T"]
+        return f"{self.name}_{_c_type(t)}"
+
+    def c_definition(self, binding: dict) -> str:
+        def resolve(t):
+            if t == T:
+                return binding["T"]
+            if t == SCALAR_OF_T:
+                return binding["T"].scalar
+            return t
+
+        params = ", ".join(f"{_c_type(resolve(t))} {n}" for n, t in zip(self.param_names, self.param_types))
+        ret = _c_type(resolve(self.result_type))
+        body = "\n".join("  " + line for line in self.body.strip().splitlines())
+        return f"{ret} {self.c_name(binding)}({params}) {{\n{body}\n}}"
+
+
+def _c_type(t: Type) -> str:
+    if isinstance(t, VectorType):
+        return f"{t.scalar.name}{int(t.width)}"
+    return t.name
+
+
+def userfun(name: str, params: list[tuple[str, Type | str]], result: Type | str, body: str, numpy: Callable) -> UserFun:
+    """Define a user function: ``userfun("mad", [("a", Float), ("b", Float), ("c", Float)], Float,
+    "return a * b + c;", lambda a, b, c: a * b + c)``."""
+    return UserFun(name, tuple(n for n, _ in params), tuple(t for _, t in params), result, body, numpy)
+
+
+def vectorize(width, f: UserFun) -> UserFun:
+    """The vector version of a scalar user function: same body, every scalar becomes a vector."""
+    from .types import as_size
+
+    width = as_size(width)
+    if f.base is not None:
+        raise LiftTypeError("vectorize", f"{f.text_name} is already vectorized")
+    for t in list(f.param_types) + [f.result_type]:
+        if not (t == T or isinstance(t, ScalarType)):
+            raise LiftTypeError("vectorize", f"{f.name} has a non-scalar parameter or result ({t}); only scalar functions vectorize")
+
+    def vec(t):
+        return t if t == T else VectorType(t, width)
+
+    return UserFun(
+        f.name if f.is_generic else f"{f.name}_v{width}",
+        f.param_names,
+        tuple(vec(t) for t in f.param_types),
+        vec(f.result_type),
+        f.body,
+        f.numpy,
+        vector_width=width,
+        base=f,
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Built-in user functions
+
+def _dot(a, b):
+    return np.sum(np.asarray(a) * np.asarray(b), axis=-1, dtype=np.result_type(a, b))
+
+
+BUILTINS: dict[str, UserFun] = {}
+
+
+def _builtin(name, params, result, body, fn):
+    BUILTINS[name] = userfun(name, params, result, body, fn)
+
+
+_builtin("id", [("x", T)], T, "return x;", lambda x: x)
+_builtin("add", [("x", T), ("y", T)], T, "return x + y;", lambda x, y: x + y)
+_builtin("sub", [("x", T), ("y", T)], T, "return x - y;", lambda x, y: x - y)
+_builtin("mult", [("x", T), ("y", T)], T, "return x * y;", lambda x, y: x * y)
+_builtin("max", [("x", T), ("y", T)], T, "return max(x, y);", lambda x, y: np.maximum(x, y))
+_builtin("min", [("x", T), ("y", T)], T, "return min(x, y);", lambda x, y: np.minimum(x, y))
+_builtin(
+    "multAndSumUp", [("acc", T), ("x", T), ("y", T)], T, "return acc + x * y;", lambda acc, x, y: acc + x * y
+)
+_builtin("dot", [("x", T), ("y", T)], SCALAR_OF_T, "return dot(x, y);", _dot)
+_builtin(
+    "relu", [("x", Float)], Float, "return max(x, 0.0f);", lambda x: np.maximum(x, np.float32(0))
+)
+
+_registry: dict[str, UserFun] = dict(BUILTINS)
+
+
+def register(f: UserFun) -> UserFun:
+    """Make a user function known by name to the text parser."""
+    old = _registry.get(f.name)
+    if old is not None and old != f and f.name in BUILTINS:
+        raise LiftError(f"cannot redefine the built-in user function {f.name}")
+    _registry[f.name] = f
+    return f
+
+
+def lookup(name: str) -> UserFun | None:
+    return _registry.get(name)
+
+
+# --------------------------------------------------------------------------------------------------
+# User functions written as one arithmetic expression: both the C body and the numpy semantics come
+# from the same text, so text-defined functions need no Python.
+
+_C_TO_NUMPY = {
+    "fmax": np.maximum,
+    "fmin": np.minimum,
+    "max": np.maximum,
+    "min": np.minimum,
+    "sqrt": np.sqrt,
+    "exp": np.exp,
+    "fabs": np.abs,
+    "tanh": np.tanh,
+}
+
+
+def userfun_from_expression(name: str, params: list[tuple[str, Type | str]], result: Type | str, expression: str) -> UserFun:
+    """``userfun_from_expression("mad", [("a", Float), ...], Float, "a * b + c")``."""
+    names = [n for n, _ in params]
+    allowed = set(names) | set(_C_TO_NUMPY)
+    for ident in re.findall(r"[A-Za-z_][A-Za-z_0-9]*", re.sub(r"\d+\.\d*f?|\d+", " ", expression)):
+        if ident not in allowed:
+            raise LiftError(
+                f"user function {name}: unknown name '{ident}' in '{expression}' "
+                f"(parameters: {', '.join(names)}; functions: {', '.join(sorted(_C_TO_NUMPY))})"
+            )
+    py_expr = re.sub(r"(\d+\.\d*|\d+\.?\d*)f\b", r"\1", expression)
+    code = compile(py_expr, f"<userfun {name}>", "eval")
+
+    def fn(*args):
+        env = dict(_C_TO_NUMPY)
+        env.update({n: np.asarray(a) for n, a in zip(names, args)})
+        out = eval(code, {"__builtins__": {}}, env)
+        dtypes = [np.asarray(a).dtype for a in args]
+        return np.asarray(out).astype(dtypes[0] if dtypes else np.float32, copy=False)
+
+    c_expr = expression
+    return userfun(name, params, result, f"return {c_expr};", fn)
+
+
+

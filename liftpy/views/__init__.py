@@ -1,0 +1,1 @@
+"""Views: how layout primitives turn into index expressions instead of memory traffic."""

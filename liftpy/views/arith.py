@@ -1,0 +1,284 @@
+"""Simplification of index expressions with the ranges of loop variables, and their C form.
+
+Views produce indices such as ``floor((4*i + j)/4)`` and ``Mod(4*i + j, 4)``.  Knowing that ``j`` ranges
+over ``[0, 4)`` turns these into ``i`` and ``j``: that is what makes split/join, slide and vectorized
+accesses cost nothing at run time.  The rules are the ones Lift's arithmetic library applies in its smart
+constructors: a dividend is split into the terms whose coefficients the divisor divides and a remainder;
+if the remainder's range lies in ``[0, d)`` it vanishes from the quotient and is the whole modulus.
+
+Every index is an integer expression over loop variables (sympy Symbols with integer ranges) and
+integers; ranges are inclusive ``(lo, hi)`` pairs.
+"""
+
+from __future__ import annotations
+
+from functools import reduce as _fold
+from math import gcd
+from typing import Mapping
+
+import sympy
+
+Ranges = Mapping[sympy.Symbol, tuple[int, int]]
+
+
+def bounds(e, ranges: Ranges) -> tuple[int, int] | None:
+    """Inclusive integer bounds of ``e``, or None if unknown."""
+    e = sympy.sympify(e)
+    if e.is_Integer:
+        return (int(e), int(e))
+    if e.is_Symbol:
+        return ranges.get(e)
+    if e.is_Add:
+        lo = hi = 0
+        for a in e.args:
+            b = bounds(a, ranges)
+            if b is None:
+                return None
+            lo, hi = lo + b[0], hi + b[1]
+        return (lo, hi)
+    if e.is_Mul:
+        acc = (1, 1)
+        for a in e.args:
+            if a.is_Rational and not a.is_Integer:
+                return None
+            b = bounds(a, ranges)
+            if b is None:
+                return None
+            products = [acc[0] * b[0], acc[0] * b[1], acc[1] * b[0], acc[1] * b[1]]
+            acc = (min(products), max(products))
+        return acc
+    if isinstance(e, sympy.floor):
+        num, den = _as_fraction(e.args[0])
+        if num is None:
+            return None
+        b = bounds(num, ranges)
+        if b is None:
+            return None
+        return (b[0] // den, b[1] // den)
+    if isinstance(e, sympy.Mod):
+        m = e.args[1]
+        if not m.is_Integer or int(m) <= 0:
+            return None
+        b = bounds(e.args[0], ranges)
+        if b is not None and 0 <= b[0] and b[1] < int(m):
+            return b
+        return (0, int(m) - 1)
+    if isinstance(e, (sympy.Max, sympy.Min)):
+        bs = [bounds(a, ranges) for a in e.args]
+        if any(b is None for b in bs):
+            return None
+        f = max if isinstance(e, sympy.Max) else min
+        return (f(b[0] for b in bs), f(b[1] for b in bs))
+    return None
+
+
+def _as_fraction(arg) -> tuple[sympy.Expr | None, int]:
+    """Write ``arg`` as ``num / den`` with an integer-coefficient numerator and a positive integer den."""
+    arg = sympy.expand(arg)
+    den = 1
+    for t in sympy.Add.make_args(arg):
+        c = t.as_coeff_Mul()[0]
+        if not c.is_Rational:
+            return None, 1
+        den = den * int(c.q) // gcd(den, int(c.q))
+    num = sympy.expand(arg * den)
+    for t in sympy.Add.make_args(num):
+        c = t.as_coeff_Mul()[0]
+        if not c.is_Integer:
+            return None, 1
+    return num, den
+
+
+def _split_terms(num: sympy.Expr, d: int) -> tuple[sympy.Expr, sympy.Expr]:
+    """``num = d * q + r`` where q collects the terms whose coefficient d divides."""
+    q, r = sympy.Integer(0), sympy.Integer(0)
+    for t in sympy.Add.make_args(num):
+        c, rest = t.as_coeff_Mul()
+        if c.is_Integer and int(c) % d == 0:
+            q += (int(c) // d) * rest
+        else:
+            r += t
+    return q, r
+
+
+def fdiv(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
+    """Floor division of an integer expression by a positive integer, simplified."""
+    num = sympy.expand(num)
+    if d == 1:
+        return num
+    if isinstance(num, sympy.floor):  # floor(floor(x/a)/d) = floor(x/(a*d))
+        inner, a = _as_fraction(num.args[0])
+        if inner is not None:
+            return fdiv(inner, a * d, ranges)
+    # Split off the terms d divides only when what remains is provably non-negative: the C form of a
+    # floor division is C's truncating division, which agrees with floor on non-negative operands only
+    # (indices are non-negative as a whole, their parts need not be).
+    q, r = _split_terms(num, d)
+    b = bounds(r, ranges)
+    if b is not None and b[0] // d == b[1] // d:
+        return q + b[0] // d
+    if b is not None and b[0] >= 0 and q != 0:
+        return q + fdiv(r, d, ranges)
+    terms = sympy.Add.make_args(num)
+    coeffs = [t.as_coeff_Mul()[0] for t in terms]
+    if all(c.is_Integer for c in coeffs):
+        g = _fold(gcd, [int(c) for c in coeffs] + [d])
+        if g > 1:  # floor(2*x/4) = floor(x/2), and truncation agrees too
+            return fdiv(sympy.expand(num / g), d // g, ranges)
+    return sympy.floor(num / d)
+
+
+def fmod(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
+    """``num mod d`` for an integer expression and a positive integer, simplified."""
+    num = sympy.expand(num)
+    if d == 1:
+        return sympy.Integer(0)
+    if isinstance(num, sympy.Mod) and num.args[1].is_Integer and int(num.args[1]) % d == 0:
+        return fmod(num.args[0], d, ranges)
+    _, r = _split_terms(num, d)
+    b = bounds(r, ranges)
+    if b is not None and b[0] // d == b[1] // d:
+        return sympy.expand(r - (b[0] // d) * d)
+    if b is not None and b[0] >= 0:
+        return sympy.Mod(r, d)
+    return sympy.Mod(num, d)  # C's % agrees with Mod on the non-negative whole index only
+
+
+def simplify(e, ranges: Ranges) -> sympy.Expr:
+    """Simplify an index expression bottom-up using ``ranges``."""
+    e = sympy.sympify(e)
+    if e.is_Atom:
+        return e
+    if isinstance(e, sympy.floor):
+        inner = simplify(e.args[0], ranges)
+        num, den = _as_fraction(inner)
+        if num is None:
+            return sympy.floor(inner)
+        return fdiv(num, den, ranges)
+    if isinstance(e, sympy.Mod):
+        a, m = simplify(e.args[0], ranges), simplify(e.args[1], ranges)
+        if m.is_Integer and int(m) > 0:
+            return fmod(a, int(m), ranges)
+        return sympy.Mod(a, m)
+    if e.is_Add or e.is_Mul:
+        return sympy.expand(e.func(*[simplify(a, ranges) for a in e.args]))
+    if isinstance(e, sympy.logic.boolalg.BooleanFunction) or e.is_Relational:
+        return simplify_condition(e, ranges)
+    return e
+
+
+def simplify_condition(c, ranges: Ranges):
+    """Decide a comparison or conjunction where the ranges allow; otherwise simplify its operands."""
+    c = sympy.sympify(c)
+    if c in (sympy.true, sympy.false):
+        return c
+    if isinstance(c, sympy.And):
+        parts = [simplify_condition(a, ranges) for a in c.args]
+        if any(p is sympy.false for p in parts):
+            return sympy.false
+        parts = [p for p in parts if p is not sympy.true]
+        return sympy.And(*parts) if parts else sympy.true
+    if isinstance(c, sympy.Or):
+        parts = [simplify_condition(a, ranges) for a in c.args]
+        if any(p is sympy.true for p in parts):
+            return sympy.true
+        parts = [p for p in parts if p is not sympy.false]
+        return sympy.Or(*parts) if parts else sympy.false
+    if c.is_Relational:
+        lhs = simplify(c.lhs - c.rhs, ranges)
+        b = bounds(lhs, ranges)
+        op = c.rel_op
+        if b is not None:
+            lo, hi = b
+            verdict = {
+                ">=": (lo >= 0, hi < 0),
+                ">": (lo > 0, hi <= 0),
+                "<=": (hi <= 0, lo > 0),
+                "<": (hi < 0, lo >= 0),
+                "==": (lo == hi == 0, lo > 0 or hi < 0),
+                "!=": (lo > 0 or hi < 0, lo == hi == 0),
+            }[op]
+            if verdict[0]:
+                return sympy.true
+            if verdict[1]:
+                return sympy.false
+        return type(c)(lhs, 0)
+    return c
+
+
+# --------------------------------------------------------------------------------------------------
+# C printing
+
+
+def to_c(e) -> str:
+    """Print an integer index expression (or condition) as OpenCL C."""
+    e = sympy.sympify(e)
+    if e is sympy.true:
+        return "true"
+    if e is sympy.false:
+        return "false"
+    if e.is_Integer:
+        return str(int(e))
+    if e.is_Symbol:
+        return e.name
+    if e.is_Add:
+        terms = sorted(e.args, key=_term_order)
+        out = _term(terms[0], first=True)
+        for t in terms[1:]:
+            out += _term(t, first=False)
+        return out
+    if e.is_Mul:
+        return _term(e, first=True)
+    if isinstance(e, sympy.floor):
+        num, den = _as_fraction(e.args[0])
+        if num is None:
+            raise ValueError(f"cannot print {e} as integer C")
+        # Views only floor-divide non-negative indices (padding is guarded), so C's truncation agrees.
+        return f"{_operand(num)} / {den}"
+    if isinstance(e, sympy.Mod):
+        return f"{_operand(e.args[0])} % {_operand(e.args[1])}"
+    if isinstance(e, sympy.And):
+        return " && ".join(f"({to_c(a)})" for a in e.args)
+    if isinstance(e, sympy.Or):
+        return " || ".join(f"({to_c(a)})" for a in e.args)
+    if e.is_Relational:
+        return f"{to_c(e.lhs)} {e.rel_op} {to_c(e.rhs)}"
+    if isinstance(e, (sympy.Max, sympy.Min)):
+        f = "max" if isinstance(e, sympy.Max) else "min"
+        return _fold(lambda a, b: f"{f}({a}, {b})", [to_c(a) for a in e.args])
+    raise ValueError(f"cannot print {e} ({type(e).__name__}) as C")
+
+
+def _operand(e) -> str:
+    """An operand of / or %: parenthesized unless it is a single name or number."""
+    s = to_c(e)
+    return s if (e.is_Symbol or (e.is_Integer and int(e) >= 0)) else f"({s})"
+
+
+def _term_order(t):
+    # Variables first in a stable order, the constant last: "wg * 8 + l + 3".
+    return (t.is_Integer, sympy.default_sort_key(t))
+
+
+def _term(t, first: bool) -> str:
+    c, rest = t.as_coeff_Mul()
+    if rest == 1:
+        v = int(c)
+        return str(v) if first else (f" + {v}" if v >= 0 else f" - {-v}")
+    factors = [_factor(f) for f in sympy.Mul.make_args(rest)]
+    body = " * ".join(factors)
+    if not c.is_Integer:
+        raise ValueError(f"cannot print the rational coefficient in {t} as integer C")
+    c = int(c)
+    mag = abs(c)
+    text = body if mag == 1 else f"{body} * {mag}"
+    if first:
+        return text if c > 0 else f"-{text}"
+    return f" + {text}" if c > 0 else f" - {text}"
+
+
+def _factor(f) -> str:
+    s = to_c(f)
+    if f.is_Add or isinstance(f, (sympy.floor, sympy.Mod)):
+        return f"({s})"
+    return s

@@ -1,0 +1,365 @@
+"""Views: layout primitives as index transformations, with no memory of their own.
+
+A view describes where the elements of a (possibly nested, possibly tuple-typed) array live.  Reading an
+element means walking the view chain with an *access path*: the array indices and tuple components the
+consumer applies, outermost first (Lift's two stacks, kept as one path of ``int``-like index expressions
+and ``Field`` steps).  Each view rewrites the front of the path and passes it to the view below, until
+memory (a buffer and a flat index), a constant (padding) or a computed scalar is reached.  The result is a
+small tree of ``Read`` nodes that the emitter prints; index expressions are sympy expressions over loop
+variables, simplified afterwards with the loop ranges (``liftpy.views.arith``).
+
+Views work on concrete integer sizes: the emitter builds them after the program's size variables and
+tuning parameters have values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import sympy
+
+from ..errors import CodegenError
+
+
+@dataclass(frozen=True)
+class Field:
+    """A tuple-component step in an access path."""
+
+    index: int
+
+
+# --------------------------------------------------------------------------------------------------
+# What an access resolves to
+
+
+class Read:
+    """Base class of resolved accesses."""
+
+
+@dataclass(frozen=True)
+class MemRead(Read):
+    buffer: Any  # codegen.memory.Buffer
+    index: sympy.Expr  # in scalar elements of the buffer
+    width: int  # 1 for a scalar, n for an n-vector starting at index
+
+
+@dataclass(frozen=True)
+class ConstRead(Read):
+    value: Any
+    scalar: Any  # ScalarType
+    width: int = 1
+
+
+@dataclass(frozen=True)
+class CondRead(Read):
+    cond: sympy.Basic
+    then: Read
+    other: Read
+
+
+@dataclass(frozen=True)
+class CodeRead(Read):
+    """An already-computed C expression (an inlined user-function call, a scalar variable)."""
+
+    code: str
+
+
+@dataclass(frozen=True)
+class VecRead(Read):
+    """A vector assembled lane by lane, when its lanes are not contiguous in memory."""
+
+    lanes: tuple[Read, ...]
+    scalar: Any
+
+
+@dataclass(frozen=True)
+class ImageRead(Read):
+    """One float4 texel of an OpenCL image, or one lane of it."""
+
+    image: Any  # codegen.memory.Buffer with space 'image'
+    x: sympy.Expr
+    y: sympy.Expr
+    lane: sympy.Expr | None  # None: the whole texel
+
+
+# --------------------------------------------------------------------------------------------------
+# Views
+
+
+class View:
+    def access(self, path: tuple) -> Read:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return type(self).__name__
+
+
+def _need(path: tuple, n: int, who: str) -> None:
+    if len(path) < n or any(isinstance(p, Field) for p in path[:n]):
+        raise CodegenError(f"internal: view {who} accessed with path {path!r}")
+
+
+@dataclass(frozen=True)
+class MemView(View):
+    """Row-major memory: ``dims`` are the array lengths outermost first, ``width`` the leaf vector width."""
+
+    buffer: Any
+    dims: tuple[int, ...]
+    width: int = 1
+
+    def access(self, path: tuple) -> Read:
+        if len(path) != len(self.dims) or any(isinstance(p, Field) for p in path):
+            raise CodegenError(
+                f"access to buffer {self.buffer.name} with {len(path)} indices, expected {len(self.dims)}"
+            )
+        flat = sympy.Integer(0)
+        stride = self.width
+        for idx, d in zip(reversed(path), reversed(self.dims)):
+            flat = flat + idx * stride
+            stride *= d
+        return MemRead(self.buffer, flat, self.width)
+
+
+@dataclass(frozen=True)
+class ConstView(View):
+    value: Any
+    scalar: Any
+    width: int = 1
+
+    def access(self, path: tuple) -> Read:
+        return ConstRead(self.value, self.scalar, self.width)
+
+
+@dataclass(frozen=True)
+class CodeView(View):
+    """A scalar or vector value computed by an expression, e.g. a user-function call."""
+
+    code: str
+
+    def access(self, path: tuple) -> Read:
+        if path:
+            raise CodegenError(f"internal: indexing into the scalar expression {self.code}")
+        return CodeRead(self.code)
+
+
+@dataclass(frozen=True)
+class IndexView(View):
+    """Element ``index`` of an array view: what a map's parameter is bound to."""
+
+    index: Any
+    inner: View
+
+    def access(self, path: tuple) -> Read:
+        return self.inner.access((self.index,) + path)
+
+
+@dataclass(frozen=True)
+class FieldView(View):
+    index: int
+    inner: View
+
+    def access(self, path: tuple) -> Read:
+        return self.inner.access((Field(self.index),) + path)
+
+
+@dataclass(frozen=True)
+class SplitView(View):
+    n: int
+    inner: View
+
+    def access(self, path: tuple) -> Read:
+        _need(path, 2, "split")
+        i, j, rest = path[0], path[1], path[2:]
+        return self.inner.access((i * self.n + j,) + rest)
+
+
+@dataclass(frozen=True)
+class JoinView(View):
+    n: int  # length of the inner arrays being joined
+    inner: View
+
+    def access(self, path: tuple) -> Read:
+        _need(path, 1, "join")
+        i, rest = path[0], path[1:]
+        return self.inner.access((sympy.floor(i / self.n), sympy.Mod(i, self.n)) + rest)
+
+
+@dataclass(frozen=True)
+class SlideView(View):
+    step: int
+    inner: View
+
+    def access(self, path: tuple) -> Read:
+        _need(path, 2, "slide")
+        i, j, rest = path[0], path[1], path[2:]
+        return self.inner.access((i * self.step + j,) + rest)
+
+
+@dataclass(frozen=True)
+class PadView(View):
+    left: int
+    right: int
+    length: int  # length of the array before padding
+    value: Any
+    scalar: Any
+    width: int
+    inner: View
+
+    def access(self, path: tuple) -> Read:
+        _need(path, 1, "pad")
+        i, rest = path[0], path[1:]
+        j = i - self.left
+        inside = self.inner.access((j,) + rest)
+        if self.left <= 0 and self.right <= 0:  # pure cropping never reads outside the array
+            return inside
+        cond = sympy.And(j >= 0, j < self.length)
+        return CondRead(cond, inside, ConstRead(self.value, self.scalar, self.width))
+
+
+@dataclass(frozen=True)
+class TransposeView(View):
+    inner: View
+
+    def access(self, path: tuple) -> Read:
+        _need(path, 2, "transpose")
+        return self.inner.access((path[1], path[0]) + path[2:])
+
+
+@dataclass(frozen=True)
+class ReorderView(View):
+    fn: Any  # an IndexFun
+    length: int
+    inner: View
+
+    def access(self, path: tuple) -> Read:
+        _need(path, 1, "reorder")
+        return self.inner.access((self.fn.apply(path[0], self.length),) + path[1:])
+
+
+@dataclass(frozen=True)
+class ZipView(View):
+    inners: tuple[View, ...]
+
+    def access(self, path: tuple) -> Read:
+        if len(path) < 2 or not isinstance(path[1], Field) or isinstance(path[0], Field):
+            raise CodegenError(f"internal: zip accessed with path {path!r}")
+        return self.inners[path[1].index].access((path[0],) + path[2:])
+
+
+@dataclass(frozen=True)
+class TupleView(View):
+    """A tuple of views (a tuple value that is not an element of a zip)."""
+
+    elems: tuple[View, ...]
+
+    def access(self, path: tuple) -> Read:
+        if not path or not isinstance(path[0], Field):
+            raise CodegenError(f"internal: tuple accessed with path {path!r}")
+        return self.elems[path[0].index].access(path[1:])
+
+
+@dataclass(frozen=True)
+class AsVectorView(View):
+    n: int
+    scalar: Any
+    inner: View
+
+    def access(self, path: tuple) -> Read:
+        _need(path, 1, "asVector")
+        if len(path) != 1:
+            raise CodegenError("internal: asVector accessed below its vector elements")
+        i = path[0]
+        lanes = tuple(self.inner.access((i * self.n + t,)) for t in range(self.n))
+        first = lanes[0]
+        if isinstance(first, MemRead) and first.width == 1:
+            if all(
+                isinstance(l, MemRead) and l.buffer == first.buffer and sympy.expand(l.index - first.index) == t
+                for t, l in enumerate(lanes)
+            ):
+                return MemRead(first.buffer, first.index, self.n)
+        if isinstance(first, ImageRead) and first.lane is not None:
+            if all(
+                isinstance(l, ImageRead)
+                and l.image == first.image
+                and sympy.expand(l.x - first.x) == 0
+                and sympy.expand(l.y - first.y) == 0
+                and sympy.expand(l.lane - t) == 0
+                for t, l in enumerate(lanes)
+            ) and self.n == 4:
+                return ImageRead(first.image, first.x, first.y, None)
+        if all(isinstance(l, ConstRead) and l.value == first.value for l in lanes):
+            return ConstRead(first.value, first.scalar, self.n)
+        return VecRead(lanes, self.scalar)
+
+
+@dataclass(frozen=True)
+class AsScalarView(View):
+    n: int
+    inner: View
+
+    def access(self, path: tuple) -> Read:
+        _need(path, 1, "asScalar")
+        i, rest = path[0], path[1:]
+        if rest:
+            raise CodegenError("internal: asScalar accessed below its scalar elements")
+        whole = self.inner.access((sympy.floor(i / self.n),))
+        lane = sympy.Mod(i, self.n)
+        return _lane_of(whole, lane, self.n)
+
+
+def _lane_of(r: Read, lane, n: int) -> Read:
+    if isinstance(r, MemRead):
+        return MemRead(r.buffer, r.index + lane, 1)
+    if isinstance(r, ConstRead):
+        return ConstRead(r.value, r.scalar, 1)
+    if isinstance(r, CondRead):
+        return CondRead(r.cond, _lane_of(r.then, lane, n), _lane_of(r.other, lane, n))
+    if isinstance(r, ImageRead) and r.lane is None:
+        return ImageRead(r.image, r.x, r.y, lane)
+    if isinstance(r, VecRead) and isinstance(lane, (int, sympy.Integer)):
+        return r.lanes[int(lane)]
+    raise CodegenError(
+        "asScalar of vectors that are computed values, not memory, needs a constant lane; "
+        "materialize the vectors first (toPrivate)"
+    )
+
+
+@dataclass(frozen=True)
+class MapView(View):
+    """``map(f, xs)`` where ``f`` only rearranges data: element i is the view ``f(xs[i])``."""
+
+    element: Callable[[Any], View]
+
+    def access(self, path: tuple) -> Read:
+        _need(path, 1, "map")
+        return self.element(path[0]).access(path[1:])
+
+
+@dataclass(frozen=True)
+class ImageView(View):
+    """An input array ``[[[float]C]W]H`` stored as an RGBA float image of width ``W * C/4`` and height
+    ``H``: the channel dimension is packed four to a texel (TFLite's PHWC4 layout), so element
+    ``[y][x][c]`` is lane ``c % 4`` of texel ``(x * C/4 + c / 4, y)``.  When the consumer reads float4
+    vectors of channels (after ``asVector(4)``), whole texels are read."""
+
+    image: Any
+    channels: int
+
+    def access(self, path: tuple) -> Read:
+        if len(path) != 3 or any(isinstance(p, Field) for p in path):
+            raise CodegenError(f"image {self.image.name} accessed with {len(path)} indices, expected 3")
+        y, x, c = path
+        groups = self.channels // 4
+        return ImageRead(self.image, x * groups + sympy.floor(c / 4), y, sympy.Mod(c, 4))
+
+
+@dataclass(frozen=True)
+class UnitView(View):
+    """``[T]1`` over a value of type T (the result of a reduction, held in its accumulator)."""
+
+    inner: View
+
+    def access(self, path: tuple) -> Read:
+        _need(path, 1, "reduction result")
+        return self.inner.access(path[1:])
