@@ -202,6 +202,9 @@ class Emitter:
         if isinstance(r, V.CodeRead):
             return r.code
         if isinstance(r, V.VecRead):
+            merged = self.merge_lanes([self.simplified(l) for l in r.lanes])
+            if merged is not None:
+                return self.render_read(merged)
             return f"(({r.scalar.name}{len(r.lanes)})({', '.join(self.render_read(l) for l in r.lanes)}))"
         if isinstance(r, V.ImageRead):
             self.needs_sampler = True
@@ -215,6 +218,45 @@ class Emitter:
             self.needs_lane_helper = True
             return f"lane4({texel}, {to_c(lane)})"
         raise CodegenError(f"internal: cannot read {r!r}")
+
+    def simplified(self, r: V.Read) -> V.Read:
+        """The same read with its indices and conditions simplified under the current loop ranges."""
+        if isinstance(r, V.MemRead):
+            return V.MemRead(r.buffer, simplify(r.index, self.ranges), r.width)
+        if isinstance(r, V.CondRead):
+            c = simplify_condition(r.cond, self.ranges)
+            if c is sympy.true:
+                return self.simplified(r.then)
+            if c is sympy.false:
+                return self.simplified(r.other)
+            return V.CondRead(c, self.simplified(r.then), self.simplified(r.other))
+        if isinstance(r, V.ImageRead):
+            lane = None if r.lane is None else simplify(r.lane, self.ranges)
+            return V.ImageRead(r.image, simplify(r.x, self.ranges), simplify(r.y, self.ranges), lane)
+        return r
+
+    def merge_lanes(self, lanes: list) -> V.Read | None:
+        """One vector read for n scalar reads when they are contiguous memory, one texel, equal constants,
+        or the same condition over mergeable branches; None otherwise."""
+        n, first = len(lanes), lanes[0]
+        if all(isinstance(l, V.MemRead) and l.width == 1 and l.buffer == first.buffer for l in lanes):
+            if all(sympy.expand(l.index - first.index) == t for t, l in enumerate(lanes)):
+                return V.MemRead(first.buffer, first.index, n)
+            return None
+        if all(isinstance(l, V.ConstRead) and l.width == 1 and l.value == first.value for l in lanes):
+            return V.ConstRead(first.value, first.scalar, n)
+        if all(isinstance(l, V.CondRead) and l.cond == first.cond for l in lanes):
+            then = self.merge_lanes([l.then for l in lanes])
+            other = self.merge_lanes([l.other for l in lanes])
+            if then is not None and other is not None:
+                return V.CondRead(first.cond, then, other)
+            return None
+        if n == 4 and all(
+            isinstance(l, V.ImageRead) and l.image == first.image and l.x == first.x and l.y == first.y and l.lane == t
+            for t, l in enumerate(lanes)
+        ):
+            return V.ImageRead(first.image, first.x, first.y, None)
+        return None
 
     def read(self, view: V.View) -> str:
         return self.render_read(view.access(()))

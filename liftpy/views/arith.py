@@ -119,6 +119,12 @@ def fdiv(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
         return q + b[0] // d
     if b is not None and b[0] >= 0 and q != 0:
         return q + fdiv(r, d, ranges)
+    # num = a*X + R with a | d and 0 <= R < a: floor(num/d) = floor(X/(d/a)).  This is what makes
+    # the lanes of a vector (4*i + t, t < 4) land in the same window row.
+    split = _small_remainder(num, d, ranges)
+    if split is not None:
+        a, big, _ = split
+        return fdiv(sympy.expand(big / a), d // a, ranges)
     terms = sympy.Add.make_args(num)
     coeffs = [t.as_coeff_Mul()[0] for t in terms]
     if all(c.is_Integer for c in coeffs):
@@ -139,9 +145,33 @@ def fmod(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
     b = bounds(r, ranges)
     if b is not None and b[0] // d == b[1] // d:
         return sympy.expand(r - (b[0] // d) * d)
+    split = _small_remainder(num, d, ranges)
+    if split is not None:  # (a*X + R) mod (a*m) = a*(X mod m) + R
+        a, big, small = split
+        return sympy.expand(a * fmod(sympy.expand(big / a), d // a, ranges) + small)
     if b is not None and b[0] >= 0:
         return sympy.Mod(r, d)
     return sympy.Mod(num, d)  # C's % agrees with Mod on the non-negative whole index only
+
+
+def _small_remainder(num: sympy.Expr, d: int, ranges: Ranges):
+    """Find a > 1 dividing d such that num = big + small, every coefficient of big a multiple of a and
+    small in [0, a).  Returns (a, big, small) for the largest such a, or None."""
+    terms = sympy.Add.make_args(num)
+    for a in sorted((k for k in range(2, d + 1) if d % k == 0), reverse=True):
+        big, small = sympy.Integer(0), sympy.Integer(0)
+        for t in terms:
+            c = t.as_coeff_Mul()[0]
+            if c.is_Integer and int(c) % a == 0:
+                big += t
+            else:
+                small += t
+        if small == 0 or big == 0:
+            continue
+        b = bounds(small, ranges)
+        if b is not None and b[0] >= 0 and b[1] < a:
+            return a, big, small
+    return None
 
 
 def simplify(e, ranges: Ranges) -> sympy.Expr:

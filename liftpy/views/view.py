@@ -270,26 +270,9 @@ class AsVectorView(View):
         if len(path) != 1:
             raise CodegenError("internal: asVector accessed below its vector elements")
         i = path[0]
+        # Lanes are merged into one vector load (or one texel read) by the emitter, which knows the loop
+        # ranges needed to prove them contiguous.
         lanes = tuple(self.inner.access((i * self.n + t,)) for t in range(self.n))
-        first = lanes[0]
-        if isinstance(first, MemRead) and first.width == 1:
-            if all(
-                isinstance(l, MemRead) and l.buffer == first.buffer and sympy.expand(l.index - first.index) == t
-                for t, l in enumerate(lanes)
-            ):
-                return MemRead(first.buffer, first.index, self.n)
-        if isinstance(first, ImageRead) and first.lane is not None:
-            if all(
-                isinstance(l, ImageRead)
-                and l.image == first.image
-                and sympy.expand(l.x - first.x) == 0
-                and sympy.expand(l.y - first.y) == 0
-                and sympy.expand(l.lane - t) == 0
-                for t, l in enumerate(lanes)
-            ) and self.n == 4:
-                return ImageRead(first.image, first.x, first.y, None)
-        if all(isinstance(l, ConstRead) and l.value == first.value for l in lanes):
-            return ConstRead(first.value, first.scalar, self.n)
         return VecRead(lanes, self.scalar)
 
 
