@@ -72,7 +72,7 @@ class CompiledKernel:
         self.ks = ks
         self.device = device
         self.program = build(device, ks.source)
-        self.kernel = getattr(self.program, ks.name)
+        self.kernel = _cl().Kernel(self.program, ks.name)
 
     @property
     def source(self) -> str:
