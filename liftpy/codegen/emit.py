@@ -29,6 +29,7 @@ import sympy
 
 from ..errors import CodegenError, LiftTypeError
 from ..ir import primitives as P
+from ..ir.analysis import is_view
 from ..ir.expr import Call, Expr, Lambda, Literal, Var
 from ..ir.typecheck import type_of as _type_of
 from ..ir.types import (
@@ -45,7 +46,7 @@ from ..ir.types import (
 from ..ir.userfun import UserFun
 from ..views import view as V
 from ..views.arith import simplify, simplify_condition, to_c
-from ..views.write import WAsScalar, WAsVector, WIndex, WJoin, WMem, WSplit, WTranspose, WView
+from ..views.write import WAsScalar, WAsVector, WIndex, WJoin, WMapped, WMem, WSplit, WTranspose, WView
 from .cast import Barrier, Block, Comment, Loop, Stmt
 from .memory import Buffer
 
@@ -300,22 +301,8 @@ class Emitter:
         self.ranges[var] = (0, n - 1)
         return var
 
-    # ------------------------------------------------------------------------------ purity
     def is_view(self, e: Expr) -> bool:
-        """True if ``e`` only rearranges existing values (no user function, no reduction)."""
-        if isinstance(e, (Var, Literal)):
-            return True
-        if isinstance(e, Call):
-            fn = e.fn
-            if isinstance(fn, P.Primitive) and fn.kind == "layout":
-                return all(self.is_view(a) for a in e.args)
-            if isinstance(fn, (P.Map, P.MapSeq)):
-                return self.is_view(fn.f.body) and self.is_view(e.args[0])
-            if isinstance(fn, Lambda):
-                return self.is_view(fn.body) and all(self.is_view(a) for a in e.args)
-            if isinstance(fn, P.Let):
-                return self.is_view(fn.f.body) and self.is_view(e.args[0])
-        return False
+        return is_view(e)
 
     # ------------------------------------------------------------------------------ the walk
     def bind(self, env, params, types, views):
@@ -328,6 +315,9 @@ class Emitter:
         t = self.type_of(e, env)
         if isinstance(e, Call):
             fn = e.fn
+            if type(fn) is P.Map and self.is_view(fn.f.body) and not self.is_view(e):
+                arg, arg_dest = self.write_through(e, dest, env)
+                return self.emit_to(arg, arg_dest, env, ctx)
             if isinstance(fn, P.MapLike) and not (type(fn) is P.Map and self.is_view(e)):
                 return self.emit_map(e, dest, env, ctx)
             if isinstance(fn, P.ReduceLike):
@@ -347,24 +337,57 @@ class Emitter:
                 tmp = self.alloc(space, t, "temporary", ctx)
                 self.emit_to(e.args[0], self.mem_dest(tmp, t), env, ctx)
                 return self.copy(self.mem_view(tmp, t), dest, t, ctx)
-            if isinstance(fn, P.Primitive) and fn.kind == "layout" and not self.is_view(e):
-                arg = e.args[0]
-                at = self.type_of(arg, env)
-                if isinstance(fn, P.Join):
-                    return self.emit_to(arg, WJoin(self.conc(at.elem.size), dest), env, ctx)
-                if isinstance(fn, P.Split):
-                    return self.emit_to(arg, WSplit(self.conc(fn.n), dest), env, ctx)
-                if isinstance(fn, P.Transpose):
-                    return self.emit_to(arg, WTranspose(dest), env, ctx)
-                if isinstance(fn, P.AsScalar):
-                    return self.emit_to(arg, WAsScalar(self.conc(at.elem.width), dest), env, ctx)
-                if isinstance(fn, P.AsVector):
-                    return self.emit_to(arg, WAsVector(self.conc(fn.n), dest), env, ctx)
-                raise CodegenError(
-                    f"the result of a computation cannot be stored through {fn.text_name}; "
-                    f"apply {fn.text_name} to the inputs instead, or compute into memory first"
-                )
+            if (isinstance(fn, P.Primitive) and fn.kind == "layout") or type(fn) is P.Map:
+                if not self.is_view(e):
+                    arg, arg_dest = self.write_through(e, dest, env)
+                    return self.emit_to(arg, arg_dest, env, ctx)
         self.copy(self.view_of(e, env, ctx), dest, t, ctx)
+
+    def write_through(self, e: Call, dest: WView, env) -> tuple[Expr, WView]:
+        """For a layout primitive (or a map of a layout function) above a computation: the computation and
+        the destination it writes to so that the stored value is ``e``."""
+        fn = e.fn
+        arg = e.args[0]
+        if type(fn) is P.Map:
+            if not self.is_view(fn.f.body):
+                raise CodegenError(f"map must be lowered before code generation: use mapGlb, mapWrg/mapLcl or mapSeq (in {_short(e)})")
+            (param,) = fn.f.params
+            elem_t = self.type_of(arg, env).elem
+            inner_env = dict(env)
+            inner_env[param.name] = (elem_t, None)
+            body = fn.f.body
+
+            def element(i, body=body, param=param, inner_env=inner_env):
+                return self.invert_layout(body, param.name, WIndex(i, dest), inner_env)
+
+            return arg, WMapped(element, dest)
+        return arg, self.layout_dest(fn, self.type_of(arg, env), dest)
+
+    def invert_layout(self, body: Expr, param: str, dest: WView, env) -> WView:
+        if isinstance(body, Var) and body.name == param:
+            return dest
+        if isinstance(body, Call) and len(body.args) == 1 and (
+            (isinstance(body.fn, P.Primitive) and body.fn.kind == "layout") or type(body.fn) is P.Map
+        ):
+            arg, arg_dest = self.write_through(body, dest, env)
+            return self.invert_layout(arg, param, arg_dest, env)
+        raise CodegenError(f"cannot store a computed value through {_short(body)}; only join, split, transpose and the vector casts invert")
+
+    def layout_dest(self, fn, arg_type: Type, dest: WView) -> WView:
+        if isinstance(fn, P.Join):
+            return WJoin(self.conc(arg_type.elem.size), dest)
+        if isinstance(fn, P.Split):
+            return WSplit(self.conc(fn.n), dest)
+        if isinstance(fn, P.Transpose):
+            return WTranspose(dest)
+        if isinstance(fn, P.AsScalar):
+            return WAsScalar(self.conc(arg_type.elem.width), dest)
+        if isinstance(fn, P.AsVector):
+            return WAsVector(self.conc(fn.n), dest)
+        raise CodegenError(
+            f"the result of a computation cannot be stored through {fn.text_name}; "
+            f"apply {fn.text_name} to the inputs instead, or compute into memory first"
+        )
 
     def emit_map(self, e: Call, dest: WView, env, ctx: Ctx) -> None:
         fn = e.fn
@@ -451,7 +474,7 @@ class Emitter:
             env2 = self.bind(env, [p_acc, p_x], [acc_t, xs_t.elem], [acc_view, V.IndexView(index, xs_view)])
             self.emit_to(fn.f.body, acc_dest, env2, ctx)
 
-        if fn.unroll:
+        if fn.unroll or n == 1:
             for k in range(n):
                 step(sympy.Integer(k))
         else:

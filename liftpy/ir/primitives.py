@@ -63,7 +63,7 @@ class Stride:
         return i // m + s * (i % m)
 
     def requirements(self, n: Size) -> list[tuple[Any, str]]:
-        return [(sympy.Eq(sympy.Mod(n, self.s), 0), f"the length {size_str(n)} must be divisible by the stride {size_str(self.s)}")]
+        return [(sympy.Eq(sympy.Mod(n, self.s), 0), lambda: f"the length {size_str(n)} must be divisible by the stride {size_str(self.s)}")]
 
     def text(self) -> str:
         return f"stride({size_str(self.s)})"
@@ -127,6 +127,10 @@ class Primitive:
     def view(self, views: list, types: list[Type], conc) -> "V.View":
         raise TypeError(f"{self.name} is not a layout primitive")
 
+    def fun_param_types(self, field: str, arg_types: list[Type]) -> list[Type]:
+        """Types of the parameters of the function stored in ``field``, given the data argument types."""
+        raise TypeError(f"{self.name} has no function argument")
+
     def subs(self, bindings: dict) -> "Primitive":
         """Substitute size variables in the static arguments."""
         changes = {}
@@ -154,6 +158,9 @@ class MapLike(Primitive):
     kind: ClassVar[str] = "map"
     nargs: ClassVar[int] = 1
     f: Lambda
+
+    def fun_param_types(self, field, arg_types):
+        return [arg_types[0].elem]
 
     def typecheck(self, args, tc):
         xs = _array(tc, args[0])
@@ -229,6 +236,9 @@ class ReduceLike(Primitive):
     nargs: ClassVar[int] = 2
     f: Lambda
 
+    def fun_param_types(self, field, arg_types):
+        return [arg_types[0], arg_types[1].elem]
+
     def typecheck(self, args, tc):
         init, xs = args[0], _array(tc, args[1], "an array to reduce")
         out = tc.apply(self.f, [init, xs.elem])
@@ -290,7 +300,7 @@ class Zip(Primitive):
         n = arrays[0].size
         for i, a in enumerate(arrays[1:], start=2):
             tc.require_equal(
-                n, a.size, f"all arrays must have the same length: argument 1 has length {size_str(n)}, argument {i} has length {size_str(a.size)}"
+                n, a.size, lambda i=i, a=a: f"all arrays must have the same length: argument 1 has length {size_str(n)}, argument {i} has length {size_str(a.size)}"
             )
         return ArrayType(TupleType(tuple(a.elem for a in arrays)), n)
 
@@ -339,10 +349,10 @@ class Split(Primitive):
 
     def typecheck(self, args, tc):
         xs = _array(tc, args[0])
-        tc.require_positive(self.n, f"the chunk size {size_str(self.n)} must be positive")
+        tc.require_positive(self.n, lambda: f"the chunk size {size_str(self.n)} must be positive")
         tc.require(
             sympy.Eq(sympy.Mod(xs.size, self.n), 0),
-            f"the length {size_str(xs.size)} of {xs} must be divisible by {size_str(self.n)} "
+            lambda: f"the length {size_str(xs.size)} of {xs} must be divisible by {size_str(self.n)} "
             f"({size_str(xs.size)} % {size_str(self.n)} == 0 is required)",
         )
         return ArrayType(ArrayType(xs.elem, self.n), xs.size / self.n)
@@ -401,16 +411,16 @@ class Slide(Primitive):
     def typecheck(self, args, tc):
         xs = _array(tc, args[0])
         n = xs.size
-        tc.require_positive(self.size, f"the window size {size_str(self.size)} must be positive")
-        tc.require_positive(self.step, f"the step {size_str(self.step)} must be positive")
+        tc.require_positive(self.size, lambda: f"the window size {size_str(self.size)} must be positive")
+        tc.require_positive(self.step, lambda: f"the step {size_str(self.step)} must be positive")
         tc.require(
             sympy.Ge(n, self.size),
-            f"the window size {size_str(self.size)} must not exceed the length {size_str(n)} of {xs}",
+            lambda: f"the window size {size_str(self.size)} must not exceed the length {size_str(n)} of {xs}",
         )
         if self.strict:
             tc.require(
                 sympy.Eq(sympy.Mod(n - self.size, self.step), 0),
-                f"windows of {size_str(self.size)} every {size_str(self.step)} must cover the length "
+                lambda: f"windows of {size_str(self.size)} every {size_str(self.step)} must cover the length "
                 f"{size_str(n)} exactly (({size_str(n)} - {size_str(self.size)}) % {size_str(self.step)} == 0 is required)",
             )
             count = (n - self.size) / self.step + 1
@@ -455,10 +465,17 @@ class Pad(Primitive):
             tc.fail(f"pads arrays of scalars or vectors (or arrays of them), got {xs}")
         if not isinstance(self.value, (int, float, bool, np.number)):
             tc.fail(f"the padding value must be a number, got {self.value!r}")
+        for side, amount in (("left", self.left), ("right", self.right)):
+            num, den = sympy.fraction(sympy.together(amount))
+            if den != 1:
+                tc.require(
+                    sympy.Eq(sympy.Mod(num, den), 0),
+                    lambda side=side, amount=amount: f"the {side} padding/cropping amount {size_str(amount)} must be a whole number",
+                )
         n = xs.size + self.left + self.right
-        tc.require(sympy.Ge(n, 1), f"padding by ({size_str(self.left)}, {size_str(self.right)}) leaves no element of {xs}")
-        tc.require(sympy.Ge(xs.size + self.left, 0), f"cropping {size_str(-self.left)} elements from the left of {xs}")
-        tc.require(sympy.Ge(xs.size + self.right, 0), f"cropping {size_str(-self.right)} elements from the right of {xs}")
+        tc.require(sympy.Ge(n, 1), lambda: f"padding by ({size_str(self.left)}, {size_str(self.right)}) leaves no element of {xs}")
+        tc.require(sympy.Ge(xs.size + self.left, 0), lambda: f"cropping {size_str(-self.left)} elements from the left of {xs}")
+        tc.require(sympy.Ge(xs.size + self.right, 0), lambda: f"cropping {size_str(-self.right)} elements from the right of {xs}")
         return ArrayType(xs.elem, n)
 
     def evaluate(self, args, ev):
@@ -513,7 +530,7 @@ class Reorder(Primitive):
     def typecheck(self, args, tc):
         xs = _array(tc, args[0])
         if isinstance(self.fn, Stride):
-            tc.require_positive(self.fn.s, f"the stride {size_str(self.fn.s)} must be positive")
+            tc.require_positive(self.fn.s, lambda: f"the stride {size_str(self.fn.s)} must be positive")
         for pred, msg in self.fn.requirements(xs.size):
             tc.require(pred, msg)
         return xs
@@ -545,11 +562,11 @@ class AsVector(Primitive):
             tc.fail(f"expects an array of scalars, got {xs}")
         tc.require(
             sympy.Contains(self.n, sympy.FiniteSet(*VECTOR_WIDTHS)),
-            f"the vector width {size_str(self.n)} must be 2, 3, 4, 8 or 16",
+            lambda: f"the vector width {size_str(self.n)} must be 2, 3, 4, 8 or 16",
         )
         tc.require(
             sympy.Eq(sympy.Mod(xs.size, self.n), 0),
-            f"the length {size_str(xs.size)} of {xs} must be divisible by the vector width {size_str(self.n)} "
+            lambda: f"the length {size_str(xs.size)} of {xs} must be divisible by the vector width {size_str(self.n)} "
             f"({size_str(xs.size)} % {size_str(self.n)} == 0 is required)",
         )
         return ArrayType(VectorType(xs.elem, self.n), xs.size / self.n)
@@ -597,6 +614,9 @@ class Let(Primitive):
 
     def typecheck(self, args, tc):
         return tc.apply(self.f, [args[0]])
+
+    def fun_param_types(self, field, arg_types):
+        return [arg_types[0]]
 
     def evaluate(self, args, ev):
         return ev.call(self.f, [args[0]], args[0].batch)

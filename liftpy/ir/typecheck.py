@@ -25,12 +25,24 @@ from .userfun import UserFun
 @dataclass(frozen=True)
 class Requirement:
     predicate: sympy.Basic
-    message: str
+    text: object  # the message, or a function making it (messages cost sympy printing; most are never read)
     primitive: str
-    where: str  # the sub-expression, printed
+    node: object  # the sub-expression that needs it
+
+    @property
+    def message(self) -> str:
+        return _text(self.text)
+
+    @property
+    def where(self) -> str:
+        return _short(self.node)
 
     def __str__(self) -> str:
         return f"{self.primitive}: {self.message}"
+
+
+def _text(message) -> str:
+    return message() if callable(message) else message
 
 
 @dataclass(frozen=True)
@@ -46,6 +58,9 @@ def _short(node) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
+_CACHE: dict = {}
+
+
 class _Checker:
     def __init__(self, bindings: Mapping | None):
         self.bindings = {as_size(k) if isinstance(k, str) else k: v for k, v in (bindings or {}).items()}
@@ -53,7 +68,7 @@ class _Checker:
         self._seen: set = set()
 
     # -- the context primitives' type rules talk to ------------------------------------------------
-    def record(self, pred, message: str, prim: str, node) -> None:
+    def record(self, pred, message, prim: str, node) -> None:
         pred = sympy.sympify(pred)
         if self.bindings:
             pred = pred.subs(self.bindings)
@@ -64,9 +79,10 @@ class _Checker:
         key = (pred, prim)
         if key not in self._seen:
             self._seen.add(key)
-            self.requirements.append(Requirement(pred, message, prim, _short(node)))
+            self.requirements.append(Requirement(pred, message, prim, node))
 
-    def _with_values(self, message: str) -> str:
+    def _with_values(self, message) -> str:
+        message = _text(message)
         if not self.bindings:
             return message
         vals = ", ".join(f"{k} = {v}" for k, v in sorted(self.bindings.items(), key=lambda kv: str(kv[0])))
@@ -74,6 +90,33 @@ class _Checker:
 
     # -- inference --------------------------------------------------------------------------------
     def type_of(self, e: Expr, env: Mapping[str, Type]) -> Type:
+        """Memoized for symbolic checking: rewriting re-types the same sub-expressions many times, and
+        expressions and types are immutable, so (expression, types of its free variables) determines the
+        type and the requirements of a sub-expression."""
+        if self.bindings or not isinstance(e, Call):
+            return self._type_of(e, env)
+        key = (e, tuple((n, env[n]) for n in sorted(e.free_vars) if n in env))
+        hit = _CACHE.get(key)
+        if hit is None:
+            saved = self.requirements, self._seen
+            self.requirements, self._seen = [], set()
+            try:
+                t = self._type_of(e, env)
+                hit = (t, tuple(self.requirements))
+            finally:
+                self.requirements, self._seen = saved
+            if len(_CACHE) > 200_000:
+                _CACHE.clear()
+            _CACHE[key] = hit
+        t, reqs = hit
+        for r in reqs:
+            k = (r.predicate, r.primitive)
+            if k not in self._seen:
+                self._seen.add(k)
+                self.requirements.append(r)
+        return t
+
+    def _type_of(self, e: Expr, env: Mapping[str, Type]) -> Type:
         if isinstance(e, Var):
             if e.name not in env:
                 raise LiftTypeError("variable", f"'{e.name}' is not defined here (known: {', '.join(sorted(env)) or 'nothing'})")
@@ -118,7 +161,7 @@ class _PrimCtx:
     def __init__(self, checker: _Checker, prim: Primitive, node: Call, env):
         self.checker, self.prim, self.node, self.env = checker, prim, node, env
 
-    def fail(self, message: str):
+    def fail(self, message):
         raise LiftTypeError(self.prim.text_name, self.checker._with_values(message), _short(self.node))
 
     def require(self, pred, message: str) -> None:

@@ -60,6 +60,12 @@ def sizes_equal(a: Size, b: Size) -> bool | None:
         return True
     if diff.is_number:
         return False
+    # Rational functions of parameters (tile counts times windows per tile) need cancellation.
+    diff = sympy.cancel(sympy.together(diff))
+    if diff == 0:
+        return True
+    if diff.is_number:
+        return False
     return None
 
 

@@ -177,6 +177,9 @@ def _small_remainder(num: sympy.Expr, d: int, ranges: Ranges):
 def simplify(e, ranges: Ranges) -> sympy.Expr:
     """Simplify an index expression bottom-up using ``ranges``."""
     e = sympy.sympify(e)
+    if e.is_Symbol:
+        r = ranges.get(e)
+        return sympy.Integer(r[0]) if r is not None and r[0] == r[1] else e
     if e.is_Atom:
         return e
     if isinstance(e, sympy.floor):

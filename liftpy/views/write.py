@@ -119,3 +119,15 @@ class WAsVector(WView):
         i = path[0]
         loc = self.inner.locate((sympy.floor(i / self.n),) + path[1:])
         return Loc(loc.buffer, loc.index + sympy.Mod(i, self.n))
+
+
+@dataclass(frozen=True)
+class WMapped(WView):
+    """Destination of ``e`` when the value stored is ``map(g, e)`` for a layout function g: element i of
+    e is written through the inverse of g into element i of the destination."""
+
+    element: Any  # index -> WView
+    inner: WView  # the destination of the whole map (for root())
+
+    def locate(self, path: tuple) -> Loc:
+        return self.element(path[0]).locate(path[1:])

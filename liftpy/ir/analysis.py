@@ -1,0 +1,40 @@
+"""Structural questions about expressions that several passes ask."""
+
+from __future__ import annotations
+
+from . import primitives as P
+from .expr import Call, Expr, Lambda, Literal, Program, Var, subterms
+
+
+def is_view(e: Expr) -> bool:
+    """True if ``e`` only rearranges existing values: variables, literals, layout primitives, and maps or
+    lets whose functions are themselves views.  Such an expression costs no memory and no code."""
+    if isinstance(e, (Var, Literal)):
+        return True
+    if isinstance(e, Call):
+        fn = e.fn
+        if isinstance(fn, P.Primitive) and fn.kind == "layout":
+            return all(is_view(a) for a in e.args)
+        if isinstance(fn, (P.Map, P.MapSeq)):
+            return is_view(fn.f.body) and is_view(e.args[0])
+        if isinstance(fn, Lambda):
+            return is_view(fn.body) and all(is_view(a) for a in e.args)
+        if isinstance(fn, P.Let):
+            return is_view(fn.f.body) and is_view(e.args[0])
+    return False
+
+
+def unlowered(program: Program) -> list[Expr]:
+    """The high-level maps (that compute something) and reductions still in a program."""
+    out = []
+    for node in subterms(program.body):
+        if isinstance(node, Call):
+            if type(node.fn) is P.Map and not is_view(node.fn.f.body):
+                out.append(node)
+            elif type(node.fn) is P.Reduce:
+                out.append(node)
+    return out
+
+
+def is_lowered(program: Program) -> bool:
+    return not unlowered(program)

@@ -1,0 +1,290 @@
+"""Algorithmic rewrite rules: they change how a result is computed, never what.
+
+Each rule is a small function over the sub-expression at one position (see ``liftpy.rewrite.rule``).  The
+equation in each decorator is the rule in Lift notation; ``f . g`` is composition, ``n`` a fresh tuning
+parameter.  Every rule has a property test (tests/test_rules.py) comparing the interpreter's results
+before and after on random programs, sizes, parameter values and inputs.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from ..ir import dsl
+from ..ir import primitives as P
+from ..ir.analysis import is_view
+from ..ir.expr import Call, Lambda, Var, apply_lambda, fresh_name, rename_bound
+from ..ir.types import ArrayType, Float, ScalarType
+from ..ir.userfun import T, vectorize
+from .patterns import ADD, DOT, eta_userfun, is_call, match_map2D, match_slide2D, sum_form, zero_of
+from .rule import rule
+
+
+def _is_map(e) -> bool:
+    return isinstance(e, Call) and type(e.fn) is P.Map
+
+
+def _is_reduce(e) -> bool:
+    return isinstance(e, Call) and type(e.fn) is P.Reduce
+
+
+@rule("mapFusion", "map(f, map(g, x)) => map(f . g, x)")
+def map_fusion(e, site, ctx):
+    if isinstance(e, Call) and isinstance(e.fn, (P.Map, P.MapSeq)) and isinstance(e.args[0], Call):
+        inner = e.args[0]
+        if type(inner.fn) is type(e.fn) and getattr(inner.fn, "unroll", False) == getattr(e.fn, "unroll", False):
+            y = Var(fresh_name("y"))
+            body = apply_lambda(e.fn.f, [apply_lambda(inner.fn.f, [y])])
+            return Call(P.Map(Lambda((y,), body)) if type(e.fn) is P.Map else P.MapSeq(Lambda((y,), body), e.fn.unroll), inner.args)
+    return None
+
+
+@rule("mapFission", "map(f . g, x) => map(f, map(g, x))")
+def map_fission(e, site, ctx):
+    if not _is_map(e):
+        return None
+    (y,) = e.fn.f.params
+    b = e.fn.f.body
+    if not isinstance(b, Call) or isinstance(b.fn, Lambda):
+        return None
+    fn_free = set()
+    if isinstance(b.fn, P.Primitive):
+        from ..ir.expr import primitive_functions
+
+        for _, lam in primitive_functions(b.fn):
+            fn_free |= lam.free_vars
+    dep = [i for i, a in enumerate(b.args) if y.name in a.free_vars]
+    if len(dep) != 1 or y.name in fn_free:
+        return None
+    k = dep[0]
+    inner = b.args[k]
+    if isinstance(inner, Var):
+        return None
+    z = Var(fresh_name("z"))
+    args = list(b.args)
+    args[k] = z
+    return Call(P.Map(Lambda((z,), Call(b.fn, tuple(args)))), (Call(P.Map(Lambda((y,), inner)), e.args),))
+
+
+@rule("splitJoin", "map(f, x) => join(map(map(f), split(n, x)))")
+def split_join(e, site, ctx):
+    if not _is_map(e) or is_view(e.fn.f.body):
+        return None
+    n = ctx.fresh("s")
+    f = e.fn.f
+    return dsl.join(dsl.map(lambda chunk: Call(P.Map(rename_bound(f)), (chunk,)), dsl.split(n, e.args[0])))
+
+
+@rule("partialReduce", "reduce(acc + h(x), init, xs) => reduce(add, init, join(map(reduce(acc + h(x), 0), split(n, xs))))")
+def partial_reduce(e, site, ctx):
+    if not _is_reduce(e) or sum_form(e.fn.f) is None:
+        return None
+    init, xs = e.args
+    t = site.type_of(init)
+    if not isinstance(t, ScalarType):
+        return None
+    if is_call(xs, P.Join) and _is_map(xs.args[0]) and is_call(xs.args[0].args[0], P.Split):
+        return None  # already split into partial reductions
+    n = ctx.fresh("w")
+    f = e.fn.f
+    partial = dsl.join(dsl.map(lambda chunk: Call(P.Reduce(rename_bound(f)), (zero_of(t), chunk)), dsl.split(n, xs)))
+    return Call(P.Reduce(dsl.as_lambda(lambda acc, s: ADD(acc, s), 2, "acc")), (init, partial))
+
+
+@rule(
+    "coalesce",
+    "reduce(add, init, join(map(reduce(f, 0), split(n, xs)))) => "
+    "reduce(add, init, join(map(reduce(f, 0), split(n, reorder(stride(len/n), xs)))))",
+)
+def coalesce(e, site, ctx):
+    """Neighbouring work-items processing neighbouring chunks read neighbouring elements.  Valid because
+    the chunks are only summed: the order of the terms of a sum does not matter (up to rounding)."""
+    if not _is_reduce(e) or sum_form(e.fn.f) is None:
+        return None
+    init, joined = e.args
+    if not (is_call(joined, P.Join) and isinstance(joined.args[0], Call) and isinstance(joined.args[0].fn, P.MapLike)):
+        return None
+    mapped = joined.args[0]
+    chunks = mapped.args[0]
+    body = mapped.fn.f.body
+    if not (is_call(chunks, P.Split) and isinstance(body, Call) and isinstance(body.fn, P.ReduceLike)):
+        return None
+    if sum_form(body.fn.f) is None or body.args[1] != mapped.fn.f.params[0]:
+        return None
+    xs = chunks.args[0]
+    if is_call(xs, P.Reorder):
+        return None
+    length = site.type_of(xs).size
+    reordered = dsl.reorder(P.Stride(length / chunks.fn.n), xs)
+    return Call(e.fn, (init, dsl.join(Call(mapped.fn, (dsl.split(chunks.fn.n, reordered),)))))
+
+
+@rule(
+    "tile2D",
+    "map2D(f, slide2D(n, s, x)) => untile2D(map2D(tile -> map2D(f, slide2D(n, s, tile)), slideStrict2D(u, u - (n - s), x)))",
+)
+def tile2D(e, site, ctx):
+    """Tiling of a 2D stencil or convolution (Lift paper section 3.4.1): tiles of u x u overlap by the
+    windows' overlap n - s, so each tile holds whole windows and the tiles together hold all of them."""
+    m = match_map2D(e)
+    if m is None:
+        return None
+    sl = match_slide2D(m.xs)
+    if sl is None:
+        return None
+    if sl.size1 == sl.size2 and sl.step1 == sl.step2:
+        u1 = u2 = ctx.fresh("t")
+    else:
+        u1, u2 = ctx.fresh("t"), ctx.fresh("t")
+    tiles = dsl.slide2D((u1, u2), (u1 - sl.size1 + sl.step1, u2 - sl.size2 + sl.step2), sl.xs, strict=True)
+    f = m.f
+    per_tile = dsl.map2D(
+        lambda tile: dsl.map2D(rename_bound(f), dsl.slide2D((sl.size1, sl.size2), (sl.step1, sl.step2), tile, strict=True)),
+        tiles,
+    )
+    return untile2D(per_tile)
+
+
+def untile2D(t):
+    """[ty][tx][wy][wx] -> [ty*wy][tx*wx]."""
+    return dsl.map(dsl.join, dsl.join(dsl.map(dsl.transpose, t)))
+
+
+@rule("splitZip", "split(n, zip(a, b)) => map(p -> zip(p._0, p._1), zip(split(n, a), split(n, b)))")
+def split_zip(e, site, ctx):
+    if not (is_call(e, P.Split) and is_call(e.args[0], P.Zip)):
+        return None
+    parts = e.args[0].args
+    k = len(parts)
+    return dsl.map(lambda p: dsl.zip(*[dsl.get(p, i) for i in range(k)]), dsl.zip(*[dsl.split(e.fn.n, a) for a in parts]))
+
+
+@rule("joinZip", "join(map(p -> zip(p._0, p._1), zip(a, b))) => zip(join(a), join(b))")
+def join_zip(e, site, ctx):
+    if not (is_call(e, P.Join) and _is_map(e.args[0]) and is_call(e.args[0].args[0], P.Zip)):
+        return None
+    lam = e.args[0].fn.f
+    zipped = e.args[0].args[0]
+    b = lam.body
+    (p,) = lam.params
+    k = len(zipped.args)
+    if not (is_call(b, P.Zip) and len(b.args) == k):
+        return None
+    for i, a in enumerate(b.args):
+        if not (is_call(a, P.Get) and a.fn.index == i and a.args == (p,)):
+            return None
+    return dsl.zip(*[dsl.join(a) for a in zipped.args])
+
+
+@rule("transposeTwice", "transpose(transpose(x)) => x")
+def transpose_twice(e, site, ctx):
+    if is_call(e, P.Transpose) and is_call(e.args[0], P.Transpose):
+        return e.args[0].args[0]
+    return None
+
+
+@rule("joinSplit", "join(split(n, x)) => x")
+def join_split(e, site, ctx):
+    if is_call(e, P.Join) and is_call(e.args[0], P.Split):
+        return e.args[0].args[0]
+    return None
+
+
+@rule("splitOfJoin", "split(n, join(x)) => x   when the rows of x have length n")
+def split_of_join(e, site, ctx):
+    if is_call(e, P.Split) and is_call(e.args[0], P.Join):
+        x = e.args[0].args[0]
+        inner = site.type_of(x).elem
+        if isinstance(inner, ArrayType) and sympy.expand(inner.size - e.fn.n) == 0:
+            return x
+    return None
+
+
+@rule("mapIdentity", "map(x -> x, xs) => xs")
+def map_identity(e, site, ctx):
+    if isinstance(e, Call) and isinstance(e.fn, P.MapLike):
+        lam = e.fn.f
+        uf = eta_userfun(lam)
+        if (isinstance(lam.body, Var) and lam.body.name == lam.params[0].name) or (uf is not None and uf.name == "id" and uf.base is None):
+            return e.args[0]
+    return None
+
+
+@rule("vectorizeMap", "map(f, xs) => asScalar(map(vectorize(v, f), asVector(v, xs)))")
+def vectorize_map(e, site, ctx):
+    if not _is_map(e):
+        return None
+    lam = e.fn.f
+    uf = eta_userfun(lam)
+    zipped = False
+    if uf is None:
+        # map(p -> f(p._0, p._1), zip(a, b))
+        b = lam.body
+        (p,) = lam.params
+        if isinstance(b, Call) and hasattr(b.fn, "numpy") and is_call(e.args[0], P.Zip) and len(b.args) == len(e.args[0].args):
+            if all(is_call(a, P.Get) and a.fn.index == i and a.args == (p,) for i, a in enumerate(b.args)):
+                uf, zipped = b.fn, True
+    if uf is None or uf.base is not None or uf.name in ("dot",):
+        return None
+    if not all(t == T or t == Float for t in list(uf.param_types) + [uf.result_type]):
+        return None
+    arrays = e.args[0].args if zipped else (e.args[0],)
+    for a in arrays:
+        at = site.type_of(a)
+        if not (isinstance(at, ArrayType) and at.elem == Float):
+            return None
+    v = ctx.fresh("v")
+    vuf = vectorize(v, uf)
+    if zipped:
+        vs = dsl.zip(*[dsl.asVector(v, a) for a in arrays])
+        return dsl.asScalar(dsl.map(lambda q: vuf(*[dsl.get(q, i) for i in range(len(arrays))]), vs))
+    return dsl.asScalar(dsl.map(vuf, dsl.asVector(v, arrays[0])))
+
+
+@rule("vectorizeReduce", "reduce(acc + x.0 * x.1, init, zip(a, b)) => reduce(acc + dot(x.0, x.1), init, zip(asVector(v, a), asVector(v, b)))")
+def vectorize_reduce(e, site, ctx):
+    if not (isinstance(e, Call) and type(e.fn) is P.Reduce):
+        return None
+    init, xs = e.args
+    lam = e.fn.f
+    acc, p = lam.params
+    b = lam.body
+    if not (isinstance(b, Call) and getattr(b.fn, "name", None) == "multAndSumUp" and getattr(b.fn, "base", 1) is None):
+        return None
+    if not (isinstance(b.args[0], Var) and b.args[0].name == acc.name):
+        return None
+    idx = []
+    for a in b.args[1:]:
+        if not (is_call(a, P.Get) and a.args == (p,)):
+            return None
+        idx.append(a.fn.index)
+    if sorted(idx) != [0, 1] or not (is_call(xs, P.Zip) and len(xs.args) == 2):
+        return None
+    for a in xs.args:
+        at = site.type_of(a)
+        if not (isinstance(at, ArrayType) and at.elem == Float):
+            return None
+    if site.type_of(init) != Float:
+        return None
+    v = ctx.fresh("v")
+    ctx.require(sympy.Contains(v, sympy.FiniteSet(2, 4)), f"OpenCL's dot takes float2 or float4, so {v} is 2 or 4")
+    vs = dsl.zip(*[dsl.asVector(v, a) for a in xs.args])
+    return Call(P.Reduce(dsl.as_lambda(lambda a, q: ADD(a, DOT(dsl.get(q, 0), dsl.get(q, 1))), 2, "acc")), (init, vs))
+
+
+ALGORITHMIC_RULES = [
+    map_fusion,
+    map_fission,
+    split_join,
+    partial_reduce,
+    coalesce,
+    tile2D,
+    split_zip,
+    join_zip,
+    transpose_twice,
+    join_split,
+    split_of_join,
+    map_identity,
+    vectorize_map,
+    vectorize_reduce,
+]

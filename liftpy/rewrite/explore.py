@@ -1,0 +1,377 @@
+"""The exploration driver: from one high-level program to many distinct, fully lowered variants.
+
+Exploration runs in stages, each a *strategy*: a function from a variant to the list of variants it can
+become (Elevate's combinators, with "all results" semantics so choices multiply):
+
+1. algorithmic macros, each optional, in a fixed order: vectorize the reduction (``vectorizeReduce``),
+   split it into partial reductions (``partialReduce``) with or without the coalescing reorder,
+   register-block a map of maps over a reduction (``registerBlock2D``), tile a 2D stencil or convolution
+   (``tile2D``), group the iterations of the outermost map (``splitJoin``);
+2. work mapping: the nest of computing maps gets OpenCL mappings by a policy (``mapGlb`` over the outer
+   one to three maps, or ``mapWrg`` then ``mapLcl``), every other map becomes ``mapSeq``, every reduction
+   ``reduceSeq`` with a private accumulator;
+3. memory and loop options: fetch values reused by a map into private memory (``letPrivate``), stage a
+   work-group's data in local memory (``localStage``), unroll the innermost reduction;
+4. placement: inputs ``[[[float]C]W]H`` with ``C % 4 == 0`` may be read through an OpenCL image.
+
+Variants are de-duplicated structurally (alpha-equivalence) after every stage and carry the trace of the
+rules that produced them, their tuning parameters and the requirements the rules added.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field, replace
+from typing import Callable, Iterable
+
+import sympy
+
+from ..ir import primitives as P
+from ..ir.analysis import is_lowered, is_view
+from ..ir.expr import Call, Program
+from ..ir.printer import show_program
+from ..ir.types import ArrayType, Float, innermost
+from .algorithmic import partial_reduce, coalesce, split_join, tile2D, vectorize_reduce
+from .blocking import register_block2D
+from .lowering import (
+    MAP_GLB,
+    MAP_LCL,
+    MAP_SEQ,
+    MAP_WRG,
+    let_private,
+    local_stage,
+    private_accumulator,
+    reduce_seq,
+    unroll_reduce,
+)
+from .positions import positions
+from .rule import Requirement, Rule, TraceStep, try_rule
+
+
+@dataclass(frozen=True)
+class Variant:
+    program: Program
+    params: tuple[sympy.Symbol, ...] = ()
+    requirements: tuple[Requirement, ...] = ()
+    placements: tuple[tuple[str, str], ...] = ()
+    trace: tuple[TraceStep, ...] = ()
+
+    @property
+    def key(self):
+        return (self.program, self.placements)
+
+    @property
+    def placement_map(self) -> dict[str, str]:
+        return dict(self.placements)
+
+    @property
+    def lowered(self) -> bool:
+        return is_lowered(self.program)
+
+    def text(self) -> str:
+        lines = [show_program(self.program)]
+        lines.append(f"// parameters: {', '.join(map(str, self.params)) or 'none'}")
+        if self.placements:
+            lines.append("// placement: " + ", ".join(f"{k} in {v}" for k, v in self.placements))
+        for r in self.requirements:
+            lines.append(f"// requires: {r.message}")
+        lines.append("// rules: " + ("; ".join(str(s) for s in self.trace) or "none"))
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+Strategy = Callable[[Variant], list[Variant]]
+
+
+# ------------------------------------------------------------------------------------- combinators
+
+
+def once(rule: Rule, where: Callable | None = None) -> Strategy:
+    """Apply ``rule`` at the first position (pre-order) where it applies; no result if none."""
+
+    def go(v: Variant) -> list[Variant]:
+        for path, e in positions(v.program.body):
+            if where is not None and not where(path, e):
+                continue
+            r = try_rule(v.program, rule, path)
+            if r is not None:
+                return [_extend(v, r)]
+        return []
+
+    return go
+
+
+def everywhere(rule: Rule) -> Strategy:
+    """Apply ``rule`` at every position where it applies, one variant per position."""
+
+    def go(v: Variant) -> list[Variant]:
+        out = []
+        for path, _ in positions(v.program.body):
+            r = try_rule(v.program, rule, path)
+            if r is not None:
+                out.append(_extend(v, r))
+        return out
+
+    return go
+
+
+def normalize(rule: Rule, limit: int = 200) -> Strategy:
+    """Apply ``rule`` until it no longer applies (deterministically, first position each time)."""
+    step = once(rule)
+
+    def go(v: Variant) -> list[Variant]:
+        for _ in range(limit):
+            nxt = step(v)
+            if not nxt:
+                return [v]
+            v = nxt[0]
+        raise RuntimeError(f"rule {rule.name} did not reach a normal form within {limit} steps")
+
+    return go
+
+
+def seq(*strategies: Strategy) -> Strategy:
+    def go(v: Variant) -> list[Variant]:
+        states = [v]
+        for s in strategies:
+            states = dedup(x for st in states for x in s(st))
+        return states
+
+    return go
+
+
+def choice(*strategies: Strategy) -> Strategy:
+    def go(v: Variant) -> list[Variant]:
+        return dedup(x for s in strategies for x in s(v))
+
+    return go
+
+
+def optional(s: Strategy) -> Strategy:
+    """The variant unchanged, or what ``s`` makes of it."""
+    return choice(lambda v: [v], s)
+
+
+def try_(s: Strategy) -> Strategy:
+    """What ``s`` makes of the variant, or the variant unchanged when ``s`` does not apply."""
+
+    def go(v: Variant) -> list[Variant]:
+        return s(v) or [v]
+
+    return go
+
+
+def dedup(variants: Iterable[Variant]) -> list[Variant]:
+    seen = set()
+    out = []
+    for v in variants:
+        if v.key not in seen:
+            seen.add(v.key)
+            out.append(v)
+    return out
+
+
+def _extend(v: Variant, r) -> Variant:
+    return replace(
+        v,
+        program=r.program,
+        params=v.params + r.params,
+        requirements=v.requirements + r.requirements,
+        trace=v.trace + (r.step,),
+    )
+
+
+# ------------------------------------------------------------------------------------- work mapping
+
+
+def computing_maps(program: Program) -> int:
+    """Depth of the nest of computing high-level maps (the 'spine' the mapping policies distribute)."""
+    depth = 0
+    best = 0
+
+    def walk(e, d):
+        nonlocal best
+        if isinstance(e, Call):
+            here = type(e.fn) is P.Map and not is_view(e.fn.f.body)
+            nd = d + 1 if here else d
+            best = max(best, nd)
+            if isinstance(e.fn, P.Primitive) and not isinstance(e.fn, P.ReduceLike):
+                from ..ir.expr import primitive_functions
+
+                for _, lam in primitive_functions(e.fn):
+                    walk(lam.body, nd)
+            elif hasattr(e.fn, "body"):
+                walk(e.fn.body, nd)
+            for a in e.args:
+                walk(a, d)
+
+    walk(program.body, depth)
+    return best
+
+
+def mapping_policies(depth: int) -> list[tuple[str, int, int]]:
+    """(kind, first, second): ('glb', k, 0) maps the k outer maps to mapGlb; ('wl', a, b) maps a maps to
+    mapWrg and the next b to mapLcl."""
+    out = []
+    for k in sorted({min(depth, 3), min(depth, 2), 1}, reverse=True):
+        if k >= 1:
+            out.append(("glb", k, 0))
+    if depth >= 2:
+        out.append(("wl", 1, 1))
+    if depth >= 3:
+        out.append(("wl", 1, 2))
+    if depth >= 4:
+        out.append(("wl", 2, 2))
+    return out
+
+
+def apply_mapping(policy: tuple[str, int, int]) -> Strategy:
+    kind, a, b = policy
+    if kind == "glb":
+        steps = [MAP_GLB[d] for d in reversed(range(a))]
+    else:
+        steps = [MAP_WRG[d] for d in reversed(range(a))] + [MAP_LCL[d] for d in reversed(range(b))]
+
+    def go(v: Variant) -> list[Variant]:
+        for rule in steps:
+            nxt = once(rule)(v)
+            if not nxt:
+                return []
+            v = nxt[0]
+        v = normalize(MAP_SEQ)(v)[0]
+        v = normalize(reduce_seq)(v)[0]
+        return [v]
+
+    return go
+
+
+def lower_all(v: Variant) -> list[Variant]:
+    depth = computing_maps(v.program)
+    out = []
+    for policy in mapping_policies(depth) or [("glb", 0, 0)]:
+        out.extend(apply_mapping(policy)(v))
+    return dedup(out)
+
+
+def _accumulators(v: Variant) -> list[Variant]:
+    return normalize(private_accumulator)(v)
+
+
+# ------------------------------------------------------------------------------------- placement
+
+
+def image_candidates(program: Program) -> list[str]:
+    out = []
+    for p, t in zip(program.params, program.param_types):
+        if isinstance(t, ArrayType) and len(t.dims) == 3 and innermost(t) == Float:
+            c = t.dims[2]
+            if c.is_Integer and int(c) % 4 == 0 or not c.is_Integer:
+                out.append(p.name)
+    return out
+
+
+def place_in_image(name: str) -> Strategy:
+    def go(v: Variant) -> list[Variant]:
+        if name in dict(v.placements):
+            return []
+        step = TraceStep("placeInImage", f"input {name}")
+        reqs = ()
+        t = v.program.inputs[name]
+        c = t.dims[2]
+        if not c.is_Integer:
+            reqs = (Requirement(sympy.Eq(sympy.Mod(c, 4), 0), f"image input {name} packs {c} channels by four", "placeInImage"),)
+        return [replace(v, placements=tuple(sorted(v.placements + ((name, "image"),))), trace=v.trace + (step,), requirements=v.requirements + reqs)]
+
+    return go
+
+
+# ------------------------------------------------------------------------------------- the driver
+
+
+@dataclass(frozen=True)
+class ExploreOptions:
+    """Which rules the exploration may use, and how far it may go.
+
+    ``depth`` bounds how many algorithmic macros one variant combines; the memory stage picks at most one
+    of its options per variant.  Both keep the number of variants in the tens, so each can be checked."""
+
+    vectorize: bool = True
+    partial: bool = True
+    coalesce: bool = True
+    register_block: bool = True
+    tile: bool = True
+    group: bool = True
+    depth: int = 2
+    let_private: bool = True
+    local_stage: bool = True
+    unroll: bool = True
+    images: bool = True
+    max_variants: int | None = None
+
+
+def _macros(opts: ExploreOptions) -> list[tuple[str, Strategy]]:
+    """The optional algorithmic macros, in the order they are applied when combined."""
+    out: list[tuple[str, Strategy]] = []
+    if opts.vectorize:
+        out.append(("vectorize", once(vectorize_reduce)))
+    if opts.partial:
+        partial = once(partial_reduce)
+        out.append(("partial", choice(partial, seq(partial, once(coalesce))) if opts.coalesce else partial))
+    if opts.register_block:
+        out.append(("block", once(register_block2D)))
+    if opts.tile:
+        out.append(("tile", once(tile2D)))
+    if opts.group:
+        out.append(("group", once(split_join, where=lambda path, e: not any(s[0] in ("fn", "callee") for s in path))))
+    return out
+
+
+def algorithmic_stage(opts: ExploreOptions) -> Strategy:
+    """Every combination of at most ``depth`` macros, applied in their fixed order."""
+    macros = _macros(opts)
+
+    def go(v: Variant) -> list[Variant]:
+        out = [v]
+        for k in range(1, opts.depth + 1):
+            for combo in itertools.combinations(macros, k):
+                out.extend(seq(*[s for _, s in combo])(v))
+        return dedup(out)
+
+    return go
+
+
+def memory_stage(opts: ExploreOptions) -> Strategy:
+    options: list[Strategy] = [lambda v: [v]]
+    if opts.let_private:
+        options.append(once(let_private))
+    if opts.local_stage:
+        options.append(once(local_stage))
+    if opts.unroll:
+        options.append(once(unroll_reduce, where=_innermost_reduce))
+    return seq(_accumulators, choice(*options))
+
+
+def _innermost_reduce(path, e) -> bool:
+    if not (isinstance(e, Call) and isinstance(e.fn, P.ReduceSeq)):
+        return False
+    return not any(isinstance(n, Call) and isinstance(n.fn, P.ReduceLike) for _, n in list(positions(e))[1:])
+
+
+def placement_stage(program: Program, opts: ExploreOptions) -> Strategy:
+    if not opts.images:
+        return lambda v: [v]
+    return seq(*[optional(place_in_image(name)) for name in image_candidates(program)])
+
+
+def explore(program: Program, options: ExploreOptions = ExploreOptions()) -> list[Variant]:
+    """Distinct fully lowered variants of a high-level program, each with its parameters and trace."""
+    start = Variant(program)
+    pipeline = seq(algorithmic_stage(options), lower_all, memory_stage(options), placement_stage(program, options))
+    variants = [v for v in pipeline(start) if v.lowered]
+    if options.max_variants is not None and len(variants) > options.max_variants:
+        # Keep a spread over the whole list rather than its head, so every stage's choices stay represented.
+        step = len(variants) / options.max_variants
+        variants = [variants[int(i * step)] for i in range(options.max_variants)]
+    return variants
