@@ -61,3 +61,9 @@ class RewriteError(LiftError):
 
 class ConstraintError(LiftError):
     """A parameter assignment violates a constraint, or no valid assignment exists."""
+
+
+class TuningError(LiftError):
+    """The exploration machinery was given something it cannot use: an unknown layer name or a malformed layer
+    spec, a results database of another schema or a file that is not one, a reference implementation that is
+    not available here, or a worker process that cannot start."""

@@ -1,0 +1,149 @@
+"""The time/memory Pareto frontier of explored points, as a table and as a plot.
+
+Both objectives are minimised.  A point dominates another when it is no slower and needs no more memory,
+and is strictly better in at least one; the frontier is every measured point no other point dominates.
+Points with exactly the same time and memory do not dominate each other: by default the frontier keeps the
+first of them in the order given (``Store.records`` gives rows in the order they were first written), and
+``keep_ties=True`` keeps them all.
+
+Reference implementations (variants named ``reference:...``) are drawn and listed beside the frontier,
+never on it: they are what the frontier is compared with.  Where references are passed in, they may be
+stored records or fresh ``ReferenceResult`` objects (anything with ``time_ms``, ``bytes`` and a ``name`` or
+``variant``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from ..errors import TuningError
+from .store import REFERENCE_PREFIX, Record
+
+MB = 1e6  # memory is reported in decimal megabytes, as the paper does
+
+
+def pareto_front(records: Iterable[Record], keep_ties: bool = False) -> list[Record]:
+    """The non-dominated measured points of ``records`` (one layer on one device), fastest first.
+
+    Records that are not ``ok``, lack a time or a memory figure, or are references are ignored.
+    """
+    points = [r for r in records if r.measured and not r.is_reference]
+    # A stable sort by (time, memory) puts every point after all points that could dominate it, and keeps
+    # the input order among exact ties.
+    points.sort(key=lambda r: (r.time_ms, r.bytes))
+    front: list[Record] = []
+    for r in points:
+        if not front or r.bytes < front[-1].bytes:
+            front.append(r)
+        elif keep_ties and (r.time_ms, r.bytes) == (front[-1].time_ms, front[-1].bytes):
+            front.append(r)
+    return front
+
+
+def frontiers(records: Iterable[Record], keep_ties: bool = False) -> dict[tuple[str, str], list[Record]]:
+    """The frontier of every (device, layer) group among ``records``."""
+    groups: dict[tuple[str, str], list[Record]] = defaultdict(list)
+    for r in records:
+        groups[(r.device, r.layer)].append(r)
+    return {g: pareto_front(rs, keep_ties) for g, rs in sorted(groups.items())}
+
+
+def references_of(records: Iterable[Record]) -> list[Record]:
+    """The measured reference points among ``records``."""
+    return [r for r in records if r.is_reference and r.measured]
+
+
+def _label(ref) -> str:
+    # A stored reference record is named by its variant; a fresh ReferenceResult by its name.
+    name = getattr(ref, "name", None)
+    return name if isinstance(name, str) else ref.variant.split(":", 1)[-1]
+
+
+def _short_config(config: dict, width: int) -> str:
+    text = " ".join(f"{k}={v}" for k, v in sorted(config.items()))
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def format_frontier(
+    frontier: Sequence[Record],
+    references: Sequence = (),
+    flops: int | None = None,
+    config_width: int = 60,
+) -> str:
+    """A plain-text table of the frontier (fastest first) followed by the references.
+
+    With the layer's ``flops`` (``Layer.flops``) a GFLOP/s column is added, and each reference row shows the
+    ratios of the fastest frontier point to it: ``speedup`` (reference time / liftpy time) and ``mem``
+    (reference memory / liftpy memory), above 1 where liftpy is better.
+    """
+    header = ["#", "time ms", "memory MB"] + (["GFLOP/s"] if flops else []) + ["variant", "configuration"]
+    rows = []
+    for i, r in enumerate(frontier, 1):
+        row = [str(i), f"{r.time_ms:.4g}", f"{r.bytes / MB:.4g}"]
+        if flops:
+            row.append(f"{flops / (r.time_ms * 1e6):.4g}")
+        rows.append(row + [r.variant, _short_config(r.config, config_width)])
+    best = min(frontier, key=lambda r: r.time_ms) if frontier else None
+    for ref in references:
+        row = ["ref", f"{ref.time_ms:.4g}", f"{ref.bytes / MB:.4g}"]
+        if flops:
+            row.append(f"{flops / (ref.time_ms * 1e6):.4g}")
+        note = ""
+        if best is not None:
+            note = f"speedup {ref.time_ms / best.time_ms:.3g}x, mem {ref.bytes / best.bytes:.3g}x vs fastest"
+        rows.append(row + [f"{REFERENCE_PREFIX}{_label(ref)}", note])
+    if not rows:
+        return "no measured points"
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
+    numeric = {"#", "time ms", "memory MB", "GFLOP/s"}
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.rjust(w) if h in numeric else c.ljust(w) for c, w, h in zip(cells, widths, header)).rstrip()
+
+    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(row) for row in rows])
+
+
+def plot_frontier(
+    records: Iterable[Record],
+    frontier: Sequence[Record],
+    references: Sequence,
+    path: str | Path,
+    title: str | None = None,
+) -> Path:
+    """Write a PNG: every measured point, the frontier as a staircase, and each reference as a labelled marker;
+    time (ms) across, memory (MB) up."""
+    # A bare Figure renders with Agg and leaves pyplot's global backend (a notebook's, say) alone.
+    from matplotlib.figure import Figure
+
+    points = [r for r in records if r.measured and not r.is_reference]
+    if not points and not references:
+        raise TuningError("nothing to plot: no measured points or references (run an exploration first)")
+    fig = Figure(figsize=(7, 5), dpi=120)
+    ax = fig.add_subplot()
+    if points:
+        ax.scatter([r.time_ms for r in points], [r.bytes / MB for r in points], s=12, c="0.65", label=f"sampled ({len(points)})", zorder=1)
+    if frontier:
+        ft = [r.time_ms for r in frontier]
+        fm = [r.bytes / MB for r in frontier]
+        ax.step(ft, fm, where="post", color="tab:blue", lw=1.2, zorder=2)
+        ax.scatter(ft, fm, s=28, color="tab:blue", label=f"Pareto frontier ({len(frontier)})", zorder=3)
+    markers = "s^Dv<>ph*"
+    for i, ref in enumerate(references):
+        label = _label(ref)
+        ax.scatter([ref.time_ms], [ref.bytes / MB], marker=markers[i % len(markers)], s=60, color=f"C{(i + 1) % 10}", zorder=4, label=label)
+        ax.annotate(label, (ref.time_ms, ref.bytes / MB), textcoords="offset points", xytext=(6, 6), fontsize=8)
+    times = [r.time_ms for r in points] + [r.time_ms for r in references]
+    # Sampled times span orders of magnitude in a broad exploration; a log axis keeps the frontier readable.
+    if min(times) > 0 and max(times) / min(times) > 30:
+        ax.set_xscale("log")
+    ax.set_xlabel("time (ms)")
+    ax.set_ylabel("memory (MB)")
+    ax.set_title(title or "time / memory Pareto frontier")
+    ax.grid(True, which="both", lw=0.3, alpha=0.6)
+    ax.legend(fontsize=8, loc="best")
+    path = Path(path)
+    fig.tight_layout()
+    fig.savefig(path, format="png")
+    return path

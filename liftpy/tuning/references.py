@@ -1,0 +1,349 @@
+"""Reference convolutions: a plain one to validate against, and vendor ones to measure against.
+
+Layouts (single image, no batch, no bias, fp32 in and out):
+
+* input   ``x[C][H][W]``
+* weights ``w[M][C][K][K]``   (``w[m][c][i][j]`` multiplies ``x[c][oy*stride + i - pad][ox*stride + j - pad]``)
+* output  ``out[M][OH][OW]``
+
+``conv2d_direct`` is the obviously-correct convolution (float64, a sum over the K*K kernel taps of
+channel contractions) that every explored variant is validated against with ``expectation`` and
+``validate``.  The measured references, each returning its output, the median time and the memory it
+needs (with a breakdown):
+
+* ``im2col_gemm_numpy``: zero-padding, the im2col matrix ``[C*K*K][OH*OW]`` materialised, then one fp32
+  GEMM through numpy's BLAS, on the CPU; memory counts input, padded input, im2col matrix, weights and output;
+* ``torch_cpu``: PyTorch's ``conv2d`` on the CPU (when torch is installed); memory counts input, weights and
+  output (the library's scratch space on the CPU is not visible to us);
+* ``cudnn``: PyTorch's ``conv2d`` on CUDA through cuDNN in fp32 with TF32 off, cuDNN's algorithm autotuner on
+  (``cudnn.benchmark``, as the paper's baselines were auto-tuned);
+* ``im2col_gemm``: ``unfold`` (im2col) and one cuBLAS fp32 GEMM on CUDA, TF32 off.
+
+CPU references are timed with ``time.perf_counter`` around the whole operation; CUDA ones with CUDA events
+around each run, after warm-up, the median of repeated runs, host transfers excluded (as OpenCL profiling
+events time liftpy's kernels).  CUDA memory is input and weights plus the allocator's peak growth during one
+run, so the output, cuDNN's workspace and the im2col matrix are all measured, not assumed.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import InputError, TuningError
+from .layers import Layer
+from .store import REFERENCE_PREFIX, Record, Status
+
+REFERENCES = ("im2col_gemm_numpy", "torch_cpu", "cudnn", "im2col_gemm")
+EPS32 = float(np.finfo(np.float32).eps)
+
+
+def _out_size(n: int, k: int, stride: int, pad: int) -> int:
+    return (n + 2 * pad - k) // stride + 1
+
+
+def _check(x: np.ndarray, w: np.ndarray, stride: int, pad: int) -> tuple[int, int, int, int, int, int, int]:
+    if x.ndim != 3 or w.ndim != 4:
+        raise InputError(f"expected x[C][H][W] and w[M][C][K][K], got shapes {x.shape} and {w.shape}")
+    c, h, wd = x.shape
+    m, c2, k, k2 = w.shape
+    if c2 != c or k != k2:
+        raise InputError(f"weights {w.shape} do not fit input {x.shape}: need [M][{c}][K][K]")
+    if stride < 1 or pad < 0 or k > min(h, wd) + 2 * pad:
+        raise InputError(f"a {k}x{k} kernel at stride {stride} and pad {pad} does not fit a {h}x{wd} input")
+    return c, h, wd, m, k, _out_size(h, k, stride, pad), _out_size(wd, k, stride, pad)
+
+
+def conv2d_direct(x: np.ndarray, w: np.ndarray, stride: int = 1, pad: int = 0) -> np.ndarray:
+    """The plain convolution in float64: out[m] = sum over taps (i, j) of w[:, :, i, j] . x_padded shifted."""
+    c, h, wd, m, k, oh, ow = _check(x, w, stride, pad)
+    xp = np.pad(np.asarray(x, dtype=np.float64), ((0, 0), (pad, pad), (pad, pad)))
+    w64 = np.asarray(w, dtype=np.float64)
+    out = np.zeros((m, oh, ow))
+    for i in range(k):
+        for j in range(k):
+            patch = xp[:, i : i + stride * (oh - 1) + 1 : stride, j : j + stride * (ow - 1) + 1 : stride]
+            out += np.tensordot(w64[:, :, i, j], patch, axes=(1, 0))
+    return out
+
+
+def random_inputs(layer: Layer, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Fixed random fp32 input and weights of a layer, uniform in [-1, 1) so that sums cancel and an error
+    cannot hide behind a large common offset."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, size=layer.input_shape).astype(np.float32)
+    w = rng.uniform(-1, 1, size=layer.weight_shape).astype(np.float32)
+    return x, w
+
+
+# -- validation ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """What a correct output is, computed once per layer and inputs: the exact-ish result and, per output
+    element, the sum of the magnitudes of its terms (which bounds fp32 rounding error)."""
+
+    expected: np.ndarray  # float64 [M][OH][OW]
+    magnitude: np.ndarray  # float64 [M][OH][OW]: sum |w| |x| over the element's C*K*K terms
+    terms: int  # C*K*K
+
+
+def expectation(x: np.ndarray, w: np.ndarray, stride: int = 1, pad: int = 0) -> Expectation:
+    c, _, _, _, k, _, _ = _check(x, w, stride, pad)
+    expected = conv2d_direct(x, w, stride, pad)
+    magnitude = conv2d_direct(np.abs(x), np.abs(w), stride, pad)
+    return Expectation(expected, magnitude, c * k * k)
+
+
+@dataclass(frozen=True)
+class Validation:
+    ok: bool
+    max_abs_error: float
+    worst_ratio: float  # the largest |error| / allowed error over the elements; at most 1 when ok
+    worst_index: tuple[int, ...] | None
+    message: str
+
+
+def validate(actual: np.ndarray, exp: Expectation, factor: float = 8.0) -> Validation:
+    """Whether ``actual`` is a correct fp32 result.
+
+    Element (m, y, x) may differ from the float64 result by ``factor * sqrt(terms) * eps32 * magnitude``:
+    fp32 sums in any order stay well inside that (rounding errors of a sum of n terms grow like sqrt(n)
+    times the size of what is summed), while a missing, repeated or misplaced term is about
+    ``magnitude / terms``, above it for every layer of VGG-16 and AlexNet.  A summed or relative norm would
+    instead be loose on large outputs or fail on elements whose terms cancel to near zero.
+    """
+    actual = np.asarray(actual)
+    if actual.shape != exp.expected.shape:
+        return Validation(False, math.inf, math.inf, None, f"output shape {actual.shape}, expected {exp.expected.shape}")
+    a = actual.astype(np.float64)
+    if not np.all(np.isfinite(a)):
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(a))[0])
+        return Validation(False, math.inf, math.inf, bad, f"non-finite output, first at {bad}: {a[bad]}")
+    error = np.abs(a - exp.expected)
+    allowed = factor * math.sqrt(exp.terms) * EPS32 * exp.magnitude + np.finfo(np.float32).tiny
+    ratio = error / allowed
+    worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(ratio)), ratio.shape)) if ratio.size else None
+    worst_ratio = float(ratio[worst]) if worst is not None else 0.0
+    max_abs = float(error.max()) if error.size else 0.0
+    if worst_ratio <= 1.0:
+        return Validation(True, max_abs, worst_ratio, worst, f"ok (max error {max_abs:.3g}, {worst_ratio:.2g} of allowed)")
+    wrong = int(np.count_nonzero(ratio > 1.0))
+    return Validation(
+        False, max_abs, worst_ratio, worst,
+        f"{wrong} of {ratio.size} elements wrong; worst at {worst}: got {a[worst]:.6g}, expected "
+        f"{exp.expected[worst]:.6g} (error {error[worst]:.3g}, {worst_ratio:.3g}x the allowed {allowed[worst]:.3g})",
+    )  # fmt: skip
+
+
+# -- measured references -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReferenceResult:
+    name: str
+    output: np.ndarray = field(repr=False)  # float32 [M][OH][OW], on the host
+    time_ms: float  # median
+    times_ms: tuple[float, ...]
+    bytes: int
+    breakdown: Mapping[str, int]  # the parts of ``bytes``, by buffer
+    device: str  # where it ran, in words
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+def _cuda_available() -> bool:
+    torch = _torch()
+    return bool(torch is not None and torch.cuda.is_available())
+
+
+def available_references() -> tuple[str, ...]:
+    """The references that can run here, in ``REFERENCES`` order."""
+    names = ["im2col_gemm_numpy"]
+    if _torch() is not None:
+        names.append("torch_cpu")
+    if _cuda_available():
+        names += ["cudnn", "im2col_gemm"]
+    return tuple(names)
+
+
+def _time_cpu(fn: Callable[[], np.ndarray], warmup: int, repeat: int) -> tuple[np.ndarray, list[float]]:
+    out = None
+    for _ in range(warmup):
+        out = fn()
+    times = []
+    for _ in range(max(repeat, 1)):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return out, times
+
+
+def _cpu_name() -> str:
+    import platform
+
+    return f"CPU ({platform.processor() or platform.machine()})"
+
+
+def _im2col_gemm_numpy(x, w, stride, pad, warmup, repeat) -> ReferenceResult:
+    c, h, wd, m, k, oh, ow = _check(x, w, stride, pad)
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    wm = np.ascontiguousarray(w, dtype=np.float32).reshape(m, c * k * k)
+
+    def run() -> np.ndarray:
+        xp = np.pad(x, ((0, 0), (pad, pad), (pad, pad))) if pad else x
+        windows = np.lib.stride_tricks.sliding_window_view(xp, (k, k), axis=(1, 2))[:, ::stride, ::stride]
+        # [C][OH][OW][K][K] -> rows (c, i, j), columns (oy, ox): the copy is the im2col matrix.
+        cols = np.ascontiguousarray(windows.transpose(0, 3, 4, 1, 2)).reshape(c * k * k, oh * ow)
+        return (wm @ cols).reshape(m, oh, ow)
+
+    out, times = _time_cpu(run, warmup, repeat)
+    breakdown = {
+        "input": 4 * c * h * wd,
+        "padded_input": 4 * c * (h + 2 * pad) * (wd + 2 * pad) if pad else 0,
+        "im2col": 4 * c * k * k * oh * ow,
+        "weights": 4 * m * c * k * k,
+        "output": 4 * m * oh * ow,
+    }
+    return ReferenceResult("im2col_gemm_numpy", out, statistics.median(times), tuple(times), sum(breakdown.values()),
+                           breakdown, f"{_cpu_name()}, numpy BLAS")  # fmt: skip
+
+
+def _torch_cpu(x, w, stride, pad, warmup, repeat) -> ReferenceResult:
+    torch = _torch()
+    c, h, wd, m, k, oh, ow = _check(x, w, stride, pad)
+    xt = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))[None]
+    wt = torch.from_numpy(np.ascontiguousarray(w, dtype=np.float32))
+    with torch.inference_mode():
+        out, times = _time_cpu(lambda: torch.nn.functional.conv2d(xt, wt, stride=stride, padding=pad), warmup, repeat)
+    breakdown = {"input": 4 * c * h * wd, "weights": 4 * m * c * k * k, "output": 4 * m * oh * ow}
+    return ReferenceResult("torch_cpu", out[0].numpy().copy(), statistics.median(times), tuple(times),
+                           sum(breakdown.values()), breakdown, f"{_cpu_name()}, torch {torch.__version__}")  # fmt: skip
+
+
+def _cuda(name: str, x, w, stride, pad, warmup, repeat) -> ReferenceResult:
+    torch = _torch()
+    c, h, wd, m, k, oh, ow = _check(x, w, stride, pad)
+    dev = torch.device("cuda")
+    cudnn, matmul = torch.backends.cudnn, torch.backends.cuda.matmul
+    saved = (cudnn.allow_tf32, cudnn.benchmark, matmul.allow_tf32)
+    # fp32 for a fair comparison with liftpy's fp32 kernels: TF32 would round inputs to 10-bit mantissas.
+    cudnn.allow_tf32, cudnn.benchmark, matmul.allow_tf32 = False, True, False
+    try:
+        xt = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32)).to(dev)[None]
+        wt = torch.from_numpy(np.ascontiguousarray(w, dtype=np.float32)).to(dev)
+        if name == "cudnn":
+            def run():
+                return torch.nn.functional.conv2d(xt, wt, stride=stride, padding=pad)
+        else:
+            wm = wt.reshape(m, c * k * k)
+
+            def run():
+                cols = torch.nn.functional.unfold(xt, k, padding=pad, stride=stride)[0]  # [C*K*K][OH*OW]
+                return (wm @ cols).reshape(1, m, oh, ow)
+
+        with torch.inference_mode():
+            for _ in range(max(warmup, 1)):  # at least one: cuDNN's autotuner runs on the first call
+                out = run()
+            del out
+            torch.cuda.synchronize(dev)
+            torch.cuda.reset_peak_memory_stats(dev)
+            base = torch.cuda.memory_allocated(dev)
+            out = run()
+            torch.cuda.synchronize(dev)
+            grown = torch.cuda.max_memory_allocated(dev) - base
+            times = []
+            for _ in range(max(repeat, 1)):
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                out = run()
+                end.record()
+                end.synchronize()
+                times.append(float(start.elapsed_time(end)))
+            result = out[0].cpu().numpy().copy()
+        output_bytes = 4 * m * oh * ow
+        im2col_bytes = 4 * c * k * k * oh * ow if name == "im2col_gemm" else 0
+        breakdown = {"input": 4 * c * h * wd, "weights": 4 * m * c * k * k, "output": output_bytes}
+        if im2col_bytes:
+            breakdown["im2col"] = im2col_bytes
+        # What the allocator grew by beyond output and im2col matrix: cuDNN's workspace, unfold's temporaries.
+        breakdown["workspace"] = max(int(grown) - output_bytes - im2col_bytes, 0)
+        props = torch.cuda.get_device_properties(dev)
+        what = f"cuDNN {cudnn.version()}" if name == "cudnn" else "unfold + cuBLAS"
+        return ReferenceResult(name, result, statistics.median(times), tuple(times), sum(breakdown.values()), breakdown,
+                               f"{props.name}, torch {torch.__version__}, {what}, fp32 (TF32 off)")  # fmt: skip
+    finally:
+        cudnn.allow_tf32, cudnn.benchmark, matmul.allow_tf32 = saved
+
+
+def measure_reference(
+    name: str,
+    x: np.ndarray,
+    w: np.ndarray,
+    stride: int = 1,
+    pad: int = 0,
+    warmup: int | None = None,
+    repeat: int | None = None,
+) -> ReferenceResult:
+    """Run and time one reference (see ``REFERENCES``); CPU ones default to 1 warm-up and 5 timed runs,
+    CUDA ones to 5 and 20."""
+    if name not in REFERENCES:
+        raise TuningError(f"unknown reference {name!r}; references: {', '.join(REFERENCES)}")
+    if name not in available_references():
+        need = "PyTorch (pip install torch)" if name == "torch_cpu" else "PyTorch with a CUDA GPU"
+        raise TuningError(f"reference {name} is not available here: it needs {need}; available: {', '.join(available_references())}")
+    on_gpu = name in ("cudnn", "im2col_gemm")
+    warmup = (5 if on_gpu else 1) if warmup is None else warmup
+    repeat = (20 if on_gpu else 5) if repeat is None else repeat
+    if on_gpu:
+        return _cuda(name, x, w, stride, pad, warmup, repeat)
+    if name == "torch_cpu":
+        return _torch_cpu(x, w, stride, pad, warmup, repeat)
+    return _im2col_gemm_numpy(x, w, stride, pad, warmup, repeat)
+
+
+def measure_references(
+    x: np.ndarray,
+    w: np.ndarray,
+    stride: int = 1,
+    pad: int = 0,
+    names: Sequence[str] | None = None,
+    warmup: int | None = None,
+    repeat: int | None = None,
+) -> list[ReferenceResult]:
+    """Run and time the given references (all available ones by default)."""
+    return [measure_reference(n, x, w, stride, pad, warmup, repeat) for n in (names or available_references())]
+
+
+def reference_record(result: ReferenceResult, device: str, layer: Layer) -> Record:
+    """A reference's measurement as a store record (variant ``reference:<name>``, empty configuration), so
+    that a frontier read back from the store is drawn with the references of the same run."""
+    from .. import __version__
+
+    now = time.time()
+    return Record(
+        device=device,
+        layer=layer.spec,
+        variant=REFERENCE_PREFIX + result.name,
+        config={},
+        status=Status.OK,
+        time_ms=result.time_ms,
+        bytes=result.bytes,
+        layer_name=layer.name,
+        liftpy_version=__version__,
+        metrics={"breakdown": dict(result.breakdown), "times_ms": list(result.times_ms), "ran_on": result.device},
+        started_at=now,
+        finished_at=now,
+    )

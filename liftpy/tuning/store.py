@@ -1,0 +1,360 @@
+"""The results store: one SQLite row per (device, layer, variant, configuration) explored.
+
+Why SQLite: a finished point must survive the run being killed at any moment (a job reservation running
+out, SIGKILL, a driver taking the machine down), and a notebook or a second process must be able to read the
+results while a run is writing them.  The database runs in WAL mode with ``synchronous=FULL`` and every
+finished point is its own transaction, so a kill loses at most the point being evaluated and never leaves a
+half-written row; readers never block the writer.
+
+Resumption is exact on the key: ``device`` (platform | name | driver, as ``Device.key`` gives it), ``layer``
+(the layer's ``C,H,W,M,K,stride,pad`` spec, so catalogue aliases share rows), ``variant`` (the program
+variant's identity, chosen by the caller: a name or a hash of the lowered program) and ``config`` (the tuning
+parameters as canonical JSON: sorted keys, no spaces).  ``Store.put`` replaces the row of its key, so every
+point is kept once however often it is re-run.
+
+Before a point is evaluated the caller may ``begin`` it: that commits a row with status ``running`` and
+counts the attempt.  A run killed during the point leaves that row behind; ``done`` says it still needs to
+run, and ``attempts`` tells the caller that a point has taken the whole process down before (a driver or
+device crash that worker isolation could not contain), so it can record it as ``crashed`` instead of
+running it forever.
+
+Schema ``liftpy-results/1``::
+
+    meta(key TEXT PRIMARY KEY, value TEXT)            -- 'schema' -> 'liftpy-results/1'
+    results(
+        id INTEGER PRIMARY KEY,
+        device TEXT, layer TEXT, variant TEXT, config TEXT,   -- the key (UNIQUE together)
+        layer_name TEXT,                                      -- the name the layer was asked for by
+        status TEXT,                                          -- a Status value
+        time_ms REAL, bytes INTEGER,                          -- NULL unless measured
+        source_hash TEXT, liftpy_version TEXT,
+        profile TEXT, metrics TEXT,                           -- JSON objects (device profile record; extras)
+        error TEXT,
+        attempts INTEGER, started_at REAL, finished_at REAL)  -- Unix seconds
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from ..errors import TuningError
+
+SCHEMA = "liftpy-results/1"
+REFERENCE_PREFIX = "reference:"  # variants of reference implementations (cudnn, im2col_gemm, ...) start so
+
+
+class Status(str, enum.Enum):
+    OK = "ok"
+    COMPILE_ERROR = "compile_error"  # generating or building the kernel failed
+    RUNTIME_ERROR = "runtime_error"  # the kernel or its host code raised while running
+    TIMEOUT = "timeout"  # the evaluation ran past its time limit and its worker was killed
+    WRONG_RESULT = "wrong_result"  # it ran, but the output does not match the reference
+    INVALID_CONFIG = "invalid_config"  # the configuration violates a constraint or a device limit
+    CRASHED = "crashed"  # the worker process died (a segfault or abort in a driver or compiler)
+    RUNNING = "running"  # begun and not finished: the run was killed while evaluating it
+
+    @property
+    def finished(self) -> bool:
+        return self is not Status.RUNNING
+
+    @property
+    def failed(self) -> bool:
+        return self not in (Status.OK, Status.RUNNING)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def _json_default(value: Any) -> Any:
+    # numpy scalars and arrays come from samplers and metrics; store them as plain JSON numbers and lists.
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    if isinstance(value, enum.Enum):
+        return value.value
+    raise TypeError(f"{type(value).__name__} is not JSON-serializable")
+
+
+def canonical_json(value: Any) -> str:
+    """The JSON text that identifies a configuration: sorted keys, no spaces, numpy values as plain numbers."""
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), default=_json_default, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise TuningError(f"cannot store {value!r} as JSON: {e}; use numbers, strings, lists and dicts") from None
+
+
+@dataclass(frozen=True)
+class Key:
+    device: str
+    layer: str  # Layer.spec
+    variant: str
+    config: str  # canonical JSON of the configuration
+
+    @classmethod
+    def of(cls, device: str, layer: str, variant: str, config: Mapping[str, Any]) -> "Key":
+        return cls(device, layer, variant, canonical_json(dict(config)))
+
+
+@dataclass(frozen=True)
+class Record:
+    device: str
+    layer: str  # Layer.spec
+    variant: str
+    config: dict[str, Any] = field(hash=False)
+    status: Status
+    time_ms: float | None = None  # median of the timed runs, all kernels of the pipeline summed
+    bytes: int | None = None  # memory footprint: every buffer the implementation allocates
+    layer_name: str | None = None
+    source_hash: str | None = None
+    liftpy_version: str | None = None
+    profile: dict[str, Any] | None = field(default=None, hash=False)
+    metrics: dict[str, Any] = field(default_factory=dict, hash=False)
+    error: str | None = None
+    attempts: int = 1
+    started_at: float | None = None
+    finished_at: float | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.status, Status):
+            object.__setattr__(self, "status", Status(self.status))
+
+    @property
+    def key(self) -> Key:
+        return Key.of(self.device, self.layer, self.variant, self.config)
+
+    @property
+    def is_reference(self) -> bool:
+        return self.variant.startswith(REFERENCE_PREFIX)
+
+    @property
+    def measured(self) -> bool:
+        """Finished correctly with both objectives known: a candidate for the Pareto frontier."""
+        return self.status is Status.OK and self.time_ms is not None and self.bytes is not None
+
+
+_COLUMNS = (
+    "device", "layer", "variant", "config", "layer_name", "status", "time_ms", "bytes", "source_hash",
+    "liftpy_version", "profile", "metrics", "error", "attempts", "started_at", "finished_at",
+)  # fmt: skip
+
+_CREATE = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS results (
+    id INTEGER PRIMARY KEY,
+    device TEXT NOT NULL,
+    layer TEXT NOT NULL,
+    variant TEXT NOT NULL,
+    config TEXT NOT NULL,
+    layer_name TEXT,
+    status TEXT NOT NULL,
+    time_ms REAL,
+    bytes INTEGER,
+    source_hash TEXT,
+    liftpy_version TEXT,
+    profile TEXT,
+    metrics TEXT NOT NULL DEFAULT '{}',
+    error TEXT,
+    attempts INTEGER NOT NULL DEFAULT 1,
+    started_at REAL,
+    finished_at REAL,
+    UNIQUE (device, layer, variant, config)
+);
+CREATE INDEX IF NOT EXISTS results_by_group ON results (device, layer, status);
+"""
+
+
+def _row_to_record(row: sqlite3.Row) -> Record:
+    return Record(
+        device=row["device"],
+        layer=row["layer"],
+        variant=row["variant"],
+        config=json.loads(row["config"]),
+        status=Status(row["status"]),
+        time_ms=row["time_ms"],
+        bytes=row["bytes"],
+        layer_name=row["layer_name"],
+        source_hash=row["source_hash"],
+        liftpy_version=row["liftpy_version"],
+        profile=json.loads(row["profile"]) if row["profile"] is not None else None,
+        metrics=json.loads(row["metrics"]),
+        error=row["error"],
+        attempts=row["attempts"],
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+    )
+
+
+class Store:
+    """An SQLite results database; open with ``Store(path)`` (created if missing), close or use ``with``."""
+
+    def __init__(self, path: str | Path, timeout_s: float = 60.0):
+        self.path = Path(path)
+        try:
+            # isolation_level=None: transactions are explicit, one per finished point.
+            self._db = sqlite3.connect(str(self.path), timeout=timeout_s, isolation_level=None)
+            self._db.row_factory = sqlite3.Row
+            self._db.execute("PRAGMA journal_mode=WAL")
+            # FULL: a commit is on disk before put() returns, so even a power cut keeps finished points.
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(_CREATE)
+        except sqlite3.DatabaseError as e:
+            raise TuningError(f"{self.path} is not a usable liftpy results database ({e}); give another --db path") from None
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        if row is None:
+            self._db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA,))
+        elif row["value"] != SCHEMA:
+            self._db.close()
+            raise TuningError(
+                f"{self.path} holds results of schema {row['value']!r}, this liftpy reads {SCHEMA!r}; "
+                "use a new --db file"
+            )
+
+    # -- writing ---------------------------------------------------------------------------------------
+
+    def put(self, record: Record) -> None:
+        """Store a finished point, replacing any earlier row of its key; committed when this returns."""
+        rec = record if record.finished_at is not None else dataclasses.replace(record, finished_at=time.time())
+        values = (
+            rec.device, rec.layer, rec.variant, canonical_json(dict(rec.config)), rec.layer_name, rec.status.value,
+            None if rec.time_ms is None else float(rec.time_ms), None if rec.bytes is None else int(rec.bytes),
+            rec.source_hash, rec.liftpy_version, None if rec.profile is None else canonical_json(rec.profile),
+            canonical_json(dict(rec.metrics)), rec.error, int(rec.attempts), rec.started_at, rec.finished_at,
+        )  # fmt: skip
+        # The attempt count and start time of a begun row carry over to its finished row.
+        self._write(
+            f"INSERT INTO results ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))}) "
+            "ON CONFLICT (device, layer, variant, config) DO UPDATE SET "
+            + ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS[5:] if c not in ("attempts", "started_at"))
+            + ", layer_name = COALESCE(excluded.layer_name, results.layer_name)"
+            + ", attempts = CASE WHEN results.status = 'running' THEN results.attempts"
+            " ELSE results.attempts + excluded.attempts END"
+            + ", started_at = COALESCE(excluded.started_at, results.started_at)",
+            values,
+        )
+
+    def begin(self, key: Key, layer_name: str | None = None) -> int:
+        """Mark a point as being evaluated (committed); returns how many times it has been begun or stored,
+        this time included.  Begin only points that are not ``done`` (or that are being retried): a begun
+        point's earlier result is cleared until ``put`` stores the new one."""
+        now = time.time()
+        self._write(
+            "INSERT INTO results (device, layer, variant, config, layer_name, status, attempts, started_at) "
+            "VALUES (?, ?, ?, ?, ?, 'running', 1, ?) "
+            "ON CONFLICT (device, layer, variant, config) DO UPDATE SET status = 'running', "
+            "attempts = results.attempts + 1, started_at = excluded.started_at, time_ms = NULL, bytes = NULL, "
+            "error = NULL, finished_at = NULL, layer_name = COALESCE(excluded.layer_name, results.layer_name)",
+            (key.device, key.layer, key.variant, key.config, layer_name, now),
+        )
+        return self.attempts(key)
+
+    def _write(self, sql: str, params: tuple) -> None:
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute(sql, params)
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+        except sqlite3.Error as e:
+            raise TuningError(f"writing to {self.path} failed: {e}") from None
+
+    # -- reading ---------------------------------------------------------------------------------------
+
+    def _row(self, key: Key) -> sqlite3.Row | None:
+        return self._db.execute(
+            "SELECT * FROM results WHERE device = ? AND layer = ? AND variant = ? AND config = ?",
+            (key.device, key.layer, key.variant, key.config),
+        ).fetchone()
+
+    def get(self, key: Key) -> Record | None:
+        row = self._row(key)
+        return None if row is None else _row_to_record(row)
+
+    def done(self, key: Key, retry: Iterable[Status] = ()) -> bool:
+        """Whether a point is finished and need not run again; statuses in ``retry`` (for example
+        ``Status.TIMEOUT`` after raising the time limit) count as not done."""
+        row = self._row(key)
+        if row is None:
+            return False
+        status = Status(row["status"])
+        return status.finished and status not in set(retry)
+
+    def attempts(self, key: Key) -> int:
+        row = self._row(key)
+        return 0 if row is None else int(row["attempts"])
+
+    def done_keys(self, device: str | None = None, layer: str | None = None) -> set[Key]:
+        """The keys of every finished point (one query, for resuming a large run)."""
+        where, params = self._where(device, layer, None, None)
+        where.append("status != 'running'")
+        rows = self._db.execute(f"SELECT device, layer, variant, config FROM results WHERE {' AND '.join(where)}", params)
+        return {Key(r["device"], r["layer"], r["variant"], r["config"]) for r in rows}
+
+    @staticmethod
+    def _where(device, layer, variant, status) -> tuple[list[str], list]:
+        where, params = ["1 = 1"], []
+        for column, value in (("device", device), ("layer", layer), ("variant", variant)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        if status is not None:
+            statuses = [status] if isinstance(status, (str, Status)) else list(status)
+            where.append(f"status IN ({', '.join('?' * len(statuses))})")
+            params.extend(Status(s).value for s in statuses)
+        return where, params
+
+    def records(
+        self,
+        device: str | None = None,
+        layer: str | None = None,
+        variant: str | None = None,
+        status: "Status | str | Iterable[Status | str] | None" = None,
+    ) -> list[Record]:
+        """Rows as records, in the order they were first written, filtered by any of the arguments."""
+        where, params = self._where(device, layer, variant, status)
+        rows = self._db.execute(f"SELECT * FROM results WHERE {' AND '.join(where)} ORDER BY id", params)
+        return [_row_to_record(r) for r in rows]
+
+    def count(self, device: str | None = None, layer: str | None = None, status=None) -> int:
+        where, params = self._where(device, layer, None, status)
+        return self._db.execute(f"SELECT COUNT(*) FROM results WHERE {' AND '.join(where)}", params).fetchone()[0]
+
+    def groups(self) -> list[tuple[str, str]]:
+        """The (device, layer) pairs that have rows."""
+        rows = self._db.execute("SELECT DISTINCT device, layer FROM results ORDER BY device, layer")
+        return [(r["device"], r["layer"]) for r in rows]
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def to_pandas(records: Iterable[Record]):
+    """A pandas DataFrame with one row per record and one column per field; configuration parameters and
+    metrics become ``config.<name>`` and ``metrics.<name>`` columns.  Needs pandas (``pip install pandas``)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise TuningError("to_pandas needs pandas: pip install pandas (records() gives the same data as a list)") from None
+    rows = []
+    for rec in records:
+        row = {f.name: getattr(rec, f.name) for f in dataclasses.fields(rec) if f.name not in ("config", "metrics", "profile")}
+        row["status"] = rec.status.value
+        row.update({f"config.{k}": v for k, v in rec.config.items()})
+        row.update({f"metrics.{k}": v for k, v in rec.metrics.items()})
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,437 @@
+"""Isolated evaluation: tasks run in worker processes, so a segfault, an abort or a hang in an OpenCL driver or
+compiler costs one point, never the exploration.
+
+A task names a function by ``"module:function"`` (so a notebook or a CLI can send work without pickling code)
+with picklable arguments and a time limit.  Each worker is a separate process started with ``spawn`` (or
+``forkserver``): OpenCL implementations do not survive ``fork`` once initialised.  Workers are kept warm
+between tasks, so what a task module caches at module level (OpenCL contexts, built programs) is paid for
+once per worker; a worker that crashed or timed out is killed and replaced before its next task.
+
+Every task ends in an ``Outcome`` with a ``Status``:
+
+* ``ok``: the function returned; ``result`` is what it returned;
+* an error status when it raised: ``compile_error`` for ``KernelBuildError`` and ``CodegenError``,
+  ``invalid_config`` for ``ConstraintError``, the exception's own ``status`` attribute if it has one (a
+  ``Status``), ``runtime_error`` otherwise; ``message`` and ``traceback`` say what happened;
+* ``timeout``: it ran past its limit and the worker was killed (the clock starts when the task is handed to
+  a ready worker, so starting a worker and its initializer never count against a task);
+* ``crashed``: the worker died (``message`` names the signal).
+
+A worker's stdout and stderr (the task's prints, the OpenCL compiler's chatter, the traceback Python's
+faulthandler writes on a fatal signal) go to a log file; the part written during a failed task comes back as
+``Outcome.log``, and none of it reaches the driver's terminal, where a progress line may be drawn.
+"""
+
+from __future__ import annotations
+
+import importlib
+import multiprocessing
+import os
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import traceback as tb_module
+from dataclasses import dataclass, field
+from multiprocessing.connection import wait
+from typing import Any, Iterable, Iterator
+
+from ..errors import TuningError
+from .store import Status
+
+_FN_NAME = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+LOG_TAIL_CHARS = 4000
+
+
+@dataclass(frozen=True)
+class Task:
+    fn: str  # "package.module:function"
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict, hash=False)
+    timeout_s: float | None = None  # None: the pool's default
+    tag: Any = None  # the caller's identity for the task, handed back with its outcome
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.fn, str) or not _FN_NAME.match(self.fn):
+            raise TuningError(f"task function {self.fn!r} must be named as 'package.module:function'")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: Status
+    result: Any = None
+    error_type: str | None = None  # qualified name of the exception class, when the task raised
+    message: str | None = None
+    traceback: str | None = None
+    log: str = ""  # what the worker wrote to stdout/stderr during a failed task (its tail)
+    elapsed_s: float = 0.0
+    worker_pid: int | None = None
+    exitcode: int | None = None  # of a crashed worker: negative is the signal number
+
+    @property
+    def ok(self) -> bool:
+        return self.status is Status.OK
+
+
+def classify(exc: BaseException) -> Status:
+    """The status of a task that raised ``exc``."""
+    own = getattr(exc, "status", None)
+    if isinstance(own, Status):
+        return own
+    from ..errors import CodegenError, ConstraintError, KernelBuildError
+
+    if isinstance(exc, (KernelBuildError, CodegenError)):
+        return Status.COMPILE_ERROR
+    if isinstance(exc, ConstraintError):
+        return Status.INVALID_CONFIG
+    return Status.RUNTIME_ERROR
+
+
+def _resolve(name: str):
+    module_name, _, attr = name.partition(":")
+    obj = importlib.import_module(module_name)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise TypeError(f"{name} is not callable")
+    return obj
+
+
+def _worker_main(conn, log_path: str, initializer: str | None, init_args: tuple) -> None:
+    """The body of a worker process: run tasks sent over ``conn`` until told to stop or orphaned."""
+    import faulthandler
+
+    # Ctrl-C in the terminal is the driver's to handle; it stops workers itself.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(line_buffering=True)
+        except (AttributeError, ValueError):
+            pass
+    faulthandler.enable(file=sys.stderr, all_threads=True)
+    try:
+        if initializer:
+            _resolve(initializer)(*init_args)
+    except BaseException as e:  # noqa: BLE001 - reported to the driver, which stops the pool
+        conn.send(("init_failed", f"{type(e).__name__}: {e}", tb_module.format_exc()))
+        return
+    conn.send(("ready", os.getpid()))
+    functions: dict[str, Any] = {}
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return  # the driver is gone
+        if message is None:
+            return
+        task_id, fn, args, kwargs = message
+        try:
+            if fn not in functions:
+                functions[fn] = _resolve(fn)
+            reply = ("done", task_id, Status.OK.value, functions[fn](*args, **kwargs), None, None, None)
+        except BaseException as e:  # noqa: BLE001 - every failure of a task is its outcome
+            exc_type = f"{type(e).__module__}.{type(e).__qualname__}"
+            reply = ("done", task_id, classify(e).value, None, exc_type, str(e), tb_module.format_exc())
+        sys.stdout.flush()
+        sys.stderr.flush()
+        try:
+            conn.send(reply)
+        except Exception as e:  # noqa: BLE001 - a result that cannot be pickled is the task's error
+            conn.send(("done", task_id, Status.RUNTIME_ERROR.value, None, f"{type(e).__module__}.{type(e).__qualname__}",
+                       f"the task's result cannot be sent back to the driver: {e}", tb_module.format_exc()))  # fmt: skip
+
+
+def _signal_name(exitcode: int | None) -> str:
+    if exitcode is None:
+        return "unknown exit"
+    if exitcode < 0:
+        try:
+            return signal.Signals(-exitcode).name
+        except ValueError:
+            return f"signal {-exitcode}"
+    return f"exit code {exitcode}"
+
+
+class _Slot:
+    """One worker process and what it is doing: 'starting', 'idle' or 'busy'."""
+
+    def __init__(self, index: int, log_path: str):
+        self.index = index
+        self.log_path = log_path
+        self.proc = None
+        self.conn = None
+        self.state = "down"
+        self.pid: int | None = None
+        self.task: Task | None = None
+        self.task_id = 0
+        self.deadline: float | None = None
+        self.started: float = 0.0
+        self.log_offset = 0
+        self.tasks_run = 0
+
+    def log_since(self, offset: int) -> str:
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(offset)
+                data = f.read()
+        except OSError:
+            return ""
+        text = data.decode("utf-8", "replace")
+        return text[-LOG_TAIL_CHARS:]
+
+    def log_size(self) -> int:
+        try:
+            return os.path.getsize(self.log_path)
+        except OSError:
+            return 0
+
+
+class WorkerPool:
+    """Worker processes that run ``Task`` s in isolation; use as a context manager or call ``close``.
+
+    ``workers``: how many tasks run at once (one per device is right for timing; more can overlap compiles).
+    ``initializer``: ``"module:function"`` run once in every new worker with ``init_args`` (for example to
+    build the OpenCL context); if it raises, the pool stops with a ``TuningError``.
+    ``max_tasks_per_worker``: replace a worker after this many tasks, to bound what per-process caches grow to.
+    """
+
+    def __init__(
+        self,
+        workers: int = 1,
+        *,
+        initializer: str | None = None,
+        init_args: tuple = (),
+        start_method: str = "spawn",
+        default_timeout_s: float | None = None,
+        start_timeout_s: float = 120.0,
+        max_tasks_per_worker: int | None = None,
+        start_attempts: int = 3,
+    ):
+        if workers < 1:
+            raise TuningError(f"a worker pool needs at least one worker, got {workers}")
+        if start_method not in ("spawn", "forkserver"):
+            raise TuningError(f"start method {start_method!r}: use 'spawn' or 'forkserver' (OpenCL does not survive fork)")
+        if initializer is not None and not _FN_NAME.match(initializer):
+            raise TuningError(f"initializer {initializer!r} must be named as 'package.module:function'")
+        self._ctx = multiprocessing.get_context(start_method)
+        self._initializer = initializer
+        self._init_args = tuple(init_args)
+        self._default_timeout_s = default_timeout_s
+        self._start_timeout_s = start_timeout_s
+        self._max_tasks = max_tasks_per_worker
+        self._start_attempts = start_attempts
+        self._dir = tempfile.mkdtemp(prefix="liftpy-workers-")
+        self._slots = [_Slot(i, os.path.join(self._dir, f"worker{i}.log")) for i in range(workers)]
+        self._next_id = 0
+        self._closed = False
+        self.restarts = 0  # workers replaced after a crash or a timeout
+
+    # -- process management ----------------------------------------------------------------------------
+
+    def _start(self, slot: _Slot) -> None:
+        parent, child = self._ctx.Pipe(duplex=True)
+        open(slot.log_path, "wb").close()
+        proc = self._ctx.Process(
+            target=_worker_main,
+            args=(child, slot.log_path, self._initializer, self._init_args),
+            name=f"liftpy-worker-{slot.index}",
+            daemon=True,
+        )
+        proc.start()
+        child.close()  # so the driver sees EOF the moment the worker dies
+        slot.proc, slot.conn, slot.state = proc, parent, "starting"
+        slot.pid, slot.task, slot.tasks_run = proc.pid, None, 0
+        slot.deadline = time.monotonic() + self._start_timeout_s
+
+    def _stop(self, slot: _Slot, kill: bool) -> None:
+        if slot.proc is None:
+            return
+        if not kill and slot.proc.is_alive():
+            try:
+                slot.conn.send(None)
+            except (OSError, ValueError):
+                kill = True
+            slot.proc.join(5)
+        if slot.proc.is_alive():
+            slot.proc.kill()  # SIGKILL: a hung driver call may ignore SIGTERM
+            slot.proc.join(10)
+        slot.conn.close()
+        slot.proc, slot.conn, slot.state, slot.task, slot.deadline = None, None, "down", None, None
+
+    def _dispatch(self, slot: _Slot, task: Task) -> bool:
+        """Hand a task to an idle worker; False if the worker turned out to be dead (it is then replaced)."""
+        self._next_id += 1
+        slot.log_offset = slot.log_size()
+        try:
+            slot.conn.send((self._next_id, task.fn, tuple(task.args), dict(task.kwargs)))
+        except OSError:
+            self._stop(slot, kill=True)
+            self.restarts += 1
+            return False
+        except Exception as e:  # noqa: BLE001 - pickling errors come as several exception types
+            raise TuningError(f"the arguments of task {task.fn} cannot be sent to a worker (they must be picklable): {e}") from None
+        slot.task, slot.task_id, slot.state = task, self._next_id, "busy"
+        slot.started = time.monotonic()
+        limit = task.timeout_s if task.timeout_s is not None else self._default_timeout_s
+        slot.deadline = None if limit is None else slot.started + limit
+        return True
+
+    def _lost(self, slot: _Slot, status: Status, message: str, exitcode: int | None) -> Outcome:
+        """The outcome of a busy worker that died or was killed, which is then replaced."""
+        elapsed = time.monotonic() - slot.started
+        outcome = Outcome(status, message=message, log=slot.log_since(slot.log_offset), elapsed_s=elapsed,
+                          worker_pid=slot.pid, exitcode=exitcode)  # fmt: skip
+        self._stop(slot, kill=True)
+        self.restarts += 1
+        return outcome
+
+    # -- running ---------------------------------------------------------------------------------------
+
+    def run(self, task: Task) -> Outcome:
+        """Run one task and return its outcome."""
+        outcome = None
+        for _, outcome in self.imap_unordered([task]):
+            pass
+        return outcome
+
+    def imap_unordered(self, tasks: Iterable[Task]) -> Iterator[tuple[Task, Outcome]]:
+        """Run tasks on the pool's workers, yielding ``(task, outcome)`` as each finishes.
+
+        Tasks are drawn from ``tasks`` only when a worker is free, so it may be a generator that decides
+        what to try next from the outcomes so far.  Leaving the loop early kills workers still busy.
+        """
+        if self._closed:
+            raise TuningError("this worker pool is closed; create a new WorkerPool")
+        source = iter(tasks)
+        pending: Task | None = None
+        exhausted = False
+        start_failures = 0
+        try:
+            while True:
+                while not exhausted:
+                    if pending is None:
+                        pending = next(source, None)
+                        if pending is None:
+                            exhausted = True
+                            break
+                        if not isinstance(pending, Task):
+                            raise TuningError(f"a worker pool runs Task objects, got {type(pending).__name__}")
+                    idle = next((s for s in self._slots if s.state == "idle"), None)
+                    if idle is None:
+                        # Workers start only when a task waits for one, and then all together: starting (imports,
+                        # an OpenCL context) costs about a second each, and tasks go to whichever is ready first.
+                        for down in (s for s in self._slots if s.state == "down"):
+                            self._start(down)
+                        break
+                    if self._dispatch(idle, pending):
+                        pending = None
+                busy = [s for s in self._slots if s.state == "busy"]
+                starting = [s for s in self._slots if s.state == "starting"]
+                if exhausted and not busy:
+                    return
+                if not busy and not starting:
+                    continue  # a worker was lost before taking its task; the loop above starts another
+                deadlines = [s.deadline for s in busy + starting if s.deadline is not None]
+                timeout = None if not deadlines else max(0.0, min(deadlines) - time.monotonic())
+                waitables = [s.conn for s in busy + starting] + [s.proc.sentinel for s in busy + starting]
+                ready = set(wait(waitables, timeout))
+                finished: list[tuple[Task, Outcome]] = []
+                for slot in busy + starting:
+                    if slot.conn in ready or slot.proc.sentinel in ready:
+                        message = None
+                        try:
+                            if slot.conn.poll():
+                                message = slot.conn.recv()
+                        except (EOFError, OSError):
+                            message = None
+                        if message is None:
+                            if slot.proc.is_alive():
+                                continue  # the pipe woke us without a message; look again next round
+                            slot.proc.join(1)
+                            exitcode = slot.proc.exitcode
+                            if slot.state == "busy":
+                                task = slot.task
+                                finished.append((task, self._lost(slot, Status.CRASHED,
+                                                 f"the worker died ({_signal_name(exitcode)}) while running {task.fn}", exitcode)))  # fmt: skip
+                            else:
+                                start_failures += 1
+                                log = slot.log_since(0)
+                                self._stop(slot, kill=True)
+                                if start_failures >= self._start_attempts:
+                                    raise TuningError(
+                                        f"worker processes die while starting ({_signal_name(exitcode)}).  Workers are "
+                                        "spawned, which re-imports the main module: a script must start its work under "
+                                        "`if __name__ == '__main__':`; see the traceback printed above"
+                                        + (f", and the worker's log:\n{log}" if log.strip() else "")
+                                    )
+                        elif message[0] == "ready":
+                            slot.state, slot.deadline = "idle", None
+                            start_failures = 0
+                        elif message[0] == "init_failed":
+                            raise TuningError(f"the worker initializer {self._initializer} failed: {message[1]}\n{message[2]}")
+                        elif message[0] == "done":
+                            _, task_id, status, result, error_type, text, trace = message
+                            task = slot.task
+                            failed = status != Status.OK.value
+                            finished.append((task, Outcome(
+                                Status(status), result, error_type, text, trace,
+                                slot.log_since(slot.log_offset) if failed else "",
+                                time.monotonic() - slot.started, slot.pid, None,
+                            )))  # fmt: skip
+                            slot.state, slot.task, slot.deadline = "idle", None, None
+                            slot.tasks_run += 1
+                            if self._max_tasks is not None and slot.tasks_run >= self._max_tasks:
+                                self._stop(slot, kill=False)
+                now = time.monotonic()
+                for slot in self._slots:
+                    if slot.deadline is None or now < slot.deadline:
+                        continue
+                    if slot.state == "busy":
+                        task = slot.task
+                        limit = slot.deadline - slot.started
+                        finished.append((task, self._lost(slot, Status.TIMEOUT, f"{task.fn} ran past its {limit:g} s limit", None)))
+                    elif slot.state == "starting":
+                        start_failures += 1
+                        log = slot.log_since(0)
+                        self._stop(slot, kill=True)
+                        if start_failures >= self._start_attempts:
+                            raise TuningError(
+                                f"worker processes did not start within {self._start_timeout_s:g} s; the last one's log:\n{log}"
+                            )
+                yield from finished
+        finally:
+            # A busy worker's result would arrive in a later call and be taken for another task's.
+            for slot in self._slots:
+                if slot.state == "busy":
+                    self._stop(slot, kill=True)
+
+    def pids(self) -> list[int]:
+        """Process ids of the live workers (to tell a warm worker from a replaced one)."""
+        return [s.pid for s in self._slots if s.state != "down" and s.pid is not None]
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        for slot in self._slots:
+            self._stop(slot, kill=False)
+        shutil.rmtree(self._dir, ignore_errors=True)
+        self._closed = True
+
+    def __enter__(self) -> "WorkerPool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown may have torn down what close needs
+            pass

@@ -1,0 +1,527 @@
+"""The exploration infrastructure: layer catalogue, results store, Pareto frontier, workers, references."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from liftpy.errors import ConstraintError, KernelBuildError, TuningError
+from liftpy.tuning import (
+    ALEXNET0,
+    VGG16,
+    Key,
+    Layer,
+    Outcome,
+    Progress,
+    ProgressState,
+    Record,
+    Status,
+    Store,
+    Task,
+    WorkerPool,
+    available_references,
+    conv2d_direct,
+    expectation,
+    format_frontier,
+    format_progress,
+    frontiers,
+    get_layer,
+    layer_names,
+    measure_reference,
+    network_layers,
+    pareto_front,
+    plot_frontier,
+    random_inputs,
+    reference_record,
+    validate,
+)
+from liftpy.tuning.store import to_pandas
+
+# -- layers ----------------------------------------------------------------------------------------------
+
+TABLE3 = {  # name: (C, H=W, M), all 3x3, stride 1, pad 1
+    "vgg16:0": (3, 224, 64), "vgg16:2": (64, 224, 64), "vgg16:5": (64, 112, 128),
+    "vgg16:7": (128, 112, 128), "vgg16:10": (128, 56, 256), "vgg16:12": (256, 56, 256),
+    "vgg16:17": (256, 28, 512), "vgg16:19": (512, 28, 512), "vgg16:24": (512, 14, 512),
+}  # fmt: skip
+
+
+def test_catalogue_has_table3_and_alexnet():
+    assert [layer.name for layer in VGG16] == list(TABLE3)
+    for name, (c, hw, m) in TABLE3.items():
+        layer = get_layer(name)
+        assert (layer.C, layer.H, layer.W, layer.M, layer.K, layer.stride, layer.pad) == (c, hw, hw, m, 3, 1, 1)
+        assert layer.output_shape == (m, hw, hw)  # 'same' convolutions
+    a = get_layer("alexnet:0")
+    assert a is ALEXNET0 and a.output_shape == (96, 55, 55)
+    assert a.flops == 2 * 96 * 55 * 55 * 3 * 11 * 11
+    v0 = get_layer("vgg16:0")
+    assert (v0.input_elems, v0.weight_elems, v0.output_elems) == (3 * 224 * 224, 64 * 3 * 9, 64 * 224 * 224)
+    assert v0.min_bytes == 4 * (v0.input_elems + v0.weight_elems + v0.output_elems)
+    assert network_layers("vgg16") == VGG16
+
+
+@pytest.mark.parametrize("alias,name", [("vgg16:14", "vgg16:12"), ("vgg16:21", "vgg16:19"), ("vgg16:26", "vgg16:24"), ("vgg16:28", "vgg16:24")])
+def test_paper_aliases_resolve_to_the_same_shape(alias, name):
+    assert get_layer(alias) == get_layer(name)
+    assert alias in layer_names()
+
+
+def test_layer_specs_parse():
+    layer = get_layer(" 3, 227,227 ,96,11,4,0 ")
+    assert layer.spec == ALEXNET0.spec == "3,227,227,96,11,4,0"
+    assert layer.output_shape == (96, 55, 55)
+    short = get_layer("8,10,12,4,3")  # stride 1 and pad 0 by default
+    assert (short.stride, short.pad, short.out_h, short.out_w) == (1, 0, 8, 10)
+    assert get_layer("8,10,12,4,3,2").stride == 2
+
+
+@pytest.mark.parametrize(
+    "spec,words",
+    [
+        ("vgg16:3", "unknown layer"),
+        ("resnet:0", "known names"),
+        ("1,2,3", "expected C,H,W,M,K,stride,pad"),
+        ("3,a,4,5,3,1,1", "must be an integer"),
+        ("3,8,8,4,0,1,0", "K must be a positive integer"),
+        ("3,8,8,4,3,0,0", "stride must be a positive"),
+        ("3,8,8,4,3,1,-1", "pad must be a non-negative"),
+        ("3,4,4,4,7,1,1", "does not fit"),
+    ],
+)
+def test_bad_layer_names_and_specs_say_what_is_wrong(spec, words):
+    with pytest.raises(TuningError, match=words):
+        get_layer(spec)
+
+
+def test_reduced_layers_keep_kernel_stride_pad_and_cover():
+    for layer in VGG16 + (ALEXNET0,):
+        small = layer.reduced(spatial=16, channels=4, kernels=6)
+        assert (small.K, small.stride, small.pad) == (layer.K, layer.stride, layer.pad)
+        assert small.C == min(layer.C, 4) and small.M == min(layer.M, 6)
+        assert small.H <= max(16, layer.K) and small.out_h >= 1
+        assert (small.H + 2 * small.pad - small.K) % small.stride == (layer.H + 2 * layer.pad - layer.K) % layer.stride
+        assert small.spec != layer.spec and small.name.startswith(layer.name)
+    a = ALEXNET0.reduced(spatial=20)
+    assert a.H == 19 and a.output_shape == (8, 3, 3)  # (19 - 11) / 4 + 1: windows still cover exactly
+    assert ALEXNET0.reduced(spatial=4).H == 11  # never below one window
+    tiny = Layer("t", 2, 5, 5, 3, 3, 1, 1)
+    assert tiny.reduced() is tiny
+
+
+# -- store -----------------------------------------------------------------------------------------------
+
+LAYER = "8,16,16,8,3,1,1"
+
+
+def _rec(i: int, **kw) -> Record:
+    fields = dict(device="dev A", layer=LAYER, variant="v1", config={"tile": i, "vec": 4}, status=Status.OK,
+                  time_ms=float(i), bytes=1000 + i)  # fmt: skip
+    fields.update(kw)
+    return Record(**fields)
+
+
+def test_store_round_trip(tmp_path):
+    rec = Record(
+        device="dev A", layer=LAYER, variant="partial", config={"b": np.int64(3), "a": [1, 2], "flag": True},
+        status=Status.WRONG_RESULT, time_ms=1.5, bytes=np.int64(4096), layer_name="vgg16:7@8x16x16/8",
+        source_hash="abc", liftpy_version="0.1.0", profile={"max_work_group_size": 1024},
+        metrics={"max_error": 0.5, "kernels": 3}, error="12 of 64 elements wrong", started_at=10.0, finished_at=11.0,
+    )  # fmt: skip
+    with Store(tmp_path / "r.sqlite") as store:
+        store.put(rec)
+    with Store(tmp_path / "r.sqlite") as store:
+        (back,) = store.records()
+    assert back.config == {"a": [1, 2], "b": 3, "flag": True}
+    assert back.key == rec.key == Key.of("dev A", LAYER, "partial", {"flag": True, "a": [1, 2], "b": 3})
+    for name in ("device", "layer", "variant", "status", "time_ms", "bytes", "layer_name", "source_hash",
+                 "liftpy_version", "profile", "metrics", "error", "started_at", "finished_at", "attempts"):  # fmt: skip
+        assert getattr(back, name) == getattr(rec, name), name
+    assert isinstance(back.status, Status) and back.bytes == 4096
+
+
+def test_store_resumes_and_keeps_each_point_once(tmp_path):
+    path = tmp_path / "r.sqlite"
+    with Store(path) as store:
+        for i in range(5):
+            store.put(_rec(i, status=Status.TIMEOUT if i == 4 else Status.OK))
+        assert store.done(_rec(2).key) and not store.done(_rec(7).key)
+        assert store.done(_rec(4).key) and not store.done(_rec(4).key, retry=[Status.TIMEOUT])
+        store.put(_rec(4, time_ms=0.5))  # the retry replaces the timeout
+        assert store.count() == 5 and store.get(_rec(4).key).status is Status.OK
+        assert store.get(_rec(4).key).attempts == 2
+    with Store(path) as store:  # a second run over the same points finds them all done
+        keys = store.done_keys(device="dev A", layer=LAYER)
+        assert keys == {_rec(i).key for i in range(5)}
+        assert store.done_keys(device="dev B") == set()
+        assert [r.config["tile"] for r in store.records(status="ok")] == [0, 1, 2, 3, 4]
+        assert store.groups() == [("dev A", LAYER)]
+
+
+def test_begun_points_are_not_done_until_put(tmp_path):
+    with Store(tmp_path / "r.sqlite") as store:
+        key = _rec(1).key
+        assert store.begin(key, "vgg16:7") == 1
+        assert not store.done(key) and store.get(key).status is Status.RUNNING
+        assert store.begin(key) == 2  # the run died during this point once already
+        assert key not in store.done_keys()
+        store.put(_rec(1, status=Status.CRASHED, error="killed the driver twice"))
+        rec = store.get(key)
+        assert store.done(key) and rec.attempts == 2 and rec.started_at is not None and rec.layer_name == "vgg16:7"
+
+
+def test_store_filters_and_pandas(tmp_path):
+    with Store(tmp_path / "r.sqlite") as store:
+        store.put(_rec(1))
+        store.put(_rec(2, device="dev B", status=Status.COMPILE_ERROR, time_ms=None, bytes=None))
+        store.put(_rec(3, variant="other"))
+        assert [r.config["tile"] for r in store.records(device="dev A")] == [1, 3]
+        assert [r.config["tile"] for r in store.records(variant="other")] == [3]
+        assert store.count(status=[Status.COMPILE_ERROR, Status.TIMEOUT]) == 1
+        records = store.records()
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        with pytest.raises(TuningError, match="pip install pandas"):
+            to_pandas(records)
+    else:
+        frame = to_pandas(records)
+        assert list(frame["config.tile"]) == [1, 2, 3] and list(frame["status"]) == ["ok", "compile_error", "ok"]
+
+
+def test_store_refuses_foreign_files(tmp_path):
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(TuningError, match="not a usable liftpy results database"):
+        Store(junk)
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        db.execute("INSERT INTO meta VALUES ('schema', 'somebody-else/7')")
+    with pytest.raises(TuningError, match="somebody-else/7"):
+        Store(other)
+    with Store(tmp_path / "ok.sqlite") as store, pytest.raises(TuningError, match="JSON"):
+        store.put(_rec(1, config={"f": object()}))
+
+
+_WRITER = textwrap.dedent(
+    """
+    import sys
+    from liftpy.tuning.store import Record, Status, Store
+    store = Store(sys.argv[1])
+    i = int(sys.argv[2])
+    while True:
+        store.put(Record("dev", "8,16,16,8,3,1,1", "v", {"i": i}, Status.OK, time_ms=float(i), bytes=i,
+                         metrics={"pad": "x" * 3000}))
+        print(i, flush=True)  # printed only after put() returned: the row is committed
+        i += 1
+    """
+)
+
+
+def test_store_survives_sigkill_mid_write(tmp_path):
+    path = tmp_path / "killed.sqlite"
+    committed: set[int] = set()
+    start = 0
+    for round_ in range(3):
+        proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(path), str(start)], stdout=subprocess.PIPE, text=True)
+        seen = 0
+        for line in proc.stdout:
+            committed.add(int(line))
+            seen += 1
+            if seen >= 30 + 7 * round_:  # different points in the write cycle each round
+                break
+        os.kill(proc.pid, signal.SIGKILL)
+        committed.update(int(line) for line in proc.stdout.read().split())
+        proc.wait()
+        assert proc.returncode == -signal.SIGKILL
+        with sqlite3.connect(path) as db:
+            assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        with Store(path) as store:
+            rows = store.records()
+            stored = [r.config["i"] for r in rows]
+            assert len(stored) == len(set(stored))  # each point once
+            assert committed <= set(stored)  # nothing acknowledged was lost
+            assert all(r.metrics["pad"] == "x" * 3000 and r.bytes == r.config["i"] for r in rows)  # no torn rows
+            start = max(stored) + 1
+    assert len(committed) >= 90
+
+
+# -- Pareto ----------------------------------------------------------------------------------------------
+
+
+def _pt(name: str, t: float | None, m: int | None, **kw) -> Record:
+    return Record(kw.pop("device", "d"), kw.pop("layer", LAYER), kw.pop("variant", "v"), {"name": name},
+                  kw.pop("status", Status.OK), time_ms=t, bytes=m, **kw)  # fmt: skip
+
+
+def _names(records):
+    return [r.config["name"] for r in records]
+
+
+def test_pareto_front_by_hand():
+    points = [
+        _pt("A", 1.0, 10), _pt("B", 2.0, 5), _pt("C", 3.0, 7),  # C is dominated by B
+        _pt("D", 4.0, 1), _pt("E", 2.0, 5),  # E duplicates B
+        _pt("F", 1.0, 12),  # same time as A, more memory
+        _pt("G", 5.0, 1),  # same memory as D, slower
+        _pt("H", 0.5, 100, status=Status.WRONG_RESULT),  # fast but wrong: never on the front
+        _pt("I", None, None, status=Status.COMPILE_ERROR),
+        _pt("J", 0.1, 1, variant="reference:cudnn"),  # references are compared with, not part of, the front
+    ]
+    assert _names(pareto_front(points)) == ["A", "B", "D"]
+    assert _names(pareto_front(points, keep_ties=True)) == ["A", "B", "E", "D"]
+    assert _names(pareto_front(list(reversed(points)))) == ["A", "E", "D"]  # first of a tie in input order
+    assert pareto_front([]) == [] and pareto_front(points[7:9]) == []
+    assert _names(pareto_front([_pt("X", 1.0, 1), _pt("Y", 1.0, 1)], keep_ties=True)) == ["X", "Y"]
+
+
+def test_pareto_front_matches_the_definition_on_random_points():
+    rng = np.random.default_rng(1)
+    for _ in range(30):
+        pts = [_pt(str(i), float(t), int(m)) for i, (t, m) in enumerate(rng.integers(1, 6, size=(25, 2)))]
+
+        def dominated(p):
+            return any(q.time_ms <= p.time_ms and q.bytes <= p.bytes and (q.time_ms, q.bytes) != (p.time_ms, p.bytes) for q in pts)
+
+        expected = {p.config["name"] for p in pts if not dominated(p)}
+        front = pareto_front(pts, keep_ties=True)
+        assert set(_names(front)) == expected
+        assert [r.time_ms for r in front] == sorted(r.time_ms for r in front)
+        unique = pareto_front(pts)
+        assert {(r.time_ms, r.bytes) for r in unique} == {(r.time_ms, r.bytes) for r in front}
+        assert len(unique) == len({(r.time_ms, r.bytes) for r in front})
+
+
+def test_frontiers_group_by_device_and_layer_and_format():
+    points = [_pt("a", 1.0, 2_000_000), _pt("b", 2.0, 1_000_000), _pt("c", 1.0, 1, device="e"), _pt("z", 3.0, 1, layer="1,1,1,1,1,1,0")]
+    fronts = frontiers(points)
+    assert {g: _names(f) for g, f in fronts.items()} == {("d", LAYER): ["a", "b"], ("d", "1,1,1,1,1,1,0"): ["z"], ("e", LAYER): ["c"]}
+    ref = _pt("ref", 4.0, 8_000_000, variant="reference:im2col_gemm")
+    table = format_frontier(fronts[("d", LAYER)], [ref], flops=2_000_000_000).splitlines()
+    assert table[0].split() == ["#", "time", "ms", "memory", "MB", "GFLOP/s", "variant", "configuration"]
+    assert table[2].split()[:4] == ["1", "1", "2", "2000"]  # 2 GFLOP in 1 ms
+    assert "reference:im2col_gemm" in table[4] and "speedup 4x, mem 4x" in table[4]
+    assert format_frontier([]) == "no measured points"
+
+
+def test_plot_is_written(tmp_path):
+    rng = np.random.default_rng(0)
+    points = [_pt(str(i), float(t), int(m)) for i, (t, m) in enumerate(rng.uniform(1, 500, size=(60, 2)) * [1, 1e5])]
+    refs = [_pt("cudnn", 3.0, 9e6, variant="reference:cudnn"), _pt("g", 2.0, 4e7, variant="reference:im2col_gemm")]
+    out = plot_frontier(points + refs, pareto_front(points), refs, tmp_path / "front.png", title="vgg16:7")
+    data = out.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+    with pytest.raises(TuningError, match="nothing to plot"):
+        plot_frontier([], [], [], tmp_path / "empty.png")
+
+
+# -- workers ---------------------------------------------------------------------------------------------
+
+
+def fail_with(kind: str):
+    """A task that raises one of liftpy's errors (run in a worker, by name)."""
+    if kind == "build":
+        raise KernelBuildError("the OpenCL compiler rejected it", "kernel void k() {}", "error: nope")
+    if kind == "constraint":
+        raise ConstraintError("tile does not divide 224")
+    if kind == "print":
+        print("something the task said before failing")
+        raise ValueError("bad")
+    return {"kind": kind, "array": np.arange(3)}
+
+
+def test_worker_survives_segfaults_aborts_and_hangs():
+    me = f"{__name__}:fail_with"
+    with WorkerPool(1, default_timeout_s=30) as pool:
+        first = pool.run(Task(me, ("fine",)))
+        assert first.ok and first.result["kind"] == "fine" and list(first.result["array"]) == [0, 1, 2]
+        warm = first.worker_pid
+        assert pool.run(Task("os:getpid")).result == warm  # the same, warm worker
+
+        seg = pool.run(Task("ctypes:string_at", (0,)))  # a null dereference in C
+        assert seg.status is Status.CRASHED and "SIGSEGV" in seg.message and seg.exitcode == -signal.SIGSEGV
+        assert "Segmentation fault" in seg.log  # faulthandler's report, from the worker's log
+        after = pool.run(Task("os:getpid"))
+        assert after.ok and after.result != warm and pool.restarts == 1
+
+        aborted = pool.run(Task("os:abort"))
+        assert aborted.status is Status.CRASHED and "SIGABRT" in aborted.message
+
+        t0 = time.monotonic()
+        hung = pool.run(Task("time:sleep", (60,), timeout_s=1.0))
+        assert hung.status is Status.TIMEOUT and "1 s limit" in hung.message
+        assert time.monotonic() - t0 < 15
+        assert pool.run(Task("os:getpid")).ok and pool.restarts == 3
+
+        build = pool.run(Task(me, ("build",)))
+        assert build.status is Status.COMPILE_ERROR and build.error_type == "liftpy.errors.KernelBuildError"
+        assert "rejected" in build.message and "fail_with" in build.traceback
+        assert pool.run(Task(me, ("constraint",))).status is Status.INVALID_CONFIG
+        printed = pool.run(Task(me, ("print",)))
+        assert printed.status is Status.RUNTIME_ERROR and "something the task said" in printed.log
+        missing = pool.run(Task("liftpy.tuning.layers:no_such_function"))
+        assert missing.status is Status.RUNTIME_ERROR and "no_such_function" in missing.message
+        assert pool.restarts == 3  # errors raised by tasks do not cost a worker
+
+
+def rendezvous(directory: str, parties: int, timeout_s: float) -> int:
+    """A task that waits until ``parties`` tasks have arrived: all arrive only if they run at the same time."""
+    open(os.path.join(directory, str(os.getpid())), "w").close()
+    deadline = time.monotonic() + timeout_s
+    while len(os.listdir(directory)) < parties and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return len(os.listdir(directory))
+
+
+def test_worker_pool_runs_tasks_in_parallel_and_validates_names(tmp_path):
+    with WorkerPool(2, default_timeout_s=60) as pool:
+        meet = [Task(f"{__name__}:rendezvous", (str(tmp_path), 2, 20.0), tag=i) for i in range(2)]
+        tasks = meet + [Task("os:abort", tag="boom"), Task("os:getpid", tag="after")]
+        outcomes = {task.tag: outcome for task, outcome in pool.imap_unordered(tasks)}
+        assert set(outcomes) == {0, 1, "boom", "after"}
+        assert [outcomes[i].result for i in range(2)] == [2, 2]  # both were running at once
+        assert outcomes[0].worker_pid != outcomes[1].worker_pid
+        assert outcomes["boom"].status is Status.CRASHED and outcomes["after"].ok
+    with pytest.raises(TuningError, match="module:function"):
+        Task("not a name")
+    with pytest.raises(TuningError, match="spawn"):
+        WorkerPool(1, start_method="fork")
+
+
+def test_worker_initializer_failure_stops_the_pool():
+    with WorkerPool(1, initializer=f"{__name__}:fail_with", init_args=("build",)) as pool:
+        with pytest.raises(TuningError, match="initializer"):
+            pool.run(Task("os:getpid"))
+
+
+def test_outcome_status_of_exceptions_with_their_own():
+    from liftpy.tuning.worker import classify
+
+    class Wrong(Exception):
+        status = Status.WRONG_RESULT
+
+    assert classify(Wrong()) is Status.WRONG_RESULT and classify(KeyError()) is Status.RUNTIME_ERROR
+    assert Outcome(Status.OK).ok and not Outcome(Status.TIMEOUT).ok
+
+
+# -- progress --------------------------------------------------------------------------------------------
+
+
+def test_progress_line_and_streams():
+    state = ProgressState(total=200, ok=30, failed=7, resumed=13, best_ms=1.234, best_bytes=12_300_000, elapsed_s=62)
+    assert format_progress(state, "vgg16:7") == (
+        "vgg16:7 [ 50/200] 30 ok, 7 failed, 13 resumed | best 1.234 ms (12.3 MB) | 1:02 elapsed, ETA 4:11"
+    )
+    assert format_progress(ProgressState(total=3)).endswith("ETA ?")
+
+    log = io.StringIO()  # not a terminal: whole lines, no carriage returns
+    p = Progress(3, "L", stream=log, log_every_s=1e9)
+    p.update(Status.OK, 2.0, 10)
+    p.update(Status.TIMEOUT)
+    p.update(Status.OK, 1.0, 20)
+    p.close()
+    lines = log.getvalue().splitlines()
+    assert "\r" not in log.getvalue() and len(lines) == 2  # the first update and the end
+    assert lines[-1].startswith("L [3/3] 2 ok, 1 failed | best 1 ms (2e-05 MB)") and "ETA" not in lines[-1]
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    tty = Terminal()
+    with Progress(2, stream=tty) as p:
+        p.resume()
+        p.update(Status.OK, 3.0)
+    assert tty.getvalue().startswith("\r[1/2]") and tty.getvalue().endswith("\n") and tty.getvalue().count("\n") == 1
+
+
+# -- references ------------------------------------------------------------------------------------------
+
+
+def _naive(x, w, stride, pad):
+    c, h, wd = x.shape
+    m, _, k, _ = w.shape
+    xp = np.zeros((c, h + 2 * pad, wd + 2 * pad))
+    xp[:, pad : pad + h, pad : pad + wd] = x
+    oh, ow = (h + 2 * pad - k) // stride + 1, (wd + 2 * pad - k) // stride + 1
+    out = np.zeros((m, oh, ow))
+    for mm, y, xx, cc, i, j in itertools.product(range(m), range(oh), range(ow), range(c), range(k), range(k)):
+        out[mm, y, xx] += w[mm, cc, i, j] * xp[cc, y * stride + i, xx * stride + j]
+    return out
+
+
+def test_plain_convolution_by_hand_and_against_loops():
+    x = np.arange(16, dtype=np.float32).reshape(1, 4, 4)
+    w = np.ones((1, 1, 2, 2), dtype=np.float32)
+    assert conv2d_direct(x, w, stride=2).tolist() == [[[0 + 1 + 4 + 5, 2 + 3 + 6 + 7], [8 + 9 + 12 + 13, 10 + 11 + 14 + 15]]]
+    assert conv2d_direct(x, w, pad=1)[0, 0, 0] == 0.0 and conv2d_direct(x, w, pad=1)[0, 4, 4] == 15.0
+    rng = np.random.default_rng(3)
+    for k, stride, pad in [(1, 1, 0), (3, 2, 1), (5, 1, 2), (3, 3, 0)]:
+        x, w = rng.standard_normal((3, 9, 7)), rng.standard_normal((2, 3, k, k))
+        assert np.allclose(conv2d_direct(x, w, stride, pad), _naive(x, w, stride, pad), rtol=1e-12, atol=1e-12)
+
+
+def test_validation_catches_a_single_missing_term():
+    layer = get_layer("vgg16:19").reduced(spatial=8, channels=512, kernels=4)  # 4608 terms per output
+    x, w = random_inputs(layer)
+    exp = expectation(x, w, layer.stride, layer.pad)
+    assert validate(exp.expected.astype(np.float32), exp).ok
+    w_missing = w.copy()
+    w_missing[0, 0, 1, 1] = 0.0  # one term of every output of kernel 0
+    result = validate(conv2d_direct(x, w_missing, 1, 1).astype(np.float32), exp)
+    assert not result.ok and result.worst_index[0] == 0 and "elements wrong" in result.message
+    bad = exp.expected.astype(np.float32)
+    bad[2, 3, 4] = np.nan
+    assert not validate(bad, exp).ok and "non-finite" in validate(bad, exp).message
+    assert "shape" in validate(bad[:, :-1], exp).message
+
+
+CASES = [(1, 1, 0), (3, 1, 1), (5, 1, 2), (1, 2, 0), (3, 2, 1), (5, 2, 2), (11, 4, 0)]
+
+
+@pytest.mark.parametrize("name", ["im2col_gemm_numpy", "torch_cpu", "cudnn", "im2col_gemm"])
+def test_references_agree_with_the_plain_convolution(name):
+    if name not in available_references():
+        pytest.skip(f"{name} needs PyTorch{' and CUDA' if name in ('cudnn', 'im2col_gemm') else ''}")
+    for k, stride, pad in CASES:
+        layer = Layer(f"k{k}s{stride}p{pad}", 5, 23, 19, 6, k, stride, pad)
+        x, w = random_inputs(layer, seed=k + stride)
+        ref = measure_reference(name, x, w, stride, pad, warmup=1, repeat=2)
+        check = validate(ref.output, expectation(x, w, stride, pad))
+        assert check.ok, f"{name} {layer}: {check.message}"
+        assert ref.output.shape == layer.output_shape and ref.output.dtype == np.float32
+        assert ref.time_ms > 0 and len(ref.times_ms) == 2 and ref.bytes == sum(ref.breakdown.values())
+        assert ref.bytes >= layer.min_bytes
+        if name == "im2col_gemm_numpy":
+            assert ref.breakdown["im2col"] == 4 * layer.C * k * k * layer.out_h * layer.out_w
+
+
+def test_reference_records_join_the_frontier_plot(tmp_path):
+    layer = get_layer("vgg16:5").reduced(spatial=12, channels=4, kernels=4)
+    x, w = random_inputs(layer)
+    ref = measure_reference("im2col_gemm_numpy", x, w, layer.stride, layer.pad)
+    rec = reference_record(ref, "dev", layer)
+    assert rec.is_reference and rec.measured and rec.layer == layer.spec and rec.metrics["breakdown"]["im2col"] > 0
+    with Store(tmp_path / "r.sqlite") as store:
+        store.put(rec)
+        store.put(_pt("p", ref.time_ms * 2, ref.bytes // 3, layer=layer.spec, device="dev"))
+        records = store.records(layer=layer.spec)
+    front = pareto_front(records)
+    assert _names(front) == ["p"]
+    assert "reference:im2col_gemm_numpy" in format_frontier(front, [rec], flops=layer.flops)
+    assert plot_frontier(records, front, [rec], tmp_path / "p.png").stat().st_size > 0
+    with pytest.raises(TuningError, match="unknown reference"):
+        measure_reference("mkl", x, w)
+    json.dumps(rec.metrics)  # stored as JSON
