@@ -167,6 +167,10 @@ class _ToRaw(lark.Transformer):
         except LiftError as e:
             raise ParseError(f"line {meta.line}: {e}") from None
 
+    def rule(self, meta, c):
+        name, lhs, rhs = c
+        return ("rule", str(name), lhs, rhs, meta.line)
+
     def program(self, meta, c):
         name, *rest = c
         *params, body = rest
@@ -184,10 +188,25 @@ _FUN_ARITY = {MapLike: 1, ReduceLike: 2, Let: 1}
 _MACROS = {"map2D", "map3D", "slide2D", "slideStrict2D", "pad2D"}
 
 
+@dataclass(frozen=True)
+class MetaFun:
+    """A function metavariable of a rule pattern (``f`` in ``map(f, x)``)."""
+
+    name: str
+
+    @property
+    def text_name(self) -> str:
+        return self.name
+
+
+META_PREFIX = "?"
+
+
 class _Builder:
-    def __init__(self, text: str, userfuns: dict[str, UserFun]):
+    def __init__(self, text: str, userfuns: dict[str, UserFun], meta: bool = False):
         self.text = text
         self.userfuns = userfuns
+        self.meta = meta  # building a rule pattern: unknown names are metavariables
 
     def error(self, raw: _Raw, message: str):
         line = raw.line
@@ -209,6 +228,8 @@ class _Builder:
         if k == "name":
             if raw.value in scope:
                 return scope[raw.value]
+            if self.meta and not (self.userfun(raw.value) or raw.value in PRIMITIVES):
+                return Var(META_PREFIX + raw.value)
             if self.userfun(raw.value) or raw.value in PRIMITIVES:
                 self.error(raw, f"'{raw.value}' is a function; call it with arguments")
             self.error(raw, f"unknown name '{raw.value}' (in scope: {', '.join(sorted(scope)) or 'nothing'})")
@@ -247,6 +268,8 @@ class _Builder:
             if len(args) != uf.arity:
                 self.error(raw, f"user function {name} takes {uf.arity} argument(s), got {len(args)}")
             return Call(uf, tuple(self.expr(a, scope) for a in args))
+        if self.meta and name not in scope:
+            return Call(MetaFun(name), tuple(self.expr(a, scope) for a in args))
         if name in scope:
             self.error(raw, f"'{name}' is a value, not a function")
         self.error(raw, f"unknown function '{name}'")
@@ -328,6 +351,9 @@ class _Builder:
             inner = dict(scope)
             inner.update(zip(names, params))
             return Lambda(params, self.expr(raw.args[0], inner))
+        if self.meta and raw.kind == "name" and not (self.userfun(raw.value) or raw.value in PRIMITIVES):
+            params = tuple(Var(fresh_name("x")) for _ in range(arity))
+            return Lambda(params, Call(MetaFun(raw.value), params))
         f = self.function_value(raw, scope)
         params = tuple(Var(fresh_name("x")) for _ in range(arity))
         if isinstance(f, UserFun):
@@ -387,24 +413,42 @@ def _lark_parse(text: str, start: str = "start"):
 
 
 @dataclass(frozen=True)
+class RuleText:
+    """A rule as written: patterns in which ``?x`` variables, ``MetaFun`` callees and size symbols are
+    metavariables (compiled into a rewrite rule by ``liftpy.rewrite.text_rules``)."""
+
+    name: str
+    lhs: Expr
+    rhs: Expr
+    source: str
+
+
+@dataclass(frozen=True)
 class Module:
     userfuns: tuple[UserFun, ...]
     program: Program | None
+    rules: tuple[RuleText, ...] = ()
 
 
 def parse_module(text: str) -> Module:
     items = _lark_parse(text)
     userfuns = {}
+    rules = []
     prog = None
     for item in items:
         if isinstance(item, UserFun):
             userfuns[item.name] = register(item)
+        elif isinstance(item, tuple) and item[0] == "rule":
+            _, name, lhs, rhs, line = item
+            b = _Builder(text, userfuns, meta=True)
+            src = text.splitlines()[line - 1].strip() if line else name
+            rules.append(RuleText(name, b.expr(lhs, {}), b.expr(rhs, {}), src))
         elif isinstance(item, tuple) and item[0] == "program":
             _, name, params, body = item
             b = _Builder(text, userfuns)
             scope = {n: Var(n) for n, _ in params}
             prog = Program(name, tuple(scope[n] for n, _ in params), tuple(t for _, t in params), b.expr(body, scope))
-    return Module(tuple(userfuns.values()), prog)
+    return Module(tuple(userfuns.values()), prog, tuple(rules))
 
 
 def parse_program(text: str) -> Program:

@@ -124,7 +124,7 @@ class Printer:
             elif isinstance(fn, Lambda):
                 head, statics = f"({self._render(fn, None)})", []
             else:
-                head, statics = repr(fn), []
+                head, statics = getattr(fn, "text_name", repr(fn)), []
             items = statics + list(node.args)
             if indent is None:
                 parts = [x if isinstance(x, str) else self._render(x, None) for x in items]

@@ -39,7 +39,7 @@ def map_fusion(e, site, ctx):
     return None
 
 
-@rule("mapFission", "map(f . g, x) => map(f, map(g, x))")
+@rule("mapFission", "map(y -> f(g(y), .., g(y)), x) => map(z -> f(z, .., z), map(g, x))")
 def map_fission(e, site, ctx):
     if not _is_map(e):
         return None
@@ -53,16 +53,15 @@ def map_fission(e, site, ctx):
 
         for _, lam in primitive_functions(b.fn):
             fn_free |= lam.free_vars
+    # The arguments that depend on y must all be the same expression g(y); it is computed by the first map.
     dep = [i for i, a in enumerate(b.args) if y.name in a.free_vars]
-    if len(dep) != 1 or y.name in fn_free:
+    if not dep or y.name in fn_free or any(b.args[i] != b.args[dep[0]] for i in dep):
         return None
-    k = dep[0]
-    inner = b.args[k]
+    inner = b.args[dep[0]]
     if isinstance(inner, Var):
         return None
     z = Var(fresh_name("z"))
-    args = list(b.args)
-    args[k] = z
+    args = [z if i in dep else a for i, a in enumerate(b.args)]
     return Call(P.Map(Lambda((z,), Call(b.fn, tuple(args)))), (Call(P.Map(Lambda((y,), inner)), e.args),))
 
 

@@ -1,0 +1,297 @@
+"""Every rewrite rule preserves semantics (hypothesis property tests).
+
+Each test builds random well-typed programs in which its rule applies (random sizes, random functions,
+random context), applies the rule at every position where it applies, gives the new tuning parameters
+valid values, and compares the reference interpreter's results before and after: exactly for integer
+data, within float tolerance for float data.  ``test_every_rule_is_tested`` keeps this file honest.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from liftpy import (
+    Array, Float, Int, add, get, id, join, make_program, map, mapGlb, mapLcl, mapSeq, mapWrg, mult, multAndSumUp,
+    reduce, reduceSeq, relu, sizes, slide2D, split, sub, toPrivate, transpose, zip,
+)
+from liftpy.ir import dsl
+from liftpy.rewrite import algorithmic as A
+from liftpy.rewrite import lowering as L
+from liftpy.rewrite.blocking import register_block2D
+from liftpy.rewrite.checks import check_rule
+from liftpy.rewrite.text_rules import parse_rules
+
+RULE_SETTINGS = settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+N, M, K, H, W = sizes("N M K H W")
+TESTED: set[str] = set()
+
+
+def checked(rule, program, inputs, sizes=None, **kw):
+    TESTED.add(rule.name)
+    results = check_rule(rule, program, inputs, sizes, **kw)
+    assert results, f"{rule.name} did not apply to\n{program}"
+    bad = [r for r in results if not r.ok]
+    assert not bad, f"{rule.name} changed the result: {bad[:3]}\n{program}"
+    return results
+
+
+INT_UNARY = [
+    lambda v: add(v, 1),
+    lambda v: mult(v, 3),
+    lambda v: mult(v, v),
+    lambda v: sub(v, 2),
+]
+
+
+def ints(rng, shape):
+    return rng.integers(-5, 6, size=shape).astype(np.int32)
+
+
+def floats(rng, shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+@st.composite
+def two_d(draw, lo=1, hi=8):
+    return draw(st.integers(lo, hi)), draw(st.integers(lo, hi))
+
+
+# ----------------------------------------------------------------------------------- map rules
+
+
+@RULE_SETTINGS
+@given(st.integers(1, 12), st.sampled_from(range(4)), st.sampled_from(range(4)), st.booleans(), st.integers(0, 10**6))
+def test_map_fusion(n, fi, gi, nested, seed):
+    f, g = INT_UNARY[fi], INT_UNARY[gi]
+    rng = np.random.default_rng(seed)
+    if nested:
+        prog = make_program("p", [("xs", Array(Int, 3, N))], lambda xs: map(lambda row: map(f, map(g, row)), xs))
+        inputs = [ints(rng, (3, n))]
+    else:
+        prog = make_program("p", [("xs", Array(Int, N))], lambda xs: map(f, map(g, xs)))
+        inputs = [ints(rng, (n,))]
+    checked(A.map_fusion, prog, inputs)
+
+
+@RULE_SETTINGS
+@given(st.integers(1, 12), st.sampled_from(range(4)), st.sampled_from(range(4)), st.integers(0, 10**6))
+def test_map_fission(n, fi, gi, seed):
+    f, g = INT_UNARY[fi], INT_UNARY[gi]
+    prog = make_program("p", [("xs", Array(Int, N))], lambda xs: map(lambda y: f(g(y)), xs))
+    checked(A.map_fission, prog, [ints(np.random.default_rng(seed), (n,))])
+
+
+@RULE_SETTINGS
+@given(st.integers(1, 12), st.sampled_from(range(4)), st.booleans(), st.integers(0, 10**6))
+def test_split_join(n, fi, two, seed):
+    f = INT_UNARY[fi]
+    rng = np.random.default_rng(seed)
+    if two:
+        prog = make_program("p", [("xs", Array(Int, N, 2))], lambda xs: map(lambda r: reduce(add, 0, r), xs))
+        inputs = [ints(rng, (n, 2))]
+    else:
+        prog = make_program("p", [("xs", Array(Int, N))], lambda xs: map(f, xs))
+        inputs = [ints(rng, (n,))]
+    checked(A.split_join, prog, inputs)
+
+
+# ----------------------------------------------------------------------------------- reductions
+
+
+@RULE_SETTINGS
+@given(st.integers(1, 12), st.booleans(), st.integers(-3, 3), st.integers(0, 10**6))
+def test_partial_reduce(n, dot, init, seed):
+    rng = np.random.default_rng(seed)
+    if dot:
+        prog = make_program("p", [("a", Array(Int, N)), ("b", Array(Int, N))],
+                            lambda a, b: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), init, zip(a, b)))
+        inputs = [ints(rng, (n,)), ints(rng, (n,))]
+    else:
+        prog = make_program("p", [("a", Array(Int, N))], lambda a: reduce(lambda acc, x: add(acc, mult(x, x)), init, a))
+        inputs = [ints(rng, (n,))]
+    checked(A.partial_reduce, prog, inputs)
+
+
+@RULE_SETTINGS
+@given(st.sampled_from([(6, 2), (6, 3), (8, 4), (12, 3), (12, 4), (9, 3), (10, 5)]), st.booleans(), st.integers(0, 10**6))
+def test_coalesce(nc, as_float, seed):
+    n, c = nc
+    rng = np.random.default_rng(seed)
+    t = Float if as_float else Int
+    zero = 0.0 if as_float else 0
+    prog = make_program("p", [("a", Array(t, N)), ("b", Array(t, N))], lambda a, b: reduce(
+        add, zero, join(map(lambda chunk: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), zero, chunk), split(c, zip(a, b))))))
+    data = floats if as_float else ints
+    checked(A.coalesce, prog, [data(rng, (n,)), data(rng, (n,))])
+
+
+@RULE_SETTINGS
+@given(st.sampled_from([4, 8, 12, 16]), st.floats(-2, 2, allow_nan=False), st.integers(0, 10**6))
+def test_vectorize_reduce(n, init, seed):
+    rng = np.random.default_rng(seed)
+    prog = make_program("p", [("a", Array(Float, N)), ("b", Array(Float, N))],
+                        lambda a, b: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), float(init), zip(a, b)))
+    checked(A.vectorize_reduce, prog, [floats(rng, (n,)), floats(rng, (n,))])
+
+
+@RULE_SETTINGS
+@given(st.sampled_from([2, 4, 6, 8, 12, 16]), st.booleans(), st.integers(0, 10**6))
+def test_vectorize_map(n, zipped, seed):
+    rng = np.random.default_rng(seed)
+    if zipped:
+        prog = make_program("p", [("a", Array(Float, N)), ("b", Array(Float, N))], lambda a, b: map(lambda p: add(p[0], p[1]), zip(a, b)))
+        inputs = [floats(rng, (n,)), floats(rng, (n,))]
+    else:
+        prog = make_program("p", [("a", Array(Float, N))], lambda a: map(relu, a))
+        inputs = [floats(rng, (n,))]
+    checked(A.vectorize_map, prog, inputs)
+
+
+# ----------------------------------------------------------------------------------- tiling, blocking
+
+
+@settings(RULE_SETTINGS, max_examples=8)
+@given(two_d(0, 4), st.integers(1, 3), st.integers(1, 2), st.booleans(), st.integers(0, 10**6))
+def test_tile2D(ab, n, s, centre, seed):
+    # Inputs the windows cover exactly ((h - n) % s == 0), so that some tile size is valid: with
+    # leftover rows the strict tiles cannot cover the same windows, and the rule has no valid parameter.
+    h, w = n + s * ab[0], n + s * ab[1]
+    rng = np.random.default_rng(seed)
+
+    def f(window):
+        if centre:  # a weighted window: sum of squares
+            return reduce(lambda acc, v: multAndSumUp(acc, v, v), 0, join(window))
+        return reduce(add, 0, join(window))
+
+    prog = make_program("p", [("x", Array(Int, H, W))], lambda x: dsl.map2D(f, slide2D(n, s, x)))
+    checked(A.tile2D, prog, [ints(rng, (h, w))], candidates=list(range(n, max(h, w) + 1)))
+
+
+@RULE_SETTINGS
+@given(st.sampled_from([(4, 3, 4), (6, 2, 4), (4, 5, 6), (8, 4, 2), (2, 7, 8)]), st.integers(0, 10**6))
+def test_register_block2D(mkn, seed):
+    m, k, n = mkn
+    rng = np.random.default_rng(seed)
+    prog = make_program("mm", [("A", Array(Float, M, K)), ("B", Array(Float, K, N))], lambda A_, B_: map(
+        lambda row: map(lambda col: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), 0.0, zip(row, col)), transpose(B_)), A_))
+    checked(register_block2D, prog, [floats(rng, (m, k)), floats(rng, (k, n))], rtol=1e-5, atol=1e-5)
+
+
+# ----------------------------------------------------------------------------------- zip and identities
+
+
+@RULE_SETTINGS
+@given(st.sampled_from([(4, 2), (6, 3), (6, 2), (8, 4), (5, 5), (3, 1)]), st.integers(0, 10**6))
+def test_split_zip_and_join_zip(nc, seed):
+    n, c = nc
+    rng = np.random.default_rng(seed)
+    inputs = [ints(rng, (n,)), ints(rng, (n,))]
+    prog = make_program("p", [("a", Array(Int, N)), ("b", Array(Int, N))],
+                        lambda a, b: map(lambda ch: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), 0, ch), split(c, zip(a, b))))
+    checked(A.split_zip, prog, inputs)
+    prog2 = make_program("p", [("a", Array(Int, N)), ("b", Array(Int, N))], lambda a, b: map(
+        lambda p: mult(p[0], p[1]), join(map(lambda q: zip(q[0], q[1]), zip(split(c, a), split(c, b))))))
+    checked(A.join_zip, prog2, inputs)
+
+
+@RULE_SETTINGS
+@given(two_d(1, 6), st.integers(0, 10**6))
+def test_identities(hw, seed):
+    h, w = hw
+    rng = np.random.default_rng(seed)
+    x = ints(rng, (h, w))
+    p1 = make_program("p", [("x", Array(Int, H, W))], lambda x_: map(lambda r: map(lambda v: add(v, 1), r), transpose(transpose(x_))))
+    checked(A.transpose_twice, p1, [x])
+    p2 = make_program("p", [("x", Array(Int, H, W))], lambda x_: map(lambda v: add(v, 1), join(split(W, join(x_)))))
+    checked(A.join_split, p2, [x])
+    checked(A.split_of_join, p2, [x])
+    p3 = make_program("p", [("x", Array(Int, H, W))], lambda x_: map(lambda r: reduce(add, 0, map(id, r)), x_))
+    checked(A.map_identity, p3, [x])
+
+
+# ----------------------------------------------------------------------------------- lowering and memory
+
+
+def _nest():
+    return make_program("p", [("x", Array(Int, H, W)), ("v", Array(Int, W))], lambda x, v: map(
+        lambda row: map(lambda e: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), e, zip(row, v)), row), x))
+
+
+@pytest.mark.parametrize("rule", L.LOWERING_RULES, ids=lambda r: r.name)
+def test_lowering_rules(rule):
+    @RULE_SETTINGS
+    @given(two_d(1, 6), st.integers(0, 10**6))
+    def run(hw, seed):
+        h, w = hw
+        rng = np.random.default_rng(seed)
+        prog = _nest()
+        if rule.name.startswith("unroll"):
+            prog = make_program("p", [("x", Array(Int, H, W)), ("v", Array(Int, W))], lambda x, v: mapGlb(0,
+                lambda row: mapSeq(lambda e: reduceSeq(lambda acc, p: multAndSumUp(acc, p[0], p[1]), e, zip(row, v)), row), x))
+        if rule.name.startswith("mapLcl"):
+            prog = make_program("p", [("x", Array(Int, H, W)), ("v", Array(Int, W))], lambda x, v: mapWrg(rule.name[-1] == "0" and 1 or 0,
+                lambda row: map(lambda e: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), e, zip(row, v)), row), x))
+        checked(rule, prog, [ints(rng, (h, w)), ints(rng, (w,))])
+
+    run()
+
+
+@RULE_SETTINGS
+@given(two_d(1, 6), st.integers(0, 10**6))
+def test_private_accumulator(hw, seed):
+    h, w = hw
+    rng = np.random.default_rng(seed)
+    prog = make_program("p", [("x", Array(Int, H, W))], lambda x: mapGlb(0, lambda r: reduceSeq(add, 0, r), x))
+    checked(L.private_accumulator, prog, [ints(rng, (h, w))])
+
+
+@RULE_SETTINGS
+@given(two_d(1, 6), st.integers(0, 10**6))
+def test_let_private(hw, seed):
+    h, w = hw
+    rng = np.random.default_rng(seed)
+    prog = make_program("p", [("x", Array(Int, H, W)), ("y", Array(Int, 3, W))], lambda x, y: mapGlb(0, lambda row: mapSeq(
+        lambda yr: reduceSeq(lambda acc, p: multAndSumUp(acc, p[0], p[1]), 0, zip(row, yr)), y), x))
+    checked(L.let_private, prog, [ints(rng, (h, w)), ints(rng, (3, w))])
+
+
+@RULE_SETTINGS
+@given(two_d(1, 6), st.integers(0, 10**6))
+def test_local_stage(hw, seed):
+    h, w = hw
+    rng = np.random.default_rng(seed)
+    prog = make_program("p", [("x", Array(Int, H, W))], lambda x: mapWrg(0, lambda row: mapLcl(0,
+        lambda e: reduceSeq(lambda acc, v: multAndSumUp(acc, v, e), 0, row), row), x))
+    checked(L.local_stage, prog, [ints(rng, (h, w))])
+
+
+# ----------------------------------------------------------------------------------- rules in text
+
+
+TEXT_RULES = """
+rule fuseText: map(f, map(g, x)) => map(fun(y) => f(g(y)), x)
+rule splitJoinText: map(f, x) => join(map(fun(c) => map(f, c), split(n, x)))
+rule transposeText: transpose(transpose(x)) => x
+"""
+
+
+@RULE_SETTINGS
+@given(two_d(1, 6), st.sampled_from(range(4)), st.integers(0, 10**6))
+def test_text_rules(hw, fi, seed):
+    h, w = hw
+    f = INT_UNARY[fi]
+    rng = np.random.default_rng(seed)
+    fuse, sj, tt = parse_rules(TEXT_RULES)
+    x = ints(rng, (h, w))
+    prog = make_program("p", [("x", Array(Int, H, W))], lambda x_: map(lambda r: map(f, map(f, r)), transpose(transpose(x_))))
+    for rule in (fuse, sj, tt):
+        checked(rule, prog, [x])
+
+
+def test_every_rule_is_tested():
+    """Runs last in this file (pytest keeps file order): every library rule met its property test."""
+    library = {r.name for r in A.ALGORITHMIC_RULES + L.LOWERING_RULES + L.MEMORY_RULES + [register_block2D]}
+    library |= {"fuseText", "splitJoinText", "transposeText"}
+    missing = library - TESTED
+    assert not missing, f"rules without a property test run: {sorted(missing)}"
