@@ -12,6 +12,8 @@ from .errors import LiftError
 
 COMMAND_MODULES = [
     "liftpy.host.cli",  # devices, compile, run
+    "liftpy.probe.cli",  # probe
+    "liftpy.rewrite.cli",  # variants
 ]
 
 

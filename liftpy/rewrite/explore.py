@@ -213,17 +213,17 @@ def computing_maps(program: Program) -> int:
 
 def mapping_policies(depth: int) -> list[tuple[str, int, int]]:
     """(kind, first, second): ('glb', k, 0) maps the k outer maps to mapGlb; ('wl', a, b) maps a maps to
-    mapWrg and the next b to mapLcl."""
-    out = []
-    for k in sorted({min(depth, 3), min(depth, 2), 1}, reverse=True):
-        if k >= 1:
-            out.append(("glb", k, 0))
+    mapWrg and the next b to mapLcl.  One global mapping over as many dimensions as possible, one over
+    the outermost map only (each work-item then runs a whole row sequentially), and the work-group
+    mappings that put a 1D or 2D block of work under each group."""
+    out = [("glb", min(depth, 3), 0)] if depth >= 1 else []
     if depth >= 2:
+        out.append(("glb", 1, 0))
         out.append(("wl", 1, 1))
-    if depth >= 3:
-        out.append(("wl", 1, 2))
     if depth >= 4:
         out.append(("wl", 2, 2))
+    elif depth == 3:
+        out.append(("wl", 1, 2))
     return out
 
 
@@ -309,6 +309,7 @@ class ExploreOptions:
     unroll: bool = True
     images: bool = True
     max_variants: int | None = None
+    extra_rules: tuple = ()  # user rules (e.g. from text), each an optional algorithmic step
 
 
 def _macros(opts: ExploreOptions) -> list[tuple[str, Strategy]]:
@@ -325,6 +326,8 @@ def _macros(opts: ExploreOptions) -> list[tuple[str, Strategy]]:
         out.append(("tile", once(tile2D)))
     if opts.group:
         out.append(("group", once(split_join, where=lambda path, e: not any(s[0] in ("fn", "callee") for s in path))))
+    for r in opts.extra_rules:
+        out.append((r.name, once(r)))
     return out
 
 
@@ -375,3 +378,34 @@ def explore(program: Program, options: ExploreOptions = ExploreOptions()) -> lis
         step = len(variants) / options.max_variants
         variants = [variants[int(i * step)] for i in range(options.max_variants)]
     return variants
+
+
+def features(v: Variant) -> frozenset[str]:
+    """The rules a variant's derivation used (without positions): what makes two variants different in
+    kind rather than in where a rule was applied."""
+    out = set()
+    for s in v.trace:
+        name = s.rule.rstrip("0123456789")
+        if name in ("mapSeq", "reduceSeq", "privateAccumulator"):
+            continue  # every variant has these
+        out.add(name)
+    return frozenset(out)
+
+
+def diverse(variants: list[Variant], n: int) -> list[Variant]:
+    """At most ``n`` variants covering as many different rule combinations as possible: combinations are
+    picked evenly over the whole list (one variant each), then further variants of them round-robin."""
+    groups: dict[frozenset, list[Variant]] = {}
+    for v in variants:
+        groups.setdefault(features(v), []).append(v)
+    glist = list(groups.values())
+    if n <= len(glist):
+        return [glist[int(i * len(glist) / n)][0] for i in range(n)]
+    out: list[Variant] = []
+    depth = 0
+    while len(out) < n and any(len(g) > depth for g in glist):
+        for g in glist:
+            if len(g) > depth and len(out) < n:
+                out.append(g[depth])
+        depth += 1
+    return out

@@ -1,0 +1,147 @@
+"""Constraint inference: from a parametric program, its sizes and a device profile to a tuning ``Space``.
+
+Every constraint comes with its origin:
+
+- algorithmic: the requirements the primitives' type rules recorded (``split(m)`` and ``asVector(m)``
+  need ``n % m == 0``, a strict slide needs ``(n - size) % step == 0``, crop amounts must be whole,
+  windows must fit), plus what the rewrite rules that made the variant added (``dot`` takes float2 or
+  float4; a tiling keeps the number of windows);
+- hardware: work-items per group per dimension and in total, work-items per global dimension, the local
+  memory of the ``toLocal`` values, the private memory of accumulators and ``toPrivate`` values when the
+  profile knows the registers per work-item, image sizes of image-placed inputs, and the largest buffer.
+
+The program's size variables are substituted first, so a space is a closed problem over the tuning
+parameters; every parameter gets the range [1, largest array length of the program] unless the
+constraints say more.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import sympy
+
+from ..errors import ConstraintError
+from ..ir.expr import Program
+from ..ir.typecheck import typecheck
+from ..ir.types import ArrayType, as_size, flat_count, scalar_of, subs_type
+from .resources import analyze
+from .space import Constraint, Parameter, Space
+
+
+def _bind(sizes: Mapping) -> dict:
+    return {as_size(k) if isinstance(k, str) else k: int(v) for k, v in (sizes or {}).items()}
+
+
+def _largest_length(program: Program, bindings: dict) -> int:
+    best = 1
+    for t in program.param_types:
+        tt = subs_type(t, bindings)
+        while isinstance(tt, ArrayType):
+            if tt.size.is_Integer:
+                best = max(best, int(tt.size))
+            tt = tt.elem
+    return best
+
+
+def infer_space(
+    program: Program,
+    sizes: Mapping,
+    params: Sequence | None = None,
+    extra: Sequence = (),
+    profile=None,
+    placements: Mapping[str, str] | None = None,
+) -> Space:
+    """The tuning space of ``program`` for the given sizes.
+
+    ``params``: the tuning parameters (default: every free symbol that is not a size); ``extra``:
+    requirements added by rewrite rules (objects with ``predicate``, ``message`` and ``rule``);
+    ``profile``: a ``DeviceProfile`` for the hardware constraints (None: algorithmic constraints only)."""
+    bindings = _bind(sizes)
+    typing = typecheck(program)
+    size_names = {str(k) for k in bindings}
+    constraints: list[Constraint] = []
+    found_params: set[str] = set()
+
+    def add(pred, origin: str, primitive: str, kind: str) -> None:
+        pred = sympy.sympify(pred).subs(bindings)
+        if pred is sympy.true:
+            return
+        names = {str(s) for s in pred.free_symbols}
+        found_params.update(names)
+        constraints.append(Constraint(pred, origin, primitive, kind))
+
+    for r in typing.requirements:
+        add(r.predicate, f"{r.primitive}: {r.message} (in {r.where})", r.primitive, "algorithmic")
+    for r in extra:
+        add(r.predicate, f"{r.rule}: {r.message}", r.rule, "algorithmic")
+    if profile is not None:
+        for pred, origin, prim in hardware_constraints(program, profile, placements or {}):
+            add(pred, origin, prim, "hardware")
+
+    declared = [str(p) for p in params] if params is not None else sorted(found_params - size_names)
+    missing = sorted(found_params - set(declared) - size_names)
+    if missing:
+        raise ConstraintError(
+            f"no value for {', '.join(missing)} in {program.name}: give {'it' if len(missing) == 1 else 'them'} as a size, "
+            "or declare the tuning parameters"
+        )
+    hi = _largest_length(program, bindings)
+    parameters = tuple(Parameter(name, lo=1, hi=hi, doc="tuning parameter") for name in declared)
+    return Space(parameters, tuple(constraints))
+
+
+def hardware_constraints(program: Program, profile, placements: Mapping[str, str]) -> list[tuple]:
+    """(predicate, origin, primitive) for the device limits a program's launch and memory must respect."""
+    res = analyze(program)
+    out = []
+    ndim_local = []
+    for d in range(3):
+        ext = res.extent("lcl", d)
+        if ext is not None:
+            lim = profile.max_work_item_sizes[d]
+            out.append((sympy.Le(ext, lim), f"work-items per group in dimension {d} ({ext}) must be at most {lim} on {profile.device}", "device:max_work_item_sizes"))
+            ndim_local.append(ext)
+    if ndim_local:
+        total = sympy.Mul(*ndim_local)
+        out.append(
+            (sympy.Le(total, profile.max_work_group_size), f"work-items per group ({total}) must be at most {profile.max_work_group_size} on {profile.device}", "device:max_work_group_size")
+        )
+    for d in range(3):
+        ext = res.extent("wrg", d)
+        if ext is not None:
+            out.append((sympy.Le(ext, 2**31 - 1), f"work-groups in dimension {d} ({ext}) must fit in a 32-bit id", "device:work_groups"))
+        ext = res.extent("glb", d)
+        if ext is not None:
+            out.append((sympy.Le(ext, 2**31 - 1), f"work-items in global dimension {d} ({ext}) must fit in a 32-bit id", "device:global_size"))
+    if res.local_bytes:
+        total = sympy.Add(*[b for b, _ in res.local_bytes])
+        what = ", ".join(d for _, d in res.local_bytes)
+        out.append((sympy.Le(total, profile.local_mem_bytes), f"local memory ({total} bytes: {what}) must fit in {profile.local_mem_bytes} bytes", "device:local_mem_bytes"))
+    if res.private_bytes and profile.private_mem_bytes is not None:
+        total = sympy.Add(*[b for b, _ in res.private_bytes])
+        what = ", ".join(d for _, d in res.private_bytes)
+        out.append(
+            (
+                sympy.Le(total, profile.private_mem_bytes),
+                f"private memory per work-item ({total} bytes: {what}) must fit in the {profile.registers_per_item} registers measured on {profile.device}",
+                "device:registers_per_item",
+            )
+        )
+    for p, t in zip(program.params, program.param_types):
+        nbytes = flat_count(t) * scalar_of(t).nbytes
+        out.append((sympy.Le(nbytes, profile.max_alloc_bytes), f"input {p.name} ({nbytes} bytes) must fit in one buffer ({profile.max_alloc_bytes} bytes)", "device:max_alloc_bytes"))
+        if placements.get(p.name) == "image":
+            dims = t.dims if isinstance(t, ArrayType) else ()
+            if len(dims) == 3:
+                h, w, c = dims
+                out.append((sympy.Le(w * c / 4, profile.image2d_max_width), f"image {p.name} is {w}*{c}/4 texels wide, at most {profile.image2d_max_width}", "device:image2d_max_width"))
+                out.append((sympy.Le(h, profile.image2d_max_height), f"image {p.name} is {h} texels high, at most {profile.image2d_max_height}", "device:image2d_max_height"))
+                if not profile.image_support:
+                    out.append((sympy.false, f"input {p.name} is placed in an image but {profile.device} has no image support", "device:image_support"))
+    return out
+
+
+def variant_space(variant, sizes: Mapping, profile=None) -> Space:
+    """The space of an explored variant: its program, its parameters, the requirements of its rules."""
+    return infer_space(variant.program, sizes, variant.params, variant.requirements, profile, variant.placement_map)

@@ -1,0 +1,64 @@
+"""``liftpy variants FILE``: the distinct lowered variants of a program given in text form."""
+
+from __future__ import annotations
+
+from ..errors import LiftError
+
+
+def register(sub) -> None:
+    p = sub.add_parser("variants", help="explore the lowered variants of a high-level program (text form)")
+    p.add_argument("file", help="program in liftpy's text form")
+    p.add_argument("--rules", action="append", default=[], metavar="FILE", help="extra rewrite rules in text form (repeatable)")
+    p.add_argument("--size", "-s", action="append", metavar="NAME=VALUE", help="sizes: also count each variant's valid configurations and drop infeasible ones")
+    p.add_argument("--device", "-d", default=None, help="device whose limits bound the spaces (with --size)")
+    p.add_argument("--profile", default=None, metavar="FILE", help="device profile JSON (e.g. from liftpy probe)")
+    p.add_argument("--depth", type=int, default=2, help="how many algorithmic macros one variant may combine (default 2)")
+    p.add_argument("--no-images", action="store_true", help="do not place inputs in images")
+    p.add_argument("--full", action="store_true", help="print each variant's program text")
+    p.add_argument("--max", type=int, default=None, help="print at most this many variants")
+    p.set_defaults(func=cmd_variants)
+
+
+def cmd_variants(args) -> int:
+    from pathlib import Path
+
+    from ..host.cli import _read, parse_sizes
+    from ..ir.parser import parse_program
+    from .explore import ExploreOptions, explore
+    from .text_rules import load_rules
+
+    program = parse_program(_read(args.file))
+    extra = []
+    for f in args.rules:
+        if not Path(f).exists():
+            raise LiftError(f"rules file {f} does not exist")
+        extra.extend(load_rules(f))
+    opts = ExploreOptions(depth=args.depth, images=not args.no_images, extra_rules=tuple(extra))
+    variants = explore(program, opts)
+    sizes = parse_sizes(args.size)
+    counts = {}
+    if sizes:
+        from ..constraints import solve
+        from ..constraints.infer import variant_space
+        from ..host.profile import DeviceProfile, resolve_profile
+
+        profile = resolve_profile(args.device, args.profile) if (args.device is not None or args.profile) else None
+        kept = []
+        for v in variants:
+            c = solve(variant_space(v, sizes, profile))
+            if c.size.valid > 0:
+                counts[id(v)] = c.size
+                kept.append(v)
+        dropped = len(variants) - len(kept)
+        variants = kept
+    print(f"{program.name}: {len(variants)} distinct lowered variants" + (f" ({dropped} more have no valid configuration for these sizes)" if sizes else ""))
+    for i, v in enumerate(variants[: args.max] if args.max else variants):
+        rules = " -> ".join(s.rule + (f"[{', '.join(s.params)}]" if s.params else "") for s in v.trace)
+        params = ", ".join(map(str, v.params)) or "none"
+        place = "; " + ", ".join(f"{k} in {w}" for k, w in v.placements) if v.placements else ""
+        extra_txt = f"; valid configurations: {counts[id(v)]}" if id(v) in counts else ""
+        print(f"\n[{i}] parameters: {params}{place}{extra_txt}")
+        print(f"    rules: {rules}")
+        if args.full:
+            print("    " + v.program.text().replace("\n", "\n    "))
+    return 0
