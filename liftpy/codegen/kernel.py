@@ -196,11 +196,16 @@ def generate_kernel(
     if chosen.local_size is not None and launch is None and any(k[0] == "lcl" for k in render_sizes):
         ls = tuple(chosen.local_size) + (1,) * (3 - len(chosen.local_size))
         wg = f"__attribute__((reqd_work_group_size({ls[0]}, {ls[1]}, {ls[2]})))\n"
+    body = render(em.root, render_sizes)
+    if any("floordiv_(" in line or "floormod_(" in line for line in body):
+        from ..views.arith import C_HELPERS
+
+        lines.append(C_HELPERS)
     lines.append(f"{wg}kernel void {name}(")
     lines.append(",\n".join("    " + p for p in params_c) + ") {")
     for decl in em.local_decls:
         lines.append("  " + decl)
-    lines.extend(render(em.root, render_sizes))
+    lines.extend(body)
     lines.append("}")
     dims = []
     tt = out_t

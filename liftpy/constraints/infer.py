@@ -51,6 +51,7 @@ def infer_space(
     extra: Sequence = (),
     profile=None,
     placements: Mapping[str, str] | None = None,
+    lower_bounds: Mapping[str, int] | None = None,
 ) -> Space:
     """The tuning space of ``program`` for the given sizes.
 
@@ -87,12 +88,25 @@ def infer_space(
             "or declare the tuning parameters"
         )
     hi = _largest_length(program, bindings)
-    parameters = tuple(Parameter(name, lo=1, hi=hi, doc="tuning parameter") for name in declared)
+    lows = dict(lower_bounds or {})
+    parameters = tuple(Parameter(name, lo=lows.get(name, 1), hi=hi, doc="tuning parameter") for name in declared)
     return Space(parameters, tuple(constraints))
 
 
 def hardware_constraints(program: Program, profile, placements: Mapping[str, str]) -> list[tuple]:
-    """(predicate, origin, primitive) for the device limits a program's launch and memory must respect."""
+    """(predicate, origin, primitive) for the device limits a program's launch and memory must respect;
+    for a pipeline, those of each of its kernels."""
+    from ..codegen.pipeline import split_kernels
+
+    out = []
+    stages = split_kernels(program)
+    for st in stages:
+        label = f" (kernel {st.program.name})" if len(stages) > 1 else ""
+        out.extend((pred, origin + label, prim) for pred, origin, prim in _kernel_limits(st.program, profile, placements))
+    return out
+
+
+def _kernel_limits(program: Program, profile, placements: Mapping[str, str]) -> list[tuple]:
     res = analyze(program)
     out = []
     ndim_local = []
@@ -144,4 +158,6 @@ def hardware_constraints(program: Program, profile, placements: Mapping[str, str
 
 def variant_space(variant, sizes: Mapping, profile=None) -> Space:
     """The space of an explored variant: its program, its parameters, the requirements of its rules."""
-    return infer_space(variant.program, sizes, variant.params, variant.requirements, profile, variant.placement_map)
+    return infer_space(
+        variant.program, sizes, variant.params, variant.requirements, profile, variant.placement_map, dict(variant.lower_bounds)
+    )

@@ -32,13 +32,9 @@ def build(device: Device, source: str, options: tuple[str, ...] = ()) -> object:
         return prg
     try:
         prg = cl.Program(device.context, source).build(options=list(options))
-    except cl.RuntimeError as e:
-        log = getattr(e, "what", lambda: str(e))()
-        try:
-            log = "\n".join(str(x) for x in (e.args or [log]))
-        except Exception:  # noqa: BLE001 - the log is best-effort context for the user
-            pass
-        raise KernelBuildError(f"the OpenCL compiler of {device.info.name} rejected the generated kernel", source, str(log)) from None
+    except cl.Error as e:
+        # pyopencl's message holds the compiler's build log
+        raise KernelBuildError(f"the OpenCL compiler of {device.info.name} rejected the generated kernel", source, str(e)) from None
     _build_cache[key] = prg
     return prg
 
@@ -128,14 +124,101 @@ class CompiledKernel:
         return RunResult(out, statistics.median(times), tuple(times), nbytes)
 
 
+class CompiledPipeline:
+    """The kernels of a program with kernel boundaries, run in order on device-resident buffers."""
+
+    def __init__(self, program: Program, sizes: Mapping, device: Device, placements: Mapping[str, str] | None):
+        from ..codegen.pipeline import split_kernels
+
+        self.program = program
+        self.device = device
+        self.placements = dict(placements or {})
+        bindings = {str(k): int(v) for k, v in (sizes or {}).items()}
+        self.stages = split_kernels(program)
+        limits = device_limits(device)
+        self.kernels: list[tuple[CompiledKernel, str]] = []
+        for st in self.stages:
+            place = {k: v for k, v in self.placements.items() if k in {p.name for p in st.program.params}}
+            ks = generate_kernel(st.program, bindings, limits, None, place)
+            self.kernels.append((CompiledKernel(ks, device), st.output))
+
+    @property
+    def source(self) -> str:
+        parts = []
+        for i, (k, out) in enumerate(self.kernels):
+            parts.append(f"// ===== kernel {i + 1} of {len(self.kernels)}: writes {out} =====\n{k.source}")
+        return "\n".join(parts)
+
+    @property
+    def plans(self):
+        return [k.plan for k, _ in self.kernels]
+
+    @property
+    def launches(self) -> list[Launch]:
+        return [k.launch for k, _ in self.kernels]
+
+    def run(self, *args, repeat: int = 1, warmup: int = 0, **kwargs) -> RunResult:
+        """Run every kernel ``warmup + repeat`` times in order; the time of one pipeline run is the sum of
+        its kernels' times (pad and crop included), reported as the median over the timed runs."""
+        cl = _cl()
+        first = self.kernels[0][0]
+        arrays, _ = prepare_inputs(self.program, args, kwargs, {str(k): v for k, v in first.ks.bindings.items()})
+        ctx, queue = self.device.context, self.device.queue
+        mf = cl.mem_flags
+        buffers: dict[str, object] = {}
+        nbytes = 0
+        for name, arr in arrays.items():
+            arr = np.ascontiguousarray(arr)
+            if self.placements.get(name) == "image":
+                texels = pack_image(arr)
+                buffers[name] = cl.image_from_array(ctx, texels, num_channels=4, mode="r")
+                nbytes += texels.nbytes
+            else:
+                buffers[name] = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=arr)
+                nbytes += arr.nbytes
+        for k, out in self.kernels:
+            size = max(k.ks.output.nbytes, 1)
+            buffers[out] = cl.Buffer(ctx, mf.READ_WRITE, size)
+            nbytes += k.ks.output.nbytes
+        totals = []
+        per_kernel: list[list[float]] = [[] for _ in self.kernels]
+        try:
+            for it in range(warmup + max(repeat, 1)):
+                total = 0.0
+                for i, (k, out) in enumerate(self.kernels):
+                    bufs = [buffers[name] for name in k.ks.input_names]
+                    ev = k.kernel(queue, k.ks.launch.global_size, k.ks.launch.local_size, *bufs, buffers[out])
+                    ev.wait()
+                    t = (ev.profile.end - ev.profile.start) * 1e-6
+                    total += t
+                    if it >= warmup:
+                        per_kernel[i].append(t)
+                if it >= warmup:
+                    totals.append(total)
+            last = self.kernels[-1][0]
+            result = np.empty(last.ks.output_shape, dtype=last.ks.output.scalar.dtype)
+            cl.enqueue_copy(queue, result, buffers["out"]).wait()
+        except cl.Error as e:
+            raise KernelRunError(f"running the pipeline of {self.program.name} failed: {e}") from None
+        self.kernel_times_ms = tuple(statistics.median(t) for t in per_kernel)
+        return RunResult(result, statistics.median(totals), tuple(totals), nbytes)
+
+
 def compile_program(
     program: Program,
     sizes: Mapping | None = None,
     device=None,
     launch: Launch | None = None,
     placements: Mapping[str, str] | None = None,
-) -> CompiledKernel:
-    """Generate and build the kernel of a lowered program for the given sizes on a device."""
+):
+    """Generate and build a lowered program for the given sizes on a device: one kernel, or a pipeline
+    of kernels when the program has kernel boundaries (``let(f, toGlobal(e))`` at its top)."""
+    from ..codegen.pipeline import kernel_count
+
     dev = get_device(device)
+    if kernel_count(program) > 1:
+        if launch is not None:
+            raise KernelRunError("a launch configuration can only be given for a single-kernel program")
+        return CompiledPipeline(program, sizes or {}, dev, placements)
     ks = generate_kernel(program, sizes or {}, device_limits(dev), launch, placements)
     return CompiledKernel(ks, dev)

@@ -85,6 +85,15 @@ class Literal(Expr):
     value: Any
     type: Type
 
+    def __post_init__(self):
+        # The value takes the type's scalar kind, so lit(0, Float) and 0.0f are the same literal.
+        from .types import scalar_of
+
+        s = scalar_of(self.type)
+        if s is not None and isinstance(self.value, (int, float, bool)):
+            cast = {"float": float, "int": int, "bool": bool}[s.name]
+            object.__setattr__(self, "value", cast(self.value))
+
 
 @dataclass(frozen=True, eq=False, repr=False)
 class Lambda(Node):

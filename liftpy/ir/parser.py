@@ -77,6 +77,21 @@ class _ToRaw(lark.Transformer):
     def neg_int(self, meta, c):
         return _Raw("lit", -int(c[0]), (Int,), *_pos(meta))
 
+    def inf_lit(self, meta, c):
+        return _Raw("lit", float("inf"), (Float,), *_pos(meta))
+
+    def nan_lit(self, meta, c):
+        return _Raw("lit", float("nan"), (Float,), *_pos(meta))
+
+    def neg_inf(self, meta, c):
+        return _Raw("lit", float("-inf"), (Float,), *_pos(meta))
+
+    def neg_inf_array_literal(self, meta, c):
+        return _Raw("arrlit", float("-inf"), (c[-1],), *_pos(meta))
+
+    def paren_lambda(self, meta, c):
+        return c[0]
+
     def true_lit(self, meta, c):
         return _Raw("lit", True, (Bool,), *_pos(meta))
 
@@ -142,7 +157,10 @@ class _ToRaw(lark.Transformer):
         n = str(c[0])
         if n not in SCALARS:
             raise ParseError(f"line {meta.line}: unknown scalar type '{n}' in a vector type")
-        return VectorType(SCALARS[n], c[1])
+        try:
+            return VectorType(SCALARS[n], c[1])
+        except ValueError as e:
+            raise ParseError(f"line {meta.line}, column {meta.column}: {e}") from None
 
     def t_array(self, meta, c):
         return ArrayType(c[0], c[1])
@@ -251,6 +269,14 @@ class _Builder:
 
     def apply(self, raw: _Raw, scope) -> Expr:
         callee, args = raw.value, list(raw.args)
+        if callee.kind == "lambda":  # (fun(x) => body)(arg)
+            names = callee.value
+            if len(names) != len(args):
+                self.error(raw, f"a function of {len(names)} parameter(s) applied to {len(args)} argument(s)")
+            params = tuple(Var(fresh_name(n)) for n in names)
+            inner = dict(scope)
+            inner.update(zip(names, params))
+            return Call(Lambda(params, self.expr(callee.args[0], inner)), tuple(self.expr(a, scope) for a in args))
         if callee.kind == "apply":  # vectorize(4, f)(x, y)
             f = self.function_value(callee, scope)
             if not isinstance(f, UserFun):
@@ -298,6 +324,8 @@ class _Builder:
         if field in ("dim", "index"):
             if raw.kind != "lit" or not isinstance(raw.value, int) or isinstance(raw.value, bool):
                 self.error(raw, f"expected an integer {field}")
+            if field == "dim" and raw.value not in (0, 1, 2):
+                self.error(raw, f"OpenCL has NDRange dimensions 0, 1 and 2, not {raw.value}")
             return raw.value
         if field == "value":
             if raw.kind != "lit":

@@ -63,7 +63,7 @@ class Stride:
         return i // m + s * (i % m)
 
     def requirements(self, n: Size) -> list[tuple[Any, str]]:
-        return [(sympy.Eq(sympy.Mod(n, self.s), 0), lambda: f"the length {size_str(n)} must be divisible by the stride {size_str(self.s)}")]
+        return [(divisible(n, self.s), lambda: f"the length {size_str(n)} must be divisible by the stride {size_str(self.s)}")]
 
     def text(self) -> str:
         return f"stride({size_str(self.s)})"
@@ -99,6 +99,16 @@ class Reverse:
 IndexFun = Stride | Reverse
 
 VECTOR_WIDTHS = (2, 3, 4, 8, 16)
+
+
+def divisible(n, m) -> sympy.Basic:
+    """The condition ``n % m == 0``.  sympy's Mod can recurse without end on some symbolic arguments
+    (``Mod(N - 2, S + 1)`` with positive symbols); then the condition is kept unevaluated, and it is
+    decided once the sizes have values."""
+    try:
+        return sympy.Eq(sympy.Mod(n, m), 0)
+    except RecursionError:
+        return sympy.Eq(sympy.Mod(n, m, evaluate=False), 0, evaluate=False)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -163,6 +173,8 @@ class MapLike(Primitive):
         return [arg_types[0].elem]
 
     def typecheck(self, args, tc):
+        if getattr(self, "dim", 0) not in (0, 1, 2):
+            tc.fail(f"OpenCL has NDRange dimensions 0, 1 and 2, not {self.dim}")
         xs = _array(tc, args[0])
         return ArrayType(tc.apply(self.f, [xs.elem]), xs.size)
 
@@ -351,7 +363,7 @@ class Split(Primitive):
         xs = _array(tc, args[0])
         tc.require_positive(self.n, lambda: f"the chunk size {size_str(self.n)} must be positive")
         tc.require(
-            sympy.Eq(sympy.Mod(xs.size, self.n), 0),
+            divisible(xs.size, self.n),
             lambda: f"the length {size_str(xs.size)} of {xs} must be divisible by {size_str(self.n)} "
             f"({size_str(xs.size)} % {size_str(self.n)} == 0 is required)",
         )
@@ -419,7 +431,7 @@ class Slide(Primitive):
         )
         if self.strict:
             tc.require(
-                sympy.Eq(sympy.Mod(n - self.size, self.step), 0),
+                divisible(n - self.size, self.step),
                 lambda: f"windows of {size_str(self.size)} every {size_str(self.step)} must cover the length "
                 f"{size_str(n)} exactly (({size_str(n)} - {size_str(self.size)}) % {size_str(self.step)} == 0 is required)",
             )
@@ -465,11 +477,13 @@ class Pad(Primitive):
             tc.fail(f"pads arrays of scalars or vectors (or arrays of them), got {xs}")
         if not isinstance(self.value, (int, float, bool, np.number)):
             tc.fail(f"the padding value must be a number, got {self.value!r}")
+        if s.name == "int" and (float(self.value) != int(self.value) or not -(2**31) <= int(self.value) < 2**31):
+            tc.fail(f"the padding value {self.value!r} is not a 32-bit integer, as the elements of {xs} are")
         for side, amount in (("left", self.left), ("right", self.right)):
             num, den = sympy.fraction(sympy.together(amount))
             if den != 1:
                 tc.require(
-                    sympy.Eq(sympy.Mod(num, den), 0),
+                    divisible(num, den),
                     lambda side=side, amount=amount: f"the {side} padding/cropping amount {size_str(amount)} must be a whole number",
                 )
         n = xs.size + self.left + self.right
@@ -565,7 +579,7 @@ class AsVector(Primitive):
             lambda: f"the vector width {size_str(self.n)} must be 2, 3, 4, 8 or 16",
         )
         tc.require(
-            sympy.Eq(sympy.Mod(xs.size, self.n), 0),
+            divisible(xs.size, self.n),
             lambda: f"the length {size_str(xs.size)} of {xs} must be divisible by the vector width {size_str(self.n)} "
             f"({size_str(xs.size)} % {size_str(self.n)} == 0 is required)",
         )

@@ -49,14 +49,22 @@ _RESERVED = {"fun", "def", "value", "userfun", "true", "false", "reverse", "stri
 
 
 def format_value(v, t: Type | None = None) -> str:
-    if isinstance(v, bool):
+    """A literal value as the grammar reads it back: floats keep their type and every bit (the shortest
+    repr that round-trips), ``inf``/``-inf``/``nan`` included."""
+    from .types import ScalarType, scalar_of
+
+    scalar = scalar_of(t) if t is not None else None
+    if isinstance(v, bool) or (scalar is not None and scalar.name == "bool"):
         return "true" if v else "false"
-    if isinstance(v, float):
-        text = repr(float(v))
-        if "e" in text or "inf" in text or "nan" in text:
-            text = f"{v:.9g}"
-            if "." not in text and "e" not in text:
-                text += ".0"
+    if isinstance(v, float) or (scalar is not None and scalar.name == "float"):
+        v = float(v)
+        if v != v:
+            return "nan"
+        if v in (float("inf"), float("-inf")):
+            return "inf" if v > 0 else "-inf"
+        text = repr(v)
+        if "." not in text and "e" not in text:
+            text += ".0"
         return text + "f"
     return str(int(v))
 
@@ -89,9 +97,11 @@ class Printer:
         if isinstance(node, Var):
             return self.env.get(node.name, node.name)
         if isinstance(node, Literal):
-            if isinstance(node.type, ArrayType):
-                return f"value({format_value(node.value)}, {node.type})"
-            return format_value(node.value)
+            from .types import ScalarType
+
+            if not isinstance(node.type, ScalarType):
+                return f"value({format_value(node.value, node.type)}, {node.type})"
+            return format_value(node.value, node.type)
         if isinstance(node, Lambda):
             eta = _eta_name(node)
             if eta is not None:

@@ -50,7 +50,21 @@ def size_str(s: Size) -> str:
     s = sympy.sympify(s)
     if s.is_Symbol or s.is_Integer:
         return str(s)
-    return f"({sympy.sstr(s)})"
+    return f"({_SizePrinter().doprint(s)})"
+
+
+class _SizePrinter(sympy.printing.str.StrPrinter):
+    """sympy's printing, with powers written as products: the text syntax has no ``**``."""
+
+    def _print_Pow(self, expr, rational=False):
+        base, exp = expr.args
+        if exp.is_Integer and int(exp) > 0:
+            b = self._print(base)
+            b = b if (base.is_Symbol or base.is_Integer) else f"({b})"
+            return "*".join([b] * int(exp))
+        if exp.is_Integer and int(exp) < 0:
+            return f"1/({self._print_Pow(sympy.Pow(base, -exp, evaluate=False))})"
+        return super()._print_Pow(expr, rational)
 
 
 def sizes_equal(a: Size, b: Size) -> bool | None:

@@ -241,7 +241,10 @@ def userfun_from_expression(name: str, params: list[tuple[str, Type | str]], res
                 f"(parameters: {', '.join(names)}; functions: {', '.join(sorted(_C_TO_NUMPY))})"
             )
     py_expr = re.sub(r"(\d+\.\d*|\d+\.?\d*)f\b", r"\1", expression)
-    code = compile(py_expr, f"<userfun {name}>", "eval")
+    try:
+        code = compile(py_expr, f"<userfun {name}>", "eval")
+    except SyntaxError as e:
+        raise LiftError(f"user function {name}: '{expression}' is not an arithmetic expression ({e.msg})") from None
 
     def fn(*args):
         env = dict(_C_TO_NUMPY)

@@ -55,6 +55,7 @@ class Variant:
     requirements: tuple[Requirement, ...] = ()
     placements: tuple[tuple[str, str], ...] = ()
     trace: tuple[TraceStep, ...] = ()
+    lower_bounds: tuple[tuple[str, int], ...] = ()  # parameters whose smallest value is not 1
 
     @property
     def key(self):
@@ -180,6 +181,7 @@ def _extend(v: Variant, r) -> Variant:
         params=v.params + r.params,
         requirements=v.requirements + r.requirements,
         trace=v.trace + (r.step,),
+        lower_bounds=v.lower_bounds + r.lower_bounds,
     )
 
 
@@ -227,19 +229,42 @@ def mapping_policies(depth: int) -> list[tuple[str, int, int]]:
     return out
 
 
+def kernel_regions(program: Program) -> list[tuple]:
+    """Path prefixes of the kernels of a program: each ``toGlobal`` value of a kernel boundary, and the
+    final body."""
+    from ..codegen.pipeline import is_boundary
+
+    out, path, e = [], (), program.body
+    while is_boundary(e):
+        out.append(path + (("arg", 0), ("arg", 0)))
+        path += (("fn", "f"),)
+        e = e.fn.f.body
+    out.append(path)
+    return out
+
+
 def apply_mapping(policy: tuple[str, int, int]) -> Strategy:
+    """Map every kernel of a program by the policy (a kernel with too few maps for it gets a global
+    mapping over the maps it has); the remaining maps and every reduction become sequential."""
     kind, a, b = policy
-    if kind == "glb":
-        steps = [MAP_GLB[d] for d in reversed(range(a))]
-    else:
-        steps = [MAP_WRG[d] for d in reversed(range(a))] + [MAP_LCL[d] for d in reversed(range(b))]
+
+    def steps_for(depth: int):
+        if kind == "glb" or depth < a + b:
+            k = a if kind == "glb" else min(depth, 3)
+            return [MAP_GLB[d] for d in reversed(range(min(k, depth)))]
+        return [MAP_WRG[d] for d in reversed(range(a))] + [MAP_LCL[d] for d in reversed(range(b))]
 
     def go(v: Variant) -> list[Variant]:
-        for rule in steps:
-            nxt = once(rule)(v)
-            if not nxt:
-                return []
-            v = nxt[0]
+        for prefix in kernel_regions(v.program):
+            depth = _kernel_depth(v.program, prefix)
+            if depth == 0:
+                continue
+            inside = _within(prefix, kernel_regions(v.program))
+            for rule in steps_for(depth):
+                nxt = once(rule, where=inside)(v)
+                if not nxt:
+                    return []
+                v = nxt[0]
         v = normalize(MAP_SEQ)(v)[0]
         v = normalize(reduce_seq)(v)[0]
         return [v]
@@ -247,8 +272,28 @@ def apply_mapping(policy: tuple[str, int, int]) -> Strategy:
     return go
 
 
+def _within(prefix: tuple, regions: list[tuple]):
+    """Positions inside the kernel at ``prefix`` (and not inside a later kernel nested below it)."""
+    others = [r for r in regions if r != prefix and r[: len(prefix)] == prefix]
+
+    def where(path, e) -> bool:
+        return path[: len(prefix)] == prefix and not any(path[: len(o)] == o for o in others)
+
+    return where
+
+
+def _kernel_depth(program: Program, prefix: tuple) -> int:
+    from ..codegen.pipeline import is_boundary
+    from .positions import get_at
+
+    e = get_at(program.body, prefix)
+    if is_boundary(e):
+        return 0
+    return computing_maps(Program(program.name, program.params, program.param_types, e))
+
+
 def lower_all(v: Variant) -> list[Variant]:
-    depth = computing_maps(v.program)
+    depth = max((_kernel_depth(v.program, p) for p in kernel_regions(v.program)), default=0)
     out = []
     for policy in mapping_policies(depth) or [("glb", 0, 0)]:
         out.extend(apply_mapping(policy)(v))
@@ -310,6 +355,7 @@ class ExploreOptions:
     images: bool = True
     max_variants: int | None = None
     extra_rules: tuple = ()  # user rules (e.g. from text), each an optional algorithmic step
+    pipeline: bool = False  # derive multi-kernel pipelines (padding, partial sums, crop kernels)
 
 
 def _macros(opts: ExploreOptions) -> list[tuple[str, Strategy]]:
@@ -331,8 +377,28 @@ def _macros(opts: ExploreOptions) -> list[tuple[str, Strategy]]:
     return out
 
 
+def pipeline_stage(opts: ExploreOptions) -> Strategy:
+    """The direct convolution of the Lift paper (section 4.2) as one macro with optional parts:
+    optimisational padding (ρ), a padding kernel, vectorization (υ), partial reductions with or without
+    coalescing (ω) summed in a kernel of their own, tiling (θ); a crop kernel when the padding needs one."""
+    from .pipeline import crop_kernel, materialize_input, pad_opt, split_partial_kernels
+
+    partial = seq(once(partial_reduce), optional(once(coalesce)) if opts.coalesce else (lambda v: [v]), once(split_partial_kernels))
+    steps = [optional(once(pad_opt)), optional(once(materialize_input))]
+    if opts.vectorize:
+        steps.append(optional(once(vectorize_reduce)))
+    if opts.partial:
+        steps.append(optional(partial))
+    if opts.tile:
+        steps.append(optional(once(tile2D)))
+    steps.append(try_(once(crop_kernel)))
+    return seq(*steps)
+
+
 def algorithmic_stage(opts: ExploreOptions) -> Strategy:
     """Every combination of at most ``depth`` macros, applied in their fixed order."""
+    if opts.pipeline:
+        return pipeline_stage(opts)
     macros = _macros(opts)
 
     def go(v: Variant) -> list[Variant]:

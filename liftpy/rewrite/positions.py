@@ -145,6 +145,8 @@ class Site:
             fn = e.fn if isinstance(e, Call) else None
             if step[0] == "fn" and isinstance(fn, (P.MapLike, P.Let)):
                 pass
+            elif step[0] == "arg" and isinstance(fn, P.Let) and isinstance(e.args[0], Call) and isinstance(e.args[0].fn, P.ToGlobal):
+                pass  # the value of a kernel boundary is written by a kernel of its own
             elif step[0] == "callee":
                 pass
             elif step[0] == "arg" and isinstance(fn, (P.Join, P.Split, P.Transpose, P.AsScalar, P.AsVector, P.ToMem)):

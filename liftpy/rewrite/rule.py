@@ -69,6 +69,7 @@ class RuleContext:
         self._taken: set[str] | None = None
         self.new_params: list[sympy.Symbol] = []
         self.requirements: list[Requirement] = []
+        self.lower_bounds: dict[str, int] = {}
 
     @property
     def taken(self) -> set[str]:
@@ -76,7 +77,8 @@ class RuleContext:
             self._taken = program_symbols(self.program)
         return self._taken
 
-    def fresh(self, hint: str) -> sympy.Symbol:
+    def fresh(self, hint: str, lo: int = 1) -> sympy.Symbol:
+        """A new tuning parameter; ``lo`` is its smallest value (1 unless the rule allows 0)."""
         k = 0
         while f"{hint}{k}" in self.taken:
             k += 1
@@ -84,6 +86,8 @@ class RuleContext:
         self.taken.add(name)
         sym = size_var(name)
         self.new_params.append(sym)
+        if lo != 1:
+            self.lower_bounds[name] = lo
         return sym
 
     def require(self, predicate, message: str) -> None:
@@ -126,6 +130,7 @@ class Rewritten:
     step: TraceStep
     params: tuple[sympy.Symbol, ...]
     requirements: tuple[Requirement, ...]
+    lower_bounds: tuple[tuple[str, int], ...] = ()
 
 
 def try_rule(program: Program, rule: Rule, path: Path) -> Rewritten | None:
@@ -151,7 +156,7 @@ def try_rule(program: Program, rule: Rule, path: Path) -> Rewritten | None:
     except LiftTypeError:
         return None
     step = TraceStep(rule.name, path_text(program, path), tuple(str(p) for p in ctx.new_params))
-    return Rewritten(new_program, step, tuple(ctx.new_params), tuple(ctx.requirements))
+    return Rewritten(new_program, step, tuple(ctx.new_params), tuple(ctx.requirements), tuple(ctx.lower_bounds.items()))
 
 
 def _type_equality(a: Type, b: Type) -> sympy.Basic:

@@ -21,6 +21,32 @@ import sympy
 Ranges = Mapping[sympy.Symbol, tuple[int, int]]
 
 
+class CDiv(sympy.Function):
+    """``a / d`` in C for a dividend the simplifier proved non-negative (so truncation is floor).
+    Opaque to sympy: sympy would otherwise renormalize the dividend (``floor((2 - j)/2)`` becomes
+    ``floor(-j/2) + 1``) into something C's truncating division gets wrong."""
+
+    nargs = 2
+    is_integer = True
+
+
+class CMod(sympy.Function):
+    """``a % d`` in C for a dividend the simplifier proved non-negative."""
+
+    nargs = 2
+    is_integer = True
+
+
+def _nonneg(num: sympy.Expr, d: int, ranges: Ranges) -> tuple[sympy.Expr, int] | None:
+    """``(num + k*d, k)`` with k >= 0 the smallest shift that makes the dividend provably non-negative, or
+    None when ``num`` has no known lower bound."""
+    b = bounds(num, ranges)
+    if b is None:
+        return None
+    k = 0 if b[0] >= 0 else -((b[0]) // d)
+    return sympy.expand(num + k * d), k
+
+
 def bounds(e, ranges: Ranges) -> tuple[int, int] | None:
     """Inclusive integer bounds of ``e``, or None if unknown."""
     e = sympy.sympify(e)
@@ -63,6 +89,16 @@ def bounds(e, ranges: Ranges) -> tuple[int, int] | None:
         if b is not None and 0 <= b[0] and b[1] < int(m):
             return b
         return (0, int(m) - 1)
+    if isinstance(e, CDiv):
+        b = bounds(e.args[0], ranges)
+        d = int(e.args[1])
+        return None if b is None else (b[0] // d, b[1] // d)
+    if isinstance(e, CMod):
+        d = int(e.args[1])
+        b = bounds(e.args[0], ranges)
+        if b is not None and 0 <= b[0] and b[1] < d:
+            return b
+        return (0, d - 1)
     if isinstance(e, (sympy.Max, sympy.Min)):
         bs = [bounds(a, ranges) for a in e.args]
         if any(b is None for b in bs):
@@ -129,9 +165,13 @@ def fdiv(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
     coeffs = [t.as_coeff_Mul()[0] for t in terms]
     if all(c.is_Integer for c in coeffs):
         g = _fold(gcd, [int(c) for c in coeffs] + [d])
-        if g > 1:  # floor(2*x/4) = floor(x/2), and truncation agrees too
+        if g > 1:  # floor(2*x/4) = floor(x/2)
             return fdiv(sympy.expand(num / g), d // g, ranges)
-    return sympy.floor(num / d)
+    shifted = _nonneg(num, d, ranges)
+    if shifted is None:
+        return sympy.floor(num / d)  # printed with a floor-division helper
+    a, k = shifted
+    return CDiv(a, d) - k  # floor((a + k*d)/d) - k = floor(a/d)
 
 
 def fmod(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
@@ -150,8 +190,11 @@ def fmod(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
         a, big, small = split
         return sympy.expand(a * fmod(sympy.expand(big / a), d // a, ranges) + small)
     if b is not None and b[0] >= 0:
-        return sympy.Mod(r, d)
-    return sympy.Mod(num, d)  # C's % agrees with Mod on the non-negative whole index only
+        return CMod(r, d)
+    shifted = _nonneg(num, d, ranges)
+    if shifted is None:
+        return sympy.Mod(num, d)  # printed with a floor-modulo helper
+    return CMod(shifted[0], d)  # (a + k*d) mod d = a mod d
 
 
 def _small_remainder(num: sympy.Expr, d: int, ranges: Ranges):
@@ -182,6 +225,10 @@ def simplify(e, ranges: Ranges) -> sympy.Expr:
         return sympy.Integer(r[0]) if r is not None and r[0] == r[1] else e
     if e.is_Atom:
         return e
+    if isinstance(e, CDiv):
+        return fdiv(simplify(e.args[0], ranges), int(e.args[1]), ranges)
+    if isinstance(e, CMod):
+        return fmod(simplify(e.args[0], ranges), int(e.args[1]), ranges)
     if isinstance(e, sympy.floor):
         inner = simplify(e.args[0], ranges)
         num, den = _as_fraction(inner)
@@ -262,14 +309,18 @@ def to_c(e) -> str:
         return out
     if e.is_Mul:
         return _term(e, first=True)
+    if isinstance(e, CDiv):
+        return f"{_operand(e.args[0])} / {int(e.args[1])}"
+    if isinstance(e, CMod):
+        return f"{_operand(e.args[0])} % {int(e.args[1])}"
     if isinstance(e, sympy.floor):
+        # No bound was known for the dividend: floor division that is right for negative values too.
         num, den = _as_fraction(e.args[0])
         if num is None:
             raise ValueError(f"cannot print {e} as integer C")
-        # Views only floor-divide non-negative indices (padding is guarded), so C's truncation agrees.
-        return f"{_operand(num)} / {den}"
+        return f"floordiv_({to_c(num)}, {den})"
     if isinstance(e, sympy.Mod):
-        return f"{_operand(e.args[0])} % {_operand(e.args[1])}"
+        return f"floormod_({to_c(e.args[0])}, {to_c(e.args[1])})"
     if isinstance(e, sympy.And):
         return " && ".join(f"({to_c(a)})" for a in e.args)
     if isinstance(e, sympy.Or):
@@ -280,6 +331,12 @@ def to_c(e) -> str:
         f = "max" if isinstance(e, sympy.Max) else "min"
         return _fold(lambda a, b: f"{f}({a}, {b})", [to_c(a) for a in e.args])
     raise ValueError(f"cannot print {e} ({type(e).__name__}) as C")
+
+
+C_HELPERS = (
+    "int floordiv_(int a, int d) { return (a >= 0 ? a : a - d + 1) / d; }\n"
+    "int floormod_(int a, int d) { int r = a % d; return r < 0 ? r + d : r; }\n"
+)
 
 
 def _operand(e) -> str:
@@ -312,6 +369,6 @@ def _term(t, first: bool) -> str:
 
 def _factor(f) -> str:
     s = to_c(f)
-    if f.is_Add or isinstance(f, (sympy.floor, sympy.Mod)):
+    if f.is_Add or isinstance(f, (sympy.floor, sympy.Mod, CDiv, CMod)):
         return f"({s})"
     return s

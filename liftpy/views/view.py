@@ -300,12 +300,15 @@ def _lane_of(r: Read, lane, n: int) -> Read:
         return CondRead(r.cond, _lane_of(r.then, lane, n), _lane_of(r.other, lane, n))
     if isinstance(r, ImageRead) and r.lane is None:
         return ImageRead(r.image, r.x, r.y, lane)
-    if isinstance(r, VecRead) and isinstance(lane, (int, sympy.Integer)):
-        return r.lanes[int(lane)]
-    raise CodegenError(
-        "asScalar of vectors that are computed values, not memory, needs a constant lane; "
-        "materialize the vectors first (toPrivate)"
-    )
+    if isinstance(r, VecRead):
+        if isinstance(lane, (int, sympy.Integer)):
+            return r.lanes[int(lane)]
+        # Choose the lane by comparisons; with the loop ranges known most of them fold away.
+        out = r.lanes[-1]
+        for t in range(len(r.lanes) - 2, -1, -1):
+            out = CondRead(sympy.Eq(lane, t), r.lanes[t], out)
+        return out
+    raise CodegenError(f"internal: cannot take lane {lane} of {r!r}")
 
 
 @dataclass(frozen=True)

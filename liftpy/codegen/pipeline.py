@@ -1,0 +1,64 @@
+"""Splitting a program into a pipeline of kernels.
+
+A value that must be complete before the rest of the computation can read it (the padded input, the
+partial sums of every window, the full result before it is cropped) is written to global memory by a
+kernel of its own.  In the IR this is ``let(fun(v) => rest, toGlobal(e))`` at the top of the program:
+``e`` becomes a kernel whose output buffer is ``v``, and ``rest`` continues with ``v`` as an input.  The
+interpreter gives ``let`` and ``toGlobal`` their plain meaning, so a pipeline computes exactly what the
+program says.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir import primitives as P
+from ..ir.expr import Call, Expr, Program, Var
+from ..ir.typecheck import type_of
+from ..ir.types import Type
+
+
+@dataclass(frozen=True)
+class Stage:
+    program: Program  # a single-kernel program over the pipeline's inputs and earlier stages' outputs
+    output: str  # name of the buffer it writes (the final stage writes the pipeline's output)
+
+
+def is_boundary(e: Expr) -> bool:
+    return (
+        isinstance(e, Call)
+        and isinstance(e.fn, P.Let)
+        and isinstance(e.args[0], Call)
+        and isinstance(e.args[0].fn, P.ToGlobal)
+    )
+
+
+def split_kernels(program: Program) -> list[Stage]:
+    """The stages of a program, in execution order (a single stage for a program without boundaries)."""
+    env: dict[str, Type] = {p.name: t for p, t in zip(program.params, program.param_types)}
+    stages: list[Stage] = []
+    body = program.body
+    while is_boundary(body):
+        (v,) = body.fn.f.params
+        computed = body.args[0].args[0]
+        stages.append(Stage(_stage_program(f"{program.name}_{len(stages)}", computed, env, program), v.name))
+        env[v.name] = type_of(computed, {n: env[n] for n in computed.free_vars if n in env})
+        body = body.fn.f.body
+    name = program.name if not stages else f"{program.name}_{len(stages)}"
+    stages.append(Stage(_stage_program(name, body, env, program), "out"))
+    return stages
+
+
+def _stage_program(name: str, e: Expr, env: dict, program: Program) -> Program:
+    # Keep the pipeline's inputs in their order first, then earlier stages' outputs, as parameters.
+    order = [p.name for p in program.params] + [n for n in env if n not in {p.name for p in program.params}]
+    used = [n for n in order if n in e.free_vars]
+    return Program(name, tuple(Var(n) for n in used), tuple(env[n] for n in used), e)
+
+
+def kernel_count(program: Program) -> int:
+    n, body = 1, program.body
+    while is_boundary(body):
+        n += 1
+        body = body.fn.f.body
+    return n

@@ -1,0 +1,28 @@
+"""``python -m liftpy.probe [options]``: the ``liftpy probe`` command on its own, for machines where the
+command modules of other subsystems need packages that are not installed (such as a lent GPU)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import LiftError
+from .cli import register
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m liftpy.probe")
+    register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["probe", *(sys.argv[1:] if argv is None else argv)])
+    try:
+        return int(args.func(args) or 0)
+    except LiftError as e:
+        print(f"liftpy probe: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("liftpy probe: interrupted; the profile holds the probes that finished", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""The convolution layer as liftpy explores it: the high-level program (Listing 3 of the Lift paper),
+its variants, its inputs in the program's layouts, and the expected result.
+
+Layouts of the program: input ``[[[float]C]W]H`` (channels innermost), weights ``[[[[float]C]K]K]M``,
+biases ``[float]M``; the result is ``[[[[float]1]M]OW]OH``.  The references (``liftpy.tuning.references``)
+use x[C][H][W], w[M][C][K][K] and out[M][OH][OW]; ``to_reference_layout`` converts.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from ..ir.dsl import join, make_program, map, map2D, pad2D, reduce, slide2D, zip
+from ..ir.expr import Program
+from ..ir.types import Array, Float, sizes
+from ..ir.userfun import BUILTINS
+from .layers import Layer
+from .references import Expectation, expectation
+
+C, H, W, M = sizes("C H W M")
+_MAS = BUILTINS["multAndSumUp"]
+
+
+def conv_program(k: int, stride: int, pad: int) -> Program:
+    """The high-level convolution for k x k kernels: pad2D, slide2D, then for every window and every
+    (weights, bias) pair a reduction of the flattened window against the flattened weights."""
+    return make_program(
+        "conv",
+        [("weights", Array(Float, M, k, k, C)), ("biases", Array(Float, M)), ("input", Array(Float, H, W, C))],
+        lambda weights, biases, input: map2D(
+            lambda window: map(
+                lambda kb: reduce(lambda acc, xw: _MAS(acc, xw[0], xw[1]), kb[1], zip(join(join(window)), join(join(kb[0])))),
+                zip(weights, biases),
+            ),
+            slide2D(k, stride, pad2D(pad, pad, pad, pad, 0.0, input)),
+        ),
+    )
+
+
+def layer_sizes(layer: Layer) -> dict[str, int]:
+    return {"C": layer.C, "H": layer.H, "W": layer.W, "M": layer.M}
+
+
+def layer_inputs(layer: Layer, seed: int = 0) -> tuple[list[np.ndarray], Expectation]:
+    """Random inputs in the program's layouts, and what a correct result is (bias included)."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((layer.C, layer.H, layer.W)).astype(np.float32)
+    w = (rng.standard_normal((layer.M, layer.C, layer.K, layer.K)) / np.sqrt(layer.C * layer.K * layer.K)).astype(np.float32)
+    b = rng.standard_normal(layer.M).astype(np.float32)
+    exp = expectation(x, w, layer.stride, layer.pad)
+    bias = b.astype(np.float64)[:, None, None]
+    exp = Expectation(exp.expected + bias, exp.magnitude + np.abs(bias), exp.terms + 1)
+    program_inputs = [np.ascontiguousarray(w.transpose(0, 2, 3, 1)), b, np.ascontiguousarray(x.transpose(1, 2, 0))]
+    return program_inputs, exp
+
+
+def to_reference_layout(out: np.ndarray, layer: Layer) -> np.ndarray:
+    """[OH][OW][M][1] -> [M][OH][OW]."""
+    return np.ascontiguousarray(out.reshape(layer.out_h, layer.out_w, layer.M).transpose(2, 0, 1))
+
+
+@lru_cache(maxsize=16)
+def conv_variants(k: int, stride: int, pad: int, images: bool = True):
+    """The explored variants of the convolution: single-kernel ones and multi-kernel pipelines."""
+    from ..rewrite.explore import ExploreOptions, dedup, explore
+
+    program = conv_program(k, stride, pad)
+    single = explore(program, ExploreOptions(images=images, register_block=False))
+    pipelines = explore(program, ExploreOptions(images=images, pipeline=True))
+    return tuple(dedup(single + pipelines))
