@@ -14,6 +14,7 @@ COMMAND_MODULES = [
     "liftpy.host.cli",  # devices, compile, run
     "liftpy.probe.cli",  # probe
     "liftpy.rewrite.cli",  # variants
+    "liftpy.tuning.cli",  # explore, pareto, show
 ]
 
 

@@ -128,6 +128,16 @@ def _kernel_limits(program: Program, profile, placements: Mapping[str, str]) -> 
         ext = res.extent("glb", d)
         if ext is not None:
             out.append((sympy.Le(ext, 2**31 - 1), f"work-items in global dimension {d} ({ext}) must fit in a 32-bit id", "device:global_size"))
+    items = _total_items(res)
+    if items is not None and profile.min_parallelism > 1:
+        out.append(
+            (
+                sympy.Ge(items, profile.min_parallelism),
+                f"the kernel launches {items} work-items; at least {profile.min_parallelism} keep the "
+                f"{profile.compute_units} compute units of {profile.device} busy",
+                "prune:occupancy",
+            )
+        )
     if res.local_bytes:
         total = sympy.Add(*[b for b, _ in res.local_bytes])
         what = ", ".join(d for _, d in res.local_bytes)
@@ -154,6 +164,15 @@ def _kernel_limits(program: Program, profile, placements: Mapping[str, str]) -> 
                 if not profile.image_support:
                     out.append((sympy.false, f"input {p.name} is placed in an image but {profile.device} has no image support", "device:image_support"))
     return out
+
+
+def _total_items(res) -> sympy.Expr | None:
+    glb = [res.extent("glb", d) for d in range(3)]
+    if any(g is not None for g in glb):
+        return sympy.Mul(*[g for g in glb if g is not None])
+    parts = [res.extent(k, d) for k in ("wrg", "lcl") for d in range(3)]
+    parts = [p for p in parts if p is not None]
+    return sympy.Mul(*parts) if parts else None
 
 
 def variant_space(variant, sizes: Mapping, profile=None) -> Space:

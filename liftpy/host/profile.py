@@ -46,6 +46,7 @@ class DeviceProfile:
     image_support: bool = False
     image2d_max_width: int = 0
     image2d_max_height: int = 0
+    device_type: str = "CPU"  # as pyopencl reports it: GPU, CPU, accelerator
     # Measured by probes (None when unknown):
     registers_per_item: int | None = None  # 32-bit registers a work-item can use before spilling
     warp_size: int | None = None
@@ -55,6 +56,13 @@ class DeviceProfile:
     def private_mem_bytes(self) -> int | None:
         """Private memory a work-item can keep in registers, if the register count is known."""
         return None if self.registers_per_item is None else 4 * self.registers_per_item
+
+    @property
+    def min_parallelism(self) -> int:
+        """Work-items a kernel should launch to keep every compute unit busy: one warp per compute unit
+        (32 lanes on a GPU whose warp was not measured, 1 on a CPU)."""
+        lanes = self.warp_size or (32 if "GPU" in self.device_type else 1)
+        return self.compute_units * lanes
 
     def limits(self):
         from ..codegen.kernel import DeviceLimits
@@ -80,6 +88,7 @@ class DeviceProfile:
             image_support=info.image_support,
             image2d_max_width=info.image2d_max[0],
             image2d_max_height=info.image2d_max[1],
+            device_type=info.type,
         )
 
     def with_overrides(self, data: dict, source: str) -> "DeviceProfile":

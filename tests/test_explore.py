@@ -1,0 +1,117 @@
+"""The main job (issue 5): the convolution explored end to end on PoCL, with the results store,
+resumption after a kill, the frontier, and the command line."""
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from liftpy.codegen.pipeline import kernel_count
+from liftpy.tuning.conv import conv_program, conv_variants, layer_inputs, layer_sizes, to_reference_layout
+from liftpy.tuning.engine import explore_layer
+from liftpy.tuning.layers import get_layer, layer_names
+from liftpy.tuning.references import validate
+from liftpy.tuning.store import Status, Store
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYERS = ["vgg16:0", "vgg16:2", "vgg16:5", "vgg16:7", "vgg16:10", "vgg16:12", "vgg16:17", "vgg16:19", "vgg16:24", "alexnet:0"]
+
+
+def test_catalogue_has_the_paper_layers():
+    assert set(LAYERS) <= set(layer_names())
+    assert get_layer("alexnet:0").spec == "3,227,227,96,11,4,0"
+
+
+def test_four_stage_pipeline_is_derived_and_matches():
+    """Some variants are the paper's four kernels (pad, partial convolution, sums, crop); one of them,
+    with tiling, vectorization and coalescing, validates against the reference convolution."""
+    from liftpy.constraints import sample, solve
+    from liftpy.constraints.infer import variant_space
+    from liftpy.host.kernel import compile_program
+    from liftpy.rewrite.explore import features
+
+    layer = get_layer("vgg16:7").reduced(spatial=12, channels=8, kernels=4)
+    variants = conv_variants(3, 1, 1)
+    wanted = {"padOpt", "materializeInput", "splitPartialKernels", "tile2D", "vectorizeReduce", "coalesce"}
+    four = [v for v in variants if kernel_count(v.program) == 4 and wanted <= features(v)]
+    assert four, "no four-kernel variant with every optimisation"
+    v = four[0]
+    counted = solve(variant_space(v, layer_sizes(layer)))
+    assert counted.size.valid > 0
+    config = sample(counted, 1, seed=3)[0]
+    k = compile_program(v.program, {**layer_sizes(layer), **config}, placements=v.placement_map)
+    assert len(k.kernels) == 4
+    inputs, exp = layer_inputs(layer, seed=1)
+    out = k.run(*inputs).output
+    check = validate(to_reference_layout(out, layer), exp)
+    assert check.ok, check.message
+
+
+@pytest.mark.parametrize("name", LAYERS)
+def test_every_paper_layer_validates_on_pocl(name, tmp_path):
+    """Reduced spatial sizes (same kernel, stride and padding); every sampled point must be correct."""
+    layer = get_layer(name).reduced(spatial=12 if name != "alexnet:0" else 23, channels=4, kernels=4)
+    result = explore_layer(layer, samples=3, db=tmp_path / "r.sqlite", references=False, progress=False, repeat=1, warmup=0, seed=7)
+    points = [r for r in result.records if not r.is_reference]
+    assert len(points) == 3
+    bad = [(r.variant, r.status, r.error) for r in points if r.status is not Status.OK]
+    assert not bad, bad
+    assert result.frontier
+
+
+def _rows(db: Path) -> list[tuple]:
+    if not db.exists():
+        return []
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+    try:
+        return con.execute("SELECT variant, config, status FROM results WHERE variant NOT LIKE 'reference:%'").fetchall()
+    except sqlite3.OperationalError:
+        return []
+    finally:
+        con.close()
+
+
+def test_killed_exploration_resumes_without_losing_or_repeating_points(tmp_path):
+    db = tmp_path / "results.sqlite"
+    cmd = [sys.executable, "-m", "liftpy", "explore", "conv", "--layer", "vgg16:7", "--reduced", "--spatial", "10",
+           "--channels", "4", "--kernels", "4", "--samples", "8", "--db", str(db), "--repeat", "1", "--no-references"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.time() + 240
+    while time.time() < deadline:
+        finished = [r for r in _rows(db) if r[2] != "running"]
+        if len(finished) >= 3 or proc.poll() is not None:
+            break
+        time.sleep(0.2)
+    assert proc.poll() is None, "the exploration finished before it could be killed: " + proc.stdout.read().decode()[-2000:]
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = {(v, c) for v, c, s in _rows(db) if s != "running"}
+    assert len(before) >= 3
+    rerun = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-3000:]
+    rows = _rows(db)
+    keys = [(v, c) for v, c, _ in rows]
+    assert len(keys) == len(set(keys)) == 8, rows
+    assert before <= set(keys)
+    assert all(s == "ok" for _, _, s in rows)
+    assert f"{len(before)} already in" in rerun.stdout or "already in" in rerun.stdout
+
+
+def test_pareto_and_show_commands(tmp_path):
+    db = tmp_path / "r.sqlite"
+    explore_layer(get_layer("vgg16:12").reduced(spatial=8, channels=4, kernels=4), samples=4, db=db, progress=False, repeat=1, warmup=0)
+    png = tmp_path / "front.png"
+    args = ["--layer", "vgg16:12", "--reduced", "--spatial", "8", "--channels", "4", "--kernels", "4", "--db", str(db)]
+    r = subprocess.run([sys.executable, "-m", "liftpy", "pareto", *args, "--plot", str(png)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "time ms" in r.stdout and "reference:im2col_gemm_numpy" in r.stdout
+    assert png.stat().st_size > 10_000
+    r = subprocess.run([sys.executable, "-m", "liftpy", "show", "--db", str(db), "--best"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "kernel void" in r.stdout and "def conv(" in r.stdout
