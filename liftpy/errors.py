@@ -52,7 +52,10 @@ class KernelBuildError(LiftError):
 
 
 class KernelRunError(LiftError):
-    """A kernel failed while being enqueued or run."""
+    """A kernel failed while being enqueued or run.  On a GPU such a failure (an illegal access, a
+    watchdog) can leave the OpenCL context unusable, so a worker process that saw one is replaced."""
+
+    retires_worker = True
 
 
 class RewriteError(LiftError):

@@ -525,3 +525,19 @@ def test_reference_records_join_the_frontier_plot(tmp_path):
     with pytest.raises(TuningError, match="unknown reference"):
         measure_reference("mkl", x, w)
     json.dumps(rec.metrics)  # stored as JSON
+
+
+def test_worker_is_replaced_after_an_error_that_retires_it():
+    """A task whose exception says the process cannot be trusted (a GPU fault) gets its status, and the
+    next task runs in a fresh worker."""
+    from liftpy.tuning.worker import Task, WorkerPool
+
+    with WorkerPool(1, default_timeout_s=60) as pool:
+        first = pool.run(Task("os:getpid"))
+        again = pool.run(Task("os:getpid"))
+        assert first.result == again.result  # warm workers are reused
+        bad = pool.run(Task("liftpy.tuning.worker:_raise_kernel_run_error"))
+        assert bad.status is Status.RUNTIME_ERROR
+        after = pool.run(Task("os:getpid"))
+        assert after.ok and after.result != first.result
+        assert pool.restarts >= 1

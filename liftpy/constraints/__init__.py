@@ -24,5 +24,5 @@ from .solver import (  # noqa: F401
     solve,
     violated,
 )
-from .explain import Explanation, explain  # noqa: F401
+from .conflict import Explanation, explain  # noqa: F401
 from .cli_format import format_space  # noqa: F401

@@ -3,7 +3,7 @@ origins, the dependency order, and the raw and valid sizes (with the conflict wh
 
 from __future__ import annotations
 
-from .explain import Explanation
+from .conflict import Explanation
 from .plan import Plan, plan_space
 from .solver import CountedSpace
 from .space import Space

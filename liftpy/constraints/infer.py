@@ -100,9 +100,18 @@ def hardware_constraints(program: Program, profile, placements: Mapping[str, str
 
     out = []
     stages = split_kernels(program)
+    total_bytes = sympy.Add(*[flat_count(t) * scalar_of(t).nbytes for t in program.param_types])
     for st in stages:
         label = f" (kernel {st.program.name})" if len(stages) > 1 else ""
         out.extend((pred, origin + label, prim) for pred, origin, prim in _kernel_limits(st.program, profile, placements))
+        # The buffer a stage writes: one allocation, indexed with 32-bit ints.
+        t = typecheck(st.program).type
+        count = flat_count(t)
+        nbytes = count * scalar_of(t).nbytes
+        total_bytes += nbytes
+        out.append((sympy.Le(nbytes, profile.max_alloc_bytes), f"the buffer {st.output}{label} ({nbytes} bytes) must fit in one allocation ({profile.max_alloc_bytes} bytes)", "device:max_alloc_bytes"))
+        out.append((sympy.Lt(count, 2**31), f"the buffer {st.output}{label} has {count} elements; kernels index with 32-bit ints", "codegen:int_index"))
+    out.append((sympy.Le(total_bytes, profile.global_mem_bytes), f"all buffers together ({total_bytes} bytes) must fit in the device's {profile.global_mem_bytes} bytes", "device:global_mem_bytes"))
     return out
 
 

@@ -309,27 +309,38 @@ def _group_configs(group: PlannedGroup, memo) -> Iterator[dict[str, int]]:
         yield dict(items)
 
 
-def is_satisfiable(plan: Plan) -> bool:
-    """Whether at least one valid configuration exists (depth-first with dead-key memo; stops at the
-    first complete assignment, so it is much cheaper than counting)."""
+def is_satisfiable(plan: Plan, max_nodes: int | None = None) -> bool | None:
+    """Whether at least one valid configuration exists: depth-first, stopping at the first complete
+    assignment, with a memo of keys already shown to have no completion, so it is much cheaper than
+    counting when the answer is yes.  Proving no is as hard as counting; with ``max_nodes`` the search
+    gives up past that many visited keys and returns ``None`` (undecided)."""
     if plan.false_constraints:
         return False
-    return all(_group_satisfiable(g) for g in plan.groups)
+    for g in plan.groups:
+        ok = _group_satisfiable(g, max_nodes)
+        if ok is not True:
+            return ok
+    return True
 
 
 def unsatisfiable_groups(plan: Plan) -> tuple[PlannedGroup, ...]:
     """The independent groups that have no valid assignment."""
-    return tuple(g for g in plan.groups if not _group_satisfiable(g))
+    return tuple(g for g in plan.groups if not _group_satisfiable(g, None))
 
 
-def _group_satisfiable(group: PlannedGroup) -> bool:
+def _group_satisfiable(group: PlannedGroup, max_nodes: int | None) -> bool | None:
     levels = group.levels
     m = len(levels)
     dead = [set() for _ in levels]
+    visited = 0
 
     def ok(i: int, kv: tuple) -> bool:
+        nonlocal visited
         if kv in dead[i]:
             return False
+        visited += 1
+        if max_nodes is not None and visited > max_nodes:
+            raise _BudgetExceeded
         lv = levels[i]
         for v in lv.candidates(kv):
             if i == m - 1:
@@ -340,7 +351,10 @@ def _group_satisfiable(group: PlannedGroup) -> bool:
         dead[i].add(kv)
         return False
 
-    return ok(0, ())
+    try:
+        return ok(0, ())
+    except _BudgetExceeded:
+        return None
 
 
 def solve(space: Space, seed: int = 0, max_nodes: int = DEFAULT_MAX_NODES) -> CountedSpace:

@@ -219,6 +219,8 @@ def mapping_policies(depth: int) -> list[tuple[str, int, int]]:
     the outermost map only (each work-item then runs a whole row sequentially), and the work-group
     mappings that put a 1D or 2D block of work under each group."""
     out = [("glb", min(depth, 3), 0)] if depth >= 1 else []
+    if depth >= 3:
+        out.append(("glbp", 3, 0))  # the same with the middle map fastest (dimension 0)
     if depth >= 2:
         out.append(("glb", 1, 0))
         out.append(("wl", 1, 1))
@@ -249,7 +251,9 @@ def apply_mapping(policy: tuple[str, int, int]) -> Strategy:
     kind, a, b = policy
 
     def steps_for(depth: int):
-        if kind == "glb" or depth < a + b:
+        if kind == "glbp" and depth >= 3:
+            return [MAP_GLB[1], MAP_GLB[0], MAP_GLB[2]]
+        if kind in ("glb", "glbp") or depth < a + b:
             k = a if kind == "glb" else min(depth, 3)
             return [MAP_GLB[d] for d in reversed(range(min(k, depth)))]
         return [MAP_WRG[d] for d in reversed(range(a))] + [MAP_LCL[d] for d in reversed(range(b))]
@@ -372,6 +376,7 @@ def _macros(opts: ExploreOptions) -> list[tuple[str, Strategy]]:
         out.append(("tile", once(tile2D)))
     if opts.group:
         out.append(("group", once(split_join, where=lambda path, e: not any(s[0] in ("fn", "callee") for s in path))))
+        out.append(("groupZip", once(split_join, where=_over_input_zip)))
     for r in opts.extra_rules:
         out.append((r.name, once(r)))
     return out
@@ -391,8 +396,23 @@ def pipeline_stage(opts: ExploreOptions) -> Strategy:
         steps.append(optional(partial))
     if opts.tile:
         steps.append(optional(once(tile2D)))
+    if opts.group:
+        steps.append(optional(once(split_join, where=_over_input_zip)))
     steps.append(try_(once(crop_kernel)))
     return seq(*steps)
+
+
+def _over_input_zip(path, e) -> bool:
+    """A map over a zip of program inputs (the kernels of a convolution: grouping them is κ)."""
+    from ..ir.expr import Var
+
+    return (
+        isinstance(e, Call)
+        and type(e.fn) is P.Map
+        and isinstance(e.args[0], Call)
+        and isinstance(e.args[0].fn, P.Zip)
+        and all(isinstance(a, Var) for a in e.args[0].args)
+    )
 
 
 def algorithmic_stage(opts: ExploreOptions) -> Strategy:

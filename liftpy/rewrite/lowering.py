@@ -70,9 +70,20 @@ def reduce_seq(e, site, ctx):
     return None
 
 
+UNROLL_LIMIT = 64  # longer unrolled loops make kernels that compilers take minutes on, or reject
+
+
+def _limit_unroll(ctx, xs_type) -> None:
+    import sympy
+
+    n = xs_type.size
+    ctx.require(sympy.Le(n, UNROLL_LIMIT), f"an unrolled loop has at most {UNROLL_LIMIT} iterations (this one: {n})")
+
+
 @rule("unrollMapSeq", "mapSeq(f, x) => mapSeqUnroll(f, x)", "lowering")
 def unroll_map(e, site, ctx):
     if isinstance(e, Call) and type(e.fn) is P.MapSeq and not e.fn.unroll:
+        _limit_unroll(ctx, site.type_of(e.args[0]))
         return Call(P.MapSeq(e.fn.f, True), e.args)
     return None
 
@@ -80,6 +91,7 @@ def unroll_map(e, site, ctx):
 @rule("unrollReduceSeq", "reduceSeq(f, init, x) => reduceSeqUnroll(f, init, x)", "lowering")
 def unroll_reduce(e, site, ctx):
     if isinstance(e, Call) and type(e.fn) is P.ReduceSeq and not e.fn.unroll:
+        _limit_unroll(ctx, site.type_of(e.args[1]))
         return Call(P.ReduceSeq(e.fn.f, True), e.args)
     return None
 

@@ -89,6 +89,13 @@ def classify(exc: BaseException) -> Status:
     return Status.RUNTIME_ERROR
 
 
+def _raise_kernel_run_error() -> None:
+    """For tests: fail the way a faulting GPU kernel does."""
+    from ..errors import KernelRunError
+
+    raise KernelRunError("clWaitForEvents failed: <unknown error -9999> (simulated)")
+
+
 def _resolve(name: str):
     module_name, _, attr = name.partition(":")
     obj = importlib.import_module(module_name)
@@ -135,17 +142,20 @@ def _worker_main(conn, log_path: str, initializer: str | None, init_args: tuple)
         try:
             if fn not in functions:
                 functions[fn] = _resolve(fn)
-            reply = ("done", task_id, Status.OK.value, functions[fn](*args, **kwargs), None, None, None)
+            reply = ("done", task_id, Status.OK.value, functions[fn](*args, **kwargs), None, None, None, False)
         except BaseException as e:  # noqa: BLE001 - every failure of a task is its outcome
             exc_type = f"{type(e).__module__}.{type(e).__qualname__}"
-            reply = ("done", task_id, classify(e).value, None, exc_type, str(e), tb_module.format_exc())
+            # An exception may say that the process that saw it cannot be trusted with more work (a GPU
+            # fault leaves the OpenCL context unusable: every later build in it fails).
+            retire = bool(getattr(e, "retires_worker", False))
+            reply = ("done", task_id, classify(e).value, None, exc_type, str(e), tb_module.format_exc(), retire)
         sys.stdout.flush()
         sys.stderr.flush()
         try:
             conn.send(reply)
         except Exception as e:  # noqa: BLE001 - a result that cannot be pickled is the task's error
             conn.send(("done", task_id, Status.RUNTIME_ERROR.value, None, f"{type(e).__module__}.{type(e).__qualname__}",
-                       f"the task's result cannot be sent back to the driver: {e}", tb_module.format_exc()))  # fmt: skip
+                       f"the task's result cannot be sent back to the driver: {e}", tb_module.format_exc(), False))  # fmt: skip
 
 
 def _signal_name(exitcode: int | None) -> str:
@@ -377,7 +387,7 @@ class WorkerPool:
                         elif message[0] == "init_failed":
                             raise TuningError(f"the worker initializer {self._initializer} failed: {message[1]}\n{message[2]}")
                         elif message[0] == "done":
-                            _, task_id, status, result, error_type, text, trace = message
+                            _, task_id, status, result, error_type, text, trace, retire = message
                             task = slot.task
                             failed = status != Status.OK.value
                             finished.append((task, Outcome(
@@ -387,7 +397,10 @@ class WorkerPool:
                             )))  # fmt: skip
                             slot.state, slot.task, slot.deadline = "idle", None, None
                             slot.tasks_run += 1
-                            if self._max_tasks is not None and slot.tasks_run >= self._max_tasks:
+                            if retire:
+                                self._stop(slot, kill=True)
+                                self.restarts += 1
+                            elif self._max_tasks is not None and slot.tasks_run >= self._max_tasks:
                                 self._stop(slot, kill=False)
                 now = time.monotonic()
                 for slot in self._slots:

@@ -1,0 +1,85 @@
+"""Benchmark: liftpy's explored direct convolutions on VGG-16's nine layers, against references measured
+in the same run on the same device.
+
+    python benchmarks/conv_vgg16.py --quick --json out.json            # reduced layers, PoCL (CI)
+    python benchmarks/conv_vgg16.py --samples 30 --json out.json       # full layers (a GPU)
+
+For each layer it explores N sampled points (variant and configuration), validates each, and reports the
+best time, its throughput and memory, and the references: on CUDA machines PyTorch's cuDNN conv2d (fp32,
+TF32 off) and im2col + cuBLAS GEMM; on CPU im2col + numpy BLAS GEMM and PyTorch's conv2d when installed.
+Ratios are reference time / liftpy time (above 1: liftpy faster) and reference memory / liftpy memory.
+JSON: a list of records with layer, device, samples, valid, best_ms, best_bytes, and per reference
+(cudnn, im2col_gemm, torch_cpu, as present) its ms and bytes.
+"""
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+LAYERS = ["vgg16:0", "vgg16:2", "vgg16:5", "vgg16:7", "vgg16:10", "vgg16:12", "vgg16:17", "vgg16:19", "vgg16:24"]
+REF_KEYS = {"cudnn": "cudnn", "im2col_gemm": "im2col_gemm", "im2col_gemm_numpy": "im2col_gemm", "torch_cpu": "torch_cpu"}
+
+
+def main() -> int:
+    from liftpy.tuning.engine import explore_layer
+    from liftpy.tuning.layers import get_layer
+    from liftpy.tuning.store import Status
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="reduced layers (16x16, 8 channels, 8 kernels) and few samples")
+    ap.add_argument("--samples", type=int, default=None, help="points per layer (default 24, 4 with --quick)")
+    ap.add_argument("--json", required=True, metavar="FILE")
+    ap.add_argument("--layers", nargs="*", default=LAYERS)
+    ap.add_argument("--db", default=None, help="results store (default: next to the JSON file)")
+    ap.add_argument("--device", default=None)
+    ap.add_argument("--profile", default=None)
+    ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--repeat", type=int, default=None, help="timed runs per point (default 10, 2 with --quick)")
+    args = ap.parse_args()
+    samples = args.samples or (4 if args.quick else 24)
+    repeat = args.repeat or (2 if args.quick else 10)
+    db = args.db or str(Path(args.json).with_suffix(".sqlite"))
+
+    records = []
+    print(f"{'layer':<22}{'pts':>4}{'ok':>4}{'best ms':>10}{'GFLOP/s':>9}{'MB':>8}   references (ms, MB, time ratio ref/liftpy, memory ratio ref/liftpy)")
+    for name in args.layers:
+        layer = get_layer(name)
+        if args.quick:
+            layer = layer.reduced(spatial=16, channels=8, kernels=8)
+        t0 = time.time()
+        ex = explore_layer(layer, samples=samples, db=db, device=args.device, profile_path=args.profile,
+                           timeout_s=args.timeout, repeat=repeat, warmup=2, progress=False)
+        points = [r for r in ex.records if not r.is_reference]
+        ok = [r for r in points if r.status is Status.OK]
+        best = min(ok, key=lambda r: r.time_ms) if ok else None
+        rec = {"layer": name if not args.quick else layer.name, "spec": layer.spec, "device": ex.device,
+               "samples": len(points), "valid": len(ok), "best_ms": best.time_ms if best else None,
+               "best_bytes": best.bytes if best else None, "best_variant": best.variant if best else None,
+               "best_config": best.config if best else None, "gflops": (layer.flops / best.time_ms / 1e6) if best else None,
+               "statuses": {s: sum(1 for r in points if str(r.status) == s) for s in sorted({str(r.status) for r in points})},
+               "seconds": round(time.time() - t0, 1)}
+        refs = []
+        # The GPU's im2col + cuBLAS is the im2col reference where there is one; numpy's only otherwise.
+        order = {"cudnn": 0, "im2col_gemm": 1, "torch_cpu": 2, "im2col_gemm_numpy": 3}
+        for r in sorted(ex.references, key=lambda r: order.get(r.variant.split(":", 1)[-1], 9)):
+            key = REF_KEYS.get(r.variant.split(":", 1)[-1])
+            if key is None or key in rec:
+                continue
+            rec[key] = {"ms": r.time_ms, "bytes": r.bytes, "name": r.variant.split(":", 1)[-1]}
+            if best:
+                refs.append(f"{key} {r.time_ms:.4g} ms {r.bytes / 2**20:.3g} MB x{r.time_ms / best.time_ms:.3g} m{r.bytes / best.bytes:.3g}")
+        records.append(rec)
+        line = f"{rec['layer']:<22}{len(points):>4}{len(ok):>4}"
+        line += f"{best.time_ms:>10.4g}{rec['gflops']:>9.4g}{best.bytes / 2**20:>8.3g}" if best else f"{'-':>10}{'-':>9}{'-':>8}"
+        print(line + "   " + "; ".join(refs), flush=True)
+        Path(args.json).write_text(json.dumps(records, indent=1))
+    print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
