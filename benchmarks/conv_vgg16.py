@@ -38,6 +38,7 @@ def main() -> int:
     ap.add_argument("--device", default=None)
     ap.add_argument("--profile", default=None)
     ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--seed", type=int, default=0, help="which points are sampled (the same seed resumes the same points)")
     ap.add_argument("--repeat", type=int, default=None, help="timed runs per point (default 10, 2 with --quick)")
     args = ap.parse_args()
     samples = args.samples or (4 if args.quick else 24)
@@ -52,7 +53,7 @@ def main() -> int:
             layer = layer.reduced(spatial=16, channels=8, kernels=8)
         t0 = time.time()
         ex = explore_layer(layer, samples=samples, db=db, device=args.device, profile_path=args.profile,
-                           timeout_s=args.timeout, repeat=repeat, warmup=2, progress=False)
+                           timeout_s=args.timeout, repeat=repeat, warmup=2, progress=False, seed=args.seed)
         points = [r for r in ex.records if not r.is_reference]
         ok = [r for r in points if r.status is Status.OK]
         best = min(ok, key=lambda r: r.time_ms) if ok else None

@@ -38,7 +38,6 @@ import sympy
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from liftpy.constraints import Constraint, Parameter, Space, count_space, plan_space, sample  # noqa: E402
-from liftpy.constraints.compile import predicate_source  # noqa: E402
 from liftpy.host.profile import DeviceProfile  # noqa: E402
 from liftpy.ir.types import size_var  # noqa: E402
 
