@@ -15,6 +15,7 @@ COMMAND_MODULES = [
     "liftpy.probe.cli",  # probe
     "liftpy.rewrite.cli",  # variants
     "liftpy.tuning.cli",  # explore, pareto, show
+    "liftpy.constraints.cli",  # space
 ]
 
 

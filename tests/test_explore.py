@@ -115,3 +115,17 @@ def test_pareto_and_show_commands(tmp_path):
     r = subprocess.run([sys.executable, "-m", "liftpy", "show", "--db", str(db), "--best"], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert "kernel void" in r.stdout and "def conv(" in r.stdout
+
+
+def test_fifty_sampled_configurations_of_layer7_typecheck_compile_and_match(tmp_path):
+    """Issue 4: every configuration the sampler hands out is valid by construction: 50 samples of the
+    convolution's variants on a reduced VGG-16 layer 7 all type-check (the kernel generator checks every
+    requirement first), compile on PoCL and match the reference."""
+    layer = get_layer("vgg16:7").reduced(spatial=10, channels=8, kernels=4)
+    result = explore_layer(layer, samples=50, db=tmp_path / "r.sqlite", references=False, progress=False,
+                           repeat=1, warmup=0, seed=11)
+    points = [r for r in result.records if not r.is_reference]
+    assert len(points) == 50
+    assert len({r.variant for r in points}) > 25  # spread over many variants
+    bad = [(r.variant, r.config, r.status, (r.error or "")[:200]) for r in points if r.status is not Status.OK]
+    assert not bad, bad

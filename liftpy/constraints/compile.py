@@ -11,7 +11,8 @@ module prints predicates as Python source itself:
   has sympy's sign convention (the sign of the divisor);
 * a division left inside an arithmetic context is done with ``fractions.Fraction`` (exact, slow, rare).
 
-Division by zero anywhere makes a predicate *false*: an undefined condition is not a satisfied one.
+Division by zero anywhere (or a ``Piecewise`` with no branch that applies) makes a predicate *false*:
+an undefined condition is not a satisfied one.
 
 The shape readers find the two forms the solver can turn into candidate generators instead of filters:
 ``Mod(E, p + c) == 0`` (``p + c`` divides ``E``) and relations linear in ``p``.
@@ -228,14 +229,14 @@ def predicate_source(pred: sympy.Basic, names: Sequence[str]) -> tuple[str, dict
 
 def compile_predicate(pred: sympy.Basic, names: Sequence[str]) -> Callable[..., bool]:
     """A function of the parameters ``names`` (positional, in that order) that returns the predicate's
-    truth value; undefined values (division by zero) count as false."""
+    truth value; undefined values (division by zero, no Piecewise branch) count as false."""
     body, consts = predicate_source(pred, names)
     args = ", ".join(_idents(names).values())
     src = (
         f"def _pred({args}):\n"
         f"    try:\n"
         f"        return bool({body})\n"
-        f"    except ZeroDivisionError:\n"
+        f"    except (ZeroDivisionError, TypeError):\n"
         f"        return False\n"
     )
     return _build(src, consts, "_pred")
@@ -267,7 +268,7 @@ def compile_filter(preds: Sequence[sympy.Basic], key_names: Sequence[str], var: 
         f"def _filter({lead}_cands):\n"
         f"    try:\n"
         f"        return [{v} for {v} in _cands if {body}]\n"
-        f"    except ZeroDivisionError:\n"
+        f"    except (ZeroDivisionError, TypeError):\n"
         f"        return [{v} for {v} in _cands if _safe({lead}{v})]\n"
     )
     return _build(src, consts, "_filter")
@@ -320,10 +321,15 @@ def divisor_form(pred: sympy.Basic, param: str) -> DivisorForm | None:
 
 
 @lru_cache(maxsize=8192)
-def linear_form(pred: sympy.Basic, param: str) -> LinearForm | None:
-    """Recognise a relation that is linear in ``p`` once a denominator free of ``p`` is cleared.  The
-    denominator's sign may depend on other parameters; it is folded into ``coeff`` and ``rest``
-    (``N/D op 0`` holds exactly when ``N*D op 0`` and ``D != 0``), so callers evaluate both at run time."""
+def linear_form(pred: sympy.Basic, param: str, positive: bool = False) -> LinearForm | None:
+    """Recognise a relation that is linear in ``p`` once its denominator is cleared.
+
+    ``lhs - rhs = N/D``.  For an inequality, ``N/D op 0`` holds exactly when ``D != 0`` and
+    ``N*D op 0``, so ``coeff`` and ``rest`` carry the factor ``D`` (its sign may depend on other
+    parameters and is known at run time).  When ``positive`` says every candidate of ``p`` is positive,
+    powers of ``p`` in ``D`` do not change its sign and are dropped first, so ``(t-2)**2/p <= 384``
+    reads as ``p >= (t-2)**2/384`` (and ``E/p <= 0``, where ``p`` drops out, as "all or none").
+    Callers still check the relation itself: the form only narrows candidates."""
     op = None
     for cls, o in _REL_OPS.items():
         if isinstance(pred, cls):
@@ -332,12 +338,20 @@ def linear_form(pred: sympy.Basic, param: str) -> LinearForm | None:
         return None
     p = symbol_named(pred, param)
     n, d = (pred.lhs - pred.rhs).as_numer_denom()
-    if p in d.free_symbols:
-        return None
+    in_denominator = p in d.free_symbols
+    if in_denominator:
+        if not positive or op == "==":
+            return None
+        rest_d, dep = d.as_independent(p, as_Add=False)
+        if not (dep == p or (isinstance(dep, sympy.Pow) and dep.base == p and dep.exp.is_Integer and dep.exp > 0)):
+            return None
+        d = rest_d
     n = sympy.expand(n)
     a, b = n.coeff(p, 1), n.coeff(p, 0)
     # A term non-linear in p (p**2, Mod(.., p)) either lands in b or is dropped by coeff; both show here.
-    if a == 0 or p in a.free_symbols or p in b.free_symbols or sympy.expand(a * p + b - n) != 0:
+    if p in a.free_symbols or p in b.free_symbols or sympy.expand(a * p + b - n) != 0:
+        return None
+    if a == 0 and not in_denominator:
         return None
     if op == "==":
         return LinearForm(param, op, a, b)

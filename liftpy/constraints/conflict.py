@@ -113,9 +113,9 @@ def _minimal_conflict(space: Space, candidates: Sequence[Constraint], seed: int)
         key = frozenset(id(c) for c in cs)
         if key in memo:
             return memo[key]
-        result: bool | None = True
-        if any(not consistent([c]) for c in cs) if len(cs) > 1 else False:
-            result = False
+        # A single constraint that can never hold settles a larger question at once, and cheaply.
+        if len(cs) > 1 and any(not consistent([c]) for c in cs):
+            result: bool | None = False
         else:
             result = satisfiable(cs)
         if result is None:

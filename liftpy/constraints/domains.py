@@ -21,6 +21,7 @@ the search small; the raw cross-product size reported to users is taken before i
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -153,8 +154,8 @@ def _contains_effect(s) -> _Effect:
         hi = int(s.sup) if s.sup.is_finite else None
         return _Effect(lo, hi, exact=s.step == 1)
     if isinstance(s, sympy.Interval):
-        lo = None if not s.start.is_finite else (math.floor(s.start) + 1 if s.left_open and s.start.is_Integer else math.ceil(s.start))
-        hi = None if not s.end.is_finite else (math.ceil(s.end) - 1 if s.right_open and s.end.is_Integer else math.floor(s.end))
+        lo = None if not s.start.is_finite else int(math.floor(s.start) + 1 if s.left_open and s.start.is_Integer else math.ceil(s.start))
+        hi = None if not s.end.is_finite else int(math.ceil(s.end) - 1 if s.right_open and s.end.is_Integer else math.floor(s.end))
         return _Effect(lo, hi, exact=True)
     if s == sympy.S.Naturals:
         return _Effect(lo=1, exact=True)
@@ -197,8 +198,8 @@ def _solved_effect(rel, p) -> _Effect:
     if not roots:
         ok = holds(sign_hi)
         return _Effect(exact=not ok, empty=not ok)
-    lo = None if holds(sign_lo) else math.ceil(min(a for (a, _b), _m in roots))
-    hi = None if holds(sign_hi) else math.floor(max(b for (_a, b), _m in roots))
+    lo = None if holds(sign_lo) else int(math.ceil(min(a for (a, _b), _m in roots)))
+    hi = None if holds(sign_hi) else int(math.floor(max(b for (_a, b), _m in roots)))
     return _Effect(lo, hi)
 
 
@@ -356,7 +357,7 @@ def _materialize(prm: Parameter, e: _Effect, unary: Sequence[Constraint]) -> Dom
     hi = e.hi if e.hi is not None else 10**18
     if e.values is not None:
         vals: tuple[int, ...] | range = tuple(sorted(v for v in e.values if lo <= v <= hi and (not e.pow2 or v > 0 and v & (v - 1) == 0)))
-        rule = "listed values" if prm.domain is not None else "divisors / listed values"
+        rule = "declared values" if prm.domain is not None and e.values == frozenset(prm.domain) else "values its own constraints allow"
     elif e.pow2:
         vals = tuple(1 << k for k in range(max(lo, 1).bit_length() - 1, hi.bit_length() + 1) if max(lo, 1) <= 1 << k <= hi)
         rule = "powers of two"
@@ -405,7 +406,7 @@ def narrow_by_divisibility(
             f = compile_expression(d.dividend, others)
             allowed: set[int] = set()
             unbounded = False
-            for env in _product([out[n].values for n in others]):
+            for env in itertools.product(*(out[n].values for n in others)):
                 try:
                     v = f(*env)
                 except ZeroDivisionError:
@@ -428,7 +429,3 @@ def narrow_by_divisibility(
     return out
 
 
-def _product(seqs):
-    import itertools
-
-    return itertools.product(*seqs)

@@ -18,10 +18,14 @@ checked as soon as its last parameter is bound; a cycle only means that one of i
 filtering instead of generation.  Cycles are reported in the plan (``Group.cycles``).
 
 **Order within a group.** Among the topological orders, the one chosen minimises an estimate of the
-counting work: a level costs (number of distinct values of the already-bound parameters that later
-constraints still need, i.e. the memo key) x (candidates of the new parameter).  The estimate uses
-domain sizes, with divisor-generated parameters counted as ~2 ln(max) candidates.  Groups of up to 10
-parameters are ordered exactly (dynamic programming over subsets); larger groups greedily.
+counting work, the sum over levels of (memo keys at the level) x (candidates tried per key).  Each
+constraint's *selectivity* (the fraction of 256 random points of its parameters' candidates that satisfy
+it) stands for its pruning power: the keys at a level are estimated as the valid joint values of the
+key's parameters (product of candidate counts times the selectivities of the constraints among them,
+capped by the same estimate for everything bound so far), and a parameter that a constraint generates or
+bounds (a divisor, a linear bound) costs its candidate count times that constraint's selectivity.  Groups
+of up to 10 parameters are ordered exactly (dynamic programming over subsets of bound parameters);
+larger groups greedily.
 
 **Order among groups** is a seeded random permutation, as the paper does; it changes neither counts
 nor the distribution of samples.
@@ -134,6 +138,10 @@ def _selectivities(cons: list[Constraint], domains: Mapping[str, Sequence[int]],
     return out
 
 
+def _positive(values: Sequence[int]) -> bool:
+    return len(values) > 0 and values[0] > 0
+
+
 def _best_order(comp: list[str], cons: list[Constraint], dg: nx.DiGraph, domains: Mapping[str, Sequence[int]], rng: random.Random):
     n = len(comp)
     sizes = {p: max(1, len(domains[p])) for p in comp}
@@ -149,7 +157,7 @@ def _best_order(comp: list[str], cons: list[Constraint], dg: nx.DiGraph, domains
     for k, c in enumerate(cons):
         for p in c.names:
             d = divisor_form(c.predicate, p)
-            if (d is not None and d.dividend.free_symbols) or linear_form(c.predicate, p) is not None:
+            if (d is not None and d.dividend.free_symbols) or linear_form(c.predicate, p, _positive(domains[p])) is not None:
                 gens[idx[p]].append((cmasks[k] & ~(1 << idx[p]), sel[k]))
 
     def joint(mask: int) -> float:

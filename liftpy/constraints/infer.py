@@ -73,9 +73,9 @@ def infer_space(
         constraints.append(Constraint(pred, origin, primitive, kind))
 
     for r in typing.requirements:
-        add(r.predicate, f"{r.primitive}: {r.message} (in {r.where})", r.primitive, "algorithmic")
+        add(r.predicate, f"{r.message} (in {r.where})", r.primitive, "algorithmic")
     for r in extra:
-        add(r.predicate, f"{r.rule}: {r.message}", r.rule, "algorithmic")
+        add(r.predicate, r.message, r.rule, "algorithmic")
     if profile is not None:
         for pred, origin, prim in hardware_constraints(program, profile, placements or {}):
             add(pred, origin, prim, "hardware")

@@ -132,7 +132,6 @@ def _levels(go: GroupOrder, cons: Sequence[Constraint], domains: Mapping[str, Do
 def _candidate_function(p: str, key: tuple[str, ...], checks: Sequence[Constraint], dom: Domain):
     values = dom.values
     members = values if isinstance(values, range) else frozenset(values)
-    negatives_possible = len(values) > 0 and values[0] < 0
     filt = compile_filter([c.predicate for c in checks], key, p)
 
     div = None
@@ -142,7 +141,7 @@ def _candidate_function(p: str, key: tuple[str, ...], checks: Sequence[Constrain
         if d is not None and div is None:
             div = (compile_expression(d.dividend, key), d.offset, d.dividend)
             continue
-        lf = linear_form(c.predicate, p)
+        lf = linear_form(c.predicate, p, len(values) > 0 and values[0] > 0)
         if lf is not None:
             lins.append((compile_expression(lf.coeff, key), compile_expression(lf.rest, key), lf.op))
 
@@ -189,7 +188,7 @@ def _candidate_function(p: str, key: tuple[str, ...], checks: Sequence[Constrain
                 off = div[1]
                 ds = divisors(e)
                 gen = [x - off for x in ds]
-                if negatives_possible:
+                if values[i] + off < 0:  # p + off may be negative: its negative divisors count too
                     gen = [-x - off for x in reversed(ds)] + gen
                 lo_v, hi_v = values[i], values[j - 1]
                 base = [v for v in gen if lo_v <= v <= hi_v and v in members]

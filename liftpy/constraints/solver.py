@@ -28,7 +28,6 @@ from __future__ import annotations
 import itertools
 import math
 import random
-import time
 from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
@@ -43,8 +42,7 @@ from .plan import Plan, PlannedGroup, plan_space
 from .space import Constraint, Space
 
 DEFAULT_MAX_NODES = 1_000_000
-ESTIMATE_PROBES = 4000
-ESTIMATE_SECONDS = 2.0
+ESTIMATE_PROBES = 2000
 
 
 @dataclass(frozen=True)
@@ -106,7 +104,7 @@ def count_space(plan: Plan, max_nodes: int = DEFAULT_MAX_NODES, seed: int = 0) -
             tables.append(memo)
             sizes.append(total)
         except _BudgetExceeded:
-            mean, rse, probes = _estimate_group(group, random.Random(seed))
+            mean, rse = _estimate_group(group, random.Random(seed))
             tables.append(None)
             sizes.append(mean)
             exact = False
@@ -122,7 +120,8 @@ def count_space(plan: Plan, max_nodes: int = DEFAULT_MAX_NODES, seed: int = 0) -
             plan.raw_size,
             False,
             f"estimated: exact counting needs more than {max_nodes} memo nodes; Knuth's tree-size estimator "
-            f"(mean over random probes of the product of candidate counts) for the groups past the limit",
+            f"(mean over {ESTIMATE_PROBES} random probes of the product of candidate counts) for the groups "
+            "past the limit",
             math.sqrt(rel_var),
         )
     return CountedSpace(plan, tuple(tables), tuple(sizes), size)
@@ -173,8 +172,8 @@ def _estimate_group(group: PlannedGroup, rng: random.Random):
     levels = group.levels
     projs = [_projector(lv.next_index) for lv in levels]
     ests = []
-    deadline = time.perf_counter() + ESTIMATE_SECONDS
-    while len(ests) < ESTIMATE_PROBES and (len(ests) < 100 or time.perf_counter() < deadline):
+    # A fixed number of probes (not a time budget) keeps the estimate reproducible from the seed.
+    while len(ests) < ESTIMATE_PROBES:
         kv, w = (), 1
         for lv, proj in zip(levels, projs):
             c = lv.candidates(kv)
@@ -188,7 +187,7 @@ def _estimate_group(group: PlannedGroup, rng: random.Random):
     mean = sum(ests) / n
     var = sum((e - mean) ** 2 for e in ests) / max(1, n - 1)
     rse = math.sqrt(var / n) / mean if mean else 0.0
-    return mean, rse, n
+    return mean, rse
 
 
 def _rng(seed) -> random.Random:
@@ -196,9 +195,10 @@ def _rng(seed) -> random.Random:
 
 
 def sample(counted: CountedSpace, n: int, seed: int | random.Random | None = 0) -> list[dict[str, int]]:
-    """``min(n, valid size)`` distinct valid configurations, drawn uniformly (see ``CountedSpace.uniform``).
-
-    The group order and every draw come from ``seed``; the same seed gives the same samples."""
+    """``min(n, valid size)`` distinct valid configurations, drawn uniformly when the space was counted
+    exactly (``CountedSpace.uniform``).  Otherwise they come from random backtracking, which is biased
+    and may return fewer than ``n`` when distinct configurations are hard to find.  The same seed gives
+    the same samples."""
     rng = _rng(seed)
     if n <= 0 or counted.size.valid == 0:
         return []
@@ -212,6 +212,8 @@ def decode(counted: CountedSpace, index: int) -> dict[str, int]:
     """The valid configuration with the given index (0 <= index < valid size) in the plan's order."""
     if not counted.uniform:
         raise ConstraintError("configurations can be indexed only when the space was counted exactly")
+    if not 0 <= index < counted.size.valid:
+        raise ConstraintError(f"index {index} is outside the valid space (0 <= index < {counted.size.valid})")
     out: dict[str, int] = {}
     rest = index
     for group, memo, size in zip(counted.plan.groups, counted.tables, counted.group_sizes):
@@ -283,6 +285,8 @@ def enumerate_valid(counted: CountedSpace, limit: int = 1_000_000) -> Iterator[d
         raise ConstraintError("the space was too large to count exactly; it cannot be enumerated")
     if counted.size.valid > limit:
         raise ConstraintError(f"the space has {counted.size.valid} valid configurations, more than the limit of {limit}")
+    if counted.size.valid == 0:
+        return
     per_group = [list(_group_configs(g, memo)) for g, memo in zip(counted.plan.groups, counted.tables)]
     names = counted.plan.space.names
     for parts in itertools.product(*reversed(per_group)):
@@ -313,7 +317,7 @@ def is_satisfiable(plan: Plan, max_nodes: int | None = None) -> bool | None:
     """Whether at least one valid configuration exists: depth-first, stopping at the first complete
     assignment, with a memo of keys already shown to have no completion, so it is much cheaper than
     counting when the answer is yes.  Proving no is as hard as counting; with ``max_nodes`` the search
-    gives up past that many visited keys and returns ``None`` (undecided)."""
+    gives up past that many visited keys and candidates and returns ``None`` (undecided)."""
     if plan.false_constraints:
         return False
     for g in plan.groups:
@@ -338,11 +342,12 @@ def _group_satisfiable(group: PlannedGroup, max_nodes: int | None) -> bool | Non
         nonlocal visited
         if kv in dead[i]:
             return False
-        visited += 1
+        lv = levels[i]
+        cands = lv.candidates(kv)
+        visited += 1 + len(cands)
         if max_nodes is not None and visited > max_nodes:
             raise _BudgetExceeded
-        lv = levels[i]
-        for v in lv.candidates(kv):
+        for v in cands:
             if i == m - 1:
                 return True
             slots = kv + (v,)

@@ -16,6 +16,8 @@ their high-level counterparts; they differ only in how the emitter treats them (
 
 from __future__ import annotations
 
+import abc
+
 import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -114,7 +116,7 @@ def divisible(n, m) -> sympy.Basic:
 # --------------------------------------------------------------------------------------------------
 
 
-class Primitive:
+class Primitive(abc.ABC):
     name: ClassVar[str]
     kind: ClassVar[str]  # 'map', 'reduce', 'layout', 'memory', 'let'
     nargs: ClassVar[int]  # number of data arguments; -1 means two or more
@@ -128,11 +130,13 @@ class Primitive:
         """Fields printed before the data arguments, in order, with flags left out."""
         return [(f.name, getattr(self, f.name)) for f in dataclasses.fields(self) if f.name not in self.flags]
 
-    def typecheck(self, args: list[Type], tc) -> Type:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def typecheck(self, args: list[Type], tc) -> Type:
+        """The type rule: the result type for these argument types (``tc`` records requirements)."""
 
-    def evaluate(self, args: list[BV], ev) -> BV:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def evaluate(self, args: list[BV], ev) -> BV:
+        """The numpy semantics on batched values."""
 
     def view(self, views: list, types: list[Type], conc) -> "V.View":
         raise TypeError(f"{self.name} is not a layout primitive")

@@ -86,8 +86,8 @@ def sizes_equal(a: Size, b: Size) -> bool | None:
 class Type:
     """Base class of liftpy types."""
 
-    def __str__(self) -> str:  # pragma: no cover - subclasses override
-        raise NotImplementedError
+    def __str__(self) -> str:
+        return type(self).__name__
 
     def __repr__(self) -> str:
         return f"<type {self}>"

@@ -14,6 +14,8 @@ tuning parameters have values.
 
 from __future__ import annotations
 
+import abc
+
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -87,9 +89,10 @@ class ImageRead(Read):
 # Views
 
 
-class View:
-    def access(self, path: tuple) -> Read:  # pragma: no cover - abstract
-        raise NotImplementedError
+class View(abc.ABC):
+    @abc.abstractmethod
+    def access(self, path: tuple) -> Read:
+        """What the element at ``path`` resolves to."""
 
     def describe(self) -> str:
         return type(self).__name__

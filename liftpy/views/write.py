@@ -9,6 +9,8 @@ access path to a location: a buffer and a flat index in scalars.
 
 from __future__ import annotations
 
+import abc
+
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,9 +25,10 @@ class Loc:
     index: sympy.Expr  # in scalars
 
 
-class WView:
-    def locate(self, path: tuple) -> Loc:  # pragma: no cover - abstract
-        raise NotImplementedError
+class WView(abc.ABC):
+    @abc.abstractmethod
+    def locate(self, path: tuple) -> Loc:
+        """Where the element at ``path`` is stored."""
 
     @property
     def root(self):

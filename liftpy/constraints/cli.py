@@ -1,0 +1,40 @@
+"""``liftpy space PROGRAM``: the tuning space of a parametric program for given sizes on a device."""
+
+from __future__ import annotations
+
+
+def register(sub) -> None:
+    p = sub.add_parser("space", help="the tuning parameters of a program, their constraints and the valid space")
+    p.add_argument("file", help="a parametric program in text form (tuning parameters are its free size names)")
+    p.add_argument("--size", "-s", action="append", metavar="NAME=VALUE", help="the program's sizes (repeatable)")
+    p.add_argument("--device", "-d", default=None, help="device whose limits apply (see liftpy devices)")
+    p.add_argument("--profile", default=None, metavar="FILE", help="device profile JSON (from liftpy probe): measured limits")
+    p.add_argument("--no-device", action="store_true", help="algorithmic constraints only")
+    p.add_argument("--samples", type=int, default=5, help="print this many uniformly drawn valid configurations")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_space)
+
+
+def cmd_space(args) -> int:
+    from ..host.cli import _read, parse_sizes
+    from ..host.profile import DeviceProfile, resolve_profile
+    from ..ir.parser import parse_program
+    from . import explain, format_space, sample, solve
+    from .infer import infer_space
+
+    program = parse_program(_read(args.file))
+    sizes = parse_sizes(args.size)
+    profile = None
+    if not args.no_device:
+        profile = DeviceProfile.load(args.profile) if (args.profile and args.device == "none") else resolve_profile(args.device, args.profile)
+    space = infer_space(program, sizes, profile=profile)
+    counted = solve(space, seed=args.seed)
+    why = explain(space, seed=args.seed) if counted.size.valid == 0 else None
+    where = f" on {profile.device} ({profile.source})" if profile is not None else " (no device limits)"
+    print(f"{program.name} with {', '.join(f'{k} = {v}' for k, v in sizes.items()) or 'no sizes'}{where}\n")
+    print(format_space(space, counted, explanation=why))
+    if counted.size.valid and args.samples:
+        print(f"\n{min(args.samples, counted.size.valid)} uniformly drawn valid configurations:")
+        for cfg in sample(counted, min(args.samples, counted.size.valid), seed=args.seed):
+            print("  " + ", ".join(f"{k} = {v}" for k, v in cfg.items()))
+    return 0 if counted.size.valid else 1
