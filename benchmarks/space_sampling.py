@@ -17,67 +17,42 @@ Every competitor receives the *search* candidate sets liftpy iterates (after its
 divisibility), never larger ones, so the comparison measures search rather than domain derivation.  Each
 competitor runs in a child process with a time limit; a run past the limit is recorded as a timeout.
 
-The space comes from ``conv_space`` below, an interim hand-written model that constraint inference will
-replace; it is the only place in this script that knows the model.
+The space is the one liftpy explores: constraint inference (``liftpy.constraints.infer``) on the
+parametric partial convolution the rewrite engine derives from the high-level expression (``space_variant``
+below), with the device limits of the profile.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import multiprocessing as mp
 import os
 import platform
 import random
+import re
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import sympy
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from liftpy.constraints import Constraint, Parameter, Space, count_space, plan_space, sample  # noqa: E402
+from liftpy.constraints import Parameter, Space, count_space, plan_space, sample  # noqa: E402
 from liftpy.host.profile import DeviceProfile  # noqa: E402
-from liftpy.ir.types import size_var  # noqa: E402
+from liftpy.tuning.layers import Layer, get_layer, network_layers  # noqa: E402
 
 N_SAMPLES = 1000
+VGG16 = [layer.name for layer in network_layers("vgg16")]
 
-
-@dataclass(frozen=True)
-class ConvLayer:
-    name: str
-    C: int  # input channels
-    H: int
-    W: int
-    M: int  # number of kernels (output channels)
-    K: int = 3
-    pad: int = 1
-    stride: int = 1
-
-
-# Table 3 of GPGPU'20 (Mogers et al.): the unique convolution layers of VGG-16.
-VGG16 = {
-    f"vgg16:{i}": ConvLayer(f"vgg16:{i}", c, h, h, m)
-    for i, (c, h, m) in {
-        0: (3, 224, 64),
-        2: (64, 224, 64),
-        5: (64, 112, 128),
-        7: (128, 112, 128),
-        10: (128, 56, 256),
-        12: (256, 56, 256),
-        17: (256, 28, 512),
-        19: (512, 28, 512),
-        24: (512, 14, 512),
-    }.items()
-}
 
 # The limits the GPGPU'20 experiments ran under (ARM Mali-G72 MP12, Lift's settings file: 384 work-items
 # per group and per dimension); local memory and the allocation limit are Mali's reported values, and 64
 # registers per work-item is Bifrost's budget at full occupancy.
 MALI_G72 = DeviceProfile(
-    device="ARM | Mali-G72 MP12 (GPGPU'20 settings) | interim benchmark profile",
+    device="ARM | Mali-G72 MP12 (GPGPU'20 settings) | benchmark profile",
     source="benchmarks/space_sampling.py",
     max_work_group_size=384,
     max_work_item_sizes=(384, 384, 384),
@@ -86,72 +61,32 @@ MALI_G72 = DeviceProfile(
     global_mem_bytes=6 << 30,
     max_alloc_bytes=1 << 30,
     registers_per_item=64,
+    device_type="GPU",
 )
 
 
-def conv_space(layer: ConvLayer, profile: DeviceProfile) -> Space:
-    """INTERIM MODEL, to be replaced by constraint inference on the parametric convolution: the tuning
-    space of GPGPU'20's partial convolution (Listing 4, two lambdas fused, as in Lift's code).
+# The variants whose spaces the benchmark samples: the GPGPU'20 partial convolution as the rewrite engine
+# derives it (optimisational padding, 2D tiling, partial reduction with the summation in a kernel of its
+# own); the excluded rules add no tuning parameter, and some add limits that empty the space.
+SPACE_FEATURES = {"padOpt", "tile2D", "partialReduce", "splitPartialKernels"}
+SPACE_EXCLUDES = {"placeInImage", "letPrivate", "unrollReduceSeq", "localStage", "coalesce", "materializeInput", "cropKernel"}
 
-    Parameters (Table 2): rho, optimisational padding; theta, tile size; kappa, kernels per work-group;
-    sigma, sliding windows per work-item; omega, window elements per work-item chunk; upsilon, vector
-    width.
-    """
-    C, K, s, pad, M = layer.C, layer.K, layer.stride, layer.pad, layer.M
-    rho, theta, kappa, sigma, omega, upsilon = (size_var(n) for n in ("rho", "theta", "kappa", "sigma", "omega", "upsilon"))
-    window = K * K * C
-    padded = sorted({layer.H + 2 * pad, layer.W + 2 * pad})
-    windows_per_tile = ((theta - K) / s + 1) ** 2
-    chunks = sympy.Integer(window) / omega
-    params = (
-        Parameter("rho", lo=0, hi=max(padded) - 1, doc="optimisational padding (right and bottom); larger values add no new tilings"),
-        Parameter("theta", lo=K, doc="input tile size (square)"),
-        Parameter("kappa", doc="kernels per work-group"),
-        Parameter("sigma", doc="sliding windows per work-item"),
-        Parameter("omega", doc="window elements per work-item chunk"),
-        Parameter("upsilon", doc="vector width (1: scalar)"),
-    )
-    cons = []
 
-    def add(pred, origin, primitive, kind):
-        cons.append(Constraint(pred, origin, primitive, kind))
+def conv_space(layer: Layer, profile: DeviceProfile):
+    """(variant, space): the explored variant of ``layer``'s convolution with the most tuning parameters
+    that has a valid configuration on ``profile``, and the space constraint inference derives for it."""
+    from liftpy.constraints.infer import variant_space
+    from liftpy.rewrite.explore import features
+    from liftpy.tuning.conv import conv_variants, layer_sizes
+    from liftpy.tuning.engine import variant_id
 
-    for n in padded:
-        add(sympy.Eq(sympy.Mod(n + rho - theta, theta - (K - s)), 0),
-            f"slideStrict(theta, theta - {K - s}) tiles [..]{n} + rho exactly: ({n} + rho - theta) % (theta - {K - s}) == 0",
-            "slideStrict", "algorithmic")
-        add(theta <= n + rho, f"a tile lies inside the padded input: theta <= {n} + rho", "range", "range")
-    if s > 1:
-        add(sympy.Eq(sympy.Mod(theta - K, s), 0), f"slideStrict({K}, {s}) covers a tile: (theta - {K}) % {s} == 0", "slideStrict", "algorithmic")
-        add(sympy.Eq(sympy.Mod(rho, s), 0), f"cropping rho / {s} must be whole: rho % {s} == 0", "pad", "algorithmic")
-    add(sympy.Eq(sympy.Mod(M, kappa), 0), f"split(kappa) of the {M} kernels needs {M} % kappa == 0", "split", "algorithmic")
-    add(sympy.Eq(sympy.Mod(windows_per_tile, sigma), 0),
-        f"split(sigma) of the windows of a tile needs {sympy.sstr(windows_per_tile)} % sigma == 0", "split", "algorithmic")
-    add(sympy.Eq(sympy.Mod(window, omega), 0), f"split(omega) of a flat window [float]{window} needs {window} % omega == 0", "split", "algorithmic")
-    add(sympy.Eq(sympy.Mod(omega, upsilon), 0), "asVector(upsilon) of a chunk [float]omega needs omega % upsilon == 0", "asVector", "algorithmic")
-    add(sympy.Contains(upsilon, sympy.FiniteSet(1, 2, 4, 8, 16)), "OpenCL vector widths: upsilon in {1, 2, 4, 8, 16}", "asVector", "range")
-
-    wi0, wi1 = profile.max_work_item_sizes[0], profile.max_work_item_sizes[1]
-    add(chunks <= wi0, f"work-items in dimension 0 ({window}/omega chunks per window) <= {wi0}", "device:max_work_item_sizes[0]", "hardware")
-    add(windows_per_tile / sigma <= wi1, f"work-items in dimension 1 (windows per tile / sigma) <= {wi1}", "device:max_work_item_sizes[1]", "hardware")
-    add(windows_per_tile / sigma * chunks <= profile.max_work_group_size,
-        f"work-group size (windows per tile / sigma) * ({window}/omega) <= {profile.max_work_group_size}",
-        "device:max_work_group_size", "hardware")
-    add(4 * kappa * windows_per_tile * chunks <= profile.local_mem_bytes,
-        f"local memory for a work-group's partial sums, 4 B * kappa * windows per tile * {window}/omega <= {profile.local_mem_bytes} B",
-        "device:local_mem_bytes", "hardware")
-    if profile.private_mem_bytes is not None:
-        add(4 * (kappa * sigma + sigma * upsilon) <= profile.private_mem_bytes,
-            f"private memory per work-item, 4 B * (kappa*sigma accumulators + sigma*upsilon inputs) <= {profile.private_mem_bytes} B",
-            "device:private_mem_bytes", "hardware")
-    add(4 * C * (layer.H + 2 * pad + rho) * (layer.W + 2 * pad + rho) <= profile.max_alloc_bytes,
-        f"padded input buffer 4 B * {C} * ({layer.H + 2 * pad} + rho) * ({layer.W + 2 * pad} + rho) <= {profile.max_alloc_bytes} B",
-        "device:max_alloc_bytes", "hardware")
-    out_h = (layer.H + 2 * pad + rho - K) / s + 1
-    out_w = (layer.W + 2 * pad + rho - K) / s + 1
-    add(4 * M * out_h * out_w <= profile.max_alloc_bytes,
-        f"uncropped output buffer 4 B * {M} * outH * outW <= {profile.max_alloc_bytes} B", "device:max_alloc_bytes", "hardware")
-    return Space(params, tuple(cons))
+    found = [v for v in conv_variants(layer.K, layer.stride, layer.pad)
+             if SPACE_FEATURES <= set(features(v)) and not set(features(v)) & SPACE_EXCLUDES]
+    for v in sorted(found, key=lambda v: (-len(v.params), variant_id(v))):
+        space = variant_space(v, layer_sizes(layer), profile)
+        if count_space(plan_space(space)).size.valid:
+            return v, space
+    raise SystemExit(f"no explored variant of {layer.name} with the rules {sorted(SPACE_FEATURES)} has a valid configuration")
 
 
 # -- methods -----------------------------------------------------------------------------------------
@@ -171,14 +106,33 @@ def _search_problem(space: Space):
 
 
 def _python_text(pred) -> str:
+    """The predicate as the Python expression a user of the other tools would write (``%``, ``/``)."""
     from sympy.printing.pycode import pycode
 
     return pycode(pred, fully_qualified_modules=False)
 
 
+# Names pycode may print besides the parameters (floor, ceil, ...), for the functions built from its text.
+_TEXT_NAMESPACE = {"floor": math.floor, "ceil": math.ceil, "sqrt": math.sqrt, "Min": min, "Max": max}
+
+
+def _plain(text: str, names) -> bool:
+    """Whether python-constraint2 can take ``text`` as a string constraint (only parameters, numbers and
+    operators); otherwise it gets a function."""
+    idents = set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", text)) - {"and", "or", "not", "True", "False"}
+    return idents <= set(names)
+
+
 def run_liftpy(space: Space, rng: random.Random, progress):
-    counted = count_space(plan_space(space))
-    return sample(counted, N_SAMPLES, rng), counted.size.valid, {"exact": counted.size.exact}
+    t0 = time.perf_counter()
+    plan = plan_space(space)
+    t1 = time.perf_counter()
+    counted = count_space(plan)
+    t2 = time.perf_counter()
+    configs = sample(counted, N_SAMPLES, rng)
+    t3 = time.perf_counter()
+    phases = {"plan_s": round(t1 - t0, 4), "count_s": round(t2 - t1, 4), "sample_s": round(t3 - t2, 4)}
+    return configs, counted.size.valid, {"exact": counted.size.exact, "order": list(plan.order), **phases}
 
 
 def prepare_bruteforce(space: Space):
@@ -208,18 +162,28 @@ def run_bruteforce(prepared, rng: random.Random, progress):
 
 def prepare_python_constraint(space: Space):
     plan, order, domains, shared = _search_problem(space)
-    return order, domains, [_python_text(c.predicate) for c in shared]
+    constraints = []
+    for c in shared:
+        text = _python_text(c.predicate)
+        if _plain(text, order):
+            constraints.append((text, None))
+        else:
+            args = sorted(c.names)
+            ns = dict(_TEXT_NAMESPACE)
+            exec(f"def _c({', '.join(args)}):\n    return {text}\n", ns)
+            constraints.append((ns["_c"], args))
+    return order, domains, constraints
 
 
 def run_python_constraint(prepared, rng: random.Random, progress):
     from constraint import OptimizedBacktrackingSolver, Problem
 
-    order, domains, texts = prepared
+    order, domains, constraints = prepared
     problem = Problem(OptimizedBacktrackingSolver())
     for n in order:
         problem.addVariable(n, domains[n])
-    for t in texts:
-        problem.addConstraint(t)
+    for constraint, args in constraints:
+        problem.addConstraint(constraint, args)
     solutions = problem.getSolutions()
     picked = rng.sample(solutions, min(N_SAMPLES, len(solutions)))
     return [dict(s) for s in picked], len(solutions), {}
@@ -287,7 +251,7 @@ def run_pyatf(prepared, rng: random.Random, progress):
         fn = None
         if n in sources:
             args, body = sources[n]
-            ns: dict = {}
+            ns = dict(_TEXT_NAMESPACE)
             exec(f"def _c({', '.join(args)}):\n    return {body}\n", ns)
             fn = ns["_c"]
         tps.append(TP(n, Set(*domains[n]), fn))
@@ -308,11 +272,10 @@ METHODS = {
 # -- running one method in a child process -----------------------------------------------------------
 
 
-def _child(method: str, layer: ConvLayer, profile: DeviceProfile, seed: int, started, progress, results):
+def _child(method: str, space: Space, seed: int, started, progress, results):
     try:
         from liftpy.constraints import violated
 
-        space = conv_space(layer, profile)
         prepare, run = METHODS[method]
         prepared = prepare(space)
         rng = random.Random(seed)
@@ -329,10 +292,10 @@ def _child(method: str, layer: ConvLayer, profile: DeviceProfile, seed: int, sta
         results.put({"status": "error", "error": f"{type(e).__name__}: {e}"})
 
 
-def measure(method: str, layer: ConvLayer, profile: DeviceProfile, timeout: float, seed: int) -> dict:
+def measure(method: str, space: Space, timeout: float, seed: int) -> dict:
     ctx = mp.get_context("fork")
     started, progress, results = ctx.Event(), ctx.Value("q", 0), ctx.Queue()
-    proc = ctx.Process(target=_child, args=(method, layer, profile, seed, started, progress, results), daemon=True)
+    proc = ctx.Process(target=_child, args=(method, space, seed, started, progress, results), daemon=True)
     proc.start()
     if not started.wait(600):
         proc.kill()
@@ -371,7 +334,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     profile = DeviceProfile.load(args.profile, MALI_G72) if args.profile else MALI_G72
-    layers = [VGG16[n.strip()] for n in args.layers.split(",") if n.strip()]
+    layers = [get_layer(n.strip()) for n in args.layers.split(",") if n.strip()]
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
@@ -379,16 +342,21 @@ def main(argv=None) -> int:
 
     records = []
     for layer in layers:
-        space = conv_space(layer, profile)
+        from liftpy.tuning.engine import variant_id
+
+        chosen, space = conv_space(layer, profile)
+        variant = variant_id(chosen)
+        print(f"{layer.name}: variant {variant}, parameters {', '.join(p.name for p in space.parameters)}, "
+              f"{len(space.constraints)} constraints", flush=True)
         plan = plan_space(space)
         raw = plan.raw_size
         search_product = 1
         for d in plan.search_domains.values():
             search_product *= len(d)
         for method in methods:
-            r = measure(method, layer, profile, args.timeout, args.seed)
+            r = measure(method, space, args.timeout, args.seed)
             rec = {"layer": layer.name, "method": method, "seconds": r.pop("seconds", None),
-                   "valid_size": r.pop("valid_size", None), "raw_size": raw, "search_product": search_product,
+                   "valid_size": r.pop("valid_size", None), "raw_size": raw, "variant": variant, "search_product": search_product,
                    "timeout_s": args.timeout, **r}
             if rec["status"] == "timeout" and method == "bruteforce" and rec.get("checked_before_timeout"):
                 rec["estimated_seconds"] = round(rec["elapsed"] * search_product / rec["checked_before_timeout"], 1)

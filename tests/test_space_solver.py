@@ -414,16 +414,18 @@ def test_format_space_lists_everything():
         Parameter("a", lo=1, hi=64), Parameter("b", domain=(1, 2, 4, 8, 16))))))
 
 
-# -- the interim convolution model of the benchmark -----------------------------------------------------
+# -- the convolution space the benchmark samples ----------------------------------------------------------
 
 
-def test_conv_model_samples_satisfy_every_constraint():
+def test_conv_space_samples_satisfy_every_constraint():
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
-        from space_sampling import MALI_G72, VGG16, conv_space
+        from space_sampling import MALI_G72, conv_space
     finally:
         sys.path.pop(0)
-    space = conv_space(VGG16["vgg16:7"], MALI_G72)
+    from liftpy.tuning.layers import get_layer
+
+    _, space = conv_space(get_layer("vgg16:7"), MALI_G72)
     counted = solve(space)
     assert counted.size.exact and counted.size.valid > 1000
     got = sample(counted, 50, 7)

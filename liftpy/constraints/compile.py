@@ -14,40 +14,24 @@ module prints predicates as Python source itself:
 Division by zero anywhere (or a ``Piecewise`` with no branch that applies) makes a predicate *false*:
 an undefined condition is not a satisfied one.
 
-The shape readers find the two forms the solver can turn into candidate generators instead of filters:
-``Mod(E, p + c) == 0`` (``p + c`` divides ``E``) and relations linear in ``p``.
+``compile_candidates`` generates, per level of the search, one function that produces a parameter's
+candidates from the values it depends on (divisor generation, linear bounds, then the checks), so the
+counting loop makes one Python call per memo node.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from bisect import bisect_left, bisect_right
 from fractions import Fraction
-from functools import lru_cache
+from math import isqrt
 from typing import Callable, Sequence
 
 import sympy
 from sympy.logic.boolalg import BooleanFalse, BooleanTrue
 
 from ..errors import ConstraintError
+from .forms import FLIP, REL_OPS, DivisorForm, LinearForm, divisors
 
-_REL_OPS = {
-    sympy.Eq: "==",
-    sympy.Ne: "!=",
-    sympy.Lt: "<",
-    sympy.Le: "<=",
-    sympy.Gt: ">",
-    sympy.Ge: ">=",
-}
-_FLIP = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
-
-
-def symbol_named(expr: sympy.Basic, name: str) -> sympy.Symbol:
-    """The free symbol of ``expr`` called ``name`` (parameters are matched by name, whatever
-    assumptions their symbols were created with), or a fresh integer symbol when there is none."""
-    for s in expr.free_symbols:
-        if s.name == name:
-            return s
-    return sympy.Symbol(name, integer=True)
 
 
 def _div(n, d):
@@ -151,7 +135,7 @@ class _Printer:
             return "(" + " == ".join(f"bool({self.pred(a)})" for a in b.args) + ")"
         if isinstance(b, sympy.Contains):
             return self.contains(b.args[0], b.args[1])
-        for cls, op in _REL_OPS.items():
+        for cls, op in REL_OPS.items():
             if isinstance(b, cls):
                 return self.relation(b.lhs, b.rhs, op)
         raise ConstraintError(f"cannot compile the condition {b} ({type(b).__name__})")
@@ -160,7 +144,7 @@ class _Printer:
         n, d = (lhs - rhs).as_numer_denom()
         if d.is_Integer:
             if int(d) < 0:
-                n, op = -n, _FLIP[op]
+                n, op = -n, FLIP[op]
             return f"({self.expr(n)} {op} 0)"
         ds = self.expr(d)
         if op in ("==", "!="):
@@ -250,149 +234,95 @@ def compile_expression(expr: sympy.Basic, names: Sequence[str]) -> Callable[...,
     return _build(f"def _expr({args}):\n    return {body}\n", pr.consts, "_expr")
 
 
-def compile_filter(preds: Sequence[sympy.Basic], key_names: Sequence[str], var: str) -> Callable:
-    """``f(*key_values, candidates) -> list``: the candidates for ``var`` that satisfy every predicate,
-    given the values of ``key_names``.  The conjunction is inlined into one list comprehension so that a
-    candidate costs no Python call; a division by zero falls back to checking values one at a time."""
-    names = list(key_names) + [var]
-    ids = _idents(names)
+def compile_candidates(
+    var: str,
+    used: Sequence[str],
+    checks: Sequence[sympy.Basic],
+    values: Sequence[int],
+    divisor: DivisorForm | None,
+    linear: Sequence[LinearForm],
+) -> Callable[..., list]:
+    """``f(*used_values) -> list``: the candidates of ``var`` (from the sorted ``values``) that satisfy
+    every predicate in ``checks``, given the values of ``used``.
+
+    Generated as one Python function: linear forms cut ``values`` to a slice (exact integer bounds,
+    skipped when a coefficient is not an integer), a divisor form replaces the slice by the shifted
+    divisors of the dividend when that is cheaper than scanning it, and the checks filter what is left
+    (all of them, including the generating ones: generation only narrows).  Undefined values (division
+    by zero) make a bound or generator inapplicable and a check false."""
+    ids = _idents(list(used) + [var])
     pr = _Printer(ids)
-    body = " and ".join(pr.pred(p) for p in preds) or "True"
-    safe = compile_predicate(sympy.And(*preds) if preds else sympy.true, names)
-    consts = dict(pr.consts)
-    consts["_safe"] = safe
-    kargs = ", ".join(ids[n] for n in key_names)
-    lead = kargs + ", " if kargs else ""
+    args = ", ".join(ids[n] for n in used)
     v = ids[var]
-    src = (
-        f"def _filter({lead}_cands):\n"
-        f"    try:\n"
-        f"        return [{v} for {v} in _cands if {body}]\n"
-        f"    except (ZeroDivisionError, TypeError):\n"
-        f"        return [{v} for {v} in _cands if _safe({lead}{v})]\n"
+    lines = [f"def _candidates({args}):", "    vlo = vhi = None"]
+    for k, lf in enumerate(linear):
+        lines += [
+            "    try:",
+            f"        a, b = {pr.expr(lf.coeff)}, {pr.expr(lf.rest)}",
+            "    except ZeroDivisionError:",
+            "        a = b = None",
+            "    if a.__class__ is int and b.__class__ is int:",
+            "        if a > 0:",
+            *_bound_lines(lf.op, "            "),
+            "        elif a < 0:",
+            "            a, b = -a, -b",
+            *_bound_lines(FLIP[lf.op], "            "),
+            f"        elif not (b {lf.op} 0):",
+            "            return []",
+        ]
+    lines += [
+        "    i = 0 if vlo is None else _bisect_left(_values, vlo)",
+        "    j = _n if vhi is None else _bisect_right(_values, vhi)",
+        "    if i >= j:",
+        "        return []",
+        "    base = _values[i:j]",
+    ]
+    if divisor is not None:
+        off = divisor.offset
+        lines += [
+            "    try:",
+            f"        e = {pr.expr(divisor.dividend)}",
+            "    except ZeroDivisionError:",
+            "        e = 0",
+            "    if e.__class__ is int and e != 0 and _isqrt(abs(e)) <= 4 * (j - i) + 64:",
+            "        ds = _divisors(e)",
+            "        lo_v, hi_v = _values[i], _values[j - 1]",
+            f"        gen = [x - ({off}) for x in ds]",
+            f"        if lo_v + ({off}) < 0:  # p + off may be negative: negative divisors count too",
+            f"            gen = [-x - ({off}) for x in reversed(ds)] + gen",
+            "        base = [x for x in gen if lo_v <= x <= hi_v and x in _members]",
+        ]
+    body = " and ".join(pr.pred(c) for c in checks) or "True"
+    lead = args + ", " if args else ""
+    lines += [
+        "    try:",
+        f"        return [{v} for {v} in base if {body}]",
+        "    except (ZeroDivisionError, TypeError):",
+        f"        return [{v} for {v} in base if _safe({lead}{v})]",
+    ]
+    consts = dict(pr.consts)
+    consts.update(
+        _values=values,
+        _n=len(values),
+        _members=values if isinstance(values, range) else frozenset(values),
+        _bisect_left=bisect_left,
+        _bisect_right=bisect_right,
+        _isqrt=isqrt,
+        _divisors=divisors,
+        _safe=compile_predicate(sympy.And(*checks) if checks else sympy.true, list(used) + [var]),
     )
-    return _build(src, consts, "_filter")
+    return _build("\n".join(lines) + "\n", consts, "_candidates")
 
 
-# -- shapes the solver turns into generators --------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class DivisorForm:
-    """``p + offset`` must divide ``dividend`` (which does not mention ``p``)."""
-
-    param: str
-    offset: int
-    dividend: sympy.Basic
-
-
-@dataclass(frozen=True)
-class LinearForm:
-    """``coeff*p + rest op 0`` with ``coeff`` and ``rest`` free of ``p`` (op one of == <= < >= >)."""
-
-    param: str
-    op: str
-    coeff: sympy.Basic
-    rest: sympy.Basic
-
-
-@lru_cache(maxsize=8192)
-def divisor_form(pred: sympy.Basic, param: str) -> DivisorForm | None:
-    """Recognise ``Eq(Mod(E, p + c), 0)`` with a constant integer ``c``.  ``E`` may mention ``p`` when it
-    is a polynomial in ``p``: modulo ``p + c`` it equals ``E`` at ``p = -c`` (the tiling condition
-    ``(n + rho - theta) % (theta - 2) == 0`` becomes ``theta - 2`` divides ``n + rho - 2``)."""
-    if not isinstance(pred, sympy.Eq):
-        return None
-    lhs, rhs = pred.lhs, pred.rhs
-    if rhs != 0 and lhs == 0:
-        lhs, rhs = rhs, lhs
-    if rhs != 0 or not isinstance(lhs, sympy.Mod):
-        return None
-    p = symbol_named(pred, param)
-    dividend, modulus = lhs.args
-    offset = modulus - p
-    if not offset.is_Integer:
-        return None
-    if p in dividend.free_symbols:
-        if not dividend.is_polynomial(p):
-            return None
-        dividend = sympy.expand(dividend.subs(p, -offset))
-    return DivisorForm(param, int(offset), dividend)
-
-
-@lru_cache(maxsize=8192)
-def linear_form(pred: sympy.Basic, param: str, positive: bool = False) -> LinearForm | None:
-    """Recognise a relation that is linear in ``p`` once its denominator is cleared.
-
-    ``lhs - rhs = N/D``.  For an inequality, ``N/D op 0`` holds exactly when ``D != 0`` and
-    ``N*D op 0``, so ``coeff`` and ``rest`` carry the factor ``D`` (its sign may depend on other
-    parameters and is known at run time).  When ``positive`` says every candidate of ``p`` is positive,
-    powers of ``p`` in ``D`` do not change its sign and are dropped first, so ``(t-2)**2/p <= 384``
-    reads as ``p >= (t-2)**2/384`` (and ``E/p <= 0``, where ``p`` drops out, as "all or none").
-    Callers still check the relation itself: the form only narrows candidates."""
-    op = None
-    for cls, o in _REL_OPS.items():
-        if isinstance(pred, cls):
-            op = o
-    if op is None or op == "!=":
-        return None
-    p = symbol_named(pred, param)
-    n, d = (pred.lhs - pred.rhs).as_numer_denom()
-    in_denominator = p in d.free_symbols
-    if in_denominator:
-        if not positive or op == "==":
-            return None
-        rest_d, dep = d.as_independent(p, as_Add=False)
-        if not (dep == p or (isinstance(dep, sympy.Pow) and dep.base == p and dep.exp.is_Integer and dep.exp > 0)):
-            return None
-        d = rest_d
-    n = sympy.expand(n)
-    a, b = n.coeff(p, 1), n.coeff(p, 0)
-    # A term non-linear in p (p**2, Mod(.., p)) either lands in b or is dropped by coeff; both show here.
-    if p in a.free_symbols or p in b.free_symbols or sympy.expand(a * p + b - n) != 0:
-        return None
-    if a == 0 and not in_denominator:
-        return None
-    if op == "==":
-        return LinearForm(param, op, a, b)
-    return LinearForm(param, op, sympy.expand(a * d), sympy.expand(b * d))
-
-
-def linear_bounds(op: str, coeff: int, rest: int) -> tuple[int | None, int | None] | None:
-    """Integer bounds ``(lo, hi)`` on ``p`` from ``coeff*p + rest op 0`` (``None`` = unbounded side), or
-    ``None`` when no integer satisfies it."""
-    if coeff == 0:
-        ok = {"==": rest == 0, "<=": rest <= 0, "<": rest < 0, ">=": rest >= 0, ">": rest > 0}[op]
-        return (None, None) if ok else None
-    if coeff < 0:
-        coeff, rest, op = -coeff, -rest, _FLIP[op]
-    if op == "==":
-        if rest % coeff:
-            return None
-        return (-rest // coeff, -rest // coeff)
-    if op == "<=":
-        return (None, (-rest) // coeff)
-    if op == "<":
-        return (None, (-rest - 1) // coeff)
-    if op == ">=":
-        return (-(rest // coeff), None)
-    return (-((rest - 1) // coeff), None)  # op == ">"
-
-
-def divisors(n: int) -> list[int]:
-    """Positive divisors of ``|n|`` in increasing order (``n != 0``)."""
-    return list(_divisors(abs(int(n))))
-
-
-@lru_cache(maxsize=1 << 16)
-def _divisors(n: int) -> tuple[int, ...]:
-    small, large = [], []
-    i = 1
-    while i * i <= n:
-        if n % i == 0:
-            small.append(i)
-            if i * i != n:
-                large.append(n // i)
-        i += 1
-    return tuple(small + large[::-1])
-
+def _bound_lines(op: str, indent: str) -> list[str]:
+    """Code narrowing ``vlo``/``vhi`` from ``a*p + b op 0`` with ``a > 0`` (integers)."""
+    lower = "if vlo is None or t > vlo: vlo = t"
+    upper = "if vhi is None or t < vhi: vhi = t"
+    code = {
+        "<=": ["t = (-b) // a", upper],
+        "<": ["t = (-b - 1) // a", upper],
+        ">=": ["t = -(b // a)", lower],
+        ">": ["t = -((b - 1) // a)", lower],
+        "==": ["if b % a: return []", "t = -b // a", lower, upper],
+    }[op]
+    return [indent + line for line in code]

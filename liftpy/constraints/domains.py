@@ -30,16 +30,8 @@ from typing import Mapping, Sequence
 import sympy
 
 from ..errors import ConstraintError
-from .compile import (
-    compile_expression,
-    compile_predicate,
-    divisor_form,
-    divisors,
-    linear_bounds,
-    linear_form,
-    pow2_imageset,
-    symbol_named,
-)
+from .compile import compile_expression, compile_predicate, pow2_imageset
+from .forms import divisor_form, divisors, linear_bounds, linear_form, symbol_named
 from .space import Constraint, Parameter, Space
 
 # A derived set larger than this is kept as a ``range`` and never filtered value by value; a unary

@@ -39,7 +39,8 @@ from typing import Mapping, Sequence
 
 import networkx as nx
 
-from .compile import compile_predicate, divisor_form, linear_form
+from .compile import compile_predicate
+from .forms import divisor_form, linear_form
 from .space import Constraint
 
 EXACT_ORDER_MAX = 10

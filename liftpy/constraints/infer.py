@@ -64,10 +64,13 @@ def infer_space(
     constraints: list[Constraint] = []
     found_params: set[str] = set()
 
+    seen: set = set()
+
     def add(pred, origin: str, primitive: str, kind: str) -> None:
-        pred = sympy.sympify(pred).subs(bindings)
-        if pred is sympy.true:
+        pred = _tidy(sympy.sympify(pred).subs(bindings))
+        if pred is sympy.true or pred in seen:
             return
+        seen.add(pred)
         names = {str(s) for s in pred.free_symbols}
         found_params.update(names)
         constraints.append(Constraint(pred, origin, primitive, kind))
@@ -91,6 +94,18 @@ def infer_space(
     lows = dict(lower_bounds or {})
     parameters = tuple(Parameter(name, lo=lows.get(name, 1), hi=hi, doc="tuning parameter") for name in declared)
     return Space(parameters, tuple(constraints))
+
+
+def _tidy(pred):
+    """``pred`` with each side of a relation as one reduced fraction, factored: lengths such as
+    ``(1 + (p + 112)/(t - 2))*(t - 2)`` become ``p + 114``, so the same condition reached through
+    different primitives is recognised as one constraint, and the solver evaluates less.  Only
+    denominators that other constraints keep positive (tile minus window, vector widths) are cancelled,
+    so the valid set does not change."""
+    if not isinstance(pred, sympy.core.relational.Relational) or pred.has(sympy.Mod, sympy.floor, sympy.ceiling):
+        return pred
+    lhs, rhs = (sympy.factor(sympy.cancel(side)) for side in (pred.lhs, pred.rhs))
+    return pred.func(lhs, rhs)
 
 
 def hardware_constraints(program: Program, profile, placements: Mapping[str, str]) -> list[tuple]:

@@ -2,14 +2,12 @@
 
 Level ``i`` of a group binds its ``i``-th parameter.  It checks exactly the constraints whose last
 parameter (in binding order) is that one, so a constraint of arity k is checked as soon as its k
-parameters are bound and never again.  Its candidates are produced, in order of preference, by
-
-* a divisor generator: ``p + c`` divides ``E`` (``E`` bound) gives the divisors of ``E``, shifted;
-* linear bounds: relations linear in ``p`` cut the sorted candidate set to a slice;
-* the candidate set itself,
-
-and then filtered by the level's compiled conjunction (which re-checks the generating constraints too:
-generation only saves work, it never decides validity).
+parameters are bound and never again (constraints on one parameter are already enforced by its
+candidate set).  Its candidates come from one generated function (``compile.compile_candidates``):
+relations linear in ``p`` cut the sorted candidate set to a slice, a divisor generator (``p + c``
+divides a bound expression ``E``) replaces the slice by the shifted divisors of ``E``, and the level's
+checks filter what is left, the generating constraints included: generation only saves work, it never
+decides validity.
 
 ``key`` is the part of the assignment the rest of the group can still see: the bound parameters that
 occur in a constraint checked at this level or later.  Two partial assignments with the same key have the
@@ -18,22 +16,14 @@ same valid completions, which is what makes memoised counting possible (see ``so
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from math import isqrt
 from typing import Callable, Mapping, Sequence
 
 import networkx as nx
-from .compile import (
-    compile_expression,
-    compile_filter,
-    compile_predicate,
-    divisor_form,
-    divisors,
-    linear_bounds,
-    linear_form,
-)
+
+from .compile import compile_candidates, compile_predicate
 from .domains import Domain, derive_domains, narrow_by_divisibility
+from .forms import divisor_form, linear_form
 from .graph import GroupOrder, dependency_graph, plan_groups
 from .space import Constraint, Space
 
@@ -131,67 +121,44 @@ def _levels(go: GroupOrder, cons: Sequence[Constraint], domains: Mapping[str, Do
 
 def _candidate_function(p: str, key: tuple[str, ...], checks: Sequence[Constraint], dom: Domain):
     values = dom.values
-    members = values if isinstance(values, range) else frozenset(values)
-    filt = compile_filter([c.predicate for c in checks], key, p)
-
+    if not checks:
+        # Nothing to check here: the candidate set itself (a range stays a range, however large).
+        return (lambda kv: values), "all candidates"
+    used = sorted(set().union(*(c.names for c in checks)) - {p}, key=key.index)
+    positive = len(values) > 0 and values[0] > 0
     div = None
     lins = []
     for c in checks:
         d = divisor_form(c.predicate, p)
         if d is not None and div is None:
-            div = (compile_expression(d.dividend, key), d.offset, d.dividend)
+            div = d
             continue
-        lf = linear_form(c.predicate, p, len(values) > 0 and values[0] > 0)
+        lf = linear_form(c.predicate, p, positive)
         if lf is not None:
-            lins.append((compile_expression(lf.coeff, key), compile_expression(lf.rest, key), lf.op))
+            lins.append(lf)
+    compute = compile_candidates(p, used, [c.predicate for c in checks], values, div, lins)
 
     how = []
     if div is not None:
-        how.append(f"{p}{'+' if div[1] >= 0 else '-'}{abs(div[1])} divides {div[2]}" if div[1] else f"{p} divides {div[2]}")
+        shift = f"{'+' if div.offset > 0 else '-'}{abs(div.offset)}" if div.offset else ""
+        how.append(f"{p}{shift} divides {div.dividend}")
     if lins:
         how.append(f"{len(lins)} linear bound{'s' if len(lins) > 1 else ''}")
-    if checks:
-        how.append(f"{len(checks)} check{'s' if len(checks) > 1 else ''}")
-    description = ", ".join(how) if how else "all candidates"
+    how.append(f"{len(checks)} check{'s' if len(checks) > 1 else ''}")
 
-    if not checks:
-        # Nothing to check here: the candidate set itself (a range stays a range, however large).
-        return (lambda kv: values), "all candidates"
+    if len(used) == len(key):
+        # The level's constraints see the whole memo key: the memo already avoids repeated work.
+        return (lambda kv: compute(*kv)), ", ".join(how)
+
+    # Otherwise the key holds parameters only later levels need; cache on the smaller tuple.
+    used_index = tuple(key.index(n) for n in used)
+    cache: dict[tuple, list] = {}
 
     def candidates(kv: tuple) -> list:
-        lo = hi = None
-        for fa, fb, op in lins:
-            try:
-                a, b = fa(*kv), fb(*kv)
-            except ZeroDivisionError:
-                continue
-            if not (isinstance(a, int) and isinstance(b, int)):
-                continue
-            bounds = linear_bounds(op, a, b)
-            if bounds is None:
-                return []
-            if bounds[0] is not None:
-                lo = bounds[0] if lo is None else max(lo, bounds[0])
-            if bounds[1] is not None:
-                hi = bounds[1] if hi is None else min(hi, bounds[1])
-        i = 0 if lo is None else bisect_left(values, lo)
-        j = len(values) if hi is None else bisect_right(values, hi)
-        if i >= j:
-            return []
-        base = values[i:j]
-        if div is not None:
-            try:
-                e = div[0](*kv)
-            except ZeroDivisionError:
-                e = 0
-            if isinstance(e, int) and e != 0 and isqrt(abs(e)) <= 4 * (j - i) + 64:
-                off = div[1]
-                ds = divisors(e)
-                gen = [x - off for x in ds]
-                if values[i] + off < 0:  # p + off may be negative: its negative divisors count too
-                    gen = [-x - off for x in reversed(ds)] + gen
-                lo_v, hi_v = values[i], values[j - 1]
-                base = [v for v in gen if lo_v <= v <= hi_v and v in members]
-        return filt(*kv, base)
+        uv = tuple([kv[j] for j in used_index])
+        got = cache.get(uv)
+        if got is None:
+            got = cache[uv] = compute(*uv)
+        return got
 
-    return candidates, description
+    return candidates, ", ".join(how)

@@ -59,12 +59,18 @@ class SpaceSize:
         return f"about {self.valid:.3g} valid (±{100 * (self.rel_stderr or 0):.0f}%) of {self.raw} raw"
 
 
-@dataclass(frozen=True)
 class _Node:
-    values: Sequence[int]  # candidates with at least one valid completion
-    cum: list[int] | None  # cumulative completion counts; None when every value has ``unit`` of them
-    unit: int
-    total: int
+    """A memo entry: the candidates with at least one valid completion, and how many each has.
+    Immutable by convention (a plain slotted class: counting creates one per memo key, and a frozen
+    dataclass costs twice as much to build)."""
+
+    __slots__ = ("values", "cum", "unit", "total")
+
+    def __init__(self, values: Sequence[int], cum: list[int] | None, unit: int, total: int):
+        self.values = values
+        self.cum = cum  # cumulative completion counts; None when every value has ``unit`` of them
+        self.unit = unit
+        self.total = total
 
 
 @dataclass(frozen=True)
@@ -200,6 +206,7 @@ def sample(counted: CountedSpace, n: int, seed: int | random.Random | None = 0) 
     and may return fewer than ``n`` when distinct configurations are hard to find.  The same seed gives
     the same samples."""
     rng = _rng(seed)
+    n = int(n)
     if n <= 0 or counted.size.valid == 0:
         return []
     if counted.uniform:

@@ -12,6 +12,7 @@ reads in an explanation anyway.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import sympy
 
@@ -43,7 +44,7 @@ class Constraint:
             raise ConstraintError(f"the predicate of '{self.origin}' is not a condition: {pred}")
         object.__setattr__(self, "predicate", pred)
 
-    @property
+    @cached_property
     def names(self) -> frozenset[str]:
         """Names of the parameters the predicate mentions."""
         return frozenset(str(s) for s in self.predicate.free_symbols)
