@@ -40,6 +40,7 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--seed", type=int, default=0, help="which points are sampled (the same seed resumes the same points)")
     ap.add_argument("--repeat", type=int, default=None, help="timed runs per point (default 10, 2 with --quick)")
+    ap.add_argument("--rules", default="", metavar="R1,R2", help="only variants derived with all these rules (e.g. registerBlock2D)")
     args = ap.parse_args()
     samples = args.samples or (4 if args.quick else 24)
     repeat = args.repeat or (2 if args.quick else 10)
@@ -53,12 +54,13 @@ def main() -> int:
             layer = layer.reduced(spatial=16, channels=8, kernels=8)
         t0 = time.time()
         ex = explore_layer(layer, samples=samples, db=db, device=args.device, profile_path=args.profile,
-                           timeout_s=args.timeout, repeat=repeat, warmup=2, progress=False, seed=args.seed)
+                           timeout_s=args.timeout, repeat=repeat, warmup=2, progress=False, seed=args.seed,
+                           rules=tuple(r for r in args.rules.split(",") if r))
         points = [r for r in ex.records if not r.is_reference]
         ok = [r for r in points if r.status is Status.OK]
         best = min(ok, key=lambda r: r.time_ms) if ok else None
         rec = {"layer": name if not args.quick else layer.name, "spec": layer.spec, "device": ex.device,
-               "samples": len(points), "valid": len(ok), "best_ms": best.time_ms if best else None,
+               "samples": len(points), "valid": len(ok), "rules": args.rules or None, "best_ms": best.time_ms if best else None,
                "best_bytes": best.bytes if best else None, "best_variant": best.variant if best else None,
                "best_config": best.config if best else None, "gflops": (layer.flops / best.time_ms / 1e6) if best else None,
                "statuses": {s: sum(1 for r in points if str(r.status) == s) for s in sorted({str(r.status) for r in points})},

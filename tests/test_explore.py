@@ -129,3 +129,41 @@ def test_fifty_sampled_configurations_of_layer7_typecheck_compile_and_match(tmp_
     assert len({r.variant for r in points}) > 25  # spread over many variants
     bad = [(r.variant, r.config, r.status, (r.error or "")[:200]) for r in points if r.status is not Status.OK]
     assert not bad, bad
+
+
+def test_points_are_drawn_again_when_few_variants_are_valid():
+    from liftpy.host.profile import resolve_profile
+    from liftpy.tuning.engine import choose_points, select_variants
+
+    layer = get_layer("vgg16:7").reduced(spatial=16, channels=8, kernels=8)
+    blocked = select_variants(conv_variants(3, 1, 1), ["registerBlock2D"])
+    assert blocked and all("registerBlock2D" in {s.rule for s in v.trace} for v in blocked)
+    profile = resolve_profile(None, None)
+    few = blocked[:2]
+    points = choose_points(few, layer, 40, profile, seed=3)
+    keys = {(p.variant_index, tuple(sorted(p.config.items()))) for p in points}
+    assert len(keys) == len(points)
+    from liftpy.constraints import solve
+    from liftpy.constraints.infer import variant_space
+
+    valid = sum(solve(variant_space(v, layer_sizes(layer), profile)).size.valid for v in few)
+    # More than the first draw of 4 per variant: the pools are drawn again until the request or the spaces run out.
+    assert len(points) == min(40, valid) and len(points) > 8
+    assert choose_points(few, layer, 40, profile, seed=3) == points
+
+
+def test_unknown_rule_filter_names_the_rules_in_use():
+    from liftpy.errors import TuningError
+    from liftpy.tuning.engine import select_variants
+
+    with pytest.raises(TuningError, match="registerBlock2D"):
+        select_variants(conv_variants(3, 1, 1), ["registerBlock3D"])
+
+
+def test_register_blocked_convolution_matches(tmp_path):
+    layer = get_layer("vgg16:7").reduced(spatial=16, channels=8, kernels=8)
+    result = explore_layer(layer, samples=6, db=tmp_path / "r.sqlite", progress=False, repeat=1, warmup=0,
+                           references=False, rules=("registerBlock2D",))
+    points = [r for r in result.records if not r.is_reference]
+    assert len(points) == 6 and all(r.status is Status.OK for r in points), [(r.variant, r.error) for r in points]
+    assert all(r.variant.startswith("block") for r in points)

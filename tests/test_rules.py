@@ -178,6 +178,23 @@ def test_register_block2D(mkn, seed):
     checked(register_block2D, prog, [floats(rng, (m, k)), floats(rng, (k, n))], rtol=1e-5, atol=1e-5)
 
 
+@RULE_SETTINGS
+@given(st.sampled_from([(4, 3, 2, 2), (5, 2, 3, 1), (6, 4, 1, 3), (3, 3, 2, 2)]), st.integers(0, 10**6))
+def test_register_block2D_with_bias_and_window_layouts(shape, seed):
+    # The convolution's form: windows flattened by join(join(w)), weights reached through a tuple and
+    # flattened, the bias as the reduction's initial value.
+    h, m, c, k = shape
+    rng = np.random.default_rng(seed)
+    C = sizes("C")[0]
+    prog = make_program(
+        "conv1", [("x", Array(Float, H, W, C)), ("wb", Array(Float, M, K, K, C)), ("b", Array(Float, M))],
+        lambda x, wb, b: map(lambda win: map(
+            lambda kb: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), kb[1], zip(join(join(win)), join(join(kb[0])))),
+            zip(wb, b)), join(slide2D(K, 1, x))))
+    inputs = [floats(rng, (h + k - 1, h + k - 1, c)), floats(rng, (m, k, k, c)), floats(rng, (m,))]
+    checked(register_block2D, prog, inputs, {"K": k}, rtol=1e-5, atol=1e-5)
+
+
 # ----------------------------------------------------------------------------------- zip and identities
 
 

@@ -11,9 +11,12 @@ and the reduction is exact because each accumulator still sums its own products 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..ir import dsl
 from ..ir import primitives as P
-from ..ir.expr import Call, Literal, Var
+from ..ir.analysis import is_view
+from ..ir.expr import Call, Expr, Literal, Var, substitute
 from ..ir.types import Array, ArrayType, Float
 from ..ir.userfun import BUILTINS
 from .algorithmic import untile2D
@@ -21,23 +24,52 @@ from .patterns import is_call
 from .rule import rule
 
 MULT_AND_SUM_UP = BUILTINS["multAndSumUp"]
+ADD = BUILTINS["add"]
 
 
-def _dot_reduce(e, a: Var, b: Var):
-    """``reduce(fun(acc, p) => multAndSumUp(acc, p._i, p._j), z, zip(a, b))`` with z a literal: its z."""
+@dataclass(frozen=True)
+class DotForm:
+    """``reduce(acc + x_k * y_k, init, zip(xa, xb))`` with ``xa`` a layout of ``a`` only and ``xb`` a
+    layout of ``b`` only (the flattened window and weights of a convolution, or ``a`` and ``b`` as they
+    are for a matrix product); ``init`` a literal, or a value of ``b`` alone (a convolution's bias)."""
+
+    init: Expr
+    xa: Expr
+    xb: Expr
+
+
+def _layout_of(e: Expr, v: Var) -> bool:
+    """Whether ``e`` is ``v`` under layout primitives only (a view, no computation)."""
+    return e.free_vars == frozenset({v.name}) and is_view(e)
+
+
+def _dot_reduce(e, a: Var, b: Var) -> DotForm | None:
     if not (isinstance(e, Call) and type(e.fn) is P.Reduce):
         return None
     init, xs = e.args
-    if not isinstance(init, Literal) or init.type != Float:
+    if isinstance(init, Literal):
+        if init.type != Float:
+            return None
+    elif not init.free_vars <= {b.name}:
         return None
-    if not (is_call(xs, P.Zip) and xs.args in ((a, b), (b, a))):
+    if not (is_call(xs, P.Zip) and len(xs.args) == 2):
+        return None
+    x0, x1 = xs.args
+    if _layout_of(x0, a) and _layout_of(x1, b):
+        xa, xb = x0, x1
+    elif _layout_of(x0, b) and _layout_of(x1, a):
+        xa, xb = x1, x0
+    else:
         return None
     acc, p = e.fn.f.params
     body = e.fn.f.body
     if not (isinstance(body, Call) and body.fn == MULT_AND_SUM_UP and body.args[0] == acc):
         return None
-    idx = sorted(g.fn.index for g in body.args[1:] if is_call(g, P.Get) and g.args == (p,))
-    return init if idx == [0, 1] else None
+    idx = [g.fn.index for g in body.args[1:] if is_call(g, P.Get) and g.args == (p,)]
+    # multAndSumUp is a commutative product, so either order of the zipped pair is the same dot product.
+    if sorted(idx) != [0, 1]:
+        return None
+    return DotForm(init, xa, xb)
 
 
 @rule("registerBlock2D", "map(a -> map(b -> dot(a, b), Bs), As) => untile2D(map(ac -> map(bc -> block(ac, bc), split(r2, Bs)), split(r1, As)))")
@@ -52,13 +84,14 @@ def register_block2D(e, site, ctx):
     bs = inner.args[0]
     if a.name in bs.free_vars:
         return None
-    z = _dot_reduce(inner.fn.f.body, a, b)
-    if z is None:
+    form = _dot_reduce(inner.fn.f.body, a, b)
+    if form is None:
         return None
     a_t, b_t = site.type_of(e.args[0]), site.type_of(bs)
     if not (isinstance(a_t, ArrayType) and isinstance(b_t, ArrayType)):
         return None
     r1, r2 = ctx.fresh("r"), ctx.fresh("r")
+    biased = not isinstance(form.init, Literal)
 
     def update(acc, kp):
         return dsl.map(
@@ -67,9 +100,18 @@ def register_block2D(e, site, ctx):
             dsl.zip(acc, dsl.get(kp, 0)),
         )
 
+    def of(v: Var, body: Expr, x):
+        return substitute(body, {v.name: x})
+
     def block(ac, bc):
-        zeros = Literal(z.value, Array(Float, r1, r2))
-        sums = dsl.reduce(update, zeros, dsl.zip(dsl.transpose(ac), dsl.transpose(bc)))
-        return dsl.map(lambda row: dsl.split(1, row), dsl.join(sums))
+        zeros = Literal(0.0 if biased else form.init.value, Array(Float, r1, r2))
+        xa = ac if form.xa == a else dsl.map(lambda x: of(a, form.xa, x), ac)
+        xb = bc if form.xb == b else dsl.map(lambda x: of(b, form.xb, x), bc)
+        sums = dsl.join(dsl.reduce(update, zeros, dsl.zip(dsl.transpose(xa), dsl.transpose(xb))))
+        if biased:
+            # The initial value joins after the products instead of before: equal up to rounding.
+            inits = dsl.map(lambda x: of(b, form.init, x), bc)
+            sums = dsl.map(lambda row: dsl.map(lambda si: ADD(dsl.get(si, 0), dsl.get(si, 1)), dsl.zip(row, inits)), sums)
+        return dsl.map(lambda row: dsl.split(1, row), sums)
 
     return untile2D(dsl.map(lambda ac: dsl.map(lambda bc: block(ac, bc), dsl.split(r2, bs)), dsl.split(r1, e.args[0])))

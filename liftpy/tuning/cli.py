@@ -39,6 +39,8 @@ def register(sub) -> None:
     p.add_argument("--repeat", type=int, default=5, help="timed runs per point (median; default 5)")
     p.add_argument("--no-references", action="store_true", help="do not measure the reference implementations")
     p.add_argument("--plot", default=None, metavar="PNG", help="where to draw the frontier (default: next to the store)")
+    p.add_argument("--rules", default=None, metavar="R1,R2",
+                   help="only variants whose derivation uses every one of these rules (e.g. registerBlock2D)")
     p.set_defaults(func=cmd_explore)
 
     p = sub.add_parser("pareto", help="the time/memory Pareto frontier of a layer in a results store")
@@ -75,6 +77,7 @@ def cmd_explore(args) -> int:
         timeout_s=args.timeout,
         repeat=args.repeat,
         references=not args.no_references,
+        rules=tuple(r.strip() for r in args.rules.split(",") if r.strip()) if args.rules else (),
     )
     statuses: dict[str, int] = {}
     for r in result.records:

@@ -67,6 +67,6 @@ def conv_variants(k: int, stride: int, pad: int, images: bool = True):
     from ..rewrite.explore import ExploreOptions, dedup, explore
 
     program = conv_program(k, stride, pad)
-    single = explore(program, ExploreOptions(images=images, register_block=False))
+    single = explore(program, ExploreOptions(images=images))
     pipelines = explore(program, ExploreOptions(images=images, pipeline=True))
     return tuple(dedup(single + pipelines))

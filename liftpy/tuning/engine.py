@@ -72,9 +72,27 @@ def variant_id(v) -> str:
     short = {"tile2D": "tile", "vectorizeReduce": "vec", "partialReduce": "partial", "coalesce": "coal",
              "splitPartialKernels": "sum-kernel", "materializeInput": "pad-kernel", "padOpt": "padopt",
              "placeInImage": "image", "localStage": "local", "letPrivate": "let", "unrollReduceSeq": "unroll",
-             "mapWrg": "wrg", "mapGlb": "glb", "cropKernel": "crop-kernel"}
+             "mapWrg": "wrg", "mapGlb": "glb", "cropKernel": "crop-kernel", "registerBlock2D": "block"}
     tags = sorted({short[f] for f in features(v) if f in short})
     return f"{'+'.join(tags) or 'plain'}#{digest}"
+
+
+def select_variants(variants: Sequence, rules: Sequence[str]) -> tuple:
+    """The variants whose derivation used every rule in ``rules``; an unknown rule name is an error that
+    lists the rules the variants do use."""
+    from ..rewrite.explore import features
+
+    if not rules:
+        return tuple(variants)
+    known = set().union(*(features(v) for v in variants)) if variants else set()
+    unknown = sorted(set(rules) - known)
+    if unknown:
+        raise TuningError(f"no variant uses the rule(s) {', '.join(unknown)}; the variants use: {', '.join(sorted(known))}")
+    return tuple(v for v in variants if set(rules) <= features(v))
+
+
+def _config_key(config: dict) -> tuple:
+    return tuple(sorted(config.items()))
 
 
 def choose_points(variants: Sequence, layer: Layer, samples: int, profile, seed: int, stream=None) -> list[Point]:
@@ -88,7 +106,9 @@ def choose_points(variants: Sequence, layer: Layer, samples: int, profile, seed:
     sizes = layer_sizes(layer)
     order = list(range(len(variants)))
     rng.shuffle(order)
+    spaces: dict[int, object] = {}
     pools: dict[int, list[dict]] = {}
+    taken: dict[int, set] = {}
     dead: set[int] = set()
     points: list[Point] = []
     started = time.time()
@@ -98,17 +118,29 @@ def choose_points(variants: Sequence, layer: Layer, samples: int, profile, seed:
         cursor += 1
         if i in dead:
             continue
-        if i not in pools:
-            counted = solve(variant_space(variants[i], sizes, profile), seed=seed)
-            valid = counted.size.valid
-            pools[i] = sample(counted, min(valid, max(4, samples // 8)), seed=rng.randrange(2**31)) if valid else []
-            pools[i].reverse()
+        if i not in spaces:
+            spaces[i] = solve(variant_space(variants[i], sizes, profile), seed=seed)
+            pools[i], taken[i] = [], set()
+        counted = spaces[i]
         if not pools[i]:
-            dead.add(i)
-            continue
-        points.append(Point(variant_id(variants[i]), i, pools[i].pop()))
+            # A variant's first draw is small so that the points spread over the variants; when few
+            # variants are valid, their pools are drawn again, larger, without the points already taken.
+            valid = counted.size.valid
+            if len(taken[i]) >= valid:
+                dead.add(i)
+                continue
+            want = min(valid, max(4, samples // 8, 2 * len(taken[i])))
+            fresh = [c for c in sample(counted, want, seed=rng.randrange(2**31)) if _config_key(c) not in taken[i]]
+            rng.shuffle(fresh)
+            pools[i] = fresh
+            if not fresh:
+                dead.add(i)
+                continue
+        config = pools[i].pop()
+        taken[i].add(_config_key(config))
+        points.append(Point(variant_id(variants[i]), i, config))
         if stream is not None and time.time() - started > 5 and len(points) % 50 == 0:
-            print(f"  chose {len(points)}/{samples} points from {len(pools)} variants", file=stream)
+            print(f"  chose {len(points)}/{samples} points from {len(spaces)} variants", file=stream)
     return points
 
 
@@ -125,9 +157,11 @@ def explore_layer(
     references: bool = True,
     progress: bool = True,
     stream=None,
+    rules: Sequence[str] = (),
 ) -> Exploration:
     """Explore the direct convolution of ``layer`` (a name like ``vgg16:7``, a spec ``C,H,W,M,K,stride,pad``
-    or a ``Layer``) on a device, resuming from the store ``db``."""
+    or a ``Layer``) on a device, resuming from the store ``db``.  ``rules``: explore only the variants
+    whose derivation uses every one of these rules."""
     from ..host.device import get_device
     from ..host.profile import resolve_profile
     from .conv import conv_variants
@@ -139,7 +173,7 @@ def explore_layer(
     device_key = dev.key
     profile = resolve_profile(device, profile_path)
     t0 = time.time()
-    variants = conv_variants(layer.K, layer.stride, layer.pad, images=profile.image_support)
+    variants = select_variants(conv_variants(layer.K, layer.stride, layer.pad, images=profile.image_support), rules)
     if progress:
         print(f"{layer.name} ({layer.spec}) on {dev.info.name}: {len(variants)} variants from the rewrite rules "
               f"({time.time() - t0:.1f} s); choosing {samples} points", file=stream)
