@@ -109,17 +109,18 @@ def test_values_agree_with_pyopencl(doc, device):
     info = device.info
     rep = doc["reported"]
     assert rep["compute_units"] == info.compute_units and rep["max_work_group_size"] == info.max_work_group_size
-    assert 1 <= value(doc, "concurrent_items_per_cu") <= info.max_work_group_size
+    concurrent = value(doc, "concurrent_items_per_cu")
+    assert concurrent >= 1 and concurrent <= info.max_work_group_size, concurrent
     run_len, items = value(doc, "running_order_run"), value(doc, "running_order_items")
     group = min(1024, info.max_work_group_size)
-    assert 1 <= run_len <= items <= group and group % run_len == 0
+    assert run_len >= 1 and run_len <= items <= group and group % run_len == 0, (run_len, items, group)
     warp = value(doc, "warp_size")
     assert warp is None or (warp <= info.max_work_group_size and warp & (warp - 1) == 0)
     regs = value(doc, "registers_per_item")
     assert regs is None or 4 <= regs <= 1024
     # no CPU core has more than 32 fp32 lanes (two AVX-512 fma ports); a deleted loop would claim more
     lanes = value(doc, "fp32_lanes_per_cu")
-    assert 1 <= lanes <= 32, lanes
+    assert lanes >= 1 and lanes <= 32, lanes
     assert value(doc, "fp32_gflops") >= value(doc, "fp32_scalar_gflops") > 0
     for name in ("cache_bandwidth_gbs", "global_bandwidth_gbs", "local_bandwidth_gbs", "constant_bandwidth_gbs"):
         per_core_cycle = value(doc, name) * 1e9 / (info.compute_units * rep["max_clock_mhz"] * 1e6)

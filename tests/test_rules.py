@@ -283,6 +283,52 @@ def test_local_stage(hw, seed):
     checked(L.local_stage, prog, [ints(rng, (h, w))])
 
 
+# ------------------------------------------------------------------------------ pipeline (kernel) rules
+
+
+def _conv_case(k, stride, pad, c, h, m, seed):
+    from liftpy.tuning.conv import conv_program
+
+    rng = np.random.default_rng(seed)
+    sizes_ = {"C": c, "H": h, "W": h, "M": m}
+    inputs = [floats(rng, (m, k, k, c)), floats(rng, (m,)), floats(rng, (h, h, c))]
+    return conv_program(k, stride, pad), sizes_, inputs
+
+
+def _after(strategy, program, sizes_):
+    """``program`` rewritten by ``strategy`` and a valid value of each parameter the rewrite introduced."""
+    from liftpy.constraints import sample, solve
+    from liftpy.constraints.infer import variant_space
+    from liftpy.rewrite.explore import Variant
+
+    v = strategy(Variant(program))[0]
+    counted = solve(variant_space(v, sizes_))
+    assert counted.size.valid, v.text()
+    return v.program, {**sizes_, **sample(counted, 1, seed=1)[0]}
+
+
+CONV_CASES = st.tuples(st.sampled_from([(1, 1, 0), (3, 1, 1), (3, 2, 1), (2, 2, 0), (5, 1, 2)]),
+                       st.integers(1, 3), st.integers(5, 9), st.integers(1, 3), st.integers(0, 10**6))
+
+
+@RULE_SETTINGS
+@given(CONV_CASES)
+def test_pipeline_rules(case):
+    """The rules that cut the convolution into kernels (padding kernel, optimisational padding, partial
+    sums in global memory, crop kernel) on random layer shapes, strides and paddings."""
+    from liftpy.rewrite.explore import once
+    from liftpy.rewrite.pipeline import crop_kernel, materialize_input, pad_opt, split_partial_kernels
+
+    (k, stride, pad), c, h, m, seed = case
+    program, sizes_, inputs = _conv_case(k, stride, pad, c, h, m, seed)
+    checked(pad_opt, program, inputs, sizes_, rtol=1e-5, atol=1e-5)
+    checked(materialize_input, program, inputs, sizes_, rtol=1e-5, atol=1e-5)
+    partial, values = _after(once(A.partial_reduce), program, sizes_)
+    checked(split_partial_kernels, partial, inputs, values, rtol=1e-5, atol=1e-5)
+    padded, values = _after(once(pad_opt), program, sizes_)
+    checked(crop_kernel, padded, inputs, values, rtol=1e-5, atol=1e-5)
+
+
 # ----------------------------------------------------------------------------------- rules in text
 
 
@@ -308,7 +354,10 @@ def test_text_rules(hw, fi, seed):
 
 def test_every_rule_is_tested():
     """Runs last in this file (pytest keeps file order): every library rule met its property test."""
+    from liftpy.rewrite.pipeline import crop_kernel, materialize_input, pad_opt, split_partial_kernels
+
     library = {r.name for r in A.ALGORITHMIC_RULES + L.LOWERING_RULES + L.MEMORY_RULES + [register_block2D]}
+    library |= {r.name for r in (pad_opt, materialize_input, split_partial_kernels, crop_kernel)}
     library |= {"fuseText", "splitJoinText", "transposeText"}
     missing = library - TESTED
     assert not missing, f"rules without a property test run: {sorted(missing)}"

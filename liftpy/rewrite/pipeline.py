@@ -146,17 +146,24 @@ def crop_kernel(e, site, ctx):
     """A crop (negative padding) of a computed result is done by a last kernel that copies the kept part."""
     if site.path:
         return None
-    body, prefix = e, ()
-    from ..codegen.pipeline import is_boundary
-
-    while is_boundary(body):
-        prefix += (("fn", "f"),)
-        body = body.fn.f.body
+    body, prefix = _below_boundaries(e)
     wrap_path, computed = _peel_wrap(body)
     if not wrap_path or not _has_pad(body, wrap_path) or is_view(computed):
         return None
     sub_site = _SubSite(site, prefix)
     return replace_at(e, prefix, _crop_stage(body, wrap_path, computed, sub_site))
+
+
+def _below_boundaries(e):
+    """The expression below a program's kernel boundaries (the let-bound buffers of earlier kernels),
+    and the path to it."""
+    from ..codegen.pipeline import is_boundary
+
+    body, prefix = e, ()
+    while is_boundary(body):
+        prefix += (("fn", "f"),)
+        body = body.fn.f.body
+    return body, prefix
 
 
 class _SubSite:
@@ -182,12 +189,7 @@ def split_partial_kernels(e, site, ctx):
     them up with the reduction's initial value (the bias)."""
     if site.path:
         return None
-    from ..codegen.pipeline import is_boundary
-
-    body, prefix = e, ()
-    while is_boundary(body):
-        prefix += (("fn", "f"),)
-        body = body.fn.f.body
+    body, prefix = _below_boundaries(e)
     wrap_path, nest = _peel_wrap(body)
     levels = []  # (param, input expression) of each map of the nest
     cur = nest
