@@ -73,8 +73,9 @@ SPACE_EXCLUDES = {"placeInImage", "letPrivate", "unrollReduceSeq", "localStage",
 
 
 def conv_space(layer: Layer, profile: DeviceProfile):
-    """(variant, space): the explored variant of ``layer``'s convolution with the most tuning parameters
-    that has a valid configuration on ``profile``, and the space constraint inference derives for it."""
+    """(variant, space, plan): the explored variant of ``layer``'s convolution with the most tuning
+    parameters that has a valid configuration on ``profile``, the space constraint inference derives for
+    it, and liftpy's plan of that space."""
     from liftpy.constraints.infer import variant_space
     from liftpy.rewrite.explore import features
     from liftpy.tuning.conv import conv_variants, layer_sizes
@@ -84,8 +85,9 @@ def conv_space(layer: Layer, profile: DeviceProfile):
              if SPACE_FEATURES <= set(features(v)) and not set(features(v)) & SPACE_EXCLUDES]
     for v in sorted(found, key=lambda v: (-len(v.params), variant_id(v))):
         space = variant_space(v, layer_sizes(layer), profile)
-        if count_space(plan_space(space)).size.valid:
-            return v, space
+        plan = plan_space(space)
+        if count_space(plan).size.valid:
+            return v, space, plan
     raise SystemExit(f"no explored variant of {layer.name} with the rules {sorted(SPACE_FEATURES)} has a valid configuration")
 
 
@@ -344,11 +346,10 @@ def main(argv=None) -> int:
     for layer in layers:
         from liftpy.tuning.engine import variant_id
 
-        chosen, space = conv_space(layer, profile)
+        chosen, space, plan = conv_space(layer, profile)
         variant = variant_id(chosen)
         print(f"{layer.name}: variant {variant}, parameters {', '.join(p.name for p in space.parameters)}, "
               f"{len(space.constraints)} constraints", flush=True)
-        plan = plan_space(space)
         raw = plan.raw_size
         search_product = 1
         for d in plan.search_domains.values():

@@ -31,17 +31,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+def dispatch(args, interrupted: str = "interrupted") -> int:
+    """Run a parsed command; a liftpy error becomes one line and exit status 2, an interrupt status 130."""
     try:
         return int(args.func(args) or 0)
     except LiftError as e:
         print(f"liftpy {args.command}: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"liftpy {args.command}: interrupted", file=sys.stderr)
+        print(f"liftpy {args.command}: {interrupted}", file=sys.stderr)
         return 130
+
+
+def main(argv: list[str] | None = None) -> int:
+    return dispatch(build_parser().parse_args(argv))
 
 
 if __name__ == "__main__":  # pragma: no cover

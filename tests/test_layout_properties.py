@@ -392,21 +392,6 @@ def write_side(draw, expr, ref, dims, vec, steps):
             expr, ref, dims = L.split(k, expr), np_split(ref, 0, k), (dims[0] // k, k) + dims[1:]
         elif op == "asScalar":
             expr, ref, dims, vec = L.asScalar(expr), np_as_scalar(ref), dims[:-1] + (dims[-1] * vec,), 0
-        elif op == "slide2D":
-            (n1, n2) = v.dims[d], v.dims[d + 1]
-            s1, s2 = self.draw(st.integers(1, n1)), self.draw(st.integers(1, n2))
-            t1, t2 = self.draw(st.integers(1, 3)), self.draw(st.integers(1, 3))
-            f = lambda e: L.slide2D((s1, s2), (t1, t2), e)  # noqa: E731
-            g = lambda a: np_slide2d(a, d, (s1, s2), (t1, t2))  # noqa: E731
-            dims = ((n1 - s1) // t1 + 1, (n2 - s2) // t2 + 1, s1, s2)
-        elif op == "pad2D":
-            (n1, n2) = v.dims[d], v.dims[d + 1]
-            top, left = self.draw(st.integers(-n1 + 1, 2)), self.draw(st.integers(-n2 + 1, 2))
-            bottom, right = self.draw(st.integers(max(-2, 1 - n1 - top), 2)), self.draw(st.integers(max(-2, 1 - n2 - left), 2))
-            value = self.pad_value()
-            f = lambda e: L.pad2D(left, right, top, bottom, value, e)  # noqa: E731
-            g = lambda a: np_pad(np_pad(a, d + 1, left, right, value), d, top, bottom, value)  # noqa: E731
-            dims = (top + n1 + bottom, left + n2 + right)
         elif op == "map-transpose":
             expr, ref, dims = L.map(L.transpose, expr), np_transpose(ref, 1), (dims[0], dims[2], dims[1]) + dims[3:]
         elif op == "map-join":

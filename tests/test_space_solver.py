@@ -425,7 +425,7 @@ def test_conv_space_samples_satisfy_every_constraint():
         sys.path.pop(0)
     from liftpy.tuning.layers import get_layer
 
-    _, space = conv_space(get_layer("vgg16:7"), MALI_G72)
+    _, space, _ = conv_space(get_layer("vgg16:7"), MALI_G72)
     counted = solve(space)
     assert counted.size.exact and counted.size.valid > 1000
     got = sample(counted, 50, 7)

@@ -30,6 +30,7 @@ from typing import Mapping, Sequence
 import sympy
 
 from ..errors import ConstraintError
+from ..views.arith import bounds
 from .compile import compile_expression, compile_predicate, pow2_imageset
 from .forms import divisor_form, divisors, linear_bounds, linear_form, symbol_named
 from .space import Constraint, Parameter, Space
@@ -294,44 +295,10 @@ def _implied_bound(c: Constraint, name: str, effects: Mapping[str, _Effect]) -> 
 
 def interval(expr, hulls: Mapping[str, tuple[int, int]]) -> tuple[int, int] | None:
     """Integer interval containing every value of ``expr`` when each parameter lies in its hull, or
-    None when the expression's form is not handled (sound: never narrower than the truth)."""
+    None when the expression's form is not handled (sound: never narrower than the truth).  Parameters
+    are matched by name, so the symbols' assumptions do not matter."""
     e = sympy.sympify(expr)
-    if e.is_Integer:
-        return (int(e), int(e))
-    if e.is_Symbol:
-        return hulls.get(str(e))
-    if isinstance(e, sympy.Add):
-        lo = hi = 0
-        for a in e.args:
-            iv = interval(a, hulls)
-            if iv is None:
-                return None
-            lo, hi = lo + iv[0], hi + iv[1]
-        return (lo, hi)
-    if isinstance(e, sympy.Mul):
-        lo = hi = 1
-        for a in e.args:
-            iv = interval(a, hulls)
-            if iv is None:
-                return None
-            prods = [lo * iv[0], lo * iv[1], hi * iv[0], hi * iv[1]]
-            lo, hi = min(prods), max(prods)
-        return (lo, hi)
-    if isinstance(e, sympy.Pow) and e.exp.is_Integer and int(e.exp) >= 0:
-        iv = interval(e.base, hulls)
-        if iv is None:
-            return None
-        k = int(e.exp)
-        ends = [iv[0] ** k, iv[1] ** k]
-        if k % 2 == 0 and iv[0] <= 0 <= iv[1]:
-            return (0, max(ends))
-        return (min(ends), max(ends))
-    if isinstance(e, sympy.Mod):
-        m = interval(e.args[1], hulls)
-        if m is None or m[0] <= 0 <= m[1]:
-            return None
-        return (0, m[1] - 1) if m[0] > 0 else (m[0] + 1, 0)
-    return None
+    return bounds(e, {s: hulls[s.name] for s in e.free_symbols if s.name in hulls})
 
 
 def _materialize(prm: Parameter, e: _Effect, unary: Sequence[Constraint]) -> Domain:

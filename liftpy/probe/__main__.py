@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import LiftError
+from ..cli import dispatch
 from .cli import register
 
 
@@ -14,14 +14,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m liftpy.probe")
     register(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["probe", *(sys.argv[1:] if argv is None else argv)])
-    try:
-        return int(args.func(args) or 0)
-    except LiftError as e:
-        print(f"liftpy probe: error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("liftpy probe: interrupted; the profile holds the probes that finished", file=sys.stderr)
-        return 130
+    return dispatch(args, "interrupted; the profile holds the probes that finished")
 
 
 if __name__ == "__main__":

@@ -81,14 +81,26 @@ def bounds(e, ranges: Ranges) -> tuple[int, int] | None:
         if b is None:
             return None
         return (b[0] // den, b[1] // den)
-    if isinstance(e, sympy.Mod):
-        m = e.args[1]
-        if not m.is_Integer or int(m) <= 0:
+    if isinstance(e, sympy.Pow) and e.exp.is_Integer and int(e.exp) >= 0:
+        b = bounds(e.base, ranges)
+        if b is None:
             return None
+        k = int(e.exp)
+        ends = [b[0] ** k, b[1] ** k]
+        if k % 2 == 0 and b[0] <= 0 <= b[1]:
+            return (0, max(ends))
+        return (min(ends), max(ends))
+    if isinstance(e, sympy.Mod):
+        # sympy's Mod takes the sign of the divisor; a divisor whose range holds 0 bounds nothing.
+        m = bounds(e.args[1], ranges)
+        if m is None or m[0] <= 0 <= m[1]:
+            return None
+        if m[0] < 0:
+            return (m[0] + 1, 0)
         b = bounds(e.args[0], ranges)
-        if b is not None and 0 <= b[0] and b[1] < int(m):
+        if b is not None and 0 <= b[0] and b[1] < m[0]:
             return b
-        return (0, int(m) - 1)
+        return (0, m[1] - 1)
     if isinstance(e, CDiv):
         b = bounds(e.args[0], ranges)
         d = int(e.args[1])
