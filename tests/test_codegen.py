@@ -91,7 +91,7 @@ def test_local_memory_gets_exactly_one_barrier():
     np.testing.assert_allclose(got, want, rtol=1e-6)
     np.testing.assert_allclose(want, np.convolve(np.pad(xs, 1), np.ones(3), "valid"), rtol=1e-6)
     assert k.source.count("barrier(CLK_LOCAL_MEM_FENCE)") == 1
-    assert "local float loc_0[18];" in k.source
+    assert "local float loc_0[18] __attribute__((aligned(16)));" in k.source
     assert [b.space for b in k.plan.of_role("temporary")] == ["local"]
 
 

@@ -1,4 +1,4 @@
-"""The emitter: a lowered program becomes a C syntax tree and a memory plan.
+"""The emitter: a lowered program becomes statement IR (``liftpy.codegen.stmt``) and its buffers.
 
 The walk is destination-passing.  ``emit_to(e, dest)`` generates code that computes ``e`` and stores it
 through the write view ``dest``; ``view_of(e)`` returns a read view of ``e``'s value, materializing it
@@ -14,9 +14,13 @@ Memory:
 - a computation read without a marker inside a work-item is kept in private memory.
 
 Barriers: after a ``mapLcl`` nest that wrote local memory (which other work-items of the group read), and
-at the end of a sequential loop at work-group level whose body writes local memory (so the next iteration
-does not overwrite what others still read).  Never inside a ``mapLcl`` loop, where not every work-item
-of the group would reach it.
+at the end of a sequential loop or reduction at work-group level whose body writes local memory (so the
+next iteration does not overwrite what others still read).  Never inside a ``mapLcl`` loop, where not
+every work-item of the group would reach it.
+
+The emitter only decides *what* is computed where; indices are left as the views produce them.
+Unrolling, simplification, vectorization, address arithmetic and printing are passes over the statement
+IR that follow (``liftpy.codegen.passes``, ``liftpy.codegen.render``).
 """
 
 from __future__ import annotations
@@ -44,14 +48,11 @@ from ..ir.types import (
     scalar_of,
 )
 from ..ir.userfun import UserFun
+from ..ir.levels import Level
 from ..views import view as V
-from ..views.arith import simplify, simplify_condition, to_c
 from ..views.write import WAsScalar, WAsVector, WIndex, WJoin, WMapped, WMem, WSplit, WTranspose, WView
-from .cast import Barrier, Block, Comment, Loop, Stmt
 from .memory import Buffer
-
-_LOOP_PREFIX = {"glb": "gl", "wrg": "wg", "lcl": "l", "seq": "i"}
-_KIND = {P.MapGlb: "glb", P.MapWrg: "wrg", P.MapLcl: "lcl", P.MapSeq: "seq"}
+from .stmt import Barrier, Block, Declare, Loop, Store, stores_to
 
 
 @dataclass(frozen=True)
@@ -59,28 +60,10 @@ class Ctx:
     """Where the code being emitted runs."""
 
     level: str = "kernel"  # 'kernel', 'group' (inside mapWrg) or 'item' (inside mapGlb/mapLcl)
-    glb: frozenset = frozenset()
-    wrg: frozenset = frozenset()
-    lcl: frozenset = frozenset()
+    used: tuple = ()  # (Level, dim) of the parallel maps around
 
-
-def _literal_c(value, scalar: ScalarType, width: int = 1) -> str:
-    if scalar.name == "float":
-        v = float(value)
-        if v != v:
-            text = "NAN"
-        elif v in (float("inf"), float("-inf")):
-            text = "INFINITY" if v > 0 else "-INFINITY"
-        else:
-            text = repr(v)
-            if "e" not in text and "." not in text:
-                text += ".0"
-            text += "f"
-    elif scalar.name == "bool":
-        text = "true" if value else "false"
-    else:
-        text = str(int(value))
-    return text if width == 1 else f"(({scalar.name}{width})({text}))"
+    def dims(self, level: Level) -> set[int]:
+        return {d for l, d in self.used if l is level}
 
 
 class Emitter:
@@ -88,14 +71,10 @@ class Emitter:
         self.bindings = dict(bindings)
         self.buffers: list[Buffer] = []
         self.functions: dict[str, str] = {}
-        self.ranges: dict[sympy.Symbol, tuple[int, int]] = {}
         self.counters: dict[str, int] = {}
-        self.root = Block()
+        self.root: list = []
         self.block = self.root
-        self.local_decls: list[str] = []
-        self.local_writes = 0
-        self.needs_sampler = False
-        self.needs_lane_helper = False
+        self.local_buffers: list[Buffer] = []
         self._types: dict = {}
 
     # ------------------------------------------------------------------------------------ helpers
@@ -120,16 +99,19 @@ class Emitter:
         return t
 
     @contextmanager
-    def into(self, block: Block):
+    def into(self, items: list):
         saved = self.block
-        self.block = block
+        self.block = items
         try:
             yield
         finally:
             self.block = saved
 
-    def emit(self, text: str) -> None:
-        self.block.add(Stmt(text))
+    def add(self, stmt) -> None:
+        self.block.append(stmt)
+
+    def body(self) -> Block:
+        return Block(tuple(self.root))
 
     def dims_of(self, t: Type) -> tuple[tuple[int, ...], int]:
         dims = []
@@ -164,9 +146,9 @@ class Emitter:
         buf = Buffer(name, space, scalar, count, sym, role, t)
         self.buffers.append(buf)
         if space == "private":
-            self.emit(f"{scalar.name} {name};" if count == 1 else f"{scalar.name} {name}[{count}];")
+            self.add(Declare(buf))
         else:
-            self.local_decls.append(f"local {scalar.name} {name}[{count}];")
+            self.local_buffers.append(buf)
         return buf
 
     def mem_view(self, buf: Buffer, t: Type) -> V.MemView:
@@ -178,103 +160,12 @@ class Emitter:
         return WMem(buf, dims, width)
 
     # ------------------------------------------------------------------------------ reading values
-    def render_read(self, r: V.Read) -> str:
-        if isinstance(r, V.MemRead):
-            buf = r.buffer
-            idx = simplify(r.index, self.ranges)
-            if buf.is_scalar_variable:
-                if idx != 0:
-                    raise CodegenError(f"internal: scalar {buf.name} read at index {idx}")
-                return buf.name
-            if r.width == 1:
-                return f"{buf.name}[{to_c(idx)}]"
-            if buf.space == "private" and buf.count == r.width:
-                return f"vload{r.width}(0, {buf.name})"
-            return f"vload{r.width}(0, {buf.name} + {to_c(idx)})"
-        if isinstance(r, V.ConstRead):
-            return _literal_c(r.value, r.scalar, r.width)
-        if isinstance(r, V.CondRead):
-            c = simplify_condition(r.cond, self.ranges)
-            if c is sympy.true:
-                return self.render_read(r.then)
-            if c is sympy.false:
-                return self.render_read(r.other)
-            return f"(({to_c(c)}) ? {self.render_read(r.then)} : {self.render_read(r.other)})"
-        if isinstance(r, V.CodeRead):
-            return r.code
-        if isinstance(r, V.VecRead):
-            merged = self.merge_lanes([self.simplified(l) for l in r.lanes])
-            if merged is not None:
-                return self.render_read(merged)
-            return f"(({r.scalar.name}{len(r.lanes)})({', '.join(self.render_read(l) for l in r.lanes)}))"
-        if isinstance(r, V.ImageRead):
-            self.needs_sampler = True
-            x, y = to_c(simplify(r.x, self.ranges)), to_c(simplify(r.y, self.ranges))
-            texel = f"read_imagef({r.image.name}, sampler, (int2)({x}, {y}))"
-            if r.lane is None:
-                return texel
-            lane = simplify(r.lane, self.ranges)
-            if lane.is_Integer:
-                return f"{texel}.s{int(lane)}"
-            self.needs_lane_helper = True
-            return f"lane4({texel}, {to_c(lane)})"
-        raise CodegenError(f"internal: cannot read {r!r}")
+    def read(self, view: V.View) -> V.Read:
+        return view.access(())
 
-    def simplified(self, r: V.Read) -> V.Read:
-        """The same read with its indices and conditions simplified under the current loop ranges."""
-        if isinstance(r, V.MemRead):
-            return V.MemRead(r.buffer, simplify(r.index, self.ranges), r.width)
-        if isinstance(r, V.CondRead):
-            c = simplify_condition(r.cond, self.ranges)
-            if c is sympy.true:
-                return self.simplified(r.then)
-            if c is sympy.false:
-                return self.simplified(r.other)
-            return V.CondRead(c, self.simplified(r.then), self.simplified(r.other))
-        if isinstance(r, V.ImageRead):
-            lane = None if r.lane is None else simplify(r.lane, self.ranges)
-            return V.ImageRead(r.image, simplify(r.x, self.ranges), simplify(r.y, self.ranges), lane)
-        return r
-
-    def merge_lanes(self, lanes: list) -> V.Read | None:
-        """One vector read for n scalar reads when they are contiguous memory, one texel, equal constants,
-        or the same condition over mergeable branches; None otherwise."""
-        n, first = len(lanes), lanes[0]
-        if all(isinstance(l, V.MemRead) and l.width == 1 and l.buffer == first.buffer for l in lanes):
-            if all(sympy.expand(l.index - first.index) == t for t, l in enumerate(lanes)):
-                return V.MemRead(first.buffer, first.index, n)
-            return None
-        if all(isinstance(l, V.ConstRead) and l.width == 1 and l.value == first.value for l in lanes):
-            return V.ConstRead(first.value, first.scalar, n)
-        if all(isinstance(l, V.CondRead) and l.cond == first.cond for l in lanes):
-            then = self.merge_lanes([l.then for l in lanes])
-            other = self.merge_lanes([l.other for l in lanes])
-            if then is not None and other is not None:
-                return V.CondRead(first.cond, then, other)
-            return None
-        if n == 4 and all(
-            isinstance(l, V.ImageRead) and l.image == first.image and l.x == first.x and l.y == first.y and l.lane == t
-            for t, l in enumerate(lanes)
-        ):
-            return V.ImageRead(first.image, first.x, first.y, None)
-        return None
-
-    def read(self, view: V.View) -> str:
-        return self.render_read(view.access(()))
-
-    def store(self, dest: WView, value: str, t: Type) -> None:
+    def store(self, dest: WView, value: V.Read, t: Type) -> None:
         loc = dest.locate(())
-        buf = loc.buffer
-        idx = simplify(loc.index, self.ranges)
-        width = self.leaf_width(t)
-        if buf.space == "local":
-            self.local_writes += 1
-        if buf.is_scalar_variable:
-            self.emit(f"{buf.name} = {value};")
-        elif width == 1:
-            self.emit(f"{buf.name}[{to_c(idx)}] = {value};")
-        else:
-            self.emit(f"vstore{width}({value}, 0, {buf.name} + {to_c(idx)});")
+        self.add(Store(loc.buffer, sympy.sympify(loc.index), value, self.leaf_width(t)))
 
     def copy(self, view: V.View, dest: WView, t: Type, ctx: Ctx) -> None:
         """Store every element of ``view`` through ``dest`` (sequentially, in the current work-item)."""
@@ -283,23 +174,18 @@ class Emitter:
             return
         if isinstance(t, ArrayType):
             n = self.conc(t.size)
-            if n <= 4:
-                for k in range(n):
-                    i = sympy.Integer(k)
-                    self.copy(V.IndexView(i, view), WIndex(i, dest), t.elem, ctx)
-                return
-            var = self.loop_var("seq", n)
-            loop = Loop("seq", 0, var.name, n, Block(), "copy")
-            with self.into(loop.body):
+            var = self.loop_var(Level.SEQ)
+            items: list = []
+            with self.into(items):
                 self.copy(V.IndexView(var, view), WIndex(var, dest), t.elem, ctx)
-            self.block.add(loop)
+            self.add(Loop(var, n, Level.SEQ, 0, Block(tuple(items)), unroll=n <= 4, note="copy"))
             return
         raise CodegenError(f"cannot store a value of type {t}: tuples have no memory layout")
 
-    def loop_var(self, kind: str, n: int) -> sympy.Symbol:
-        var = sympy.Symbol(self.fresh(_LOOP_PREFIX[kind]))
-        self.ranges[var] = (0, n - 1)
-        return var
+    def loop_var(self, level: Level) -> sympy.Symbol:
+        # Plain symbols, on purpose: with ``integer=True`` sympy 1.14 rewrites Mod(Mod(4*i + 2, 8), 4)
+        # to 2*Mod(2*i + 1, 4), which is wrong for odd i.  The simplifier knows the ranges instead.
+        return sympy.Symbol(self.fresh(level.prefix))
 
     def is_view(self, e: Expr) -> bool:
         return is_view(e)
@@ -391,64 +277,41 @@ class Emitter:
 
     def emit_map(self, e: Call, dest: WView, env, ctx: Ctx) -> None:
         fn = e.fn
-        if type(fn) is P.Map:
+        if fn.level is None:
             raise CodegenError(
                 "map must be lowered before code generation: use mapGlb, mapWrg/mapLcl or mapSeq "
                 f"(in {_short(e)})"
             )
-        kind = _KIND[type(fn)]
+        level = fn.level
         dim = getattr(fn, "dim", 0)
-        inner = self.enter(kind, dim, ctx, e)
+        inner = self.enter(level, dim, ctx)
         xs = e.args[0]
         xs_t = self.type_of(xs, env)
         n = self.conc(xs_t.size)
         xs_view = self.view_of(xs, env, ctx)
         (param,) = fn.f.params
-        writes_before = self.local_writes
+        var = self.loop_var(level)
+        items: list = []
+        with self.into(items):
+            env2 = self.bind(env, [param], [xs_t.elem], [V.IndexView(var, xs_view)])
+            self.emit_to(fn.f.body, WIndex(var, dest), env2, inner)
+        body = Block(tuple(items))
+        if level is Level.SEQ and ctx.level == "group" and stores_to(body, "local"):
+            body = Block(body.items + (Barrier(),))
+        note = fn.text_name + (f"({dim})" if level.parallel else "")
+        loop = Loop(var, n, level, dim, body, unroll=level is Level.SEQ and fn.unroll, note=note)
+        self.add(loop)
+        if level is Level.LCL and not ctx.dims(Level.LCL) and stores_to(body, "local"):
+            self.add(Barrier())
 
-        def body_at(index):
-            env2 = self.bind(env, [param], [xs_t.elem], [V.IndexView(index, xs_view)])
-            self.emit_to(fn.f.body, WIndex(index, dest), env2, inner)
-
-        if kind == "seq" and (fn.unroll or n == 1):
-            for k in range(n):
-                blk = Block()
-                with self.into(blk):
-                    body_at(sympy.Integer(k))
-                self.block.add(blk)
-        else:
-            var = self.loop_var(kind, n)
-            loop = Loop(kind, dim, var.name, n, Block(), fn.text_name + (f"({dim})" if kind != "seq" else ""))
-            with self.into(loop.body):
-                body_at(var)
-                if kind == "seq" and ctx.level == "group" and self.local_writes > writes_before:
-                    self.block.add(Barrier())
-            self.block.add(loop)
-        if kind == "lcl" and not ctx.lcl and self.local_writes > writes_before:
-            self.block.add(Barrier())
-
-    def enter(self, kind: str, dim: int, ctx: Ctx, e) -> Ctx:
-        if kind == "seq":
+    def enter(self, level: Level, dim: int, ctx: Ctx) -> Ctx:
+        if level is Level.SEQ:
             return ctx
-        if kind == "glb":
-            if ctx.wrg or ctx.lcl:
-                raise CodegenError(f"mapGlb({dim}) inside mapWrg/mapLcl: a kernel uses either global or work-group mapping")
-            if dim in ctx.glb:
-                raise CodegenError(f"mapGlb({dim}) nested inside another mapGlb({dim})")
-            return replace(ctx, level="item", glb=ctx.glb | {dim})
-        if kind == "wrg":
-            if ctx.glb or ctx.lcl:
-                raise CodegenError(f"mapWrg({dim}) inside mapGlb or mapLcl")
-            if dim in ctx.wrg:
-                raise CodegenError(f"mapWrg({dim}) nested inside another mapWrg({dim})")
-            return replace(ctx, level="group", wrg=ctx.wrg | {dim})
-        if kind == "lcl":
-            if not ctx.wrg:
-                raise CodegenError(f"mapLcl({dim}) must be nested inside a mapWrg")
-            if dim in ctx.lcl:
-                raise CodegenError(f"mapLcl({dim}) nested inside another mapLcl({dim})")
-            return replace(ctx, level="item", lcl=ctx.lcl | {dim})
-        raise AssertionError(kind)
+        enclosing = {l: ctx.dims(l) for l in Level}
+        problem = level.nesting_error(dim, enclosing)
+        if problem is not None:
+            raise CodegenError(problem)
+        return replace(ctx, level=level.inner_context, used=ctx.used + ((level, dim),))
 
     def emit_reduce(self, e: Call, env, ctx: Ctx) -> V.View:
         """Emit a sequential reduction; returns a view of its accumulator (type T, not [T]1)."""
@@ -474,18 +337,17 @@ class Emitter:
             env2 = self.bind(env, [p_acc, p_x], [acc_t, xs_t.elem], [acc_view, V.IndexView(index, xs_view)])
             self.emit_to(fn.f.body, acc_dest, env2, ctx)
 
-        if fn.unroll or n == 1:
-            for k in range(n):
-                step(sympy.Integer(k))
-        else:
-            var = self.loop_var("seq", n)
-            loop = Loop("seq", 0, var.name, n, Block(), fn.text_name)
-            with self.into(loop.body):
-                step(var)
-            self.block.add(loop)
+        var = self.loop_var(Level.SEQ)
+        items: list = []
+        with self.into(items):
+            step(var)
+        body = Block(tuple(items))
+        if ctx.level == "group" and stores_to(body, "local"):
+            body = Block(body.items + (Barrier(),))
+        self.add(Loop(var, n, Level.SEQ, 0, body, unroll=fn.unroll, note=fn.text_name))
         return acc_view
 
-    def call_userfun(self, e: Call, env, ctx: Ctx) -> str:
+    def call_userfun(self, e: Call, env, ctx: Ctx) -> V.Read:
         fn: UserFun = e.fn
         arg_types = [self.type_of(a, env) for a in e.args]
         _, binding = fn.instantiate(arg_types)
@@ -493,8 +355,8 @@ class Emitter:
         cname = fn.c_name(binding)
         if cname not in self.functions:
             self.functions[cname] = fn.c_definition(binding)
-        args = [self.read(self.view_of(a, env, ctx)) for a in e.args]
-        return f"{cname}({', '.join(args)})"
+        args = tuple(self.read(self.view_of(a, env, ctx)) for a in e.args)
+        return V.FunCall(cname, args)
 
     def view_of(self, e: Expr, env, ctx: Ctx) -> V.View:
         if isinstance(e, Var):
@@ -522,7 +384,7 @@ class Emitter:
 
             return V.MapView(element)
         if isinstance(fn, UserFun):
-            return V.CodeView(self.call_userfun(e, env, ctx))
+            return V.ValueView(self.call_userfun(e, env, ctx))
         if isinstance(fn, Lambda) or isinstance(fn, P.Let):
             lam = fn if isinstance(fn, Lambda) else fn.f
             types = [self.type_of(a, env) for a in e.args]
@@ -536,7 +398,7 @@ class Emitter:
         if isinstance(fn, P.ReduceLike):
             return V.UnitView(self.emit_reduce(e, env, ctx))
         if isinstance(fn, P.MapLike):
-            if isinstance(fn, (P.MapGlb, P.MapWrg, P.MapLcl)) or ctx.level != "item":
+            if P.is_parallel_map(fn) or ctx.level != "item":
                 raise CodegenError(
                     f"the result of {fn.text_name} is used as an input here; say where it lives with "
                     f"toLocal(...) or toPrivate(...) (in {_short(e)})"

@@ -1,9 +1,11 @@
 """Kernel generation: program + sizes -> OpenCL source, memory plan and launch configuration.
 
 ``generate_kernel`` checks the sizes against every requirement of the program's types, walks the
-program with the emitter, decides the NDRange from the parallel maps it met (mapGlb sizes give the global
-size; mapWrg and mapLcl sizes the number of groups and the group size, capped by the device), and renders
-the source with a header that records the program text and the values it was specialized for.
+program with the emitter into statement IR, decides the NDRange from the parallel loops it holds (mapGlb
+extents give the global size; mapWrg and mapLcl extents the number of groups and the group size, capped by
+the device), runs the low-level passes (``liftpy.codegen.passes``) and prints the source with a header that
+records the program text and the values it was specialized for.  The memory plan is read off the final
+statement IR, so it is what the kernel really allocates.
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ from ..ir.printer import show_program
 from ..ir.typecheck import check_sizes
 from ..ir.types import ArrayType, Type, VectorType, as_size, contains_tuple, flat_count, free_size_symbols, scalar_of
 from ..views import view as V
-from ..views.write import WMem
-from .cast import parallel_loops, render
 from .emit import Ctx, Emitter
 from .memory import Buffer, MemoryPlan
+from .passes import DEFAULT_PASSES, run_passes
+from .render import render_kernel
+from .stmt import Declare, Kernel, parallel_loops, walk
 
 _C_KEYWORDS = {
     "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
@@ -64,6 +67,7 @@ class KernelSource:
     placements: dict = field(default_factory=dict)  # input name -> 'image' for inputs read as images
     output_type: Type = None
     output_shape: tuple[int, ...] = ()
+    ir: Kernel | None = None  # the statement IR after the passes, for inspection
 
     @property
     def inputs(self) -> tuple[Buffer, ...]:
@@ -90,8 +94,8 @@ def decide_launch(loops, limits: DeviceLimits, override: Launch | None) -> tuple
     wrg: dict[int, int] = {}
     lcl: dict[int, int] = {}
     for loop in loops:
-        table = {"glb": glb, "wrg": wrg, "lcl": lcl}[loop.kind]
-        table[loop.dim] = max(table.get(loop.dim, 0), loop.n)
+        table = {"glb": glb, "wrg": wrg, "lcl": lcl}[loop.level.value]
+        table[loop.dim] = max(table.get(loop.dim, 0), loop.extent)
     if glb and (wrg or lcl):
         raise CodegenError("a kernel uses either mapGlb or mapWrg/mapLcl, not both")
     used = sorted(set(glb) | set(wrg) | set(lcl)) or [0]
@@ -136,6 +140,7 @@ def generate_kernel(
     limits: DeviceLimits = DeviceLimits(),
     launch: Launch | None = None,
     placements: Mapping[str, str] | None = None,
+    passes=DEFAULT_PASSES,
 ) -> KernelSource:
     """Generate the OpenCL kernel of a lowered program for the given sizes and parameter values.
 
@@ -147,7 +152,6 @@ def generate_kernel(
     em = Emitter(bindings)
     taken: set[str] = set()
     env = {}
-    params_c = []
     input_names = []
     for p, t in zip(program.params, program.param_types):
         if contains_tuple(t) or scalar_of(t) is None:
@@ -156,12 +160,10 @@ def generate_kernel(
         place = placements.get(p.name, "buffer")
         if place == "image":
             buf, view = _image_input(em, cname, t)
-            params_c.append(f"read_only image2d_t {cname}")
         elif place == "buffer":
             sym = flat_count(t)
             buf = Buffer(cname, "global", scalar_of(t), em.conc(sym), sym, "input", t)
             view = em.mem_view(buf, t)
-            params_c.append(f"global const {buf.scalar.name}* restrict {cname}")
         else:
             raise CodegenError(f"input '{p.name}': unknown placement {place!r} (buffer or image)")
         em.buffers.append(buf)
@@ -177,36 +179,22 @@ def generate_kernel(
     sym = flat_count(out_t)
     out = Buffer(out_name, "global", scalar_of(out_t), em.conc(sym), sym, "output", out_t)
     em.buffers.append(out)
-    params_c.append(f"global {out.scalar.name}* restrict {out_name}")
     em.emit_to(program.body, em.mem_dest(out, out_t), env, Ctx())
 
-    chosen, render_sizes = decide_launch(parallel_loops(em.root), limits, launch)
     name = _c_ident(program.name, set())
+    params = tuple(b for b in em.buffers if b.role in ("input", "output"))
+    ir = Kernel(name, params, tuple(em.local_buffers), em.body(), tuple(em.functions.items()))
+    chosen, render_sizes = decide_launch(parallel_loops(ir.body), limits, launch)
+    ir = ir.replace(notes={"sizes": render_sizes})
+    ir = run_passes(ir, passes)
     lines = _header(program, bindings, chosen)
-    if em.needs_sampler:
-        lines.append("constant sampler_t sampler = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_NONE | CLK_FILTER_NEAREST;")
-        lines.append("")
-    if em.needs_lane_helper:
-        lines.append("float lane4(float4 v, int k) { return k == 0 ? v.s0 : k == 1 ? v.s1 : k == 2 ? v.s2 : v.s3; }")
-        lines.append("")
-    for definition in em.functions.values():
-        lines.append(definition)
-        lines.append("")
     wg = ""
     if chosen.local_size is not None and launch is None and any(k[0] == "lcl" for k in render_sizes):
         ls = tuple(chosen.local_size) + (1,) * (3 - len(chosen.local_size))
         wg = f"__attribute__((reqd_work_group_size({ls[0]}, {ls[1]}, {ls[2]})))\n"
-    body = render(em.root, render_sizes)
-    if any("floordiv_(" in line or "floormod_(" in line for line in body):
-        from ..views.arith import C_HELPERS
-
-        lines.append(C_HELPERS)
-    lines.append(f"{wg}kernel void {name}(")
-    lines.append(",\n".join("    " + p for p in params_c) + ") {")
-    for decl in em.local_decls:
-        lines.append("  " + decl)
+    pre, body = render_kernel(ir, render_sizes, wg)
+    lines.extend(pre)
     lines.extend(body)
-    lines.append("}")
     dims = []
     tt = out_t
     while isinstance(tt, ArrayType):
@@ -214,18 +202,30 @@ def generate_kernel(
         tt = tt.elem
     if isinstance(tt, VectorType):
         dims.append(em.conc(tt.width))
+    private = tuple(x.buffer for x in walk(ir.body) if isinstance(x, Declare))
+    plan = MemoryPlan(_unique(params + tuple(ir.locals) + private))
     return KernelSource(
         name=name,
         source="\n".join(lines) + "\n",
         program=program,
         bindings=bindings,
-        plan=MemoryPlan(tuple(em.buffers)),
+        plan=plan,
         launch=chosen,
         input_names=tuple(input_names),
         placements=placements,
         output_type=out_t,
         output_shape=tuple(dims),
+        ir=ir,
     )
+
+
+def _unique(buffers) -> tuple:
+    seen, out = set(), []
+    for b in buffers:
+        if b.name not in seen:
+            seen.add(b.name)
+            out.append(b)
+    return tuple(out)
 
 
 def _image_input(em: Emitter, cname: str, t: Type):

@@ -38,3 +38,36 @@ def unlowered(program: Program) -> list[Expr]:
 
 def is_lowered(program: Program) -> bool:
     return not unlowered(program)
+
+
+def size_symbols(program: Program) -> set[str]:
+    """Names of every size variable and tuning parameter a program mentions (in its input types, the
+    static arguments of its primitives and the types of its literals)."""
+    import sympy
+
+    from .types import ArrayType, TupleType, VectorType
+
+    out: set[str] = set()
+
+    def from_type(t):
+        if isinstance(t, ArrayType):
+            out.update(str(s) for s in sympy.sympify(t.size).free_symbols)
+            from_type(t.elem)
+        elif isinstance(t, TupleType):
+            for e in t.elems:
+                from_type(e)
+        elif isinstance(t, VectorType):
+            out.update(str(s) for s in sympy.sympify(t.width).free_symbols)
+
+    for t in program.param_types:
+        from_type(t)
+    for node in subterms(program.body):
+        if isinstance(node, Call) and isinstance(node.fn, P.Primitive):
+            for _, v in node.fn.static_args():
+                if isinstance(v, sympy.Basic):
+                    out.update(str(s) for s in v.free_symbols)
+                elif isinstance(v, P.Stride):
+                    out.update(str(s) for s in sympy.sympify(v.s).free_symbols)
+        elif isinstance(node, Literal):
+            from_type(node.type)
+    return out

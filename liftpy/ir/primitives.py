@@ -27,6 +27,7 @@ import sympy
 
 from ..views import view as V
 from .expr import Lambda
+from .levels import Level
 from .types import (
     ArrayType,
     ScalarType,
@@ -196,6 +197,7 @@ class Map(MapLike):
 
     f: Lambda
     name: ClassVar[str] = "map"
+    level: ClassVar[Level | None] = None  # not lowered yet
 
 
 @dataclass(frozen=True, eq=True)
@@ -205,6 +207,7 @@ class MapSeq(MapLike):
     f: Lambda
     unroll: bool = False
     name: ClassVar[str] = "mapSeq"
+    level: ClassVar[Level] = Level.SEQ
     flags: ClassVar[tuple[str, ...]] = ("unroll",)
 
     @property
@@ -219,6 +222,7 @@ class MapGlb(MapLike):
     dim: int
     f: Lambda
     name: ClassVar[str] = "mapGlb"
+    level: ClassVar[Level] = Level.GLB
 
 
 @dataclass(frozen=True, eq=True)
@@ -228,6 +232,7 @@ class MapWrg(MapLike):
     dim: int
     f: Lambda
     name: ClassVar[str] = "mapWrg"
+    level: ClassVar[Level] = Level.WRG
 
 
 @dataclass(frozen=True, eq=True)
@@ -237,9 +242,17 @@ class MapLcl(MapLike):
     dim: int
     f: Lambda
     name: ClassVar[str] = "mapLcl"
+    level: ClassVar[Level] = Level.LCL
 
 
 PARALLEL_MAPS = (MapGlb, MapWrg, MapLcl)
+MAP_OF_LEVEL = {Level.GLB: MapGlb, Level.WRG: MapWrg, Level.LCL: MapLcl, Level.SEQ: MapSeq}
+
+
+def is_parallel_map(fn) -> bool:
+    """A map distributed over work-items or work-groups."""
+    level = getattr(fn, "level", None)
+    return isinstance(fn, MapLike) and level is not None and level.parallel
 
 
 # ------------------------------------------------------------------------------------------- reduce

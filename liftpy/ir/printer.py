@@ -173,6 +173,9 @@ def show(node: Node, indent: int | None = None) -> str:
 
 
 def show_program(p: Program) -> str:
-    pr = Printer({q.name for q in p.params})
+    from .analysis import size_symbols
+
+    # Variables never take the name of an input, a size or a tuning parameter, so the text reads back.
+    pr = Printer({q.name for q in p.params} | size_symbols(p))
     params = ", ".join(f"{q.name}: {t}" for q, t in zip(p.params, p.param_types))
     return f"def {p.name}({params}) =\n  {pr._render(p.body, 2)}"

@@ -23,6 +23,7 @@ import sympy
 
 from ..errors import LiftTypeError, RewriteError
 from ..ir import primitives as P
+from ..ir.analysis import size_symbols
 from ..ir.expr import Call, Expr, Program, subterms
 from ..ir.typecheck import typecheck
 from ..ir.types import ArrayType, TupleType, Type, VectorType, size_var, types_equal
@@ -96,32 +97,7 @@ class RuleContext:
 
 def program_symbols(program: Program) -> set[str]:
     """Names of every size variable and tuning parameter a program mentions."""
-    out: set[str] = set()
-
-    def from_type(t):
-        if isinstance(t, ArrayType):
-            out.update(str(s) for s in sympy.sympify(t.size).free_symbols)
-            from_type(t.elem)
-        elif isinstance(t, TupleType):
-            for e in t.elems:
-                from_type(e)
-        elif isinstance(t, VectorType):
-            out.update(str(s) for s in t.width.free_symbols)
-
-    for t in program.param_types:
-        from_type(t)
-    for node in subterms(program.body):
-        if isinstance(node, Call) and isinstance(node.fn, P.Primitive):
-            for name, v in node.fn.static_args():
-                if isinstance(v, sympy.Basic):
-                    out.update(str(s) for s in v.free_symbols)
-                elif isinstance(v, P.Stride):
-                    out.update(str(s) for s in sympy.sympify(v.s).free_symbols)
-        from ..ir.expr import Literal
-
-        if isinstance(node, Literal):
-            from_type(node.type)
-    return out
+    return size_symbols(program)
 
 
 @dataclass(frozen=True)

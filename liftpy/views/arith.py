@@ -342,6 +342,9 @@ def to_c(e) -> str:
     if isinstance(e, (sympy.Max, sympy.Min)):
         f = "max" if isinstance(e, sympy.Max) else "min"
         return _fold(lambda a, b: f"{f}({a}, {b})", [to_c(a) for a in e.args])
+    if isinstance(e, sympy.Pow) and e.exp.is_Integer and int(e.exp) >= 1:
+        # sympy folds x*x into x**2 (a product of two equal moduli, say): C has no power operator.
+        return " * ".join([_factor(e.base)] * int(e.exp))
     raise ValueError(f"cannot print {e} ({type(e).__name__}) as C")
 
 
@@ -381,6 +384,6 @@ def _term(t, first: bool) -> str:
 
 def _factor(f) -> str:
     s = to_c(f)
-    if f.is_Add or isinstance(f, (sympy.floor, sympy.Mod, CDiv, CMod)):
+    if f.is_Add or isinstance(f, (sympy.floor, sympy.Mod, CDiv, CMod, sympy.Pow)):
         return f"({s})"
     return s

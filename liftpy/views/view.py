@@ -44,6 +44,7 @@ class MemRead(Read):
     buffer: Any  # codegen.memory.Buffer
     index: sympy.Expr  # in scalar elements of the buffer
     width: int  # 1 for a scalar, n for an n-vector starting at index
+    aligned: bool = False  # a vector read whose address is a multiple of its size (set by vectorization)
 
 
 @dataclass(frozen=True)
@@ -61,10 +62,11 @@ class CondRead(Read):
 
 
 @dataclass(frozen=True)
-class CodeRead(Read):
-    """An already-computed C expression (an inlined user-function call, a scalar variable)."""
+class FunCall(Read):
+    """A call of a user function (its C name) on the values of its arguments."""
 
-    code: str
+    name: str
+    args: tuple[Read, ...]
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,14 @@ class VecRead(Read):
 
     lanes: tuple[Read, ...]
     scalar: Any
+
+
+@dataclass(frozen=True)
+class LaneRead(Read):
+    """One lane of a computed vector value (``v.s2``, or chosen by comparisons for a variable lane)."""
+
+    vector: Read
+    lane: sympy.Expr
 
 
 @dataclass(frozen=True)
@@ -135,15 +145,15 @@ class ConstView(View):
 
 
 @dataclass(frozen=True)
-class CodeView(View):
-    """A scalar or vector value computed by an expression, e.g. a user-function call."""
+class ValueView(View):
+    """A scalar or vector value computed in place, e.g. a user-function call."""
 
-    code: str
+    value: Read
 
     def access(self, path: tuple) -> Read:
         if path:
-            raise CodegenError(f"internal: indexing into the scalar expression {self.code}")
-        return CodeRead(self.code)
+            raise CodegenError(f"internal: indexing into the scalar value {self.value!r}")
+        return self.value
 
 
 @dataclass(frozen=True)
@@ -297,6 +307,8 @@ class AsScalarView(View):
 def _lane_of(r: Read, lane, n: int) -> Read:
     if isinstance(r, MemRead):
         return MemRead(r.buffer, r.index + lane, 1)
+    if isinstance(r, FunCall):
+        return LaneRead(r, lane)
     if isinstance(r, ConstRead):
         return ConstRead(r.value, r.scalar, 1)
     if isinstance(r, CondRead):

@@ -1,0 +1,42 @@
+"""Low-level passes over the statement IR (``liftpy.codegen.stmt``), each a pure ``Kernel -> Kernel``.
+
+They run in this order, each with one job (as TVM's ``tir.transform`` passes do):
+
+1. ``unroll``: loops marked for unrolling (and loops of one iteration) become copies of their body;
+2. ``privatize``: private arrays of a work-group's items shrink to the part each item touches;
+3. ``simplify``: indices and conditions simplified with the ranges of the loop variables in scope;
+4. ``vectorize``: lane-built vectors over contiguous memory become vector loads, runs of scalar stores
+   to consecutive addresses become vector stores, and accesses proven aligned are marked so;
+5. ``eliminate_divmod``: a sequential loop whose counter is divided or reduced modulo a constant is split
+   into nested loops, so the division and the modulus disappear (Romou's address-calculation
+   elimination);
+6. ``hoist``: divisions, moduli and the loop-invariant part of each address are computed once, before the
+   outermost loop they do not depend on.
+
+Printing to OpenCL C (``liftpy.codegen.render``) comes after them.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from ..stmt import Kernel
+from .divmod import eliminate_divmod
+from .hoist import hoist
+from .privatize import privatize
+from .simplify import simplify
+from .unroll import unroll
+from .vectorize import vectorize
+
+Pass = Callable[[Kernel], Kernel]
+
+DEFAULT_PASSES: tuple[Pass, ...] = (unroll, privatize, simplify, vectorize, eliminate_divmod, hoist)
+
+
+def run_passes(kernel: Kernel, passes: Sequence[Pass] = DEFAULT_PASSES) -> Kernel:
+    for p in passes:
+        kernel = p(kernel)
+    return kernel
+
+
+__all__ = ["DEFAULT_PASSES", "Pass", "run_passes", "unroll", "privatize", "simplify", "vectorize", "eliminate_divmod", "hoist"]

@@ -1,0 +1,130 @@
+"""Address-calculation elimination (Romou, Algorithm 1): divisions and moduli of loop counters become
+nested loop counters.
+
+A sequential loop ``for i in [0, n)`` whose body computes ``i / d`` or ``i % d`` (a flattened window
+``join(join(window))`` of ``[[[float]C]3]3`` reads row ``i / (3*C)``, column ``(i / C) % 3`` and channel
+``i % C``) is split into ``for q in [0, n/d) for r in [0, d)`` with ``i = d*q + r``; after simplification
+with the new ranges ``i / d`` is ``q`` and ``i % d`` is ``r``.  A split is kept only when it lowers the
+number of divisions and moduli in the loop, and only for divisors of the extent, so the iterations and
+their order are exactly those of the original loop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from math import gcd
+
+import sympy
+
+from ...ir.levels import Level
+from ...views.arith import CDiv, CMod
+from ..stmt import Block, IndexDef, Kernel, Loop, Store, map_stmts, reads, walk
+from ...views import view as V
+from .simplify import _stmt as _simplify_stmt
+
+_DIVMOD = (sympy.floor, sympy.Mod, CDiv, CMod)
+MAX_SPLITS = 6
+
+
+def _exprs(s):
+    """Every index expression and condition in ``s``."""
+    for x in walk(s):
+        if isinstance(x, Store):
+            yield x.index
+            for r in reads(x.value):
+                if isinstance(r, V.MemRead):
+                    yield r.index
+                elif isinstance(r, V.CondRead):
+                    yield r.cond
+                elif isinstance(r, V.ImageRead):
+                    yield r.x
+                    yield r.y
+                    if r.lane is not None:
+                        yield r.lane
+        elif isinstance(x, IndexDef):
+            yield x.value
+
+
+def _divmods(s):
+    for e in _exprs(s):
+        e = sympy.sympify(e)
+        for node in sympy.preorder_traversal(e):
+            if isinstance(node, _DIVMOD):
+                yield node
+
+
+def _count(s) -> int:
+    return sum(1 for _ in _divmods(s))
+
+
+def _divisor(node):
+    if isinstance(node, (CDiv, CMod)):
+        return node.args[0], int(node.args[1])
+    if isinstance(node, sympy.Mod):
+        m = node.args[1]
+        return (node.args[0], int(m)) if m.is_Integer else (None, 0)
+    num, den = sympy.fraction(sympy.together(node.args[0]))
+    return (num, int(den)) if den.is_Integer else (None, 0)
+
+
+def _candidates(loop: Loop) -> list[int]:
+    out = set()
+    for node in _divmods(loop.body):
+        dividend, d = _divisor(node)
+        if dividend is None or d <= 1:
+            continue
+        c = sympy.expand(dividend).coeff(loop.var)
+        if not c.is_Integer or c == 0:
+            continue
+        k = d // gcd(abs(int(c)), d)
+        if 1 < k < loop.extent and loop.extent % k == 0:
+            out.add(k)
+    return sorted(out, reverse=True)
+
+
+def _split(loop: Loop, d: int, ranges: dict) -> Loop:
+    q = sympy.Symbol(f"{loop.var.name}q")
+    r = sympy.Symbol(f"{loop.var.name}r")
+    from ..stmt import substitute
+
+    body = substitute(loop.body, {loop.var: d * q + r})
+    inner_ranges = dict(ranges)
+    inner_ranges[q] = (0, loop.extent // d - 1)
+    inner_ranges[r] = (0, d - 1)
+    body = map_stmts(body, _simplify_stmt, inner_ranges)
+    inner = Loop(r, d, Level.SEQ, 0, body, False, "")
+    return Loop(q, loop.extent // d, Level.SEQ, 0, Block((inner,)), False, loop.note)
+
+
+def _improve(loop: Loop, ranges: dict, budget: list) -> Loop:
+    if loop.level is not Level.SEQ or loop.unroll or budget[0] <= 0:
+        return loop
+    before = _count(loop.body)
+    if before == 0:
+        return loop
+    for d in _candidates(loop):
+        cand = _split(loop, d, ranges)
+        if _count(cand) < before:
+            budget[0] -= 1
+            inner_ranges = dict(ranges)
+            inner_ranges[cand.var] = (0, cand.extent - 1)
+            (inner,) = cand.body.items
+            inner = _improve(inner, inner_ranges, budget)
+            cand = dataclasses.replace(cand, body=Block((inner,)))
+            return _improve(cand, ranges, budget)
+    return loop
+
+
+def _go(s, ranges):
+    if isinstance(s, Loop):
+        inner = dict(ranges)
+        inner[s.var] = (0, s.extent - 1)
+        s = dataclasses.replace(s, body=_go(s.body, inner))
+        return _improve(s, ranges, [MAX_SPLITS])
+    if isinstance(s, Block):
+        return Block(tuple(_go(x, ranges) for x in s.items))
+    return s
+
+
+def eliminate_divmod(kernel: Kernel) -> Kernel:
+    return kernel.replace(body=_go(kernel.body, {}))

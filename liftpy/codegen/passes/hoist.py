@@ -1,0 +1,76 @@
+"""Hoisting of address arithmetic out of the loops it does not depend on.
+
+Every division or modulus left in an index (``(wg_0*8 + l_0) / 56``, a padding check's row) is given a
+name, ``int a_3 = ...;``, defined at the top of the innermost loop whose counter it uses, or once before
+all loops when it uses none, so that an inner loop computes only additions and multiplications.  The
+same expression gets the same name everywhere.  Compilers can often do this themselves; doing it here
+makes the generated source say where the arithmetic happens, and is what the tests read."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import sympy
+
+from ...views.arith import CDiv, CMod
+from ..stmt import Block, IndexDef, Kernel, Loop, Store, map_read
+
+_DIVMOD = (sympy.floor, sympy.Mod, CDiv, CMod)
+
+
+def hoist(kernel: Kernel) -> Kernel:
+    names: dict = {}
+    counter = itertools.count()
+
+    def name_of(e):
+        sym = names.get(e)
+        if sym is None:
+            sym = sympy.Symbol(f"a_{next(counter)}")
+            names[e] = sym
+        return sym
+
+    def replace_in(e, innermost, lifted):
+        e = sympy.sympify(e)
+
+        def rec(x):
+            if isinstance(x, _DIVMOD) and x.free_symbols and innermost not in x.free_symbols:
+                sym = name_of(x)
+                lifted[x] = sym
+                return sym
+            if not x.args or x.is_Atom:
+                return x
+            args = tuple(rec(a) for a in x.args)
+            return x if args == x.args else x.func(*args)
+
+        return rec(e)
+
+    def visit(block: Block, loop_vars: tuple):
+        innermost = loop_vars[-1] if loop_vars else None
+        items = []
+        lifted: dict = {}
+        for x in block.items:
+            if isinstance(x, Loop):
+                body, inner = visit(x.body, loop_vars + (x.var,))
+                here = [(sym, e) for e, sym in inner.items() if x.var in e.free_symbols]
+                for e, sym in inner.items():
+                    if x.var not in e.free_symbols:
+                        lifted[e] = sym
+                defs = tuple(IndexDef(sym, e) for sym, e in sorted(here, key=lambda p: p[0].name))
+                items.append(dataclasses.replace(x, body=Block(defs + body.items)))
+            elif isinstance(x, Block):
+                b, inner = visit(x, loop_vars)
+                lifted.update(inner)
+                items.append(b)
+            elif isinstance(x, Store) and innermost is not None:
+                value = map_read(x.value, lambda e: replace_in(e, innermost, lifted))
+                index = replace_in(x.index, innermost, lifted)
+                items.append(dataclasses.replace(x, index=index, value=value))
+            else:
+                items.append(x)
+        return Block(tuple(items)), lifted
+
+    body, top = visit(kernel.body, ())
+    defs = tuple(IndexDef(sym, e) for e, sym in sorted(top.items(), key=lambda p: p[1].name))
+    return kernel.replace(body=Block(defs + body.items))
+

@@ -1,0 +1,146 @@
+"""Privatization: a private array declared for a whole work-group shrinks to the part one work-item uses.
+
+A reduction computed by a work-group (a ``reduceSeq`` at work-group level whose body is a ``mapLcl``
+nest: the K loop of a tiled matrix product) keeps its accumulator in private memory, declared once for
+the group, but each work-item only ever touches the block its ``mapLcl`` indices select: element
+``l1*S1 + l0*S0 + r`` with ``r`` independent of the local ids.  When every access has that form with the
+same strides, and every ``mapLcl`` loop involved runs exactly once per work-item (its extent is the
+work-group size in its dimension), the array becomes ``[max r + 1]`` per work-item and is indexed by ``r``.
+Otherwise it is left whole: each work-item then holds a full copy of which it uses a part, which is correct
+and only wasteful.  The pass needs the launch (``Kernel.notes["sizes"]``), so it runs after it is decided.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import sympy
+
+from ...ir.levels import Level
+from ...views import view as V
+from ...views.arith import bounds
+from ..memory import Buffer
+from ..stmt import Block, Declare, IndexDef, Kernel, Loop, Store, reads, walk
+
+
+def _accesses(s, enclosing, ranges, out):
+    """(buffer, index, width, enclosing lcl loops, ranges) of every access to a private array."""
+    if isinstance(s, Loop):
+        inner = dict(ranges)
+        inner[s.var] = (0, s.extent - 1)
+        enc = enclosing + ((s,) if s.level is Level.LCL else ())
+        _accesses(s.body, enc, inner, out)
+        return
+    if isinstance(s, Block):
+        local = dict(ranges)
+        for x in s.items:
+            _accesses(x, enclosing, local, out)
+            if isinstance(x, IndexDef):
+                b = bounds(x.value, local)
+                if b is not None:
+                    local[x.var] = b
+        return
+    if isinstance(s, Store):
+        if s.buffer.space == "private":
+            out.append((s.buffer, s.index, s.width, enclosing, ranges))
+        for r in reads(s.value):
+            if isinstance(r, V.MemRead) and r.buffer.space == "private":
+                out.append((r.buffer, r.index, r.width, enclosing, ranges))
+
+
+def _split(index, loops):
+    """``{dim: coefficient}`` of the local ids in ``index`` and the rest, or None if ``index`` is not
+    linear in them with constant coefficients."""
+    e = sympy.expand(index)
+    coeffs = {}
+    for lp in loops:
+        c = e.coeff(lp.var)
+        if c == 0:
+            continue
+        if not c.is_Integer:
+            return None
+        coeffs[lp.dim] = (int(c), lp.extent)
+        e = sympy.expand(e - c * lp.var)
+    if any(e.has(lp.var) for lp in loops):
+        return None
+    return coeffs, e
+
+
+def privatize(kernel: Kernel) -> Kernel:
+    sizes = kernel.notes.get("sizes", {})
+    found: list = []
+    _accesses(kernel.body, (), {}, found)
+    declared = {x.buffer for x in walk(kernel.body) if isinstance(x, Declare)}
+    by_buffer: dict = {}
+    for buf, index, width, loops, ranges in found:
+        by_buffer.setdefault(buf, []).append((index, width, loops, ranges))
+    replace: dict[Buffer, tuple[Buffer, dict]] = {}
+    for buf, accs in by_buffer.items():
+        if buf not in declared or buf.count == 1:
+            continue
+        signature = None
+        top = 0
+        ok = True
+        rests = {}
+        for index, width, loops, ranges in accs:
+            parts = _split(index, loops) if loops else None
+            if parts is None or not parts[0]:
+                ok = False
+                break
+            coeffs, rest = parts
+            if signature is None:
+                signature = coeffs
+            elif coeffs != signature:
+                ok = False
+                break
+            if any(sizes.get(("lcl", d)) != extent for d, (_, extent) in coeffs.items()):
+                ok = False
+                break
+            b = bounds(rest, ranges)
+            if b is None or b[0] < 0:
+                ok = False
+                break
+            top = max(top, b[1] + width)
+            rests[index] = rest
+        if ok and signature and top < buf.count:
+            new = dataclasses.replace(buf, count=top)
+            replace[buf] = (new, rests)
+    if not replace:
+        return kernel
+
+    def fix_index(buf, index):
+        if buf not in replace:
+            return buf, index
+        new, rests = replace[buf]
+        return new, rests[index]
+
+    def fix_read(r):
+        if isinstance(r, V.MemRead) and r.buffer in replace:
+            b, i = fix_index(r.buffer, r.index)
+            return dataclasses.replace(r, buffer=b, index=i)
+        if isinstance(r, V.CondRead):
+            return V.CondRead(r.cond, fix_read(r.then), fix_read(r.other))
+        if isinstance(r, V.VecRead):
+            return V.VecRead(tuple(fix_read(l) for l in r.lanes), r.scalar)
+        if isinstance(r, V.FunCall):
+            return V.FunCall(r.name, tuple(fix_read(a) for a in r.args))
+        if isinstance(r, V.LaneRead):
+            return V.LaneRead(fix_read(r.vector), r.lane)
+        return r
+
+    def go(s):
+        if isinstance(s, Block):
+            return Block(tuple(go(x) for x in s.items))
+        if isinstance(s, Loop):
+            return dataclasses.replace(s, body=go(s.body))
+        if isinstance(s, Declare) and s.buffer in replace:
+            return Declare(replace[s.buffer][0])
+        if isinstance(s, Store):
+            b, i = fix_index(s.buffer, s.index)
+            return dataclasses.replace(s, buffer=b, index=i, value=fix_read(s.value))
+        return s
+
+    notes = dict(kernel.notes)
+    notes["privatized"] = tuple(f"{old.name}: {old.count} -> {new.count}" for old, (new, _) in replace.items())
+    return kernel.replace(body=go(kernel.body), notes=notes)
+

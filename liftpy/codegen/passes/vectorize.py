@@ -1,0 +1,138 @@
+"""Vectorization of memory accesses.
+
+- A vector assembled lane by lane (``asVector`` over scalars) whose lanes are contiguous scalars of one
+  buffer becomes one vector load; equal constants become a vector constant; four lanes of one texel the
+  texel itself.
+- A run of scalar stores to consecutive addresses of a global or local buffer (what unrolled copies and
+  unrolled register blocks produce) becomes one vector store of the values.
+- A vector access whose index is provably a multiple of its width is marked aligned: the printer then
+  dereferences a vector pointer, which NVIDIA's compiler turns into one 128-bit access where ``vload4``
+  stays four scalar ones (1.6x on SGEMM, ``shared/research/h100-anchors.md``).  Global buffers are
+  aligned by the OpenCL allocator, local arrays by their declaration; private arrays are left alone
+  (they live in registers).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import sympy
+
+from ...views import view as V
+from ..stmt import Block, Kernel, Loop, Store, flatten
+
+WIDTHS = (16, 8, 4, 2)
+
+
+def merge_lanes(lanes: list) -> V.Read | None:
+    """One vector read for n scalar reads when they are contiguous memory, one texel, equal constants,
+    or the same condition over mergeable branches; None otherwise."""
+    n, first = len(lanes), lanes[0]
+    if all(isinstance(l, V.MemRead) and l.width == 1 and l.buffer == first.buffer for l in lanes):
+        if first.buffer.space != "private" or first.buffer.count > 1:
+            if all(sympy.expand(l.index - first.index) == t for t, l in enumerate(lanes)):
+                return V.MemRead(first.buffer, first.index, n)
+        return None
+    if all(isinstance(l, V.ConstRead) and l.width == 1 and l.value == first.value for l in lanes):
+        return V.ConstRead(first.value, first.scalar, n)
+    if all(isinstance(l, V.CondRead) and l.cond == first.cond for l in lanes):
+        then = merge_lanes([l.then for l in lanes])
+        other = merge_lanes([l.other for l in lanes])
+        if then is not None and other is not None:
+            return V.CondRead(first.cond, then, other)
+        return None
+    if n == 4 and all(
+        isinstance(l, V.ImageRead) and l.image == first.image and l.x == first.x and l.y == first.y and l.lane == t
+        for t, l in enumerate(lanes)
+    ):
+        return V.ImageRead(first.image, first.x, first.y, None)
+    return None
+
+
+def is_multiple(index, width: int) -> bool:
+    """Whether an index expression is a multiple of ``width`` for every value of its variables (and a
+    vector of that width may be accessed through a vector pointer there: 3-vectors occupy four
+    elements in OpenCL, so they are always loaded with ``vload3``)."""
+    if width not in (2, 4, 8, 16):
+        return False
+    index = sympy.expand(index)
+    for term in sympy.Add.make_args(index):
+        c, _ = term.as_coeff_Mul()
+        if not c.is_Integer or int(c) % width:
+            return False
+    return True
+
+
+def _alignable(buffer) -> bool:
+    return buffer.space in ("global", "local")
+
+
+def vectorize_read(r: V.Read) -> V.Read:
+    if isinstance(r, V.VecRead):
+        lanes = [vectorize_read(l) for l in r.lanes]
+        merged = merge_lanes(lanes)
+        return vectorize_read(merged) if merged is not None else V.VecRead(tuple(lanes), r.scalar)
+    if isinstance(r, V.MemRead):
+        if r.width > 1 and not r.aligned and _alignable(r.buffer) and is_multiple(r.index, r.width):
+            return dataclasses.replace(r, aligned=True)
+        return r
+    if isinstance(r, V.CondRead):
+        return V.CondRead(r.cond, vectorize_read(r.then), vectorize_read(r.other))
+    if isinstance(r, V.FunCall):
+        return V.FunCall(r.name, tuple(vectorize_read(a) for a in r.args))
+    if isinstance(r, V.LaneRead):
+        return V.LaneRead(vectorize_read(r.vector), r.lane)
+    return r
+
+
+def _reads_buffer(r: V.Read, buffer) -> bool:
+    from ..stmt import reads
+
+    return any(isinstance(x, V.MemRead) and x.buffer == buffer for x in reads(r))
+
+
+def _group_stores(items: tuple) -> tuple:
+    """Runs of scalar stores to consecutive addresses become vector stores."""
+    out = []
+    i = 0
+    while i < len(items):
+        s = items[i]
+        if isinstance(s, Store) and s.width == 1 and _alignable(s.buffer) and s.buffer.scalar.name == "float":
+            for w in WIDTHS:
+                run = items[i : i + w]
+                if len(run) < w or not all(isinstance(x, Store) and x.width == 1 and x.buffer == s.buffer for x in run):
+                    continue
+                if not all(sympy.expand(x.index - s.index) == t for t, x in enumerate(run)):
+                    continue
+                if any(_reads_buffer(x.value, s.buffer) for x in run):
+                    continue
+                values = [x.value for x in run]
+                merged = merge_lanes(values)
+                value = merged if merged is not None else V.VecRead(tuple(values), s.buffer.scalar)
+                out.append(Store(s.buffer, s.index, vectorize_read(value), w, is_multiple(s.index, w)))
+                i += w
+                break
+            else:
+                out.append(s)
+                i += 1
+            continue
+        out.append(s)
+        i += 1
+    return tuple(out)
+
+
+def _go(s):
+    if isinstance(s, Block):
+        items = tuple(_go(x) for x in flatten(s.items))
+        return Block(_group_stores(items))
+    if isinstance(s, Loop):
+        return dataclasses.replace(s, body=_go(s.body))
+    if isinstance(s, Store):
+        value = vectorize_read(s.value)
+        aligned = s.aligned or (s.width > 1 and _alignable(s.buffer) and is_multiple(s.index, s.width))
+        return dataclasses.replace(s, value=value, aligned=aligned)
+    return s
+
+
+def vectorize(kernel: Kernel) -> Kernel:
+    return kernel.replace(body=_go(kernel.body))

@@ -1,0 +1,258 @@
+"""The statement IR: what the emitter produces and every low-level pass transforms.
+
+A kernel is a tree of statements (loops with their level, dimension and extent; declarations of private
+arrays; stores of a value at an index; barriers; integer definitions for address arithmetic) over
+*values*, which are the ``Read`` trees the views resolve to (memory reads, constants, conditional reads,
+lane-built vectors, image texels, user-function calls).  Indices and conditions are sympy expressions over
+loop variables, so a pass can ask their ranges, substitute, split or hoist them.
+
+Nodes are frozen: a pass is a function ``Kernel -> Kernel`` (``liftpy.codegen.passes``), as TVM's TIR
+passes are ``PrimFunc -> PrimFunc``; printing to OpenCL C is the last pass (``liftpy.codegen.render``).
+The generic traversals here (``map_block``, ``map_exprs``, ``walk``) are what lets a pass touch only the
+nodes it is about.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+import sympy
+
+from ..ir.levels import Level
+from ..views import view as V
+from .memory import Buffer
+
+
+class Stmt:
+    """Base class of statements."""
+
+
+@dataclass(frozen=True)
+class Block(Stmt):
+    """A sequence of statements.  A block nested in another block is a C scope (``{ ... }``)."""
+
+    items: tuple[Stmt, ...] = ()
+
+
+@dataclass(frozen=True)
+class Loop(Stmt):
+    """``for var in [0, extent)`` at a level: sequential, or distributed over work-items/work-groups in
+    NDRange dimension ``dim``.  ``unroll`` asks the unrolling pass to replace the loop by its copies."""
+
+    var: sympy.Symbol
+    extent: int
+    level: Level
+    dim: int
+    body: Block
+    unroll: bool = False
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Declare(Stmt):
+    """A private array (or a scalar variable, for one element) of one work-item, declared here."""
+
+    buffer: Buffer
+
+
+@dataclass(frozen=True)
+class Store(Stmt):
+    """``buffer[index .. index + width) = value``; ``aligned`` when the index is a multiple of the width."""
+
+    buffer: Buffer
+    index: sympy.Expr
+    value: V.Read
+    width: int = 1
+    aligned: bool = False
+
+
+@dataclass(frozen=True)
+class IndexDef(Stmt):
+    """``int var = value;``: address arithmetic computed once where it is invariant."""
+
+    var: sympy.Symbol
+    value: sympy.Expr
+
+
+@dataclass(frozen=True)
+class Barrier(Stmt):
+    fence: str = "CLK_LOCAL_MEM_FENCE"
+
+
+@dataclass(frozen=True)
+class Comment(Stmt):
+    text: str
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A whole kernel: parameters (inputs, then the output), work-group-shared buffers, the body, and the
+    C definitions of the user functions it calls."""
+
+    name: str
+    params: tuple[Buffer, ...]
+    locals: tuple[Buffer, ...]
+    body: Block
+    functions: tuple[tuple[str, str], ...] = ()  # (C name, definition)
+    notes: dict = field(default_factory=dict, compare=False)  # what passes did, for the header and tests
+
+    def replace(self, **changes) -> "Kernel":
+        return dataclasses.replace(self, **changes)
+
+
+# --------------------------------------------------------------------------------------------------
+# Traversals
+
+
+def map_read(r: V.Read, fn: Callable[[sympy.Expr], sympy.Expr]) -> V.Read:
+    """The value ``r`` with ``fn`` applied to every index, coordinate and condition in it."""
+    if isinstance(r, V.MemRead):
+        return dataclasses.replace(r, index=fn(r.index))
+    if isinstance(r, V.CondRead):
+        return V.CondRead(fn(r.cond), map_read(r.then, fn), map_read(r.other, fn))
+    if isinstance(r, V.VecRead):
+        return V.VecRead(tuple(map_read(l, fn) for l in r.lanes), r.scalar)
+    if isinstance(r, V.ImageRead):
+        return V.ImageRead(r.image, fn(r.x), fn(r.y), None if r.lane is None else fn(r.lane))
+    if isinstance(r, V.FunCall):
+        return V.FunCall(r.name, tuple(map_read(a, fn) for a in r.args))
+    if isinstance(r, V.LaneRead):
+        return V.LaneRead(map_read(r.vector, fn), fn(r.lane))
+    return r
+
+
+def map_exprs(s: Stmt, fn: Callable[[sympy.Expr], sympy.Expr]) -> Stmt:
+    """The statement ``s`` with ``fn`` applied to every index expression and condition in it."""
+    if isinstance(s, Block):
+        return Block(tuple(map_exprs(x, fn) for x in s.items))
+    if isinstance(s, Loop):
+        return dataclasses.replace(s, body=map_exprs(s.body, fn))
+    if isinstance(s, Store):
+        return dataclasses.replace(s, index=fn(s.index), value=map_read(s.value, fn))
+    if isinstance(s, IndexDef):
+        return IndexDef(s.var, fn(s.value))
+    return s
+
+
+def substitute(s: Stmt, mapping: dict) -> Stmt:
+    """``s`` with loop variables replaced (``{i: 3}`` when unrolling, ``{i: 4*a + b}`` when splitting)."""
+    if not mapping:
+        return s
+    return map_exprs(s, lambda e: sympy.sympify(e).xreplace(mapping) if isinstance(e, sympy.Basic) else e)
+
+
+def walk(s: Stmt) -> Iterator[Stmt]:
+    """Every statement of ``s``, parents before children."""
+    yield s
+    if isinstance(s, Block):
+        for x in s.items:
+            yield from walk(x)
+    elif isinstance(s, Loop):
+        yield from walk(s.body)
+
+
+def reads(r: V.Read) -> Iterator[V.Read]:
+    """Every node of a value tree."""
+    yield r
+    if isinstance(r, V.CondRead):
+        yield from reads(r.then)
+        yield from reads(r.other)
+    elif isinstance(r, V.VecRead):
+        for l in r.lanes:
+            yield from reads(l)
+    elif isinstance(r, V.FunCall):
+        for a in r.args:
+            yield from reads(a)
+    elif isinstance(r, V.LaneRead):
+        yield from reads(r.vector)
+
+
+def stores_to(s: Stmt, space: str) -> bool:
+    """Whether ``s`` writes a buffer in ``space`` (``'local'``: other work-items may read it)."""
+    return any(isinstance(x, Store) and x.buffer.space == space for x in walk(s))
+
+
+def parallel_loops(s: Stmt) -> Iterator[Loop]:
+    """Every work-distributing loop, for deciding the NDRange."""
+    for x in walk(s):
+        if isinstance(x, Loop) and x.level.parallel:
+            yield x
+
+
+def map_block(s: Stmt, fn: Callable[[Block, dict], Block], ranges: dict | None = None) -> Stmt:
+    """Rebuild ``s`` bottom-up, letting ``fn`` replace every block; ``fn`` also receives the ranges of
+    the loop variables and index definitions in scope."""
+    ranges = dict(ranges or {})
+    if isinstance(s, Loop):
+        inner = dict(ranges)
+        inner[s.var] = (0, s.extent - 1)
+        return dataclasses.replace(s, body=map_block(s.body, fn, inner))
+    if isinstance(s, Block):
+        items = []
+        scope = dict(ranges)
+        for x in s.items:
+            items.append(map_block(x, fn, scope))
+            if isinstance(x, IndexDef):
+                from ..views.arith import bounds
+
+                b = bounds(x.value, scope)
+                if b is not None:
+                    scope[x.var] = b
+        return fn(Block(tuple(items)), ranges)
+    return s
+
+
+def map_stmts(s: Stmt, fn: Callable[[Stmt, dict], object], ranges: dict | None = None) -> Stmt:
+    """Rebuild ``s``, letting ``fn(stmt, ranges)`` replace every statement that is not a block or a loop
+    (by one statement, or a tuple of them); ``ranges`` holds the bounds of the loop variables and index
+    definitions in scope at that statement."""
+    from ..views.arith import bounds
+
+    def go(x: Stmt, scope: dict) -> Stmt:
+        if isinstance(x, Loop):
+            inner = dict(scope)
+            inner[x.var] = (0, x.extent - 1)
+            return dataclasses.replace(x, body=go(x.body, inner))
+        if isinstance(x, Block):
+            local = dict(scope)
+            items: list[Stmt] = []
+            for y in x.items:
+                out = go(y, local)
+                if isinstance(out, tuple):
+                    items.extend(out)
+                else:
+                    items.append(out)
+                for z in out if isinstance(out, tuple) else (out,):
+                    if isinstance(z, IndexDef):
+                        b = bounds(z.value, local)
+                        if b is not None:
+                            local[z.var] = b
+            return Block(tuple(items))
+        return fn(x, scope)
+
+    return go(s, dict(ranges or {}))
+
+
+def flatten(items) -> tuple[Stmt, ...]:
+    """Statements with nested blocks that declare nothing spliced into their parent (they need no scope)."""
+    out: list[Stmt] = []
+    for x in items:
+        if isinstance(x, Block) and not any(isinstance(y, Declare) for y in x.items):
+            out.extend(flatten(x.items))
+        else:
+            out.append(x)
+    return tuple(out)
+
+
+def buffers_used(s: Stmt) -> set:
+    out = set()
+    for x in walk(s):
+        if isinstance(x, Store):
+            out.add(x.buffer)
+            for r in reads(x.value):
+                if isinstance(r, V.MemRead):
+                    out.add(r.buffer)
+    return out
+
