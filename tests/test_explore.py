@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from liftpy.codegen.pipeline import kernel_count
+from liftpy.ir.kernels import kernel_count
 from liftpy.tuning.conv import conv_program, conv_variants, layer_inputs, layer_sizes, to_reference_layout
 from liftpy.tuning.engine import explore_layer
 from liftpy.tuning.layers import get_layer, layer_names

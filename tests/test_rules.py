@@ -195,6 +195,47 @@ def test_register_block2D_with_bias_and_window_layouts(shape, seed):
     checked(register_block2D, prog, inputs, {"K": k}, rtol=1e-5, atol=1e-5)
 
 
+@RULE_SETTINGS
+@given(st.sampled_from([(4, 4, 4), (8, 2, 4), (4, 6, 8), (2, 8, 4)]), st.sampled_from(["tile2DReduce", "tile2DReduceStrided"]),
+       st.booleans(), st.integers(0, 10**6))
+def test_tile2D_reduce(mkn, name, windows, seed):
+    from liftpy.rewrite.tiling import tile2D_reduce, tile2D_reduce_strided
+
+    rule = tile2D_reduce if name == "tile2DReduce" else tile2D_reduce_strided
+    m, k, n = mkn
+    rng = np.random.default_rng(seed)
+    if windows:  # the convolution's form: flattened windows against flattened kernels, no bias
+        C = sizes("C")[0]
+        prog = make_program(
+            "conv1", [("x", Array(Float, H, W, C)), ("wb", Array(Float, M, 2, 2, C))],
+            lambda x, wb: map(lambda win: map(
+                lambda kb: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), 0.0, zip(join(join(win)), join(join(kb)))),
+                wb), join(slide2D(2, 1, x))))
+        inputs = [floats(rng, (3, m // 2 + 1, 2)), floats(rng, (n, 2, 2, 2))]
+    else:
+        prog = make_program("mm", [("A", Array(Float, M, K)), ("B", Array(Float, K, N))], lambda A_, B_: map(
+            lambda row: map(lambda col: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), 0.0, zip(row, col)), transpose(B_)), A_))
+        inputs = [floats(rng, (m, k)), floats(rng, (k, n))]
+    checked(rule, prog, inputs, candidates=[1, 2, 4, 8], per_application=3, rtol=1e-5, atol=1e-5)
+
+
+@RULE_SETTINGS
+@given(st.sampled_from([(4, 4, 8, {"m0": 2, "n0": 4, "k0": 4, "r0": 1, "r1": 2}), (8, 4, 4, {"m0": 4, "n0": 4, "k0": 2, "r0": 2, "r1": 2})]),
+       st.sampled_from(["stageTiles", "stageTilesT"]), st.integers(0, 10**6))
+def test_stage_tiles(case, name, seed):
+    from liftpy.rewrite.explore import Variant, _accumulators, apply_mapping, once
+    from liftpy.rewrite.tiling import tile2D_reduce
+
+    m, n, k, params = case
+    rng = np.random.default_rng(seed)
+    prog = make_program("mm", [("A", Array(Float, M, K)), ("B", Array(Float, K, N))], lambda A_, B_: map(
+        lambda row: map(lambda col: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), 0.0, zip(row, col)), transpose(B_)), A_))
+    v = once(tile2D_reduce)(Variant(prog))[0]
+    v = _accumulators(apply_mapping(("wlall", 2, 2))(v)[0])[0]
+    rule = L.stage_tiles if name == "stageTiles" else L.stage_tiles_t
+    checked(rule, v.program, [floats(rng, (m, k)), floats(rng, (k, n))], {"M": m, "N": n, "K": k, **params}, rtol=1e-5, atol=1e-5)
+
+
 # ----------------------------------------------------------------------------------- zip and identities
 
 
@@ -356,7 +397,9 @@ def test_every_rule_is_tested():
     """Runs last in this file (pytest keeps file order): every library rule met its property test."""
     from liftpy.rewrite.pipeline import crop_kernel, materialize_input, pad_opt, split_partial_kernels
 
-    library = {r.name for r in A.ALGORITHMIC_RULES + L.LOWERING_RULES + L.MEMORY_RULES + [register_block2D]}
+    from liftpy.rewrite.tiling import TILING_RULES
+
+    library = {r.name for r in A.ALGORITHMIC_RULES + L.LOWERING_RULES + L.MEMORY_RULES + TILING_RULES + [register_block2D]}
     library |= {r.name for r in (pad_opt, materialize_input, split_partial_kernels, crop_kernel)}
     library |= {"fuseText", "splitJoinText", "transposeText"}
     missing = library - TESTED

@@ -52,7 +52,10 @@ from ..ir.levels import Level
 from ..views import view as V
 from ..views.write import WAsScalar, WAsVector, WIndex, WJoin, WMapped, WMem, WSplit, WTranspose, WView
 from .memory import Buffer
-from .stmt import Barrier, Block, Declare, Loop, Store, stores_to
+from .stmt import Barrier, Block, CoopCopy, Declare, Loop, Store, stores_to
+
+
+REGISTER_COPY_LIMIT = 256  # elements of a private array copied with constant indices
 
 
 @dataclass(frozen=True)
@@ -167,20 +170,27 @@ class Emitter:
         loc = dest.locate(())
         self.add(Store(loc.buffer, sympy.sympify(loc.index), value, self.leaf_width(t)))
 
-    def copy(self, view: V.View, dest: WView, t: Type, ctx: Ctx) -> None:
-        """Store every element of ``view`` through ``dest`` (sequentially, in the current work-item)."""
+    def copy(self, view: V.View, dest: WView, t: Type, ctx: Ctx, registers: bool = False) -> None:
+        """Store every element of ``view`` through ``dest`` (sequentially, in the current work-item).
+        ``registers``: the copy reads or writes a private array, which stays in registers only if every
+        index is a constant, so its loops are unrolled (up to ``REGISTER_COPY_LIMIT`` elements)."""
         if isinstance(t, (ScalarType, VectorType)):
             self.store(dest, self.read(view), t)
             return
         if isinstance(t, ArrayType):
             n = self.conc(t.size)
+            unroll = n <= 4 or (registers and self.conc(flat_count(t)) <= REGISTER_COPY_LIMIT)
             var = self.loop_var(Level.SEQ)
             items: list = []
             with self.into(items):
-                self.copy(V.IndexView(var, view), WIndex(var, dest), t.elem, ctx)
-            self.add(Loop(var, n, Level.SEQ, 0, Block(tuple(items)), unroll=n <= 4, note="copy"))
+                self.copy(V.IndexView(var, view), WIndex(var, dest), t.elem, ctx, registers)
+            self.add(Loop(var, n, Level.SEQ, 0, Block(tuple(items)), unroll=unroll, note="copy"))
             return
         raise CodegenError(f"cannot store a value of type {t}: tuples have no memory layout")
+
+    @staticmethod
+    def private_view(view: V.View) -> bool:
+        return isinstance(view, V.MemView) and view.buffer.space == "private"
 
     def loop_var(self, level: Level) -> sympy.Symbol:
         # Plain symbols, on purpose: with ``integer=True`` sympy 1.14 rewrites Mod(Mod(4*i + 2, 8), 4)
@@ -208,7 +218,8 @@ class Emitter:
                 return self.emit_map(e, dest, env, ctx)
             if isinstance(fn, P.ReduceLike):
                 acc_view = self.emit_reduce(e, env, ctx)
-                return self.copy(V.UnitView(acc_view), dest, t, ctx)
+                private = dest.root.space == "private" or self.private_view(acc_view)
+                return self.copy(V.UnitView(acc_view), dest, t, ctx, registers=private)
             if isinstance(fn, UserFun):
                 return self.store(dest, self.call_userfun(e, env, ctx), t)
             if isinstance(fn, Lambda) or isinstance(fn, P.Let):
@@ -222,7 +233,7 @@ class Emitter:
                     return self.emit_to(e.args[0], dest, env, ctx)
                 tmp = self.alloc(space, t, "temporary", ctx)
                 self.emit_to(e.args[0], self.mem_dest(tmp, t), env, ctx)
-                return self.copy(self.mem_view(tmp, t), dest, t, ctx)
+                return self.copy(self.mem_view(tmp, t), dest, t, ctx, registers=space == "private")
             if (isinstance(fn, P.Primitive) and fn.kind == "layout") or type(fn) is P.Map:
                 if not self.is_view(e):
                     arg, arg_dest = self.write_through(e, dest, env)
@@ -393,7 +404,13 @@ class Emitter:
         if isinstance(fn, P.ToMem):
             t = self.type_of(e, env)
             tmp = self.alloc(fn.space, t, "temporary", ctx)
-            self.emit_to(e.args[0], self.mem_dest(tmp, t), env, ctx)
+            if fn.space == "local" and ctx.level == "group" and self.is_view(e.args[0]) and isinstance(t, ArrayType):
+                # A view staged in local memory: the whole group copies it (passes.copies decides how).
+                dims, width = self.dims_of(t)
+                self.add(CoopCopy(self.view_of(e.args[0], env, ctx), tmp, dims, width))
+                self.add(Barrier())
+            else:
+                self.emit_to(e.args[0], self.mem_dest(tmp, t), env, ctx)
             return self.mem_view(tmp, t)
         if isinstance(fn, P.ReduceLike):
             return V.UnitView(self.emit_reduce(e, env, ctx))

@@ -15,7 +15,7 @@ from ..ir.levels import Level
 from ..ir.types import ScalarType
 from ..views import view as V
 from ..views.arith import to_c
-from .stmt import Barrier, Block, Comment, Declare, IndexDef, Kernel, Loop, Store
+from .stmt import Barrier, Block, Comment, Declare, If, IndexDef, Kernel, Loop, Store
 
 
 def literal_c(value, scalar: ScalarType, width: int = 1) -> str:
@@ -128,6 +128,10 @@ def render_block(block: Block, sizes: dict, indent: int = 1) -> list[str]:
         elif isinstance(item, Block):
             out.append(pad + "{")
             out.extend(render_block(item, sizes, indent + 1))
+            out.append(pad + "}")
+        elif isinstance(item, If):
+            out.append(f"{pad}if ({to_c(item.cond)}) {{")
+            out.extend(render_block(item.body, sizes, indent + 1))
             out.append(pad + "}")
         elif isinstance(item, Loop):
             note = f"  // {item.note}" if item.note else ""

@@ -77,6 +77,27 @@ class IndexDef(Stmt):
 
 
 @dataclass(frozen=True)
+class If(Stmt):
+    """``if (cond) body``: the guard of a cooperative copy whose length is no multiple of the group."""
+
+    cond: sympy.Basic
+    body: Block
+
+
+@dataclass(frozen=True)
+class CoopCopy(Stmt):
+    """All the work-items of a group copy the value of ``source`` (a view of an array with lengths
+    ``dims`` and leaf vector width ``width``) into the local buffer ``dest``, row-major.  How they share it
+    (the order, which work-item takes which element, vector loads) is decided once the work-group size is
+    known, by ``passes.copies``."""
+
+    source: V.View
+    dest: Buffer
+    dims: tuple[int, ...]
+    width: int = 1
+
+
+@dataclass(frozen=True)
 class Barrier(Stmt):
     fence: str = "CLK_LOCAL_MEM_FENCE"
 
@@ -105,6 +126,24 @@ class Kernel:
 # --------------------------------------------------------------------------------------------------
 # Traversals
 
+CONTAINERS = (Loop, If)  # statements with a body; everything else is a leaf
+
+
+def descend(s: Stmt, fn: Callable[[Block], Block]) -> Stmt:
+    """A container statement with ``fn`` applied to its body; any other statement unchanged."""
+    if isinstance(s, CONTAINERS):
+        return dataclasses.replace(s, body=fn(s.body))
+    return s
+
+
+def body_ranges(s: Stmt, ranges: dict) -> dict:
+    """The ranges in scope inside a container statement's body."""
+    if isinstance(s, Loop):
+        inner = dict(ranges)
+        inner[s.var] = (0, s.extent - 1)
+        return inner
+    return ranges
+
 
 def map_read(r: V.Read, fn: Callable[[sympy.Expr], sympy.Expr]) -> V.Read:
     """The value ``r`` with ``fn`` applied to every index, coordinate and condition in it."""
@@ -127,6 +166,8 @@ def map_exprs(s: Stmt, fn: Callable[[sympy.Expr], sympy.Expr]) -> Stmt:
     """The statement ``s`` with ``fn`` applied to every index expression and condition in it."""
     if isinstance(s, Block):
         return Block(tuple(map_exprs(x, fn) for x in s.items))
+    if isinstance(s, If):
+        return If(fn(s.cond), map_exprs(s.body, fn))
     if isinstance(s, Loop):
         return dataclasses.replace(s, body=map_exprs(s.body, fn))
     if isinstance(s, Store):
@@ -149,7 +190,7 @@ def walk(s: Stmt) -> Iterator[Stmt]:
     if isinstance(s, Block):
         for x in s.items:
             yield from walk(x)
-    elif isinstance(s, Loop):
+    elif isinstance(s, CONTAINERS):
         yield from walk(s.body)
 
 
@@ -171,7 +212,7 @@ def reads(r: V.Read) -> Iterator[V.Read]:
 
 def stores_to(s: Stmt, space: str) -> bool:
     """Whether ``s`` writes a buffer in ``space`` (``'local'``: other work-items may read it)."""
-    return any(isinstance(x, Store) and x.buffer.space == space for x in walk(s))
+    return any((isinstance(x, Store) and x.buffer.space == space) or (isinstance(x, CoopCopy) and x.dest.space == space) for x in walk(s))
 
 
 def parallel_loops(s: Stmt) -> Iterator[Loop]:
@@ -185,10 +226,8 @@ def map_block(s: Stmt, fn: Callable[[Block, dict], Block], ranges: dict | None =
     """Rebuild ``s`` bottom-up, letting ``fn`` replace every block; ``fn`` also receives the ranges of
     the loop variables and index definitions in scope."""
     ranges = dict(ranges or {})
-    if isinstance(s, Loop):
-        inner = dict(ranges)
-        inner[s.var] = (0, s.extent - 1)
-        return dataclasses.replace(s, body=map_block(s.body, fn, inner))
+    if isinstance(s, CONTAINERS):
+        return descend(s, lambda b: map_block(b, fn, body_ranges(s, ranges)))
     if isinstance(s, Block):
         items = []
         scope = dict(ranges)
@@ -206,15 +245,15 @@ def map_block(s: Stmt, fn: Callable[[Block, dict], Block], ranges: dict | None =
 
 def map_stmts(s: Stmt, fn: Callable[[Stmt, dict], object], ranges: dict | None = None) -> Stmt:
     """Rebuild ``s``, letting ``fn(stmt, ranges)`` replace every statement that is not a block or a loop
-    (by one statement, or a tuple of them); ``ranges`` holds the bounds of the loop variables and index
-    definitions in scope at that statement."""
+    (by one statement, or a tuple of them; an ``If`` after its body); ``ranges`` holds the bounds of the
+    loop variables and index definitions in scope at that statement."""
     from ..views.arith import bounds
 
     def go(x: Stmt, scope: dict) -> Stmt:
-        if isinstance(x, Loop):
-            inner = dict(scope)
-            inner[x.var] = (0, x.extent - 1)
-            return dataclasses.replace(x, body=go(x.body, inner))
+        if isinstance(x, If):  # a container whose header holds an expression: fn sees it too
+            return fn(descend(x, lambda b: go(b, scope)), scope)
+        if isinstance(x, CONTAINERS):
+            return descend(x, lambda b: go(b, body_ranges(x, scope)))
         if isinstance(x, Block):
             local = dict(scope)
             items: list[Stmt] = []

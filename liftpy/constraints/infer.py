@@ -111,7 +111,7 @@ def _tidy(pred):
 def hardware_constraints(program: Program, profile, placements: Mapping[str, str]) -> list[tuple]:
     """(predicate, origin, primitive) for the device limits a program's launch and memory must respect;
     for a pipeline, those of each of its kernels."""
-    from ..codegen.pipeline import split_kernels
+    from ..ir.kernels import split_kernels
 
     out = []
     stages = split_kernels(program)

@@ -39,6 +39,17 @@ def _bytes(t: Type) -> sympy.Expr:
     return flat_count(t) * scalar_of(t).nbytes
 
 
+def _per_item(value: Expr, t: Type) -> Type:
+    """The part of a private value one work-item keeps: a value computed by a ``mapLcl`` nest at
+    work-group level (the accumulators of a tiled reduction) is spread over the work-items, each holding
+    the elements its local ids select (the emitter's privatization pass shrinks it so)."""
+    e = value
+    while isinstance(e, Call) and isinstance(e.fn, P.MapLcl) and isinstance(t, ArrayType):
+        t = t.elem
+        e = e.fn.f.body
+    return t
+
+
 def analyze(program: Program) -> Resources:
     res = Resources()
     env = {p.name: t for p, t in zip(program.params, program.param_types)}
@@ -81,6 +92,8 @@ def _walk(e: Expr, env: dict, res: Resources) -> None:
     elif isinstance(fn, P.ToMem) and fn.space in ("local", "private"):
         t = _types(e, env)
         target = res.local_bytes if fn.space == "local" else res.private_bytes
+        if fn.space == "private":
+            t = _per_item(e.args[0], t)
         target.append((_bytes(t), f"{fn.text_name} of {t}"))
     elif isinstance(fn, P.ReduceSeq):
         init = e.args[0]

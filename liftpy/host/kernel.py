@@ -128,7 +128,7 @@ class CompiledPipeline:
     """The kernels of a program with kernel boundaries, run in order on device-resident buffers."""
 
     def __init__(self, program: Program, sizes: Mapping, device: Device, placements: Mapping[str, str] | None):
-        from ..codegen.pipeline import split_kernels
+        from ..ir.kernels import split_kernels
 
         self.program = program
         self.device = device
@@ -213,7 +213,7 @@ def compile_program(
 ):
     """Generate and build a lowered program for the given sizes on a device: one kernel, or a pipeline
     of kernels when the program has kernel boundaries (``let(f, toGlobal(e))`` at its top)."""
-    from ..codegen.pipeline import kernel_count
+    from ..ir.kernels import kernel_count
 
     dev = get_device(device)
     if kernel_count(program) > 1:

@@ -97,6 +97,14 @@ class DeviceProfile:
             raise DeviceError(f"{source}: unknown profile schema {data.get('schema')!r} (expected {SCHEMA})")
         names = {f.name for f in dataclasses.fields(self)} - {"device", "source", "measured"}
         changes: dict[str, Any] = {}
+        # What the driver reported when the profile was measured, then explicit limits, then measurements:
+        # a profile read on another machine (or with no device at all) describes the device it was taken on.
+        reported = dict(data.get("reported") or {})
+        if "image2d_max" in reported:
+            reported["image2d_max_width"], reported["image2d_max_height"] = reported.pop("image2d_max")
+        for k, v in reported.items():
+            if k in names and v is not None:
+                changes[k] = tuple(v) if isinstance(v, list) else v
         for k, v in (data.get("limits") or {}).items():
             if k in names:
                 changes[k] = tuple(v) if isinstance(v, list) else v

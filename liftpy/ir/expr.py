@@ -34,6 +34,14 @@ def fresh_name(prefix: str = "x") -> str:
 class Node:
     """Shared machinery: structural key, free variables, alpha-equivalent equality."""
 
+    def __getstate__(self):
+        # The cached key holds every callee's fields (a user function's numpy implementation among them);
+        # it is recomputed after unpickling rather than carried.
+        state = dict(self.__dict__)
+        state.pop("key", None)
+        state.pop("free_vars", None)
+        return state
+
     @cached_property
     def key(self) -> tuple:
         return _key(self, {}, 0)
@@ -136,6 +144,11 @@ class Program:
     def __post_init__(self):
         if len(self.params) != len(self.param_types):
             raise ValueError("every program parameter needs a type")
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("key", None)
+        return state
 
     @cached_property
     def key(self) -> tuple:

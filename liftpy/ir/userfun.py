@@ -9,6 +9,7 @@ into its ``float4`` version with the same body, as Lift's ``vectorize`` does.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Callable
@@ -33,6 +34,20 @@ class UserFun:
     numpy: Callable = field(compare=False)
     vector_width: object = None  # set on functions made by vectorize(n, f)
     base: "UserFun | None" = None
+    expression: str | None = field(default=None, compare=False)  # the source of expression-defined functions
+
+    def __reduce__(self):
+        """User functions travel to worker processes (and into caches) with their programs: built-ins by
+        name, vectorized ones as ``vectorize(n, base)``, expression-defined ones by their expression, and
+        others with their numpy implementation, which must then be picklable (a module-level function)."""
+        if self.base is not None:
+            return (vectorize, (self.vector_width, self.base))
+        if BUILTINS.get(self.name) == self:
+            return (_builtin_named, (self.name,))
+        if self.expression is not None:
+            params = list(zip(self.param_names, self.param_types))
+            return (userfun_from_expression, (self.name, params, self.result_type, self.expression))
+        return (UserFun, (self.name, self.param_names, self.param_types, self.result_type, self.body, self.numpy))
 
     def __post_init__(self):
         if len(self.param_names) != len(self.param_types):
@@ -173,6 +188,10 @@ def vectorize(width, f: UserFun) -> UserFun:
 # --------------------------------------------------------------------------------------------------
 # Built-in user functions
 
+
+def _builtin_named(name: str) -> "UserFun":
+    return BUILTINS[name]
+
 def _dot(a, b):
     return np.sum(np.asarray(a) * np.asarray(b), axis=-1, dtype=np.result_type(a, b))
 
@@ -254,7 +273,7 @@ def userfun_from_expression(name: str, params: list[tuple[str, Type | str]], res
         return np.asarray(out).astype(dtypes[0] if dtypes else np.float32, copy=False)
 
     c_expr = expression
-    return userfun(name, params, result, f"return {c_expr};", fn)
+    return dataclasses.replace(userfun(name, params, result, f"return {c_expr};", fn), expression=expression)
 
 
 

@@ -39,13 +39,18 @@ from .lowering import (
     MAP_SEQ,
     MAP_WRG,
     let_private,
+    limit_unrolled_nests,
     local_stage,
     private_accumulator,
     reduce_seq,
+    stage_tiles,
+    stage_tiles_t,
+    unroll_in_item,
     unroll_reduce,
 )
 from .positions import positions
 from .rule import Requirement, Rule, TraceStep, try_rule
+from .tiling import tile2D_reduce, tile2D_reduce_strided
 
 
 @dataclass(frozen=True)
@@ -234,7 +239,7 @@ def mapping_policies(depth: int) -> list[tuple[str, int, int]]:
 def kernel_regions(program: Program) -> list[tuple]:
     """Path prefixes of the kernels of a program: each ``toGlobal`` value of a kernel boundary, and the
     final body."""
-    from ..codegen.pipeline import is_boundary
+    from ..ir.kernels import is_boundary
 
     out, path, e = [], (), program.body
     while is_boundary(e):
@@ -264,6 +269,12 @@ def apply_mapping(policy: tuple[str, int, int]) -> Strategy:
             if depth == 0:
                 continue
             inside = _within(prefix, kernel_regions(v.program))
+            if kind == "wlall":
+                mapped = _group_nests(v, a, b, inside)
+                if mapped is None:
+                    return []
+                v = mapped
+                continue
             for rule in steps_for(depth):
                 nxt = once(rule, where=inside)(v)
                 if not nxt:
@@ -274,6 +285,29 @@ def apply_mapping(policy: tuple[str, int, int]) -> Strategy:
         return [v]
 
     return go
+
+
+def _group_nests(v: Variant, a: int, b: int, inside) -> Variant | None:
+    """The outer ``a`` maps over work-groups, then *every* nest of maps the group computes over its
+    work-items: the outer map of each nest ``mapLcl(b-1)``, the next ``mapLcl(b-2)`` and so on.  This is
+    the mapping of a tiled matrix product, where the initialisation of the accumulators, each step of
+    the k loop and the write-out are separate nests that must give each work-item the same block.  None
+    when the group has no nest left to distribute."""
+    for d in reversed(range(a)):
+        nxt = once(MAP_WRG[d], where=inside)(v)
+        if not nxt:
+            return None
+        v = nxt[0]
+    mapped_any = False
+    for d in reversed(range(b)):
+        step = once(MAP_LCL[d], where=inside)
+        for _ in range(64):
+            nxt = step(v)
+            if not nxt:
+                break
+            v = nxt[0]
+            mapped_any = True
+    return v if mapped_any else None
 
 
 def _within(prefix: tuple, regions: list[tuple]):
@@ -287,7 +321,7 @@ def _within(prefix: tuple, regions: list[tuple]):
 
 
 def _kernel_depth(program: Program, prefix: tuple) -> int:
-    from ..codegen.pipeline import is_boundary
+    from ..ir.kernels import is_boundary
     from .positions import get_at
 
     e = get_at(program.body, prefix)
@@ -360,6 +394,7 @@ class ExploreOptions:
     max_variants: int | None = None
     extra_rules: tuple = ()  # user rules (e.g. from text), each an optional algorithmic step
     pipeline: bool = False  # derive multi-kernel pipelines (padding, partial sums, crop kernels)
+    tile_reduce: bool = True  # two-level tiling of maps of maps over dot products (tiledDot)
 
 
 def _macros(opts: ExploreOptions) -> list[tuple[str, Strategy]]:
@@ -454,10 +489,30 @@ def placement_stage(program: Program, opts: ExploreOptions) -> Strategy:
     return seq(*[optional(place_in_image(name)) for name in image_candidates(program)])
 
 
+def tiled_dot(opts: ExploreOptions) -> Strategy:
+    """The vendor-class shape of a matrix product (or any map of maps over a dot product): work-group
+    tiles accumulated over k-chunks (``tile2DReduce``), every nest of the group over its work-items
+    (``wlall``), the chunks staged in local memory as they are or transposed (``stageTiles``,
+    ``stageTilesT``) or read from global memory, and the loops over each work-item's register block
+    unrolled (``unrollInItem``)."""
+    staging = choice(once(stage_tiles), once(stage_tiles_t), lambda v: [v])
+    return seq(
+        choice(once(tile2D_reduce), once(tile2D_reduce_strided)),
+        apply_mapping(("wlall", 2, 2)),
+        _accumulators,
+        staging,
+        normalize(unroll_in_item),
+        limit_unrolled_nests,
+    )
+
+
 def explore(program: Program, options: ExploreOptions = ExploreOptions()) -> list[Variant]:
     """Distinct fully lowered variants of a high-level program, each with its parameters and trace."""
     start = Variant(program)
-    pipeline = seq(algorithmic_stage(options), lower_all, memory_stage(options), placement_stage(program, options))
+    general = seq(algorithmic_stage(options), lower_all, memory_stage(options))
+    if options.tile_reduce and not options.pipeline:
+        general = choice(general, tiled_dot(options))
+    pipeline = seq(general, placement_stage(program, options))
     variants = [v for v in pipeline(start) if v.lowered]
     if options.max_variants is not None and len(variants) > options.max_variants:
         # Keep a spread over the whole list rather than its head, so every stage's choices stay represented.

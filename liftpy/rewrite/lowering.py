@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..ir import dsl
 from ..ir import primitives as P
 from ..ir.analysis import is_view
-from ..ir.expr import Call, Lambda, Var, fresh_name, substitute
+from ..ir.expr import Call, Lambda, Var, fresh_name, subterms, substitute
 from ..ir.types import ArrayType, ScalarType, VectorType, contains_tuple, innermost
 from .rule import Rule, rule
 
@@ -29,6 +29,19 @@ def _plain_map(e) -> bool:
 
 def _dims_used(site, cls) -> set[int]:
     return {p.dim for p in site.enclosing if isinstance(p, cls)}
+
+
+def _sequential_in_item(site) -> bool:
+    """A sequential loop run by one work-item encloses the position (a ``mapSeq`` or reduction inside a
+    ``mapLcl``).  Sequential loops at work-group level (the k loop of a tiled matrix product, run by all
+    the items of the group in step) may hold ``mapLcl`` nests."""
+    seen_lcl = False
+    for p in site.enclosing:
+        if isinstance(p, P.MapLcl):
+            seen_lcl = True
+        elif seen_lcl and isinstance(p, (P.MapSeq, P.ReduceLike)):
+            return True
+    return False
 
 
 def map_to(kind: str, dim: int | None = None) -> Rule:
@@ -47,7 +60,8 @@ def map_to(kind: str, dim: int | None = None) -> Rule:
         if kind == "mapWrg" and (seq_around or site.inside(P.MapGlb, P.MapLcl) or dim in _dims_used(site, P.MapWrg)):
             return None
         if kind == "mapLcl" and (
-            seq_around or not site.inside(P.MapWrg) or site.inside(P.MapGlb) or dim in _dims_used(site, P.MapLcl)
+            _sequential_in_item(site) or site.inside(P.Map) or not site.inside(P.MapWrg) or site.inside(P.MapGlb)
+            or dim in _dims_used(site, P.MapLcl)
         ):
             return None
         new = target(e.fn.f) if kind == "mapSeq" else target(dim, e.fn.f)
@@ -127,6 +141,10 @@ def private_accumulator(e, site, ctx):
     t = site.type_of(init)
     if contains_tuple(t):
         return None
+    if not is_view(init):
+        # A computed initial value (distributed over work-items by mapLcl, say) is written into the
+        # accumulator directly; copying it again would need it in memory first.
+        return Call(e.fn, (dsl.toPrivate(init), e.args[1]))
     return Call(e.fn, (dsl.toPrivate(copy_of(init, t)), e.args[1]))
 
 
@@ -174,11 +192,193 @@ def local_stage(e, site, ctx):
     return None
 
 
+def _replace_components(node, name: str, uses: dict):
+    """``node`` with every ``get(name, i)`` for ``i`` in ``uses`` replaced by ``uses[i]``; None when
+    ``name`` is used otherwise (whole, or a component not in ``uses``)."""
+    from ..ir.expr import Lambda as _Lambda
+    from ..ir.expr import primitive_functions, replace_functions
+
+    if name not in node.free_vars:
+        return node
+    if isinstance(node, Var):
+        return None
+    if isinstance(node, _Lambda):
+        if name in {p.name for p in node.params}:
+            return node
+        body = _replace_components(node.body, name, uses)
+        return None if body is None else _Lambda(node.params, body)
+    if isinstance(node, Call):
+        if isinstance(node.fn, P.Get) and node.args == (Var(name),):
+            return uses.get(node.fn.index)
+        if isinstance(node.fn, _Lambda):
+            fn = _replace_components(node.fn, name, uses)
+        elif isinstance(node.fn, P.Primitive):
+            lams = {}
+            for field, lam in primitive_functions(node.fn):
+                new = _replace_components(lam, name, uses)
+                if new is None:
+                    return None
+                lams[field] = new
+            fn = replace_functions(node.fn, lams) if lams else node.fn
+        else:
+            fn = node.fn
+        if fn is None:
+            return None
+        args = []
+        for a in node.args:
+            new = _replace_components(a, name, uses)
+            if new is None:
+                return None
+            args.append(new)
+        return Call(fn, tuple(args))
+    return node
+
+
+def _stage_tiles(transposed: bool):
+    def fn(e, site, ctx):
+        """The arrays a work-group reads in each step of a reduction it computes together (the k-chunks
+        of the tiles of a matrix product) are copied to local memory at the start of the step, by all
+        its work-items; with ``transposed`` two-dimensional chunks are stored transposed (k-major), so
+        that a work-item's block of rows for one k is contiguous."""
+        if not (isinstance(e, Call) and isinstance(e.fn, P.ReduceSeq)):
+            return None
+        if not site.inside(P.MapWrg) or site.inside(P.MapLcl, P.MapGlb, P.MapSeq):
+            return None
+        lam = e.fn.f
+        body = lam.body
+        if not any(isinstance(n, Call) and isinstance(n.fn, P.MapLcl) for n in subterms(body)):
+            return None
+        if any(isinstance(n, Call) and isinstance(n.fn, P.ToLocal) for n in subterms(body)):
+            return None  # staged already
+        _, x = lam.params
+        xt = site.type_of(e.args[1]).elem
+        from ..ir.types import TupleType
+
+        if not isinstance(xt, TupleType):
+            return None
+        uses, staged = {}, []
+        for i, ct in enumerate(xt.elems):
+            if not isinstance(ct, ArrayType) or not _data_type(ct):
+                continue
+            lv = Var(fresh_name("tile"))
+            two_d = isinstance(ct.elem, ArrayType)
+            if transposed and two_d:
+                uses[i] = dsl.transpose(lv)
+                staged.append((lv, dsl.toLocal(dsl.transpose(dsl.get(x, i)))))
+            else:
+                uses[i] = lv
+                staged.append((lv, dsl.toLocal(dsl.get(x, i))))
+        if not staged or (transposed and not any(isinstance(ct, ArrayType) and isinstance(ct.elem, ArrayType) for ct in xt.elems)):
+            return None
+        new_body = _replace_components(body, x.name, uses)
+        if new_body is None:
+            return None
+        for lv, value in reversed(staged):
+            new_body = Call(P.Let(Lambda((lv,), new_body)), (value,))
+        return Call(P.ReduceSeq(Lambda(lam.params, new_body), e.fn.unroll), e.args)
+
+    return fn
+
+
+stage_tiles = rule(
+    "stageTiles",
+    "reduceSeq((acc, x) -> f(acc, x._0, x._1), init, xs) => reduceSeq((acc, x) -> let(a -> let(b -> f(acc, a, b), toLocal(x._1)), toLocal(x._0)), init, xs)",
+    "memory",
+)(_stage_tiles(False))
+stage_tiles_t = rule(
+    "stageTilesT",
+    "reduceSeq((acc, x) -> f(acc, x._0, x._1), init, xs) => reduceSeq((acc, x) -> let(a -> let(b -> f(acc, transpose(a), transpose(b)), toLocal(transpose(x._1))), toLocal(transpose(x._0))), init, xs)",
+    "memory",
+)(_stage_tiles(True))
+
+
+def _in_item(site) -> bool:
+    return site.inside(P.MapLcl, P.MapGlb)
+
+
+@rule("unrollInItem", "mapSeq(f, x) | reduceSeq(f, init, x) inside a work-item => the unrolled loop", "lowering")
+def unroll_in_item(e, site, ctx):
+    """Loops a work-item runs over its register block (and the k steps of a chunk) are unrolled, so that
+    the block's private arrays are indexed by constants and live in registers."""
+    if not _in_item(site) or not isinstance(e, Call):
+        return None
+    if isinstance(e.fn, P.MapSeq) and not e.fn.unroll:
+        _limit_unroll(ctx, site.type_of(e.args[0]))
+        return Call(P.MapSeq(e.fn.f, True), e.args)
+    if isinstance(e.fn, P.ReduceSeq) and not e.fn.unroll:
+        _limit_unroll(ctx, site.type_of(e.args[1]))
+        return Call(P.ReduceSeq(e.fn.f, True), e.args)
+    return None
+
+
+UNROLLED_BODY_LIMIT = 2048  # statements an unrolled nest may expand to: beyond, compile times explode
+
+
+def unrolled_nests(program) -> list:
+    """(product of the lengths of nested unrolled loops, description) for every unrolled nest of a
+    program: what ``unrollInItem`` must bound beyond each loop's own length."""
+    from ..ir.expr import primitive_functions
+    from ..ir.typecheck import type_of
+
+    out = []
+    env0 = {p.name: t for p, t in zip(program.params, program.param_types)}
+
+    def walk(e, env, product):
+        if not isinstance(e, Call):
+            return
+        fn = e.fn
+        for a in e.args:
+            walk(a, env, product)
+        if isinstance(fn, Lambda):
+            inner = dict(env)
+            for p, a in zip(fn.params, e.args):
+                inner[p.name] = type_of(a, {n: env[n] for n in a.free_vars if n in env})
+            walk(fn.body, inner, product)
+            return
+        if not isinstance(fn, P.Primitive):
+            return
+        arg_types = [type_of(a, {n: env[n] for n in a.free_vars if n in env}) for a in e.args]
+        here = product
+        if getattr(fn, "unroll", False):
+            xs = arg_types[1] if isinstance(fn, P.ReduceLike) else arg_types[0]
+            here = product * xs.size
+            out.append((here, f"{fn.text_name} nest"))
+        for name, lam in primitive_functions(fn):
+            inner = dict(env)
+            for p, t in zip(lam.params, fn.fun_param_types(name, arg_types)):
+                inner[p.name] = t
+            walk(lam.body, inner, here)
+
+    import sympy
+
+    walk(program.body, env0, sympy.Integer(1))
+    return out
+
+
+def limit_unrolled_nests(v):
+    """The requirement that every unrolled nest of ``v`` expands to at most ``UNROLLED_BODY_LIMIT``
+    copies of its body (a 64 x 64 x 64 register block would be a quarter of a million statements)."""
+    import dataclasses
+
+    import sympy
+
+    from .rule import Requirement
+
+    reqs = []
+    seen = set()
+    for product, what in unrolled_nests(v.program):
+        if product.is_Integer and int(product) <= UNROLLED_BODY_LIMIT or product in seen:
+            continue
+        seen.add(product)
+        reqs.append(Requirement(sympy.Le(product, UNROLLED_BODY_LIMIT), f"an unrolled {what} expands to at most {UNROLLED_BODY_LIMIT} bodies (this one: {product})", "unrollInItem"))
+    return [dataclasses.replace(v, requirements=v.requirements + tuple(reqs))] if reqs else [v]
+
+
 def _fields(prim) -> dict:
     import dataclasses
 
     return {f.name: getattr(prim, f.name) for f in dataclasses.fields(prim)}
 
 
-LOWERING_RULES = MAP_GLB + MAP_WRG + MAP_LCL + [MAP_SEQ, reduce_seq, unroll_map, unroll_reduce]
-MEMORY_RULES = [private_accumulator, let_private, local_stage]
+LOWERING_RULES = MAP_GLB + MAP_WRG + MAP_LCL + [MAP_SEQ, reduce_seq, unroll_map, unroll_reduce, unroll_in_item]
+MEMORY_RULES = [private_accumulator, let_private, local_stage, stage_tiles, stage_tiles_t]

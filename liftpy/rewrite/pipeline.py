@@ -10,7 +10,7 @@
   last kernel (the cropping stage).
 
 A kernel boundary is ``let(fun(v) => rest, toGlobal(e))`` at the top of the program
-(``liftpy.codegen.pipeline``).  Each rule is checked like every other: the interpreter's results before
+(``liftpy.ir.kernels``).  Each rule is checked like every other: the interpreter's results before
 and after agree (tests/test_rules.py).
 """
 
@@ -157,7 +157,7 @@ def crop_kernel(e, site, ctx):
 def _below_boundaries(e):
     """The expression below a program's kernel boundaries (the let-bound buffers of earlier kernels),
     and the path to it."""
-    from ..codegen.pipeline import is_boundary
+    from ..ir.kernels import is_boundary
 
     body, prefix = e, ()
     while is_boundary(body):

@@ -139,11 +139,15 @@ class Site:
     def write_position(self) -> bool:
         """True if the value computed here is stored directly (into the output or a marked memory),
         rather than read by an enclosing computation: only such values may be computed by parallel
-        maps, whose results are spread over work-items."""
+        maps, whose results are spread over work-items.  A reduction's initial value and step are
+        stored into its accumulator, whatever reads the reduction's result."""
         e = self.program.body
+        ok = True
         for step in self.path:
             fn = e.fn if isinstance(e, Call) else None
-            if step[0] == "fn" and isinstance(fn, (P.MapLike, P.Let)):
+            if isinstance(fn, P.ReduceLike) and (step[0] == "fn" or step == ("arg", 0)):
+                ok = True  # the accumulator is the memory written
+            elif step[0] == "fn" and isinstance(fn, (P.MapLike, P.Let)):
                 pass
             elif step[0] == "arg" and isinstance(fn, P.Let) and isinstance(e.args[0], Call) and isinstance(e.args[0].fn, P.ToGlobal):
                 pass  # the value of a kernel boundary is written by a kernel of its own
@@ -154,9 +158,9 @@ class Site:
             elif step[0] == "arg" and type(fn) is P.Map and _is_layout_lambda(fn.f):
                 pass
             else:
-                return False
+                ok = False
             e = _child(e, step)
-        return True
+        return ok
 
     def type_of(self, e: Expr) -> Type:
         env = self.env

@@ -73,7 +73,7 @@ def evaluate_point(payload: dict) -> dict:
 def kernel_source(payload: dict) -> str:
     """The OpenCL source of a stored point (for ``liftpy show``), generated again in this process."""
     from ..codegen.kernel import generate_kernel
-    from ..codegen.pipeline import split_kernels
+    from ..ir.kernels import split_kernels
     from .conv import layer_sizes
 
     layer = get_layer(payload["layer"])

@@ -2,9 +2,13 @@
 
 They run in this order, each with one job (as TVM's ``tir.transform`` passes do):
 
+0. ``merge_barriers`` drops the barriers that separate only writes to local memory;
+   ``pipeline_copies`` issues the global loads of the next step's tiles before the current step computes;
+   ``lower_copies`` gives cooperative copies into local memory their order, vector width and share of
+   each work-item, now that the work-group size is known;
 1. ``unroll``: loops marked for unrolling (and loops of one iteration) become copies of their body;
-2. ``privatize``: private arrays of a work-group's items shrink to the part each item touches;
-3. ``simplify``: indices and conditions simplified with the ranges of the loop variables in scope;
+2. ``simplify``: indices and conditions simplified with the ranges of the loop variables in scope;
+3. ``privatize``: private arrays of a work-group's items shrink to the part each item touches;
 4. ``vectorize``: lane-built vectors over contiguous memory become vector loads, runs of scalar stores
    to consecutive addresses become vector stores, and accesses proven aligned are marked so;
 5. ``eliminate_divmod``: a sequential loop whose counter is divided or reduced modulo a constant is split
@@ -21,8 +25,11 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from ..stmt import Kernel
+from .barriers import merge_barriers
+from .copies import lower_copies
 from .divmod import eliminate_divmod
 from .hoist import hoist
+from .pipeline import pipeline_copies
 from .privatize import privatize
 from .simplify import simplify
 from .unroll import unroll
@@ -30,7 +37,7 @@ from .vectorize import vectorize
 
 Pass = Callable[[Kernel], Kernel]
 
-DEFAULT_PASSES: tuple[Pass, ...] = (unroll, privatize, simplify, vectorize, eliminate_divmod, hoist)
+DEFAULT_PASSES: tuple[Pass, ...] = (merge_barriers, pipeline_copies, lower_copies, unroll, simplify, privatize, vectorize, eliminate_divmod, hoist)
 
 
 def run_passes(kernel: Kernel, passes: Sequence[Pass] = DEFAULT_PASSES) -> Kernel:
@@ -39,4 +46,4 @@ def run_passes(kernel: Kernel, passes: Sequence[Pass] = DEFAULT_PASSES) -> Kerne
     return kernel
 
 
-__all__ = ["DEFAULT_PASSES", "Pass", "run_passes", "unroll", "privatize", "simplify", "vectorize", "eliminate_divmod", "hoist"]
+__all__ = ["DEFAULT_PASSES", "Pass", "run_passes", "merge_barriers", "pipeline_copies", "lower_copies", "unroll", "privatize", "simplify", "vectorize", "eliminate_divmod", "hoist"]

@@ -18,7 +18,7 @@ import sympy
 
 from ...ir.levels import Level
 from ...views.arith import CDiv, CMod
-from ..stmt import Block, IndexDef, Kernel, Loop, Store, map_stmts, reads, walk
+from ..stmt import Block, If, IndexDef, Kernel, Loop, Store, body_ranges, descend, map_stmts, reads, walk
 from ...views import view as V
 from .simplify import _stmt as _simplify_stmt
 
@@ -43,6 +43,8 @@ def _exprs(s):
                         yield r.lane
         elif isinstance(x, IndexDef):
             yield x.value
+        elif isinstance(x, If):
+            yield x.cond
 
 
 def _divmods(s):
@@ -116,13 +118,11 @@ def _improve(loop: Loop, ranges: dict, budget: list) -> Loop:
 
 
 def _go(s, ranges):
-    if isinstance(s, Loop):
-        inner = dict(ranges)
-        inner[s.var] = (0, s.extent - 1)
-        s = dataclasses.replace(s, body=_go(s.body, inner))
-        return _improve(s, ranges, [MAX_SPLITS])
     if isinstance(s, Block):
         return Block(tuple(_go(x, ranges) for x in s.items))
+    s = descend(s, lambda b: _go(b, body_ranges(s, ranges)))
+    if isinstance(s, Loop):
+        return _improve(s, ranges, [MAX_SPLITS])
     return s
 
 

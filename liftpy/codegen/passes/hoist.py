@@ -14,7 +14,7 @@ import itertools
 import sympy
 
 from ...views.arith import CDiv, CMod
-from ..stmt import Block, IndexDef, Kernel, Loop, Store, map_read
+from ..stmt import Block, If, IndexDef, Kernel, Loop, Store, map_read
 
 _DIVMOD = (sympy.floor, sympy.Mod, CDiv, CMod)
 
@@ -62,6 +62,11 @@ def hoist(kernel: Kernel) -> Kernel:
                 b, inner = visit(x, loop_vars)
                 lifted.update(inner)
                 items.append(b)
+            elif isinstance(x, If):
+                b, inner = visit(x.body, loop_vars)
+                lifted.update(inner)
+                cond = replace_in(x.cond, innermost, lifted) if innermost is not None else x.cond
+                items.append(If(cond, b))
             elif isinstance(x, Store) and innermost is not None:
                 value = map_read(x.value, lambda e: replace_in(e, innermost, lifted))
                 index = replace_in(x.index, innermost, lifted)

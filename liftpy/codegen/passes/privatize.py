@@ -20,16 +20,14 @@ from ...ir.levels import Level
 from ...views import view as V
 from ...views.arith import bounds
 from ..memory import Buffer
-from ..stmt import Block, Declare, IndexDef, Kernel, Loop, Store, reads, walk
+from ..stmt import CONTAINERS, Block, Declare, IndexDef, Kernel, Loop, Store, body_ranges, descend, reads, walk
 
 
 def _accesses(s, enclosing, ranges, out):
     """(buffer, index, width, enclosing lcl loops, ranges) of every access to a private array."""
-    if isinstance(s, Loop):
-        inner = dict(ranges)
-        inner[s.var] = (0, s.extent - 1)
-        enc = enclosing + ((s,) if s.level is Level.LCL else ())
-        _accesses(s.body, enc, inner, out)
+    if isinstance(s, CONTAINERS):
+        enc = enclosing + ((s,) if isinstance(s, Loop) and s.level is Level.LCL else ())
+        _accesses(s.body, enc, body_ranges(s, ranges), out)
         return
     if isinstance(s, Block):
         local = dict(ranges)
@@ -131,14 +129,12 @@ def privatize(kernel: Kernel) -> Kernel:
     def go(s):
         if isinstance(s, Block):
             return Block(tuple(go(x) for x in s.items))
-        if isinstance(s, Loop):
-            return dataclasses.replace(s, body=go(s.body))
         if isinstance(s, Declare) and s.buffer in replace:
             return Declare(replace[s.buffer][0])
         if isinstance(s, Store):
             b, i = fix_index(s.buffer, s.index)
             return dataclasses.replace(s, buffer=b, index=i, value=fix_read(s.value))
-        return s
+        return descend(s, go)
 
     notes = dict(kernel.notes)
     notes["privatized"] = tuple(f"{old.name}: {old.count} -> {new.count}" for old, (new, _) in replace.items())

@@ -12,7 +12,7 @@ import sympy
 from ...views import view as V
 from ...views.arith import simplify as simplify_index
 from ...views.arith import simplify_condition
-from ..stmt import IndexDef, Kernel, Store, map_stmts
+from ..stmt import If, IndexDef, Kernel, Store, map_stmts
 
 
 def simplify_read(r: V.Read, ranges: dict) -> V.Read:
@@ -38,6 +38,13 @@ def simplify_read(r: V.Read, ranges: dict) -> V.Read:
 
 
 def _stmt(s, ranges):
+    if isinstance(s, If):
+        c = simplify_condition(s.cond, ranges)
+        if c is sympy.true:
+            return s.body.items
+        if c is sympy.false:
+            return ()
+        return If(c, s.body)
     if isinstance(s, Store):
         return dataclasses.replace(s, index=simplify_index(s.index, ranges), value=simplify_read(s.value, ranges))
     if isinstance(s, IndexDef):

@@ -10,15 +10,13 @@ from __future__ import annotations
 import sympy
 
 from ...ir.levels import Level
-from ..stmt import Block, Kernel, Loop, flatten, substitute
+from ..stmt import Block, Kernel, Loop, descend, flatten, substitute
 
 
 def _expand(s):
     if isinstance(s, Block):
         return Block(flatten(_expand_items(s.items)))
-    if isinstance(s, Loop):
-        return Loop(s.var, s.extent, s.level, s.dim, _expand(s.body), s.unroll, s.note)
-    return s
+    return descend(s, _expand)
 
 
 def _expand_items(items):

@@ -5,6 +5,9 @@
   texel itself.
 - A run of scalar stores to consecutive addresses of a global or local buffer (what unrolled copies and
   unrolled register blocks produce) becomes one vector store of the values.
+- Scalar reads of one global or local buffer at four consecutive addresses starting at a multiple of four,
+  in one straight-line block that does not write that buffer (an unrolled step of a register block reads
+  ``b[k][j..j+3]``), become one aligned vector load into a private temporary whose lanes they then read.
 - A vector access whose index is provably a multiple of its width is marked aligned: the printer then
   dereferences a vector pointer, which NVIDIA's compiler turns into one 128-bit access where ``vload4``
   stays four scalar ones (1.6x on SGEMM, ``shared/research/h100-anchors.md``).  Global buffers are
@@ -19,7 +22,7 @@ import dataclasses
 import sympy
 
 from ...views import view as V
-from ..stmt import Block, Kernel, Loop, Store, flatten
+from ..stmt import Block, Kernel, Store, descend, flatten
 
 WIDTHS = (16, 8, 4, 2)
 
@@ -121,18 +124,88 @@ def _group_stores(items: tuple) -> tuple:
     return tuple(out)
 
 
-def _go(s):
+def _split_lane(index):
+    """``(base, lane)`` with ``index = base + lane``, base a provable multiple of 4, or None."""
+    e = sympy.expand(index)
+    c = 0
+    for term in sympy.Add.make_args(e):
+        if term.is_Integer:
+            c = int(term)
+    rest = sympy.expand(e - c)
+    if not is_multiple(rest, 4) and rest != 0:
+        return None
+    return sympy.expand(rest + (c - c % 4)), c % 4
+
+
+def _combine_loads(items: tuple, counter) -> tuple:
+    """Groups of scalar reads of four consecutive, aligned addresses become one vector load."""
+    from ..memory import Buffer
+    from ..stmt import Declare, reads
+
+    written = {x.buffer for x in items if isinstance(x, Store)}
+    groups: dict = {}
+    first_use: dict = {}
+    for pos, x in enumerate(items):
+        if not isinstance(x, Store):
+            continue
+        for r in reads(x.value):
+            if not (isinstance(r, V.MemRead) and r.width == 1 and _alignable(r.buffer)):
+                continue
+            if r.buffer in written or r.buffer.count % 4 or r.buffer.scalar.name != "float":
+                continue
+            split = _split_lane(r.index)
+            if split is None:
+                continue
+            key = (r.buffer, split[0])
+            groups.setdefault(key, set()).add(split[1])
+            first_use.setdefault(key, pos)
+    chosen = {key: None for key, lanes in groups.items() if len(lanes) >= 2}
+    if not chosen:
+        return items
+    loads_at: dict = {}
+    for key in chosen:
+        buf, base = key
+        k = next(counter)
+        tmp = Buffer(f"v{k}", "private", buf.scalar, 4, sympy.Integer(4), "temporary", None)
+        chosen[key] = tmp
+        load = Store(tmp, sympy.Integer(0), V.MemRead(buf, base, 4, True), 4)
+        loads_at.setdefault(first_use[key], []).extend([Declare(tmp), load])
+
+    def swap(r):
+        if isinstance(r, V.MemRead) and r.width == 1:
+            split = _split_lane(r.index)
+            if split is not None and (r.buffer, split[0]) in chosen:
+                return V.MemRead(chosen[(r.buffer, split[0])], sympy.Integer(split[1]), 1)
+            return r
+        if isinstance(r, V.CondRead):
+            return V.CondRead(r.cond, swap(r.then), swap(r.other))
+        if isinstance(r, V.VecRead):
+            return V.VecRead(tuple(swap(l) for l in r.lanes), r.scalar)
+        if isinstance(r, V.FunCall):
+            return V.FunCall(r.name, tuple(swap(a) for a in r.args))
+        if isinstance(r, V.LaneRead):
+            return V.LaneRead(swap(r.vector), r.lane)
+        return r
+
+    out = []
+    for pos, x in enumerate(items):
+        out.extend(loads_at.get(pos, ()))
+        out.append(dataclasses.replace(x, value=swap(x.value)) if isinstance(x, Store) else x)
+    return tuple(out)
+
+
+def _go(s, counter):
     if isinstance(s, Block):
-        items = tuple(_go(x) for x in flatten(s.items))
-        return Block(_group_stores(items))
-    if isinstance(s, Loop):
-        return dataclasses.replace(s, body=_go(s.body))
+        items = tuple(_go(x, counter) for x in flatten(s.items))
+        return Block(_combine_loads(_group_stores(items), counter))
     if isinstance(s, Store):
         value = vectorize_read(s.value)
         aligned = s.aligned or (s.width > 1 and _alignable(s.buffer) and is_multiple(s.index, s.width))
         return dataclasses.replace(s, value=value, aligned=aligned)
-    return s
+    return descend(s, lambda b: _go(b, counter))
 
 
 def vectorize(kernel: Kernel) -> Kernel:
-    return kernel.replace(body=_go(kernel.body))
+    import itertools
+
+    return kernel.replace(body=_go(kernel.body, itertools.count()))

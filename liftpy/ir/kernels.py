@@ -1,4 +1,5 @@
-"""Splitting a program into a pipeline of kernels.
+"""Splitting a program into a pipeline of kernels: where a kernel boundary is, written once for the
+rewrite rules, the constraint inference, the cost model and code generation.
 
 A value that must be complete before the rest of the computation can read it (the padded input, the
 partial sums of every window, the full result before it is cropped) is written to global memory by a
@@ -12,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir import primitives as P
-from ..ir.expr import Call, Expr, Program, Var
-from ..ir.typecheck import type_of
-from ..ir.types import Type
+from . import primitives as P
+from .expr import Call, Expr, Program, Var
+from .typecheck import type_of
+from .types import Type
 
 
 @dataclass(frozen=True)

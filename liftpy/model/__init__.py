@@ -1,0 +1,7 @@
+"""Cost models: symbolic counts of what a lowered program does, an analytical time model over them and a
+device profile, and (``learned``) a model fitted to the measurements of a store."""
+
+from .analytical import Machine, Prediction, VariantModel, predict_kernel
+from .counts import Counts, count
+
+__all__ = ["Counts", "Machine", "Prediction", "VariantModel", "count", "predict_kernel"]

@@ -1,0 +1,168 @@
+"""An analytical time model for a lowered program on a device, in the spirit of TMModel and the roofline.
+
+From the symbolic counts of the program (``liftpy.model.counts``), its resources
+(``liftpy.constraints.resources``) and the device profile (probed numbers where they exist, driver numbers
+and published defaults otherwise), a configuration's time is estimated per kernel as
+
+    time = max(compute, local memory, cache, DRAM) / (wave efficiency * latency hiding) + launch
+
+- compute: user-function applications at the fp32 rate (an application is one fused multiply-add);
+- local memory: elements read from local memory at the probed local bandwidth;
+- cache: elements read from global memory (repeated reads mostly hit the caches) at the cache bandwidth;
+- DRAM: the inputs and the output once at the global bandwidth;
+- occupancy from registers (private bytes per work-item), local memory and work-group size decides how
+  many groups a compute unit holds; the last wave of groups is counted whole (wave efficiency), and too
+  few warps per compute unit leave latency unhidden.
+
+The expressions are compiled once per variant (``VariantModel``) and evaluated for thousands of
+configurations in milliseconds, so a search can rank a whole space before measuring any of it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping
+
+import sympy
+
+from ..constraints.resources import analyze
+from ..ir.expr import Program
+from ..ir.kernels import split_kernels
+from ..ir.types import flat_count, scalar_of
+from .counts import count
+
+FEATURES = ("flops", "global_reads", "local_reads", "copy_bytes", "written", "items", "groups", "local_bytes", "private_bytes", "input_bytes")
+
+
+@dataclass(frozen=True)
+class Machine:
+    """The numbers of a device the model uses."""
+
+    compute_units: int
+    fma_per_s: float
+    dram_bytes_per_s: float
+    cache_bytes_per_s: float
+    local_bytes_per_s: float
+    launch_s: float
+    registers_per_cu: int
+    local_bytes_per_cu: int
+    items_per_cu: int
+    warp: int
+    is_gpu: bool
+
+    @classmethod
+    def from_profile(cls, profile) -> "Machine":
+        m = {k: (v.get("value") if isinstance(v, dict) else v) for k, v in (profile.measured or {}).items()}
+        gpu = "GPU" in str(profile.device_type) or (profile.warp_size or 1) > 1
+        cus = max(1, int(profile.compute_units))
+        gflops = m.get("fp32_gflops") or (cus * (128 if gpu else 16) * 2 * 1.5)
+        dram = m.get("global_bandwidth_gbs") or (1000.0 if gpu else 20.0)
+        cache = m.get("cache_bandwidth_gbs") or 4 * dram
+        local = m.get("local_bandwidth_gbs") or (8 * dram if gpu else cache)
+        launch_us = m.get("empty_kernel_us") or (5.0 if gpu else 20.0)
+        return cls(
+            compute_units=cus,
+            fma_per_s=gflops * 1e9 / 2,
+            dram_bytes_per_s=dram * 1e9,
+            cache_bytes_per_s=cache * 1e9,
+            local_bytes_per_s=local * 1e9,
+            launch_s=launch_us * 1e-6,
+            registers_per_cu=int(m.get("register_pool") or (65536 if gpu else 1 << 20)),
+            local_bytes_per_cu=int(profile.local_mem_bytes) * (4 if gpu else 1),
+            items_per_cu=2048 if gpu else int(profile.max_work_group_size),
+            warp=int(profile.warp_size or (32 if gpu else 1)),
+            is_gpu=gpu,
+        )
+
+
+@dataclass(frozen=True)
+class Prediction:
+    seconds: float
+    bound: str  # which term dominated: compute, local, cache, dram, or invalid
+    occupancy: int  # groups per compute unit
+    features: dict
+
+
+def _kernel_expressions(stage: Program) -> dict[str, sympy.Expr]:
+    c = count(stage)
+    res = analyze(stage)
+    lcl = [res.extent("lcl", d) for d in range(3)]
+    wrg = [res.extent("wrg", d) for d in range(3)]
+    glb = [res.extent("glb", d) for d in range(3)]
+    if any(g is not None for g in glb):
+        total = sympy.Mul(*[g for g in glb if g is not None])
+        items = sympy.Min(total, 256)
+        groups = total / items
+    else:
+        items = sympy.Mul(*[x for x in lcl if x is not None]) if any(x is not None for x in lcl) else sympy.Integer(1)
+        groups = sympy.Mul(*[x for x in wrg if x is not None]) if any(x is not None for x in wrg) else sympy.Integer(1)
+    local_bytes = sympy.Add(*[b for b, _ in res.local_bytes]) if res.local_bytes else sympy.Integer(0)
+    private_bytes = sympy.Add(*[b for b, _ in res.private_bytes]) if res.private_bytes else sympy.Integer(0)
+    input_bytes = sympy.Add(*[flat_count(t) * scalar_of(t).nbytes for t in stage.param_types])
+    return {
+        "flops": c.flops, "global_reads": c.global_reads, "local_reads": c.local_reads,
+        "copy_bytes": c.copy_bytes, "written": c.written, "items": items, "groups": groups,
+        "local_bytes": local_bytes, "private_bytes": private_bytes, "input_bytes": input_bytes,
+    }
+
+
+def predict_kernel(f: Mapping[str, float], machine: Machine) -> Prediction:
+    items = max(1.0, float(f["items"]))
+    groups = max(1.0, float(f["groups"]))
+    regs = float(f["private_bytes"]) / 4 + 24
+    occ = math.floor(machine.registers_per_cu / (items * regs)) if machine.is_gpu else 1
+    if f["local_bytes"]:
+        occ = min(occ, math.floor(machine.local_bytes_per_cu / float(f["local_bytes"])))
+    occ = min(occ, math.floor(machine.items_per_cu / items), 32)
+    if occ < 1:
+        return Prediction(math.inf, "invalid", 0, dict(f))
+    slots = machine.compute_units * occ
+    waves = math.ceil(groups / slots)
+    wave_eff = groups / (waves * slots)
+    if machine.is_gpu:
+        warps_per_group = math.ceil(items / machine.warp)
+        lanes = items / (warps_per_group * machine.warp)  # a group of 2 items still occupies a warp
+        hiding = min(1.0, occ * warps_per_group / 8.0)
+    else:
+        lanes, hiding = 1.0, 1.0
+    terms = {
+        "compute": float(f["flops"]) / (machine.fma_per_s * lanes),
+        "local": float(f["local_reads"] + f["copy_bytes"]) / (machine.local_bytes_per_s * lanes),
+        "cache": float(f["global_reads"]) / (machine.cache_bytes_per_s * lanes),
+        "dram": (float(f["input_bytes"]) + float(f["written"])) / machine.dram_bytes_per_s,
+    }
+    bound = max(terms, key=terms.get)
+    return Prediction(terms[bound] / (wave_eff * hiding) + machine.launch_s, bound, occ, dict(f))
+
+
+class VariantModel:
+    """The analytical model of one variant: symbolic once, numeric per configuration."""
+
+    def __init__(self, program: Program, sizes: Mapping, params, machine: Machine):
+        self.machine = machine
+        bind = {sympy.Symbol(str(k), positive=True, integer=True): int(v) for k, v in sizes.items()}
+        self.params = [sympy.Symbol(str(p), positive=True, integer=True) for p in params]
+        self.kernels = []
+        for st in split_kernels(program):
+            exprs = _kernel_expressions(st.program)
+            fns = {}
+            for name, ex in exprs.items():
+                ex = sympy.sympify(ex).subs(bind)
+                fns[name] = sympy.lambdify(self.params, ex, modules=["math", {"Min": min, "Max": max}])
+            self.kernels.append(fns)
+
+    def features(self, config: Mapping) -> list[dict]:
+        args = [int(config[str(p)]) for p in self.params]
+        return [{k: float(fn(*args)) for k, fn in fns.items()} for fns in self.kernels]
+
+    def predict(self, config: Mapping) -> Prediction:
+        total, bound, occ, feats = 0.0, "", 0, {}
+        for i, f in enumerate(self.features(config)):
+            p = predict_kernel(f, self.machine)
+            total += p.seconds
+            if i == len(self.kernels) - 1 or p.seconds > 0.5 * total:
+                bound, occ = p.bound, p.occupancy
+            for k, v in f.items():
+                feats[k] = feats.get(k, 0.0) + v
+        return Prediction(total, bound, occ, feats)

@@ -1,0 +1,241 @@
+"""What a lowered program does, counted symbolically: the inputs of the analytical cost model.
+
+One walk over the IR (no code generation) gives, as sympy expressions over the program's sizes and
+tuning parameters:
+
+- ``flops``: user-function applications (lanes counted for vector functions, a ``dot`` of two float4 is
+  four), over the whole NDRange;
+- ``global_reads`` / ``local_reads``: bytes read from global or local memory by user functions and by
+  copies, counted the way a compiler executes them: a read is repeated by every loop whose variable it
+  depends on and by every work-item, but not by loops it does not depend on when those are unrolled (the
+  copies of the body share it) or lie inside the innermost loop it depends on (it is hoisted);
+- ``copy_bytes``: bytes staged into local memory (read from global, written to local);
+- ``written``: bytes of the kernel's output;
+- ``items`` / ``groups`` / ``local_bytes`` / ``private_bytes`` come from ``constraints.resources``.
+
+Where a value lives is tracked through the program: program inputs are global, ``toLocal`` values local,
+accumulators and ``toPrivate`` values private; layout primitives keep the origin of what they rearrange,
+and a ``zip`` keeps one origin per component.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy
+
+from ..ir import primitives as P
+from ..ir.analysis import is_view
+from ..ir.expr import Call, Expr, Lambda, Literal, Program, Var, primitive_functions
+from ..ir.kernels import split_kernels
+from ..ir.typecheck import type_of
+from ..ir.types import Type, VectorType, flat_count, innermost, scalar_of
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where the elements of a value come from, and the loops their position depends on."""
+
+    space: str  # 'global', 'local', 'private', 'const' or 'computed'
+    deps: frozenset = frozenset()  # indices into the loop stack
+
+
+@dataclass(frozen=True)
+class TupleOrigin:
+    elems: tuple
+
+
+@dataclass(frozen=True)
+class LoopInfo:
+    length: sympy.Expr
+    parallel: bool
+    unrolled: bool
+
+
+@dataclass
+class Counts:
+    flops: sympy.Expr = sympy.Integer(0)
+    global_reads: sympy.Expr = sympy.Integer(0)
+    local_reads: sympy.Expr = sympy.Integer(0)
+    copy_bytes: sympy.Expr = sympy.Integer(0)
+    written: sympy.Expr = sympy.Integer(0)
+    kernels: int = 1
+    notes: list = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"flops": self.flops, "global_reads": self.global_reads, "local_reads": self.local_reads,
+                "copy_bytes": self.copy_bytes, "written": self.written}
+
+
+def _bytes(t: Type) -> sympy.Expr:
+    s = scalar_of(t)
+    return flat_count(t) * (s.nbytes if s is not None else 4)
+
+
+def _merge(origins) -> Origin:
+    spaces = [o.space for o in origins if isinstance(o, Origin)]
+    deps = frozenset().union(*[o.deps for o in origins if isinstance(o, Origin)]) if origins else frozenset()
+    for s in ("global", "local", "private", "computed", "const"):
+        if s in spaces:
+            return Origin(s, deps)
+    return Origin("const", deps)
+
+
+def _flatten(o) -> Origin:
+    if isinstance(o, TupleOrigin):
+        return _merge([_flatten(x) for x in o.elems])
+    return o
+
+
+class _Counter:
+    def __init__(self, program: Program):
+        self.program = program
+        self.counts = Counts()
+        self.loops: list[LoopInfo] = []
+
+    # ---------------------------------------------------------------------------------- helpers
+    def type_of(self, e: Expr, env) -> Type:
+        return type_of(e, {n: env[n][0] for n in e.free_vars if n in env})
+
+    def multiplicity(self, deps: frozenset) -> sympy.Expr:
+        """How often a read depending on the loops ``deps`` executes (module docstring)."""
+        innermost_dep = max(deps) if deps else -1
+        m = sympy.Integer(1)
+        for k, lp in enumerate(self.loops):
+            if lp.parallel or k in deps:
+                m *= lp.length
+            elif k < innermost_dep and not lp.unrolled:
+                m *= lp.length
+        return m
+
+    def all_iterations(self) -> sympy.Expr:
+        m = sympy.Integer(1)
+        for lp in self.loops:
+            m *= lp.length
+        return m
+
+    def origin(self, e: Expr, env):
+        """The origin of a view expression."""
+        if isinstance(e, Var):
+            return env[e.name][1] if e.name in env else Origin("computed")
+        if isinstance(e, Literal):
+            return Origin("const")
+        if isinstance(e, Call):
+            fn = e.fn
+            if isinstance(fn, P.Zip):
+                return TupleOrigin(tuple(self.origin(a, env) for a in e.args))
+            if isinstance(fn, P.Get):
+                o = self.origin(e.args[0], env)
+                return o.elems[fn.index] if isinstance(o, TupleOrigin) else o
+            if isinstance(fn, P.Primitive) and fn.kind == "layout":
+                return self.origin(e.args[0], env) if len(e.args) == 1 else _merge([_flatten(self.origin(a, env)) for a in e.args])
+            if isinstance(fn, (P.Map, P.MapSeq)) and is_view(fn.f.body):
+                return self.origin(e.args[0], env)
+            if isinstance(fn, P.ToMem):
+                return Origin(fn.space, self._current_deps())
+        return Origin("computed", self._current_deps())
+
+    def _current_deps(self) -> frozenset:
+        return frozenset(range(len(self.loops)))
+
+    def bind(self, env, params, types, origins):
+        out = dict(env)
+        for p, t, o in zip(params, types, origins):
+            out[p.name] = (t, o)
+        return out
+
+    def elem_origin(self, o, loop: int):
+        if isinstance(o, TupleOrigin):
+            return TupleOrigin(tuple(self.elem_origin(x, loop) for x in o.elems))
+        return Origin(o.space, o.deps | {loop})
+
+    def read(self, o, t: Type) -> None:
+        o = _flatten(o)
+        nbytes = _bytes(t)
+        if o.space == "global":
+            self.counts.global_reads += self.multiplicity(o.deps) * nbytes
+        elif o.space == "local":
+            self.counts.local_reads += self.multiplicity(o.deps) * nbytes
+
+    # ---------------------------------------------------------------------------------- the walk
+    def walk(self, e: Expr, env) -> None:
+        if not isinstance(e, Call):
+            return
+        fn = e.fn
+        if isinstance(fn, Lambda) or isinstance(fn, P.Let):
+            lam = fn if isinstance(fn, Lambda) else fn.f
+            for a in e.args:
+                self.walk(a, env)
+            types = [self.type_of(a, env) for a in e.args]
+            origins = [self.origin(a, env) for a in e.args]
+            self.walk(lam.body, self.bind(env, lam.params, types, origins))
+            return
+        if hasattr(fn, "numpy"):  # a user function
+            types = [self.type_of(a, env) for a in e.args] + [self.type_of(e, env)]
+            lanes = max((innermost(t).width if isinstance(innermost(t), VectorType) else 1) for t in types)
+            self.counts.flops += self.all_iterations() * lanes
+            for a, t in zip(e.args, types):
+                if is_view(a):
+                    self.read(self.origin(a, env), t)
+                else:
+                    self.walk(a, env)
+            return
+        if isinstance(fn, P.ToMem):
+            arg = e.args[0]
+            if fn.space == "local" and is_view(arg):
+                t = self.type_of(arg, env)
+                n = _bytes(t) * self.all_iterations()
+                self.counts.copy_bytes += n
+                if _flatten(self.origin(arg, env)).space == "global":
+                    self.counts.global_reads += n
+            self.walk(arg, env)
+            return
+        if isinstance(fn, P.MapLike) and not is_view(fn.f.body):
+            xs = e.args[0]
+            self.walk(xs, env)
+            xs_t = self.type_of(xs, env)
+            k = len(self.loops)
+            level = fn.level
+            parallel = level is not None and level.parallel
+            self.loops.append(LoopInfo(xs_t.size, parallel, bool(getattr(fn, "unroll", False))))
+            o = self.elem_origin(self.origin(xs, env), k)
+            (param,) = fn.f.params
+            self.walk(fn.f.body, self.bind(env, [param], [xs_t.elem], [o]))
+            self.loops.pop()
+            return
+        if isinstance(fn, P.ReduceLike):
+            init, xs = e.args
+            self.walk(init, env)
+            self.walk(xs, env)
+            xs_t = self.type_of(xs, env)
+            acc_t = self.type_of(init, env)
+            k = len(self.loops)
+            self.loops.append(LoopInfo(xs_t.size, False, bool(getattr(fn, "unroll", False))))
+            o = self.elem_origin(self.origin(xs, env), k)
+            acc, x = fn.f.params
+            self.walk(fn.f.body, self.bind(env, [acc, x], [acc_t, xs_t.elem], [Origin("private", frozenset({k})), o]))
+            self.loops.pop()
+            return
+        for a in e.args:
+            self.walk(a, env)
+        if isinstance(fn, P.Primitive):
+            for _, lam in primitive_functions(fn):
+                self.walk(lam.body, env)
+
+
+def count(program: Program) -> Counts:
+    """The symbolic counts of a lowered program (summed over its kernels)."""
+    total = Counts()
+    stages = split_kernels(program)
+    total.kernels = len(stages)
+    for st in stages:
+        c = _Counter(st.program)
+        env = {p.name: (t, Origin("global")) for p, t in zip(st.program.params, st.program.param_types)}
+        c.walk(st.program.body, env)
+        out_t = type_of(st.program.body, {p.name: t for p, t in zip(st.program.params, st.program.param_types)})
+        total.flops += c.counts.flops
+        total.global_reads += c.counts.global_reads
+        total.local_reads += c.counts.local_reads
+        total.copy_bytes += c.counts.copy_bytes
+        total.written += _bytes(out_t)
+    return total

@@ -1,0 +1,127 @@
+"""Two-level tiling of a map of maps over a dot product (the shape of a matrix product, and of a
+convolution read as one).
+
+    map(a -> map(b -> reduce(acc + a_k * b_k, 0, zip(a, b)), Bs), As)
+      => untile2D(map(at -> map(bt -> tile(at, bt), split(n, Bs)), split(m, As)))
+
+    tile(at, bt) = untile2D(map(map(map(map(id))),                          -- write the accumulators out
+                     join(reduce(step, map(map(map(map(id))), 0),          -- [m/r1][n/r2][r1][r2] zeros
+                                 zip(chunks(at), chunks(bt))))))           -- k-chunks: ([m][k], [n][k])
+    step(acc, (ac, bc)) = map((accRow, ab) -> map((accBlock, bb) ->
+                              join(reduce(update, accBlock, zip(transpose(ab), transpose(bb)))),
+                            zip(accRow, split(r2, bc))), zip(acc, split(r1, ac)))
+
+This is the tiling of Lift's matrix-multiplication derivations (Remmelg et al., GPGPU'16; Steuwer et al.,
+CASES'16): the m x n tile of results a work-group computes is accumulated over chunks of k elements of
+the reduction, so that the chunks of ``As`` and ``Bs`` a step reads can be staged in local memory once for
+the whole group (``stageTiles``), and each work-item keeps an r1 x r2 block of accumulators in registers
+(the register blocking of ``registerBlock2D``, one level down).  The accumulator is laid out block by
+block, ``[m/r1][n/r2][r1][r2]``, so the maps over its two outer dimensions are exactly the work-items of
+a group (lowering maps them with ``mapLcl``), in the initialisation, in every step and in the write-out.
+
+The reduction is exact: each accumulator sums its own products in the original order of k, only grouped
+in chunks.  The copies (``map(id)``) are identities; they are there so that lowering can give the
+initialisation and the write-out to the same work-items as the steps.
+"""
+
+from __future__ import annotations
+
+from ..ir import dsl
+from ..ir import primitives as P
+from ..ir.expr import Call, Expr, Literal, Var, substitute
+from ..ir.types import Array, ArrayType, Float
+from .algorithmic import untile2D
+from .blocking import MULT_AND_SUM_UP, _dot_reduce
+from .rule import rule
+
+
+def _copy4(x):
+    return dsl.map(lambda p: dsl.map(lambda q: dsl.map(lambda r: dsl.map(dsl.id, r), q), p), x)
+
+
+def _tile2D(e, site, ctx, strided: bool):
+    if not (isinstance(e, Call) and type(e.fn) is P.Map):
+        return None
+    (a,) = e.fn.f.params
+    inner = e.fn.f.body
+    if not (isinstance(inner, Call) and type(inner.fn) is P.Map):
+        return None
+    (b,) = inner.fn.f.params
+    bs = inner.args[0]
+    if a.name in bs.free_vars:
+        return None
+    form = _dot_reduce(inner.fn.f.body, a, b)
+    if form is None or not isinstance(form.init, Literal) or form.init.value != 0:
+        return None
+    a_t, b_t = site.type_of(e.args[0]), site.type_of(bs)
+    if not (isinstance(a_t, ArrayType) and isinstance(b_t, ArrayType)):
+        return None
+    m, n, k = ctx.fresh("m"), ctx.fresh("n"), ctx.fresh("k")
+    r1, r2 = ctx.fresh("r"), ctx.fresh("r")
+
+    def of(v: Var, body: Expr, x):
+        return substitute(body, {v.name: x})
+
+    def chunks(v: Var, layout: Expr, t):
+        rows = t if layout == v else dsl.map(lambda x: of(v, layout, x), t)
+        return dsl.transpose(dsl.map(lambda row: dsl.split(k, row), rows))
+
+    def update(acc, kp):
+        return dsl.map(
+            lambda pr: dsl.map(lambda pc: MULT_AND_SUM_UP(dsl.get(pc, 0), dsl.get(pr, 1), dsl.get(pc, 1)),
+                               dsl.zip(dsl.get(pr, 0), dsl.get(kp, 1))),
+            dsl.zip(acc, dsl.get(kp, 0)),
+        )
+
+    def columns(cols):
+        if strided:  # item j: columns j*4 + c*4*(n/r2) + t, so neighbours read neighbouring float4s
+            return dsl.map(dsl.join, dsl.transpose(dsl.split(n / r2, dsl.split(4, cols))))
+        return dsl.split(r2, cols)
+
+    def step(acc, kc):
+        return dsl.map(
+            lambda ra: dsl.map(
+                lambda rb: dsl.join(dsl.reduce(update, dsl.get(rb, 0),
+                                               dsl.zip(dsl.transpose(dsl.get(ra, 1)), dsl.transpose(dsl.get(rb, 1))))),
+                dsl.zip(dsl.get(ra, 0), columns(dsl.get(kc, 1)))),
+            dsl.zip(acc, dsl.split(r1, dsl.get(kc, 0))),
+        )
+
+    def untile(blocks):
+        """[m/r1][n/r2][r1][r2] -> [m][n], undoing the dealing of rows and columns to work-items."""
+        rows = dsl.join(dsl.map(dsl.transpose, blocks))  # [m][n/r2][r2]
+        if strided:
+            return dsl.map(lambda row: dsl.join(dsl.join(dsl.transpose(dsl.map(lambda blk: dsl.split(4, blk), row)))), rows)
+        return dsl.map(dsl.join, rows)
+
+    def tile(at, bt):
+        zeros = _copy4(Literal(0.0, Array(Float, m / r1, n / r2, r1, r2)))
+        acc = dsl.join(dsl.reduce(step, zeros, dsl.zip(chunks(a, form.xa, at), chunks(b, form.xb, bt))))
+        # The reduction's result is [float]1 per element: one-element rows, as the original had.
+        return dsl.map(lambda row: dsl.split(1, row), untile(_copy4(acc)))
+
+    return untile2D(dsl.map(lambda at: dsl.map(lambda bt: tile(at, bt), dsl.split(n, bs)), dsl.split(m, e.args[0])))
+
+
+@rule(
+    "tile2DReduce",
+    "map(a -> map(b -> dot(a, b), Bs), As) => untile2D(map(at -> map(bt -> reduce over k-chunks of "
+    "[m/r1][n/r2][r1][r2] register blocks, split(n, Bs)), split(m, As)))",
+)
+def tile2D_reduce(e, site, ctx):
+    return _tile2D(e, site, ctx, strided=False)
+
+
+@rule(
+    "tile2DReduceStrided",
+    "map(a -> map(b -> dot(a, b), Bs), As) => tile2DReduce with the n columns of a tile dealt to the "
+    "work-items four at a time (item j: j*4 + c*4*(n/r2) + t)",
+)
+def tile2D_reduce_strided(e, site, ctx):
+    """As ``tile2DReduce``, but a work-item's r2 columns are not contiguous: neighbouring work-items read
+    neighbouring float4s of a k-row of the B tile in local memory, free of bank conflicts (the register
+    blocking of vendor SGEMM kernels, ``shared/research/h100-anchors.md``)."""
+    return _tile2D(e, site, ctx, strided=True)
+
+
+TILING_RULES = [tile2D_reduce, tile2D_reduce_strided]
