@@ -8,8 +8,12 @@ For each layer it explores N sampled points (variant and configuration), validat
 best time, its throughput and memory, and the references: on CUDA machines PyTorch's cuDNN conv2d (fp32,
 TF32 off) and im2col + cuBLAS GEMM; on CPU im2col + numpy BLAS GEMM and PyTorch's conv2d when installed.
 Ratios are reference time / liftpy time (above 1: liftpy faster) and reference memory / liftpy memory.
-JSON: a list of records with layer, device, samples, valid, best_ms, best_bytes, and per reference
-(cudnn, im2col_gemm, torch_cpu, as present) its ms and bytes.
+JSON: a list of records with layer, device, samples, valid, best_ms, best_bytes (= memory_bytes: every
+buffer of the best point, partial sums of a split reduction included), split (how many parts the best
+point's reduction is split into across work-groups: 1 when it is not), and per reference (cudnn,
+im2col_gemm, torch_cpu, as present) its ms and bytes.  ``--search model`` ranks candidates with the cost
+model and learns from what it measures; ``--rules 'tile2DReduce|tile2DReduceStrided'`` keeps the
+convolutions computed as a tiled matrix product over the im2col view.
 """
 
 import argparse
@@ -40,7 +44,9 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--seed", type=int, default=0, help="which points are sampled (the same seed resumes the same points)")
     ap.add_argument("--repeat", type=int, default=None, help="timed runs per point (default 10, 2 with --quick)")
-    ap.add_argument("--rules", default="", metavar="R1,R2", help="only variants derived with all these rules (e.g. registerBlock2D)")
+    ap.add_argument("--rules", default="", metavar="R1,R2", help="only variants derived with all these rules (e.g. registerBlock2D; A|B: either)")
+    ap.add_argument("--search", default="uniform", choices=["uniform", "model"])
+    ap.add_argument("--jobs", type=int, default=1, help="parallel code-generation processes")
     args = ap.parse_args()
     samples = args.samples or (4 if args.quick else 24)
     repeat = args.repeat or (2 if args.quick else 10)
@@ -55,13 +61,16 @@ def main() -> int:
         t0 = time.time()
         ex = explore_layer(layer, samples=samples, db=db, device=args.device, profile_path=args.profile,
                            timeout_s=args.timeout, repeat=repeat, warmup=2, progress=False, seed=args.seed,
-                           rules=tuple(r for r in args.rules.split(",") if r))
+                           rules=tuple(r for r in args.rules.split(",") if r), search=args.search, jobs=args.jobs)
         points = [r for r in ex.records if not r.is_reference]
         ok = [r for r in points if r.status is Status.OK]
         best = min(ok, key=lambda r: r.time_ms) if ok else None
         rec = {"layer": name if not args.quick else layer.name, "spec": layer.spec, "device": ex.device,
                "samples": len(points), "valid": len(ok), "rules": args.rules or None, "best_ms": best.time_ms if best else None,
-               "best_bytes": best.bytes if best else None, "best_variant": best.variant if best else None,
+               "best_bytes": best.bytes if best else None, "memory_bytes": best.bytes if best else None,
+               "split": _split(best, layer) if best else None,
+               "io_bytes": 4 * (layer.C * layer.H * layer.W + layer.M * layer.C * layer.K * layer.K + layer.M + layer.M * layer.out_h * layer.out_w),
+               "best_variant": best.variant if best else None,
                "best_config": best.config if best else None, "gflops": (layer.flops / best.time_ms / 1e6) if best else None,
                "statuses": {s: sum(1 for r in points if str(r.status) == s) for s in sorted({str(r.status) for r in points})},
                "seconds": round(time.time() - t0, 1)}
@@ -82,6 +91,12 @@ def main() -> int:
         Path(args.json).write_text(json.dumps(records, indent=1))
     print(f"wrote {args.json}")
     return 0
+
+
+def _split(record, layer) -> int:
+    """Parts of the reduction (C*K*K terms) done by separate work-groups: C*K*K / ks for split-K, else 1."""
+    ks = record.config.get("ks0")
+    return (layer.C * layer.K * layer.K) // int(ks) if ks else 1
 
 
 if __name__ == "__main__":

@@ -197,26 +197,65 @@ def test_register_block2D_with_bias_and_window_layouts(shape, seed):
 
 @RULE_SETTINGS
 @given(st.sampled_from([(4, 4, 4), (8, 2, 4), (4, 6, 8), (2, 8, 4)]), st.sampled_from(["tile2DReduce", "tile2DReduceStrided"]),
-       st.booleans(), st.integers(0, 10**6))
-def test_tile2D_reduce(mkn, name, windows, seed):
+       st.sampled_from(["matmul", "windows", "biased"]), st.integers(0, 10**6))
+def test_tile2D_reduce(mkn, name, form, seed):
     from liftpy.rewrite.tiling import tile2D_reduce, tile2D_reduce_strided
 
     rule = tile2D_reduce if name == "tile2DReduce" else tile2D_reduce_strided
     m, k, n = mkn
     rng = np.random.default_rng(seed)
-    if windows:  # the convolution's form: flattened windows against flattened kernels, no bias
-        C = sizes("C")[0]
+    C = sizes("C")[0]
+    if form == "windows":  # the convolution's form: flattened windows against flattened kernels, no bias
         prog = make_program(
             "conv1", [("x", Array(Float, H, W, C)), ("wb", Array(Float, M, 2, 2, C))],
             lambda x, wb: map(lambda win: map(
                 lambda kb: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), 0.0, zip(join(join(win)), join(join(kb)))),
                 wb), join(slide2D(2, 1, x))))
         inputs = [floats(rng, (3, m // 2 + 1, 2)), floats(rng, (n, 2, 2, 2))]
+    elif form == "biased":  # and with the bias as the reduction's initial value
+        prog = make_program(
+            "conv1", [("x", Array(Float, H, W, C)), ("wb", Array(Float, M, 2, 2, C)), ("b", Array(Float, M))],
+            lambda x, wb, b: map(lambda win: map(
+                lambda kb: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), kb[1], zip(join(join(win)), join(join(kb[0])))),
+                zip(wb, b)), join(slide2D(2, 1, x))))
+        inputs = [floats(rng, (3, m // 2 + 1, 2)), floats(rng, (n, 2, 2, 2)), floats(rng, (n,))]
     else:
         prog = make_program("mm", [("A", Array(Float, M, K)), ("B", Array(Float, K, N))], lambda A_, B_: map(
             lambda row: map(lambda col: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), 0.0, zip(row, col)), transpose(B_)), A_))
         inputs = [floats(rng, (m, k)), floats(rng, (k, n))]
     checked(rule, prog, inputs, candidates=[1, 2, 4, 8], per_application=3, rtol=1e-5, atol=1e-5)
+
+
+@RULE_SETTINGS
+@given(two_d(1, 6), st.sampled_from(range(4)), st.integers(0, 10**6))
+def test_flatten_map2D(hw, fi, seed):
+    h, w = hw
+    rng = np.random.default_rng(seed)
+    f = INT_UNARY[fi]
+    prog = make_program("p", [("x", Array(Int, H, W))], lambda x: map(lambda row: map(f, row), x))
+    checked(A.flatten_map2D, prog, [ints(rng, (h, w))])
+
+
+@RULE_SETTINGS
+@given(st.sampled_from([(4, 4, 4), (2, 8, 6), (3, 6, 4)]), st.booleans(), st.integers(0, 10**6))
+def test_split_k(mkn, biased, seed):
+    from liftpy.rewrite.tiling import split_k
+
+    m, k, n = mkn
+    rng = np.random.default_rng(seed)
+    if biased:  # the convolution's form with the bias as initial value, windows flattened under a layout
+        C = sizes("C")[0]
+        prog = make_program(
+            "conv1", [("x", Array(Float, H, W, C)), ("wb", Array(Float, M, 2, 2, C)), ("b", Array(Float, M))],
+            lambda x, wb, b: dsl.split(2, map(lambda win: map(
+                lambda kb: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), kb[1], zip(join(join(win)), join(join(kb[0])))),
+                zip(wb, b)), join(slide2D(2, 1, x)))))
+        inputs = [floats(rng, (3, 3, k // 2)), floats(rng, (n, 2, 2, k // 2)), floats(rng, (n,))]
+    else:
+        prog = make_program("mm", [("A", Array(Float, M, K)), ("B", Array(Float, K, N))], lambda A_, B_: map(
+            lambda row: map(lambda col: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), 0.0, zip(row, col)), transpose(B_)), A_))
+        inputs = [floats(rng, (m, k)), floats(rng, (k, n))]
+    checked(split_k, prog, inputs, candidates=[1, 2, 4, 8], per_application=3, rtol=1e-5, atol=1e-5)
 
 
 @RULE_SETTINGS

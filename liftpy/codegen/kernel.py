@@ -69,6 +69,13 @@ class KernelSource:
     output_shape: tuple[int, ...] = ()
     ir: Kernel | None = None  # the statement IR after the passes, for inspection
 
+    def __getstate__(self):
+        # Sources travel from code-generation workers to the measuring one; the statement IR (whose views
+        # hold closures) stays behind.
+        state = dict(self.__dict__)
+        state["ir"] = None
+        return state
+
     @property
     def inputs(self) -> tuple[Buffer, ...]:
         return self.plan.of_role("input")
@@ -217,6 +224,25 @@ def generate_kernel(
         output_shape=tuple(dims),
         ir=ir,
     )
+
+
+def generate_pipeline(
+    program: Program,
+    sizes: Mapping | None = None,
+    limits: DeviceLimits = DeviceLimits(),
+    placements: Mapping[str, str] | None = None,
+    passes=DEFAULT_PASSES,
+) -> list[tuple[KernelSource, str]]:
+    """The kernels of a program, in order, each with the name of the buffer it writes (``out`` for the
+    last): one for a program without kernel boundaries.  Pure: no device is needed."""
+    from ..ir.kernels import split_kernels
+
+    placements = dict(placements or {})
+    out = []
+    for st in split_kernels(program):
+        place = {k: v for k, v in placements.items() if k in {p.name for p in st.program.params}}
+        out.append((generate_kernel(st.program, sizes, limits, None, place, passes), st.output))
+    return out
 
 
 def _unique(buffers) -> tuple:

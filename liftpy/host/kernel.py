@@ -127,20 +127,19 @@ class CompiledKernel:
 class CompiledPipeline:
     """The kernels of a program with kernel boundaries, run in order on device-resident buffers."""
 
-    def __init__(self, program: Program, sizes: Mapping, device: Device, placements: Mapping[str, str] | None):
-        from ..ir.kernels import split_kernels
+    def __init__(self, program: Program, sizes: Mapping, device: Device, placements: Mapping[str, str] | None,
+                 stages: list | None = None, limits: DeviceLimits | None = None):
+        """``stages``: the generated kernels (``codegen.kernel.generate_pipeline``), when they were made
+        elsewhere (a code-generation worker); otherwise they are generated here for ``sizes``."""
+        from ..codegen.kernel import generate_pipeline
 
         self.program = program
         self.device = device
         self.placements = dict(placements or {})
         bindings = {str(k): int(v) for k, v in (sizes or {}).items()}
-        self.stages = split_kernels(program)
-        limits = device_limits(device)
-        self.kernels: list[tuple[CompiledKernel, str]] = []
-        for st in self.stages:
-            place = {k: v for k, v in self.placements.items() if k in {p.name for p in st.program.params}}
-            ks = generate_kernel(st.program, bindings, limits, None, place)
-            self.kernels.append((CompiledKernel(ks, device), st.output))
+        if stages is None:
+            stages = generate_pipeline(program, bindings, limits or device_limits(device), self.placements)
+        self.kernels: list[tuple[CompiledKernel, str]] = [(CompiledKernel(ks, device), out) for ks, out in stages]
 
     @property
     def source(self) -> str:

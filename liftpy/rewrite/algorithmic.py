@@ -149,6 +149,20 @@ def untile2D(t):
     return dsl.map(dsl.join, dsl.join(dsl.map(dsl.transpose, t)))
 
 
+@rule("flattenMap2D", "map(r -> map(f, r), xs) => split(n, map(f, join(xs)))")
+def flatten_map2D(e, site, ctx):
+    """A map over the rows of a two-dimensional array, each mapping f over its row, is one map over the
+    joined array, split back into rows: the windows of a convolution's output become the rows of a matrix
+    product (the im2col view), without moving any data."""
+    m = match_map2D(e)
+    if m is None or is_view(m.f.body):
+        return None
+    xs_t = site.type_of(m.xs)
+    if not (isinstance(xs_t, ArrayType) and isinstance(xs_t.elem, ArrayType)):
+        return None
+    return dsl.split(xs_t.elem.size, Call(P.Map(rename_bound(m.f)), (dsl.join(m.xs),)))
+
+
 @rule("splitZip", "split(n, zip(a, b)) => map(p -> zip(p._0, p._1), zip(split(n, a), split(n, b)))")
 def split_zip(e, site, ctx):
     if not (is_call(e, P.Split) and is_call(e.args[0], P.Zip)):
@@ -275,6 +289,7 @@ ALGORITHMIC_RULES = [
     map_fusion,
     map_fission,
     split_join,
+    flatten_map2D,
     partial_reduce,
     coalesce,
     tile2D,

@@ -31,7 +31,7 @@ from ..ir.analysis import is_lowered, is_view
 from ..ir.expr import Call, Program
 from ..ir.printer import show_program
 from ..ir.types import ArrayType, Float, innermost
-from .algorithmic import partial_reduce, coalesce, split_join, tile2D, vectorize_reduce
+from .algorithmic import coalesce, flatten_map2D, partial_reduce, split_join, tile2D, vectorize_reduce
 from .blocking import register_block2D
 from .lowering import (
     MAP_GLB,
@@ -50,7 +50,7 @@ from .lowering import (
 )
 from .positions import positions
 from .rule import Requirement, Rule, TraceStep, try_rule
-from .tiling import tile2D_reduce, tile2D_reduce_strided
+from .tiling import split_k, tile2D_reduce, tile2D_reduce_strided
 
 
 @dataclass(frozen=True)
@@ -272,7 +272,13 @@ def apply_mapping(policy: tuple[str, int, int]) -> Strategy:
             if kind == "wlall":
                 mapped = _group_nests(v, a, b, inside)
                 if mapped is None:
-                    return []
+                    # A kernel with no nest for the work-items (the sum of split-K's partials): global mapping.
+                    for rule in [MAP_GLB[d] for d in reversed(range(min(depth, 3)))]:
+                        nxt = once(rule, where=inside)(v)
+                        if not nxt:
+                            return []
+                        v = nxt[0]
+                    continue
                 v = mapped
                 continue
             for rule in steps_for(depth):
@@ -394,7 +400,8 @@ class ExploreOptions:
     max_variants: int | None = None
     extra_rules: tuple = ()  # user rules (e.g. from text), each an optional algorithmic step
     pipeline: bool = False  # derive multi-kernel pipelines (padding, partial sums, crop kernels)
-    tile_reduce: bool = True  # two-level tiling of maps of maps over dot products (tiledDot)
+    tile_reduce: bool = True  # two-level tiling of maps of maps over dot products (tiled_dot)
+    split_k: bool = True  # with it, the reduction split across work-groups and a summing kernel
 
 
 def _macros(opts: ExploreOptions) -> list[tuple[str, Strategy]]:
@@ -496,9 +503,17 @@ def tiled_dot(opts: ExploreOptions) -> Strategy:
     ``stageTilesT``) or read from global memory, and the loops over each work-item's register block
     unrolled (``unrollInItem``)."""
     staging = choice(once(stage_tiles), once(stage_tiles_t), lambda v: [v])
+
+    def mapping(v: Variant) -> list[Variant]:
+        # split-K adds the chunks of the reduction as a third dimension of work-groups
+        groups = 3 if any(s.rule == "splitK" for s in v.trace) else 2
+        return apply_mapping(("wlall", groups, 2))(v)
+
     return seq(
+        try_(once(flatten_map2D)),
+        optional(once(split_k)) if opts.split_k else (lambda v: [v]),
         choice(once(tile2D_reduce), once(tile2D_reduce_strided)),
-        apply_mapping(("wlall", 2, 2)),
+        mapping,
         _accumulators,
         staging,
         normalize(unroll_in_item),

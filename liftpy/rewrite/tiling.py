@@ -28,10 +28,11 @@ from __future__ import annotations
 
 from ..ir import dsl
 from ..ir import primitives as P
+from ..ir.primitives import divisible
 from ..ir.expr import Call, Expr, Literal, Var, substitute
 from ..ir.types import Array, ArrayType, Float
 from .algorithmic import untile2D
-from .blocking import MULT_AND_SUM_UP, _dot_reduce
+from .blocking import ADD, MULT_AND_SUM_UP, _dot_reduce
 from .rule import rule
 
 
@@ -51,13 +52,19 @@ def _tile2D(e, site, ctx, strided: bool):
     if a.name in bs.free_vars:
         return None
     form = _dot_reduce(inner.fn.f.body, a, b)
-    if form is None or not isinstance(form.init, Literal) or form.init.value != 0:
+    if form is None or (isinstance(form.init, Literal) and form.init.value != 0):
         return None
+    biased = not isinstance(form.init, Literal)  # the initial value of b (a convolution's bias)
     a_t, b_t = site.type_of(e.args[0]), site.type_of(bs)
     if not (isinstance(a_t, ArrayType) and isinstance(b_t, ArrayType)):
         return None
     m, n, k = ctx.fresh("m"), ctx.fresh("n"), ctx.fresh("k")
     r1, r2 = ctx.fresh("r"), ctx.fresh("r")
+    # The accumulator's type [m/r1][n/r2][r1][r2] needs whole blocks; the strided dealing, whole vectors.
+    ctx.require(divisible(m, r1), f"a tile of {m} rows holds whole register blocks of {r1} rows ({m} % {r1} == 0)")
+    ctx.require(divisible(n, r2), f"a tile of {n} columns holds whole register blocks of {r2} columns ({n} % {r2} == 0)")
+    if strided:
+        ctx.require(divisible(r2, 4), f"a register block of {r2} columns is dealt four at a time ({r2} % 4 == 0)")
 
     def of(v: Var, body: Expr, x):
         return substitute(body, {v.name: x})
@@ -97,8 +104,18 @@ def _tile2D(e, site, ctx, strided: bool):
     def tile(at, bt):
         zeros = _copy4(Literal(0.0, Array(Float, m / r1, n / r2, r1, r2)))
         acc = dsl.join(dsl.reduce(step, zeros, dsl.zip(chunks(a, form.xa, at), chunks(b, form.xb, bt))))
+        if biased:
+            # The initial values join after the products, in the write-out (equal up to rounding): each
+            # work-item adds the values of its columns as it stores its block.
+            inits = columns(dsl.map(lambda x: of(b, form.init, x), bt))  # [n/r2][r2]
+            out = dsl.map(lambda ar: dsl.map(
+                lambda p: dsl.map(lambda row: dsl.map(lambda q: ADD(dsl.get(q, 0), dsl.get(q, 1)), dsl.zip(row, dsl.get(p, 1))),
+                                  dsl.get(p, 0)),
+                dsl.zip(ar, inits)), acc)
+        else:
+            out = _copy4(acc)
         # The reduction's result is [float]1 per element: one-element rows, as the original had.
-        return dsl.map(lambda row: dsl.split(1, row), untile(_copy4(acc)))
+        return dsl.map(lambda row: dsl.split(1, row), untile(out))
 
     return untile2D(dsl.map(lambda at: dsl.map(lambda bt: tile(at, bt), dsl.split(n, bs)), dsl.split(m, e.args[0])))
 
@@ -124,4 +141,75 @@ def tile2D_reduce_strided(e, site, ctx):
     return _tile2D(e, site, ctx, strided=True)
 
 
-TILING_RULES = [tile2D_reduce, tile2D_reduce_strided]
+def _peel_layouts(e):
+    """``C[x]`` for a chain of one-argument layout primitives (and maps of layout functions) C above x:
+    (a function rebuilding C around a new x, x)."""
+    from ..ir.analysis import is_view
+
+    if isinstance(e, Call) and len(e.args) == 1 and (
+        (isinstance(e.fn, P.Primitive) and e.fn.kind == "layout") or (type(e.fn) is P.Map and is_view(e.fn.f.body))
+    ):
+        rebuild, inner = _peel_layouts(e.args[0])
+        return (lambda x, fn=e.fn, rebuild=rebuild: Call(fn, (rebuild(x),))), inner
+    return (lambda x: x), e
+
+
+@rule(
+    "splitK",
+    "map(a -> map(b -> dot(a, b), Bs), As) => let(P -> map2D(sum over s, P), toGlobal(map(s -> map(a -> map(b -> "
+    "dot(a_s, b_s), Bs_s), As_s), chunks of ks)))",
+)
+def split_k(e, site, ctx):
+    """Split reduction across work-groups (split-K): the reduction of each dot product is cut into chunks of
+    ``ks`` elements; a first kernel computes the partial products of every chunk (each chunk's matrix
+    product is a map of maps over dot products again, so the tiling rules apply to it, and the chunks are
+    one more dimension of work-groups), writing [K/ks][M][N] partial results to global memory; a second
+    kernel sums them, adding the initial value (a convolution's bias) once.  It pays the memory of the
+    partials for parallelism when M x N has too few tiles to fill the device (the deep layers of VGG-16,
+    a matrix product with a long K).  Applies at the top of a program, under layout primitives only."""
+    if site.path:
+        return None
+    rebuild, core = _peel_layouts(e)
+    if not (isinstance(core, Call) and type(core.fn) is P.Map):
+        return None
+    (a,) = core.fn.f.params
+    inner = core.fn.f.body
+    if not (isinstance(inner, Call) and type(inner.fn) is P.Map):
+        return None
+    (b,) = inner.fn.f.params
+    As, Bs = core.args[0], inner.args[0]
+    if a.name in Bs.free_vars:
+        return None
+    form = _dot_reduce(inner.fn.f.body, a, b)
+    if form is None or (isinstance(form.init, Literal) and form.init.value != 0):
+        return None
+    ks = ctx.fresh("ks")
+
+    def of(v: Var, body: Expr, x):
+        return substitute(body, {v.name: x})
+
+    def parts(v, layout, xs):
+        rows = xs if layout == v else dsl.map(lambda x: of(v, layout, x), xs)
+        return dsl.transpose(dsl.map(lambda row: dsl.split(ks, row), rows))  # [K/ks][len][ks]
+
+    def dot(x, y):
+        return dsl.reduce(lambda acc, p: MULT_AND_SUM_UP(acc, dsl.get(p, 0), dsl.get(p, 1)), Literal(0.0, Float), dsl.zip(x, y))
+
+    partials = dsl.map(
+        lambda sp: dsl.map(lambda ra: dsl.map(lambda rb: dot(ra, rb), dsl.get(sp, 1)), dsl.get(sp, 0)),
+        dsl.zip(parts(a, form.xa, As), parts(b, form.xb, Bs)),
+    )  # [K/ks][M][N][1]
+
+    def total(P_):
+        by_element = dsl.map(dsl.transpose, dsl.transpose(dsl.map(lambda plane: dsl.map(dsl.join, plane), P_)))  # [M][N][K/ks]
+
+        def summed(col, bv):
+            init = Literal(0.0, Float) if isinstance(form.init, Literal) else of(b, form.init, bv)
+            return dsl.reduce(lambda acc, x: ADD(acc, x), init, col)
+
+        return dsl.map(lambda row: dsl.map(lambda q: summed(dsl.get(q, 0), dsl.get(q, 1)), dsl.zip(row, Bs)), by_element)
+
+    return dsl.let(lambda P_: rebuild(total(P_)), dsl.toGlobal(partials))
+
+
+TILING_RULES = [tile2D_reduce, tile2D_reduce_strided, split_k]

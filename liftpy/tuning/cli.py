@@ -1,5 +1,7 @@
-"""``liftpy explore``, ``liftpy pareto`` and ``liftpy show``: the exploration of direct convolutions from
-the command line (the same operations as ``liftpy.tuning.engine`` for notebooks)."""
+"""``liftpy explore``, ``liftpy pareto`` and ``liftpy show``: explorations from the command line (the same
+operations as ``liftpy.tuning.engine`` for notebooks).  The problem is a convolution layer
+(``conv --layer vgg16:7``) or any high-level program with its sizes (``prog.lift -s M=1024,N=1024,K=1024``,
+or ``file.py:function`` / ``module:function`` for a Python ``@program``)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,21 @@ def _layer(args):
     return layer
 
 
+def _operator(args):
+    """The operator the arguments name: ``conv`` with ``--layer``, or a program with ``-s`` sizes."""
+    from .conv import ConvOperator
+    from .operator import program_operator
+
+    target = getattr(args, "operator", None) or "conv"
+    if target == "conv":
+        if not args.layer:
+            raise TuningError("conv needs --layer (vgg16:0 ... vgg16:24, alexnet:0, or C,H,W,M,K,stride,pad)")
+        return ConvOperator.of(_layer(args))
+    if args.layer:
+        raise TuningError(f"--layer is for conv; give the sizes of {target} with -s NAME=VALUE,...")
+    return program_operator(target, args.sizes or "")
+
+
 def _layer_args(p, required=True) -> None:
     p.add_argument("--layer", "-l", required=required, help="vgg16:0 ... vgg16:24, alexnet:0, or C,H,W,M,K,stride,pad")
     p.add_argument("--reduced", action="store_true", help="a smaller version of the layer (same kernel, stride, padding)")
@@ -28,8 +45,10 @@ def _layer_args(p, required=True) -> None:
 
 def register(sub) -> None:
     p = sub.add_parser("explore", help="generate, validate and measure many implementations of an operator")
-    p.add_argument("operator", choices=["conv"], help="the operator (conv: the direct convolution of the Lift paper)")
-    _layer_args(p)
+    p.add_argument("operator", help="conv (the direct convolution of the Lift paper, with --layer), or a high-level "
+                                    "program: FILE.lift, FILE.py:function or module:function (with -s)")
+    _layer_args(p, required=False)
+    p.add_argument("--sizes", "-s", default=None, metavar="N=V,...", help="sizes of the program (e.g. M=1024,N=1024,K=1024)")
     p.add_argument("--samples", "-n", type=int, default=100, help="points to evaluate (default 100)")
     p.add_argument("--db", default="results.sqlite", help="results store (SQLite); re-running resumes (default results.sqlite)")
     p.add_argument("--device", "-d", default=None, help="device index or name fragment (see liftpy devices)")
@@ -41,34 +60,64 @@ def register(sub) -> None:
     p.add_argument("--plot", default=None, metavar="PNG", help="where to draw the frontier (default: next to the store)")
     p.add_argument("--rules", default=None, metavar="R1,R2",
                    help="only variants whose derivation uses every one of these rules (e.g. registerBlock2D)")
+    p.add_argument("--search", choices=["model", "uniform"], default="model",
+                   help="rank candidates with the cost model and learn from measurements (default), or sample uniformly")
+    p.add_argument("--budget", default=None, metavar="T", help="stop starting new points after T (e.g. 10m, 90s, 1h)")
+    p.add_argument("--jobs", "-j", type=int, default=1, help="parallel code-generation processes (default 1)")
+    p.add_argument("--abort-factor", type=float, default=None, metavar="K",
+                   help="stop a point after one run slower than K times the best so far")
     p.set_defaults(func=cmd_explore)
 
-    p = sub.add_parser("pareto", help="the time/memory Pareto frontier of a layer in a results store")
-    _layer_args(p)
+    p = sub.add_parser("pareto", help="the time/memory Pareto frontier of a problem in a results store")
+    p.add_argument("operator", nargs="?", default="conv", help="conv (with --layer) or a program (with -s)")
+    _layer_args(p, required=False)
+    p.add_argument("--sizes", "-s", default=None, metavar="N=V,...")
     p.add_argument("--db", default="results.sqlite")
     p.add_argument("--device-key", default=None, help="the device's key as stored (when the store has several devices)")
     p.add_argument("--plot", default=None, metavar="PNG", help="also draw the frontier to this PNG")
     p.set_defaults(func=cmd_pareto)
 
     p = sub.add_parser("show", help="a stored implementation: its parameters, rules, program and OpenCL source")
+    p.add_argument("operator", nargs="?", default=None, help="conv (with --layer) or a program (with -s); default: any")
     _layer_args(p, required=False)
+    p.add_argument("--sizes", "-s", default=None, metavar="N=V,...")
     p.add_argument("--db", default="results.sqlite")
     p.add_argument("--best", action="store_true", help="the fastest correct implementation (the default)")
     p.add_argument("--device-key", default=None)
     p.set_defaults(func=cmd_show)
 
 
-def _default_plot(db: str, layer) -> Path:
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", layer.name)
+def _default_plot(db: str, name: str) -> Path:
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
     return Path(db).with_name(f"{Path(db).stem}-{name}.png")
 
 
-def cmd_explore(args) -> int:
-    from .engine import explore_layer, plot
+def parse_duration(text: str | None) -> float | None:
+    """``90``, ``90s``, ``10m``, ``1.5h`` -> seconds."""
+    if text is None:
+        return None
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([smh]?)\s*", text)
+    if not m:
+        raise TuningError(f"budget {text!r} is not a duration such as 90s, 10m or 1h")
+    value = float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+    if value <= 0:
+        raise TuningError(f"budget {text!r} must be positive")
+    return value
 
-    layer = _layer(args)
-    result = explore_layer(
-        layer,
+
+def cmd_explore(args) -> int:
+    from .engine import explore_operator, plot
+
+    if args.jobs < 1:
+        raise TuningError(f"--jobs must be at least 1, got {args.jobs}")
+    op = _operator(args)
+    layer = op
+    result = explore_operator(
+        op,
+        search=args.search,
+        budget_s=parse_duration(args.budget),
+        jobs=args.jobs,
+        abort_factor=args.abort_factor,
         samples=args.samples,
         db=args.db,
         device=args.device,
@@ -83,12 +132,12 @@ def cmd_explore(args) -> int:
     for r in result.records:
         if not r.is_reference:
             statuses[str(r.status)] = statuses.get(str(r.status), 0) + 1
-    print(f"\n{layer.name}: ran {result.ran} points, {result.resumed} already in {args.db}; "
+    print(f"\n{op.name}: ran {result.ran} points, {result.resumed} already in {args.db}; "
           f"statuses: {', '.join(f'{k} {v}' for k, v in sorted(statuses.items()))}")
     print(f"time/memory Pareto frontier ({len(result.frontier)} points) on {result.device}:")
     print(result.table())
     if result.frontier:
-        path = plot(args.db, layer, args.plot or _default_plot(args.db, layer), device=result.device)
+        path = plot(args.db, layer, args.plot or _default_plot(args.db, op.name), device=result.device)
         print(f"frontier plot: {path}")
     return 0 if result.frontier else 1
 
@@ -97,23 +146,26 @@ def cmd_pareto(args) -> int:
     from .engine import frontier, plot
     from .pareto import format_frontier
 
-    layer = _layer(args)
-    front, refs, measured = frontier(args.db, layer, args.device_key)
+    op = _operator(args)
+    front, refs, measured = frontier(args.db, op, args.device_key)
     if not measured:
-        raise TuningError(f"{args.db} has no measured point for {layer.name} ({layer.spec})")
-    print(f"{layer.name} ({layer.spec}): {len(measured)} measured points, {len(front)} on the frontier")
-    print(format_frontier(front, refs, flops=layer.flops))
+        raise TuningError(f"{args.db} has no measured point for {op.name} ({op.problem})")
+    print(f"{op.name} ({op.problem}): {len(measured)} measured points, {len(front)} on the frontier")
+    print(format_frontier(front, refs, flops=op.flops()))
     if args.plot:
-        print(f"frontier plot: {plot(args.db, layer, args.plot, args.device_key)}")
+        print(f"frontier plot: {plot(args.db, op, args.plot, args.device_key)}")
     return 0
 
 
 def cmd_show(args) -> int:
+    import hashlib
+
+    from ..codegen.kernel import DeviceLimits
     from .engine import best
     from .evaluate import kernel_source
 
-    layer = _layer(args) if args.layer else None
-    r = best(args.db, layer, args.device_key)
+    op = _operator(args) if (args.layer or args.operator) else None
+    r = best(args.db, op, args.device_key)
     print(f"fastest correct implementation of {r.layer_name} ({r.layer}) on {r.device}:")
     print(f"  variant {r.variant}: {r.time_ms:.4g} ms, {r.bytes / 2**20:.4g} MB")
     print(f"  parameters: {', '.join(f'{k} = {v}' for k, v in sorted(r.config.items())) or 'none'}")
@@ -123,5 +175,23 @@ def cmd_show(args) -> int:
     print("\n" + program + "\n")
     text = program.split("\n// placement:")[0]
     placements = r.metrics.get("placements") or {}
-    print(kernel_source({"layer": r.layer, "program": text, "config": r.config, "placements": placements}))
+    # The limits the point was generated for (the profile stored with it), so the source is the one timed.
+    prof = r.profile or {}
+    limits = DeviceLimits(int(prof.get("max_work_group_size", 1024)), tuple(prof.get("max_work_item_sizes", (1024, 1024, 64))))
+    source = kernel_source(text, {**_problem_sizes(r.layer), **r.config}, placements, limits)
+    if r.source_hash and hashlib.sha1(source.encode()).hexdigest()[:16] != r.source_hash:
+        print("// note: this liftpy generates a different source than the one measured (another version or device limits)")
+    print(source)
     return 0
+
+
+def _problem_sizes(problem: str) -> dict:
+    """The sizes a stored problem names: a program's ``name#hash:M=1,N=2``, or a layer's spec."""
+    if ":" in problem and "=" in problem:
+        from .operator import parse_sizes
+
+        return parse_sizes(problem.split(":", 1)[1])
+    from .conv import layer_sizes
+    from .layers import parse_layer_spec
+
+    return layer_sizes(parse_layer_spec(problem))

@@ -8,6 +8,7 @@ use x[C][H][W], w[M][C][K][K] and out[M][OH][OW]; ``to_reference_layout`` conver
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -16,8 +17,9 @@ from ..ir.dsl import join, make_program, map, map2D, pad2D, reduce, slide2D, zip
 from ..ir.expr import Program
 from ..ir.types import Array, Float, sizes
 from ..ir.userfun import BUILTINS
-from .layers import Layer
-from .references import Expectation, expectation
+from .layers import Layer, get_layer
+from .operator import Operator, Reference
+from .references import Expectation, expectation, validate
 
 C, H, W, M = sizes("C H W M")
 _MAS = BUILTINS["multAndSumUp"]
@@ -70,3 +72,71 @@ def conv_variants(k: int, stride: int, pad: int, images: bool = True):
     single = explore(program, ExploreOptions(images=images))
     pipelines = explore(program, ExploreOptions(images=images, pipeline=True))
     return tuple(dedup(single + pipelines))
+
+
+@dataclass(frozen=True)
+class ConvOperator(Operator):
+    """The direct convolution of a layer, as the engine explores it: the paper's program, the layer's sizes,
+    inputs in the program's layouts validated against the float64 convolution, the single-kernel and
+    pipeline variants, and cuDNN / im2col + GEMM as references."""
+
+    layer: Layer
+    images: bool = True
+
+    @classmethod
+    def of(cls, layer, images: bool = True) -> "ConvOperator":
+        return cls(get_layer(layer), images)
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return self.layer.name
+
+    @property
+    def problem(self) -> str:  # the layer's spec: stores written before operators existed stay valid
+        return self.layer.spec
+
+    def program(self) -> Program:
+        return conv_program(self.layer.K, self.layer.stride, self.layer.pad)
+
+    def sizes(self) -> dict[str, int]:
+        return layer_sizes(self.layer)
+
+    def prepare(self, seed: int = 0):
+        inputs, exp = layer_inputs(self.layer, seed)
+        return inputs, lambda output: validate(to_reference_layout(output, self.layer), exp)
+
+    def inputs(self, seed: int = 0) -> list[np.ndarray]:
+        return layer_inputs(self.layer, seed)[0]
+
+    def check(self, output, inputs):
+        exp = expectation_of(self.layer, inputs)
+        return validate(to_reference_layout(output, self.layer), exp)
+
+    def flops(self) -> float:
+        return self.layer.flops
+
+    def variants(self) -> tuple:
+        return conv_variants(self.layer.K, self.layer.stride, self.layer.pad, self.images)
+
+    def variant_key(self) -> str:
+        return f"conv|{self.layer.K},{self.layer.stride},{self.layer.pad}|images={self.images}"
+
+    def references(self) -> tuple[Reference, ...]:
+        from .references import available_references, measure_reference, random_inputs
+
+        def measure(name):
+            def run(seed: int):
+                x, w = random_inputs(self.layer, seed)
+                return measure_reference(name, x, w, self.layer.stride, self.layer.pad)
+
+            return run
+
+        return tuple(Reference(name, measure(name)) for name in available_references())
+
+
+def expectation_of(layer: Layer, inputs) -> Expectation:
+    """The expected result for inputs in the program's layouts (weights, biases, input)."""
+    w, b, x = inputs
+    exp = expectation(np.ascontiguousarray(x.transpose(2, 0, 1)), np.ascontiguousarray(w.transpose(0, 3, 1, 2)), layer.stride, layer.pad)
+    bias = np.asarray(b, dtype=np.float64)[:, None, None]
+    return Expectation(exp.expected + bias, exp.magnitude + np.abs(bias), exp.terms + 1)

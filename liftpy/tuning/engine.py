@@ -1,21 +1,23 @@
-"""The exploration engine: many generated convolutions for one layer and device, each validated and
-measured, kept in the results store, with the time/memory Pareto frontier and reference points.
+"""The exploration engine: many generated implementations of one operator on one device, each validated
+and measured, kept in the results store, with the time/memory Pareto frontier and reference points.
 
-Points (a variant and a configuration of its tuning parameters) are chosen deterministically from the
-seed: a variant drawn uniformly from the explored variants, then a configuration drawn uniformly from the
-variant's valid space (constraint inference and the solver, under the device's profile).  Re-running the
-same command therefore asks for the same points, and the store tells which are done: an interrupted run
-resumes without running anything twice.  Every point runs in an isolated worker process with a time
-limit, so a compiler crash or a hang is recorded (with its status) and the exploration goes on.
+The engine knows nothing of convolutions or matrix products: an operator (``liftpy.tuning.operator``)
+gives the program, the sizes, the inputs, the check of an output and the references; the engine derives
+the variants (cached on disk, ``liftpy.tuning.cache``), asks a search strategy (``liftpy.tuning.search``:
+uniform sampling, or ranking by the cost model with online learning) for points in batches, evaluates
+each point in isolated worker processes with a time limit (code generation in ``jobs`` parallel
+processes, measurement in one that owns the device), and stores every outcome as soon as it is known.
+An interrupted run resumes: finished points are not run again, and a model search learns from them
+first.
 
-Python API (for notebooks): ``explore_layer`` returns an ``Exploration`` with the records, the frontier
+Python API (for notebooks): ``explore_operator`` (any operator), ``explore_program`` (a program and its
+sizes), ``explore_layer`` (a convolution layer) return an ``Exploration`` with the records, the frontier
 and the references; ``frontier`` and ``best`` read a store.
 """
 
 from __future__ import annotations
 
 import hashlib
-import random
 import sys
 import time
 from dataclasses import dataclass
@@ -30,6 +32,8 @@ from .progress import Progress
 from .store import REFERENCE_PREFIX, Key, Record, Status, Store
 
 EVALUATE = "liftpy.tuning.evaluate:evaluate_point"
+COMPILE = "liftpy.tuning.evaluate:compile_point"
+MEASURE = "liftpy.tuning.evaluate:measure_point"
 
 
 @dataclass(frozen=True)
@@ -38,23 +42,34 @@ class Point:
     variant_index: int
     config: dict
 
-    def key(self, device: str, layer: Layer) -> Key:
-        return Key.of(device, layer.spec, self.variant_id, self.config)
+    def key(self, device: str, problem) -> Key:
+        return Key.of(device, problem.spec if isinstance(problem, Layer) else problem, self.variant_id, self.config)
 
 
 @dataclass(frozen=True)
 class Exploration:
-    layer: Layer
+    operator: object
     device: str
-    records: list  # every record of this layer and device, references included
+    records: list  # every record of this problem and device, references included
     frontier: list
     references: list
     ran: int
     resumed: int
     failed: int
+    search: str = "uniform"
+    seconds: float = 0.0
+
+    @property
+    def layer(self):
+        return getattr(self.operator, "layer", None)
 
     def table(self) -> str:
-        return format_frontier(self.frontier, self.references, flops=self.layer.flops)
+        return format_frontier(self.frontier, self.references, flops=self.operator.flops())
+
+    @property
+    def best(self):
+        ok = [r for r in self.records if r.measured and not r.is_reference]
+        return min(ok, key=lambda r: r.time_ms) if ok else None
 
 
 def variant_text(v) -> str:
@@ -72,80 +87,60 @@ def variant_id(v) -> str:
     short = {"tile2D": "tile", "vectorizeReduce": "vec", "partialReduce": "partial", "coalesce": "coal",
              "splitPartialKernels": "sum-kernel", "materializeInput": "pad-kernel", "padOpt": "padopt",
              "placeInImage": "image", "localStage": "local", "letPrivate": "let", "unrollReduceSeq": "unroll",
-             "mapWrg": "wrg", "mapGlb": "glb", "cropKernel": "crop-kernel", "registerBlock2D": "block"}
+             "mapWrg": "wrg", "mapGlb": "glb", "cropKernel": "crop-kernel", "registerBlock2D": "block",
+             "tile2DReduce": "tiled", "tile2DReduceStrided": "tiled-strided", "stageTiles": "stage",
+             "stageTilesT": "stageT", "unrollInItem": "unroll-item", "splitK": "splitK", "flattenMap2D": "flat"}
     tags = sorted({short[f] for f in features(v) if f in short})
     return f"{'+'.join(tags) or 'plain'}#{digest}"
 
 
 def select_variants(variants: Sequence, rules: Sequence[str]) -> tuple:
-    """The variants whose derivation used every rule in ``rules``; an unknown rule name is an error that
-    lists the rules the variants do use."""
+    """The variants whose derivation used every rule in ``rules`` (an entry ``A|B`` is satisfied by either);
+    an unknown rule name is an error that lists the rules the variants do use."""
     from ..rewrite.explore import features
 
     if not rules:
         return tuple(variants)
     known = set().union(*(features(v) for v in variants)) if variants else set()
-    unknown = sorted(set(rules) - known)
+    wanted = [set(r.split("|")) for r in rules]
+    unknown = sorted(set().union(*wanted) - known)
     if unknown:
         raise TuningError(f"no variant uses the rule(s) {', '.join(unknown)}; the variants use: {', '.join(sorted(known))}")
-    return tuple(v for v in variants if set(rules) <= features(v))
+    return tuple(v for v in variants if all(w & features(v) for w in wanted))
 
 
-def _config_key(config: dict) -> tuple:
-    return tuple(sorted(config.items()))
-
-
-def choose_points(variants: Sequence, layer: Layer, samples: int, profile, seed: int, stream=None) -> list[Point]:
-    """``samples`` distinct points: a variant drawn uniformly, then a configuration drawn uniformly from its
-    valid space.  Deterministic for a seed.  Variants without a valid configuration are skipped."""
-    from ..constraints import sample, solve
-    from ..constraints.infer import variant_space
+def choose_points(variants: Sequence, layer, samples: int, profile, seed: int, stream=None) -> list[Point]:
+    """``samples`` distinct points drawn uniformly (``search.UniformSearch``): deterministic for a seed.
+    ``layer``: a ``Layer`` or the sizes of the problem."""
     from .conv import layer_sizes
+    from .search import Spaces, UniformSearch
 
-    rng = random.Random(seed)
-    sizes = layer_sizes(layer)
-    order = list(range(len(variants)))
-    rng.shuffle(order)
-    spaces: dict[int, object] = {}
-    pools: dict[int, list[dict]] = {}
-    taken: dict[int, set] = {}
-    dead: set[int] = set()
-    points: list[Point] = []
-    started = time.time()
-    cursor = 0
-    while len(points) < samples and len(dead) < len(order):
-        i = order[cursor % len(order)]
-        cursor += 1
-        if i in dead:
-            continue
-        if i not in spaces:
-            spaces[i] = solve(variant_space(variants[i], sizes, profile), seed=seed)
-            pools[i], taken[i] = [], set()
-        counted = spaces[i]
-        if not pools[i]:
-            # A variant's first draw is small so that the points spread over the variants; when few
-            # variants are valid, their pools are drawn again, larger, without the points already taken.
-            valid = counted.size.valid
-            if len(taken[i]) >= valid:
-                dead.add(i)
-                continue
-            want = min(valid, max(4, samples // 8, 2 * len(taken[i])))
-            fresh = [c for c in sample(counted, want, seed=rng.randrange(2**31)) if _config_key(c) not in taken[i]]
-            rng.shuffle(fresh)
-            pools[i] = fresh
-            if not fresh:
-                dead.add(i)
-                continue
-        config = pools[i].pop()
-        taken[i].add(_config_key(config))
-        points.append(Point(variant_id(variants[i]), i, config))
-        if stream is not None and time.time() - started > 5 and len(points) % 50 == 0:
-            print(f"  chose {len(points)}/{samples} points from {len(spaces)} variants", file=stream)
-    return points
+    sizes = layer_sizes(layer) if isinstance(layer, Layer) else dict(layer)
+    strategy = UniformSearch(Spaces(variants, sizes, profile, seed), seed)
+    return [Point(variant_id(variants[i]), i, c) for i, c in strategy.propose(samples, set())]
 
 
-def explore_layer(
-    layer,
+def explore_layer(layer, samples: int = 100, **kw) -> Exploration:
+    """Explore the direct convolution of ``layer`` (a name like ``vgg16:7``, a spec ``C,H,W,M,K,stride,pad``
+    or a ``Layer``); the keywords are those of ``explore_operator``."""
+    from .conv import ConvOperator
+
+    return explore_operator(ConvOperator.of(layer), samples=samples, **kw)
+
+
+def explore_program(program, sizes: dict, samples: int = 100, reference=None, **kw) -> Exploration:
+    """Explore any high-level program (a ``Program``, a ``.lift`` file or ``module:function``) at the given
+    sizes; ``reference``: a module-level numpy function of the inputs giving the expected output, where
+    the interpreter would be too slow."""
+    from .operator import ProgramOperator, load_program
+
+    if not hasattr(program, "body"):
+        program = load_program(str(program))
+    return explore_operator(ProgramOperator.of(program, sizes, reference=reference), samples=samples, **kw)
+
+
+def explore_operator(
+    op,
     samples: int = 100,
     db: str | Path = "results.sqlite",
     device=None,
@@ -158,86 +153,202 @@ def explore_layer(
     progress: bool = True,
     stream=None,
     rules: Sequence[str] = (),
+    search: str = "uniform",
+    jobs: int = 1,
+    budget_s: float | None = None,
+    abort_factor: float | None = None,
+    batch: int | None = None,
+    variants: Sequence | None = None,
 ) -> Exploration:
-    """Explore the direct convolution of ``layer`` (a name like ``vgg16:7``, a spec ``C,H,W,M,K,stride,pad``
-    or a ``Layer``) on a device, resuming from the store ``db``.  ``rules``: explore only the variants
-    whose derivation uses every one of these rules."""
+    """Explore an operator on a device, resuming from the store ``db``.
+
+    ``samples``: points of this problem the store should hold when done (resumed ones count);
+    ``search``: ``uniform`` or ``model``; ``jobs``: code-generation processes (measurement is always one
+    process); ``budget_s``: stop starting new batches after this many seconds; ``abort_factor``: stop a
+    point after one run slower than this many times the best so far; ``rules``: only the variants whose
+    derivation uses every one of these rules."""
     from ..host.device import get_device
     from ..host.profile import resolve_profile
-    from .conv import conv_variants
+    from .cache import cached_variants
+    from .search import SEARCHES, Spaces, config_key
     from .worker import Task, WorkerPool
 
+    if search not in SEARCHES:
+        raise TuningError(f"unknown search {search!r}; choose one of {', '.join(SEARCHES)}")
+    if samples < 1:
+        raise TuningError(f"samples must be a positive number of points, got {samples}")
     stream = stream or sys.stdout
-    layer = get_layer(layer)
+    t0 = time.time()
     dev = get_device(device)
     device_key = dev.key
     profile = resolve_profile(device, profile_path)
-    t0 = time.time()
-    variants = select_variants(conv_variants(layer.K, layer.stride, layer.pad, images=profile.image_support), rules)
+    limits = profile.limits()
+    every = tuple(variants) if variants is not None else cached_variants(op)
+    chosen_variants = set(map(id, select_variants(every, rules)))
+    origin = [k for k, v in enumerate(every) if id(v) in chosen_variants]  # index in the derivation order
+    variants = [every[k] for k in origin]
+    ids = _LazyIds(variants)
+    position = {k: i for i, k in enumerate(origin)}
+    problem = op.problem
     if progress:
-        print(f"{layer.name} ({layer.spec}) on {dev.info.name}: {len(variants)} variants from the rewrite rules "
-              f"({time.time() - t0:.1f} s); choosing {samples} points", file=stream)
-    points = choose_points(variants, layer, samples, profile, seed, stream if progress else None)
-    if not points:
-        raise TuningError(f"no variant has a valid configuration for {layer.name} on {dev.info.name}")
+        print(f"{op.name} ({problem}) on {dev.info.name}: {len(variants)} variants from the rewrite rules "
+              f"({time.time() - t0:.1f} s); {search} search for {samples} points", file=stream)
+    spaces = Spaces(variants, op.sizes(), profile, seed)
+    strategy = SEARCHES[search](spaces, seed)
+    batch = batch or (max(4, 2 * jobs) if search == "model" else samples)
     with Store(db) as store:
-        done = store.done_keys(device_key, layer.spec)
-        todo = [p for p in points if p.key(device_key, layer) not in done]
-        resumed = len(points) - len(todo)
-        bar = Progress(len(points), label=layer.name, stream=stream if progress else _Null(), resumed=resumed)
+        done = [r for r in store.records(device=device_key, layer=problem) if not r.is_reference and r.status.finished]
+        taken = set()
+        best_ms = None
+        for r in done:
+            # Records name their variant by id and by index in the (deterministic, cached) derivation order;
+            # an id is checked before the record counts, so records of other rule versions are ignored.
+            i = position.get(r.metrics.get("variant_index", -1))
+            if i is None or ids[i] != r.variant:
+                continue
+            taken.add((i, config_key(r.config)))
+            strategy.observe(i, r.config, r.time_ms if r.status is Status.OK else None)
+            if r.status is Status.OK and r.time_ms is not None:
+                best_ms = r.time_ms if best_ms is None else min(best_ms, r.time_ms)
+        if search == "uniform":
+            # The same seed names the same points: those already in the store are skipped, not replaced.
+            planned = strategy.propose(samples, set())
+            resumed = sum(1 for i, c in planned if (i, config_key(c)) in taken)
+            queue = [(i, c) for i, c in planned if (i, config_key(c)) not in taken]
+        else:
+            resumed = min(len(taken), samples)
+            queue = None
+        remaining = len(queue) if queue is not None else samples - resumed
+        if remaining <= 0 and not taken and search == "uniform":
+            raise TuningError(f"no variant has a valid configuration for {op.name} on {dev.info.name}")
+        bar = Progress(resumed + remaining, label=op.name, stream=stream if progress else _Null(), resumed=resumed)
         ran = failed = 0
-        if todo:
-            tasks = []
-            for p in todo:
-                v = variants[p.variant_index]
-                payload = {
-                    "layer": layer.spec,
-                    "program": v.program.text(),
-                    "placements": v.placement_map,
-                    "config": p.config,
-                    "device": device,
-                    "seed": seed,
-                    "repeat": repeat,
-                    "warmup": warmup,
-                }
-                tasks.append(Task(EVALUATE, (payload,), tag=p))
-            with WorkerPool(1, default_timeout_s=timeout_s, max_tasks_per_worker=200) as pool:
-                for task, outcome in pool.imap_unordered(tasks):
-                    p: Point = task.tag
-                    v = variants[p.variant_index]
-                    res = outcome.result if outcome.ok else {}
-                    record = Record(
-                        device=device_key,
-                        layer=layer.spec,
-                        variant=p.variant_id,
-                        config=p.config,
-                        status=outcome.status,
-                        time_ms=res.get("time_ms"),
-                        bytes=res.get("bytes"),
-                        layer_name=layer.name,
-                        source_hash=res.get("source_hash"),
-                        liftpy_version=__version__,
-                        profile=profile.record(),
-                        metrics={
-                            **{k: v_ for k, v_ in res.items() if k not in ("time_ms", "bytes", "source_hash")},
-                            "rules": [str(s) for s in v.trace],
-                            "program": variant_text(v),
-                            "placements": v.placement_map,
-                            "params": [str(s) for s in v.params],
-                        },
-                        error=None if outcome.ok else (outcome.message or str(outcome.status)),
-                    )
+        compile_pool = WorkerPool(jobs, default_timeout_s=timeout_s, max_tasks_per_worker=200) if jobs > 1 else None
+        measure_pool = WorkerPool(1, default_timeout_s=timeout_s, max_tasks_per_worker=200)
+        try:
+            while remaining > 0:
+                if budget_s is not None and time.time() - t0 > budget_s:
+                    break
+                want = min(batch, remaining)
+                if queue is not None:
+                    chosen, queue = queue[:want], queue[want:]
+                else:
+                    chosen = strategy.propose(want, taken)
+                if not chosen:
+                    if not taken:
+                        raise TuningError(f"no variant has a valid configuration for {op.name} on {dev.info.name}")
+                    break
+                for i, config in chosen:
+                    taken.add((i, config_key(config)))
+                abort_ms = abort_factor * best_ms if (abort_factor and best_ms) else None
+                for (i, config), outcome in _evaluate(op, variants, chosen, compile_pool, measure_pool, device, seed,
+                                                      repeat, warmup, limits, abort_ms, Task):
+                    record = _record(op, variants[i], ids[i], config, outcome, device_key, profile, origin[i])
                     store.put(record)
+                    strategy.observe(i, config, record.time_ms if record.status is Status.OK else None)
+                    if record.status is Status.OK and record.time_ms is not None:
+                        best_ms = record.time_ms if best_ms is None else min(best_ms, record.time_ms)
                     ran += 1
                     failed += not outcome.ok
+                    remaining -= 1
                     bar.update(outcome.status, record.time_ms, record.bytes)
+        finally:
+            if compile_pool is not None:
+                compile_pool.close()
+            measure_pool.close()
         bar.close()
         if references:
-            _measure_references(store, layer, device_key, seed)
-        records = store.records(device=device_key, layer=layer.spec)
+            _measure_references(store, op, device_key, seed)
+        records = store.records(device=device_key, layer=problem)
     measured = [r for r in records if r.measured and not r.is_reference]
     refs = [r for r in records if r.is_reference and r.measured]
-    return Exploration(layer, device_key, records, pareto_front(measured), refs, ran, resumed, failed)
+    return Exploration(op, device_key, records, pareto_front(measured), refs, ran, resumed, failed, search, time.time() - t0)
+
+
+def _evaluate(op, variants, chosen, compile_pool, measure_pool, device, seed, repeat, warmup, limits, abort_ms, Task):
+    """(point, outcome) for each chosen point: compiled in parallel when there is a compile pool, then
+    measured one at a time."""
+    from .worker import Outcome
+
+    def payload(i, config):
+        v = variants[i]
+        return {"operator": op, "program": v.program, "placements": v.placement_map, "config": config,
+                "device": device, "seed": seed, "repeat": repeat, "warmup": warmup, "limits": limits,
+                "abort_ms": abort_ms}
+
+    if compile_pool is None:
+        tasks = [Task(EVALUATE, (payload(i, c),), tag=(i, c)) for i, c in chosen]
+        for task, outcome in measure_pool.imap_unordered(tasks):
+            yield task.tag, outcome
+        return
+    compiled = {}
+    for task, outcome in compile_pool.imap_unordered([Task(COMPILE, (payload(i, c),), tag=(k, i, c)) for k, (i, c) in enumerate(chosen)]):
+        compiled[task.tag[0]] = (task.tag[1], task.tag[2], outcome)
+    measure = []
+    for k in sorted(compiled):
+        i, c, outcome = compiled[k]
+        if not outcome.ok:
+            yield (i, c), outcome
+            continue
+        p = payload(i, c)
+        p["stages"] = outcome.result["stages"]
+        measure.append(Task(MEASURE, (p,), tag=(i, c, outcome.result["codegen_s"])))
+    for task, outcome in measure_pool.imap_unordered(measure):
+        i, c, codegen_s = task.tag
+        if outcome.ok:
+            outcome = Outcome(outcome.status, {**outcome.result, "codegen_s": codegen_s}, *[getattr(outcome, f) for f in
+                              ("error_type", "message", "traceback", "log", "elapsed_s", "worker_pid", "exitcode")])
+        yield (i, c), outcome
+
+
+class _LazyIds:
+    """Variant ids computed when first asked for (printing thousands of programs takes half a minute)."""
+
+    def __init__(self, variants):
+        self.variants = variants
+        self._ids: dict[int, str] = {}
+
+    def __getitem__(self, i: int) -> str:
+        if i not in self._ids:
+            self._ids[i] = variant_id(self.variants[i])
+        return self._ids[i]
+
+
+def _record(op, v, vid: str, config: dict, outcome, device_key: str, profile, index: int) -> Record:
+    res = outcome.result if outcome.ok else {}
+    extra = {}
+    if not outcome.ok and outcome.status is Status.ABORTED:
+        extra["first_run_ms"] = _aborted_time(outcome.message)
+    return Record(
+        device=device_key,
+        layer=op.problem,
+        variant=vid,
+        config=config,
+        status=outcome.status,
+        time_ms=res.get("time_ms"),
+        bytes=res.get("bytes"),
+        layer_name=op.name,
+        source_hash=res.get("source_hash"),
+        liftpy_version=__version__,
+        profile=profile.record(),
+        metrics={
+            **{k: v_ for k, v_ in res.items() if k not in ("time_ms", "bytes", "source_hash")},
+            **extra,
+            "rules": [str(s) for s in v.trace],
+            "program": variant_text(v),
+            "placements": v.placement_map,
+            "params": [str(s) for s in v.params],
+            "variant_index": index,
+        },
+        error=None if outcome.ok else (outcome.message or str(outcome.status)),
+    )
+
+
+def _aborted_time(message: str | None) -> float | None:
+    import re
+
+    m = re.search(r"took ([0-9.eE+-]+) ms", message or "")
+    return float(m.group(1)) if m else None
 
 
 class _Null:
@@ -251,28 +362,43 @@ class _Null:
         return False
 
 
-def _measure_references(store: Store, layer: Layer, device_key: str, seed: int) -> None:
-    """The references measured once per layer and device (kept in the store like every point)."""
-    from .references import available_references, measure_reference, random_inputs, reference_record
-
-    x, w = random_inputs(layer, seed)
-    for name in available_references():
-        key = Key.of(device_key, layer.spec, REFERENCE_PREFIX + name, {})
+def _measure_references(store: Store, op, device_key: str, seed: int) -> None:
+    """The operator's references, measured once per problem and device (kept in the store like every point)."""
+    for ref in op.references():
+        key = Key.of(device_key, op.problem, REFERENCE_PREFIX + ref.name, {})
         if store.done(key):
             continue
-        result = measure_reference(name, x, w, layer.stride, layer.pad)
-        store.put(reference_record(result, device_key, layer))
+        result = ref.run(seed)
+        now = time.time()
+        store.put(Record(
+            device=device_key, layer=op.problem, variant=REFERENCE_PREFIX + result.name, config={}, status=Status.OK,
+            time_ms=result.time_ms, bytes=result.bytes, layer_name=op.name, liftpy_version=__version__,
+            metrics={"breakdown": dict(result.breakdown), "times_ms": list(result.times_ms), "ran_on": result.device},
+            started_at=now, finished_at=now,
+        ))
+
+
+def _problem(problem) -> str:
+    """The store key of a problem: a layer (name, spec or ``Layer``), an operator, or a problem string."""
+    if hasattr(problem, "problem"):
+        return problem.problem
+    if isinstance(problem, Layer):
+        return problem.spec
+    try:
+        return get_layer(problem).spec
+    except TuningError:
+        return str(problem)
 
 
 def frontier(db: str | Path, layer, device: str | None = None) -> tuple[list[Record], list[Record], list[Record]]:
-    """(frontier, references, all measured records) of a layer in a store (any device if None and only
-    one device has results)."""
-    layer = get_layer(layer)
+    """(frontier, references, all measured records) of a problem (a layer, an operator or a problem
+    string) in a store (any device if None and only one device has results)."""
+    problem = _problem(layer)
     with Store(db) as store:
-        records = store.records(device=device, layer=layer.spec)
+        records = store.records(device=device, layer=problem)
     devices = sorted({r.device for r in records})
     if device is None and len(devices) > 1:
-        raise TuningError(f"{db} holds results of several devices for {layer.name}; choose one with --device-key: {devices}")
+        raise TuningError(f"{db} holds results of several devices for {problem}; choose one with --device-key: {devices}")
     measured = [r for r in records if r.measured and not r.is_reference]
     refs = [r for r in records if r.is_reference and r.measured]
     return pareto_front(measured), refs, measured
@@ -281,14 +407,23 @@ def frontier(db: str | Path, layer, device: str | None = None) -> tuple[list[Rec
 def best(db: str | Path, layer=None, device: str | None = None) -> Record:
     """The fastest correct point of a store (of one layer if given)."""
     with Store(db) as store:
-        records = store.records(device=device, layer=get_layer(layer).spec if layer is not None else None)
+        records = store.records(device=device, layer=_problem(layer) if layer is not None else None)
     ok = [r for r in records if r.measured and not r.is_reference]
     if not ok:
         raise TuningError(f"{db} has no measured point" + (f" for {layer}" if layer else ""))
     return min(ok, key=lambda r: r.time_ms)
 
 
-def plot(db: str | Path, layer, path: str | Path, device: str | None = None) -> Path:
+def plot(db: str | Path, layer, path: str | Path, device: str | None = None, title: str | None = None) -> Path:
     front, refs, measured = frontier(db, layer, device)
-    lay = get_layer(layer)
-    return plot_frontier(measured, front, refs, path, title=f"{lay.name} ({lay.spec})")
+    if title is None:
+        if hasattr(layer, "problem"):
+            lay = getattr(layer, "layer", None)
+            title = f"{lay.name} ({lay.spec})" if lay is not None else f"{layer.name} ({layer.problem})"
+        else:
+            try:
+                lay = layer if isinstance(layer, Layer) else get_layer(layer)
+                title = f"{lay.name} ({lay.spec})"
+            except TuningError:
+                title = _problem(layer)
+    return plot_frontier(measured, front, refs, path, title=title)

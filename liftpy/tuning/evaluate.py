@@ -1,66 +1,101 @@
-"""Evaluating one point of a convolution exploration, inside a worker process.
+"""Evaluating points of an exploration inside worker processes, in two steps.
 
-A point is a variant (its program in text form and its placements), a configuration (values of its
-tuning parameters) and a layer.  The worker generates and builds every kernel of the pipeline, runs it
-on seeded random inputs (warm-up, then the median of repeated runs of the whole pipeline, pad and crop
-kernels included), validates the output against the float64 reference convolution, and returns plain
-data for the results store.  Errors propagate as exceptions; the worker pool turns them into statuses
-(a build failure is a compile error, and so on).
+``compile_point`` generates the OpenCL source of every kernel of a point (a variant's program with values
+for its tuning parameters) for the device's limits.  It needs no device, so several compile workers run in
+parallel on the CPUs while one measuring worker owns the device.
+
+``measure_point`` builds the sources on the device, runs them on the operator's seeded inputs (warm-up,
+then the median of repeated runs, every kernel of a pipeline summed), validates the output with the
+operator's check, and returns plain data for the results store.  With ``abort_ms`` it stops after the
+first timed run when that run alone is already slower (the point cannot beat the best so far by enough
+to matter) and reports it as ``aborted``.
+
+Errors propagate as exceptions; the worker pool turns them into statuses (a build failure is a compile
+error, a wrong output ``wrong_result``, and so on).
 """
 
 from __future__ import annotations
 
 import hashlib
+import time
 from functools import lru_cache
 
 from ..errors import LiftError
-from .layers import get_layer
+from .store import Status
 
 
 class WrongResult(LiftError):
     """The kernel ran but its output does not match the reference."""
 
-    from .store import Status as _S
-
-    status = _S.WRONG_RESULT
+    status = Status.WRONG_RESULT
 
 
-@lru_cache(maxsize=4)
-def _layer_data(spec: str, seed: int):
-    from .conv import layer_inputs
+class Aborted(LiftError):
+    """The point was stopped after one run: it was already slower than the run could afford."""
 
-    return layer_inputs(get_layer(spec), seed)
+    status = Status.ABORTED
 
-
-@lru_cache(maxsize=64)
-def _program(text: str):
-    from ..ir.parser import parse_program
-
-    return parse_program(text)
+    def __init__(self, message: str, time_ms: float):
+        self.time_ms = time_ms
+        super().__init__(message)
 
 
-def evaluate_point(payload: dict) -> dict:
-    """Build, run, time and validate one (variant, configuration) on a layer; returns metrics."""
-    from ..host.kernel import CompiledPipeline, compile_program
-    from .conv import layer_sizes, to_reference_layout
-    from .references import validate
+def compile_point(payload: dict) -> dict:
+    """Generate the kernels of one point; returns them (without device) and the time it took."""
+    from ..codegen.kernel import generate_pipeline
 
-    layer = get_layer(payload["layer"])
-    program = _program(payload["program"])
-    sizes = {**layer_sizes(layer), **payload["config"]}
-    compiled = compile_program(program, sizes, device=payload.get("device"), placements=payload.get("placements") or {})
-    inputs, expected = _layer_data(layer.spec, payload.get("seed", 0))
-    result = compiled.run(*inputs, repeat=payload.get("repeat", 5), warmup=payload.get("warmup", 1))
-    check = validate(to_reference_layout(result.output, layer), expected)
-    if not check.ok:
-        raise WrongResult(check.message)
-    kernels = compiled.kernels if isinstance(compiled, CompiledPipeline) else [(compiled, "out")]
+    t = time.perf_counter()
+    op = payload["operator"]
+    sizes = {**op.sizes(), **payload["config"]}
+    stages = generate_pipeline(payload["program"], sizes, payload["limits"], payload.get("placements") or {})
+    return {"stages": stages, "codegen_s": time.perf_counter() - t}
+
+
+_PREPARED: dict = {}
+
+
+def _prepared(op, seed: int):
+    """The operator's inputs for a seed and a checker of outputs, kept while the worker lives (one problem
+    at a time: a new problem replaces the old one's arrays)."""
+    key = (op.problem, seed)
+    if key not in _PREPARED:
+        _PREPARED.clear()
+        _PREPARED[key] = op.prepare(seed)
+    return _PREPARED[key]
+
+
+def measure_point(payload: dict) -> dict:
+    """Build, run, time and validate one point on the device; returns metrics."""
+    from ..host.kernel import CompiledPipeline, CompiledKernel
+    from ..host.device import get_device
+
+    op = payload["operator"]
+    stages = payload["stages"]
+    device = get_device(payload.get("device"))
+    if len(stages) == 1:
+        compiled = CompiledKernel(stages[0][0], device)
+        kernels = [(compiled, "out")]
+    else:
+        compiled = CompiledPipeline(payload["program"], {**op.sizes(), **payload["config"]}, device,
+                                    payload.get("placements"), stages=stages)
+        kernels = compiled.kernels
+    inputs, check = _prepared(op, payload.get("seed", 0))
+    abort_ms = payload.get("abort_ms")
+    warmup, repeat = payload.get("warmup", 1), payload.get("repeat", 5)
+    if abort_ms is not None:
+        first = compiled.run(*inputs, repeat=1, warmup=min(warmup, 1))
+        if first.time_ms > abort_ms:
+            raise Aborted(f"one run took {first.time_ms:.4g} ms, more than the {abort_ms:.4g} ms allowed", first.time_ms)
+    result = compiled.run(*inputs, repeat=repeat, warmup=warmup)
+    validation = check(result.output)
+    if not validation.ok:
+        raise WrongResult(validation.message)
     source = compiled.source
     return {
         "time_ms": result.time_ms,
         "bytes": result.device_bytes,
         "source_hash": hashlib.sha1(source.encode()).hexdigest()[:16],
-        "max_error": check.max_abs_error,
+        "max_error": validation.max_abs_error,
         "kernels": len(kernels),
         "kernel_ms": list(getattr(compiled, "kernel_times_ms", (result.time_ms,))),
         "launches": [str(k.launch) for k, _ in kernels],
@@ -70,20 +105,30 @@ def evaluate_point(payload: dict) -> dict:
     }
 
 
-def kernel_source(payload: dict) -> str:
-    """The OpenCL source of a stored point (for ``liftpy show``), generated again in this process."""
-    from ..codegen.kernel import generate_kernel
-    from ..ir.kernels import split_kernels
-    from .conv import layer_sizes
+def evaluate_point(payload: dict) -> dict:
+    """Compile and measure in one step (one worker): for callers without a separate compile pool."""
+    out = compile_point(payload)
+    metrics = measure_point({**payload, "stages": out["stages"]})
+    metrics["codegen_s"] = out["codegen_s"]
+    return metrics
 
-    layer = get_layer(payload["layer"])
-    program = _program(payload["program"])
-    sizes = {**layer_sizes(layer), **payload["config"]}
-    placements = payload.get("placements") or {}
-    parts = []
-    stages = split_kernels(program)
-    for i, st in enumerate(stages):
-        place = {k: v for k, v in placements.items() if k in {p.name for p in st.program.params}}
-        ks = generate_kernel(st.program, sizes, placements=place)
-        parts.append(f"// ===== kernel {i + 1} of {len(stages)}: writes {st.output} =====\n{ks.source}")
-    return "\n".join(parts)
+
+@lru_cache(maxsize=64)
+def _program(text: str):
+    from ..ir.parser import parse_program
+
+    return parse_program(text)
+
+
+def kernel_source(program, sizes: dict, placements: dict | None = None, limits=None) -> str:
+    """The OpenCL source of a stored point (for ``liftpy show``), generated again for the device limits
+    it was measured with."""
+    from ..codegen.kernel import DeviceLimits, generate_pipeline
+
+    if isinstance(program, str):
+        program = _program(program)
+    stages = generate_pipeline(program, sizes, limits or DeviceLimits(), placements or {})
+    if len(stages) == 1:
+        return stages[0][0].source
+    return "\n".join(f"// ===== kernel {i + 1} of {len(stages)}: writes {out} =====\n{ks.source}"
+                     for i, (ks, out) in enumerate(stages))

@@ -58,6 +58,7 @@ class Status(str, enum.Enum):
     WRONG_RESULT = "wrong_result"  # it ran, but the output does not match the reference
     INVALID_CONFIG = "invalid_config"  # the configuration violates a constraint or a device limit
     CRASHED = "crashed"  # the worker process died (a segfault or abort in a driver or compiler)
+    ABORTED = "aborted"  # stopped after one run that was already too slow to beat the best so far
     RUNNING = "running"  # begun and not finished: the run was killed while evaluating it
 
     @property

@@ -1,0 +1,75 @@
+"""A learned correction of the analytical model, fitted online to the measurements of one device.
+
+Features of a point (a variant and a configuration) are what the analytical model computes for it (the
+logarithms of its flops, memory traffic, work-items, groups, local and private bytes, the predicted time
+and which term bounds it, the occupancy) and which rules derived the variant; the target is the logarithm
+of the measured time.  A gradient-boosted tree ensemble (scikit-learn's ``HistGradientBoostingRegressor``)
+learns what the formula misses: the cost of bank conflicts in one local layout, of a register block that
+is too large for the compiler, of uncoalesced reads the counts do not see.  With few measurements it
+predicts the analytical value plus the mean residual, so it never does worse than the formula it
+corrects.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .analytical import FEATURES
+
+BOUNDS = ("compute", "local", "cache", "dram", "invalid")
+MIN_FIT = 8  # measurements before the trees are fitted
+
+
+def feature_vector(prediction, rules: frozenset, rule_names: tuple[str, ...]) -> list[float]:
+    f = prediction.features
+    out = [math.log1p(max(float(f.get(k, 0.0)), 0.0)) for k in FEATURES]
+    out.append(math.log(max(prediction.seconds, 1e-9)) if math.isfinite(prediction.seconds) else 10.0)
+    out.append(float(prediction.occupancy))
+    out.extend(1.0 if prediction.bound == b else 0.0 for b in BOUNDS)
+    out.extend(1.0 if r in rules else 0.0 for r in rule_names)
+    return out
+
+
+@dataclass
+class LearnedModel:
+    rule_names: tuple[str, ...]
+    X: list = field(default_factory=list)
+    y: list = field(default_factory=list)  # log(measured seconds)
+    base: list = field(default_factory=list)  # log(analytical seconds)
+    _trees: object = None
+    _offset: float = 0.0
+
+    def add(self, features: list[float], analytical_s: float, measured_ms: float) -> None:
+        self.X.append(features)
+        self.y.append(math.log(measured_ms * 1e-3))
+        self.base.append(math.log(max(analytical_s, 1e-9)) if math.isfinite(analytical_s) else 10.0)
+
+    def fit(self) -> None:
+        n = len(self.y)
+        if n == 0:
+            return
+        residual = np.asarray(self.y) - np.asarray(self.base)
+        self._offset = float(np.median(residual))
+        if n < MIN_FIT:
+            self._trees = None
+            return
+        from sklearn.ensemble import HistGradientBoostingRegressor
+
+        trees = HistGradientBoostingRegressor(max_iter=150, learning_rate=0.1, max_leaf_nodes=15,
+                                              min_samples_leaf=max(2, n // 20), random_state=0)
+        trees.fit(np.asarray(self.X), residual)
+        self._trees = trees
+
+    @property
+    def fitted(self) -> bool:
+        return bool(self.y)
+
+    def predict_log(self, features: list[list[float]], analytical_s: list[float]) -> np.ndarray:
+        """log(predicted seconds) for many points: the analytical time corrected by the learned residual."""
+        base = np.asarray([math.log(max(a, 1e-9)) if math.isfinite(a) else 10.0 for a in analytical_s])
+        if self._trees is None:
+            return base + self._offset
+        return base + self._trees.predict(np.asarray(features))

@@ -1,0 +1,64 @@
+"""The derivation of variants, cached on disk.
+
+Deriving the variants of a program runs every rewrite rule at every position (15 s for the convolution's
+3,548 variants on two cores); a resumed or repeated exploration of the same program needs exactly the same
+list.  The list is pickled (programs, user functions and all: see ``liftpy.ir.userfun``) under a key made
+of the operator's variant identity and a *rule-set version*: a hash of the source of the rewrite rules, the
+primitives and the type checker, so that any change to what derivation does makes old entries unreachable.
+
+The directory is ``$LIFTPY_CACHE_DIR`` or ``~/.cache/liftpy``; set ``LIFTPY_CACHE_DIR=off`` to disable it.
+A damaged or unreadable entry is ignored and derived again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+from functools import lru_cache
+from pathlib import Path
+
+
+@lru_cache(maxsize=1)
+def ruleset_version() -> str:
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha1()
+    for sub in ("rewrite", "ir"):
+        for path in sorted((root / sub).glob("*.py")):
+            h.update(path.name.encode())
+            h.update(path.read_bytes())
+    from .. import __version__
+
+    h.update(__version__.encode())
+    return h.hexdigest()[:16]
+
+
+def cache_dir() -> Path | None:
+    value = os.environ.get("LIFTPY_CACHE_DIR")
+    if value and value.lower() in ("off", "0", "none", "no"):
+        return None
+    return Path(value) if value else Path.home() / ".cache" / "liftpy"
+
+
+def cached_variants(op) -> tuple:
+    """The operator's variants, from the cache when derived before with the same rules."""
+    directory = cache_dir()
+    if directory is None:
+        return tuple(op.variants())
+    key = hashlib.sha1(f"{op.variant_key()}|{ruleset_version()}".encode()).hexdigest()[:24]
+    path = directory / "variants" / f"{key}.pkl"
+    try:
+        with open(path, "rb") as f:
+            return tuple(pickle.load(f))
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
+        pass
+    variants = tuple(op.variants())
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        with open(tmp, "wb") as f:
+            pickle.dump(variants, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)  # atomic: a concurrent exploration never reads half a file
+    except (OSError, pickle.PicklingError, AttributeError, TypeError):
+        pass  # a variant that cannot be pickled (a lambda user function) is simply not cached
+    return variants

@@ -1,0 +1,278 @@
+"""Operators: what the exploration engine needs to know about a problem, and nothing more.
+
+An operator is a high-level program together with the sizes of one problem, how to make its inputs, what
+a correct output is, and (optionally) the vendor or library implementations to compare with.  The engine
+(``liftpy.tuning.engine``) derives the program's variants, samples or searches their configurations,
+runs each point in a worker process and keeps the records; it never looks inside the operator, so a
+convolution, a matrix product, a pooling or a stencil written by a user are explored the same way.
+
+``ProgramOperator`` is the operator of any program: deterministic random inputs, and validation against
+the reference interpreter (or a numpy function the user supplies, for sizes where the interpreter is too
+slow).  The convolution (``liftpy.tuning.conv.ConvOperator``) adds its layer catalogue, its layouts and
+cuDNN.  Operators travel to worker processes by pickling, so everything they hold must be picklable: the
+program (user functions included, see ``liftpy.ir.userfun``), sizes, and module-level reference functions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping
+
+import numpy as np
+
+from ..errors import InputError, LiftError
+from ..ir.expr import Program
+from ..ir.types import ArrayType, free_size_symbols, scalar_of, subs_type
+from .references import Validation
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A measured implementation to compare with: ``run(inputs) -> (output, milliseconds, bytes)``."""
+
+    name: str
+    run: Callable
+
+
+class Operator:
+    """The protocol the engine uses.  Subclasses override what differs from the defaults."""
+
+    name: str = "operator"
+
+    def program(self) -> Program:
+        raise NotImplementedError
+
+    def sizes(self) -> dict[str, int]:
+        raise NotImplementedError
+
+    @property
+    def problem(self) -> str:
+        """The identity of the problem in the results store (program and sizes)."""
+        text = self.program().text()
+        digest = hashlib.sha1(text.encode()).hexdigest()[:8]
+        sizes = ",".join(f"{k}={v}" for k, v in sorted(self.sizes().items()))
+        return f"{self.program().name}#{digest}:{sizes}"
+
+    def inputs(self, seed: int = 0) -> list[np.ndarray]:
+        return random_inputs(self.program(), self.sizes(), seed)
+
+    def check(self, output: np.ndarray, inputs: list[np.ndarray]) -> Validation:
+        raise NotImplementedError
+
+    def prepare(self, seed: int = 0):
+        """(inputs, check) for a seed: the worker keeps them while it measures points of this problem."""
+        inputs = self.inputs(seed)
+        return inputs, lambda output: self.check(output, inputs)
+
+    def flops(self) -> float | None:
+        return None
+
+    def explore_options(self):
+        from ..rewrite.explore import ExploreOptions
+
+        return ExploreOptions()
+
+    def variants(self) -> tuple:
+        from ..rewrite.explore import explore
+
+        return tuple(explore(self.program(), self.explore_options()))
+
+    def variant_key(self) -> str:
+        """What the variants depend on (the cache key of their derivation, with the rule-set version)."""
+        return f"{type(self).__name__}|{self.program().text()}|{self.explore_options()!r}"
+
+    def references(self) -> tuple[Reference, ...]:
+        return ()
+
+
+def random_inputs(program: Program, sizes: Mapping[str, int], seed: int = 0) -> list[np.ndarray]:
+    """Deterministic standard-normal inputs (integers in [-5, 5] for int arrays) of a program's types."""
+    rng = np.random.default_rng(seed)
+    bind = {k: int(v) for k, v in sizes.items()}
+    out = []
+    for p, t in zip(program.params, program.param_types):
+        tt = subs_type(t, {s: bind[str(s)] for s in free_size_symbols(t) if str(s) in bind})
+        shape = []
+        while isinstance(tt, ArrayType):
+            if not tt.size.is_Integer:
+                raise InputError(f"input {p.name} of {program.name}: no value for the size {tt.size}; give it with -s")
+            shape.append(int(tt.size))
+            tt = tt.elem
+        if hasattr(tt, "width"):
+            shape.append(int(tt.width))
+        s = scalar_of(t)
+        if s is not None and s.name == "int":
+            out.append(rng.integers(-5, 6, size=shape).astype(np.int32))
+        else:
+            out.append(rng.standard_normal(shape).astype(np.float32))
+    return out
+
+
+def compare(output: np.ndarray, expected: np.ndarray, rtol: float = 1e-3) -> Validation:
+    """fp32 output against a reference: exact for integers; for floats within ``rtol`` of each element or
+    of the reference's root-mean-square (sums in another order round differently; a missing or repeated
+    term is far outside)."""
+    out = np.asarray(output)
+    exp = np.asarray(expected)
+    if out.size != exp.size:
+        return Validation(False, math.inf, math.inf, None, f"output has {out.size} elements, expected {exp.size} ({exp.shape})")
+    out = out.reshape(exp.shape)
+    if np.issubdtype(exp.dtype, np.integer):
+        bad = np.argwhere(out != exp)
+        if len(bad):
+            at = tuple(int(i) for i in bad[0])
+            return Validation(False, float(np.max(np.abs(out.astype(np.int64) - exp))), math.inf, at,
+                              f"{len(bad)} of {exp.size} elements wrong; first at {at}: got {out[at]}, expected {exp[at]}")
+        return Validation(True, 0.0, 0.0, None, "ok (exact)")
+    o, e = out.astype(np.float64), exp.astype(np.float64)
+    if not np.all(np.isfinite(o)):
+        at = tuple(int(i) for i in np.argwhere(~np.isfinite(o))[0])
+        return Validation(False, math.inf, math.inf, at, f"non-finite output, first at {at}")
+    rms = float(np.sqrt(np.mean(e * e))) if e.size else 0.0
+    allowed = rtol * (np.abs(e) + rms) + np.finfo(np.float32).tiny
+    err = np.abs(o - e)
+    ratio = err / allowed
+    worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(ratio)), ratio.shape)) if ratio.size else None
+    worst_ratio = float(ratio[worst]) if worst is not None else 0.0
+    max_abs = float(err.max()) if err.size else 0.0
+    if worst_ratio <= 1.0:
+        return Validation(True, max_abs, worst_ratio, worst, f"ok (max error {max_abs:.3g}, {worst_ratio:.2g} of allowed)")
+    wrong = int(np.count_nonzero(ratio > 1.0))
+    return Validation(False, max_abs, worst_ratio, worst, f"{wrong} of {ratio.size} elements wrong; worst at {worst}: got {o[worst]:.6g}, expected {e[worst]:.6g}")
+
+
+@dataclass(frozen=True)
+class ProgramOperator(Operator):
+    """Any high-level program at given sizes, validated against the interpreter (or ``reference``, a
+    module-level function from the inputs to the expected output, in the program's output layout)."""
+
+    prog: Program
+    size_values: tuple[tuple[str, int], ...]
+    reference: Callable | None = None
+    flop_count: float | None = None
+    rtol: float = 1e-3
+    options: object = field(default=None, compare=False)
+
+    def __post_init__(self):
+        missing = sorted(str(s) for t in self.prog.param_types for s in free_size_symbols(t)
+                         if str(s) not in dict(self.size_values))
+        if missing:
+            raise InputError(f"{self.prog.name} needs a value for {', '.join(dict.fromkeys(missing))} (give -s {missing[0]}=...)")
+        for k, v in self.size_values:
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise InputError(f"size {k} of {self.prog.name} must be a positive integer, got {v!r}")
+
+    @classmethod
+    def of(cls, program: Program, sizes: Mapping[str, int], **kw) -> "ProgramOperator":
+        return cls(program, tuple(sorted((str(k), int(v)) for k, v in sizes.items())), **kw)
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return self.prog.name
+
+    def program(self) -> Program:
+        return self.prog
+
+    def sizes(self) -> dict[str, int]:
+        return dict(self.size_values)
+
+    def expected(self, inputs: list[np.ndarray]) -> np.ndarray:
+        if self.reference is not None:
+            return np.asarray(self.reference(*inputs))
+        from ..ir.interpreter import evaluate
+
+        return np.asarray(evaluate(self.prog, *inputs, sizes=self.sizes()))
+
+    def check(self, output, inputs) -> Validation:
+        return compare(output, self.expected(inputs), self.rtol)
+
+    def flops(self) -> float | None:
+        return self.flop_count
+
+    def explore_options(self):
+        from ..rewrite.explore import ExploreOptions
+
+        return self.options if self.options is not None else ExploreOptions()
+
+
+# ------------------------------------------------------------------------------------------ loading
+
+
+def load_program(spec: str) -> Program:
+    """A high-level program from a ``.lift`` text file, a ``file.py:function`` or a ``module:function``
+    (an ``@program``-decorated function, or a function returning a Program)."""
+    from ..ir.parser import parse_program
+
+    path = Path(spec)
+    if spec.endswith(".lift") or (path.exists() and path.suffix not in (".py",) and ":" not in spec):
+        try:
+            text = path.read_text()
+        except OSError as e:
+            raise InputError(f"cannot read program file {spec}: {e.strerror}") from None
+        return parse_program(text)
+    if ":" not in spec:
+        raise InputError(f"{spec!r} is neither a .lift file nor module:function (e.g. examples/matmul.py:matmul)")
+    mod_name, fn_name = spec.rsplit(":", 1)
+    try:
+        if mod_name.endswith(".py"):
+            if not Path(mod_name).exists():
+                raise InputError(f"no such file: {mod_name}")
+            unique = "liftpy_user_" + hashlib.sha1(str(Path(mod_name).resolve()).encode()).hexdigest()[:8]
+            loader_spec = importlib.util.spec_from_file_location(unique, mod_name)
+            module = importlib.util.module_from_spec(loader_spec)
+            import sys
+
+            sys.modules[unique] = module  # user functions defined there pickle by this name
+            loader_spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(mod_name)
+    except InputError:
+        raise
+    except LiftError:
+        raise
+    except Exception as e:  # noqa: BLE001 - the user's module may raise anything while importing
+        raise InputError(f"cannot import {mod_name}: {type(e).__name__}: {e}") from None
+    obj = getattr(module, fn_name, None)
+    if obj is None:
+        raise InputError(f"{mod_name} has no {fn_name}")
+    if isinstance(obj, Program):
+        return obj
+    if callable(obj):
+        result = obj()
+        if isinstance(result, Program):
+            return result
+    raise InputError(f"{spec} is not a liftpy program (an @program function, or a function returning one)")
+
+
+def parse_sizes(text: str | None) -> dict[str, int]:
+    """``M=1024,N=512`` -> {'M': 1024, 'N': 512}; positive integers only."""
+    out: dict[str, int] = {}
+    for part in (text or "").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if "=" not in part:
+            raise InputError(f"size {part!r} is not NAME=VALUE (e.g. -s M=1024,N=1024)")
+        k, v = (x.strip() for x in part.split("=", 1))
+        try:
+            value = int(v)
+        except ValueError:
+            raise InputError(f"size {k} must be a positive integer, got {v!r}") from None
+        if value < 1:
+            raise InputError(f"size {k} must be a positive integer, got {value}")
+        out[k] = value
+    return out
+
+
+def program_operator(spec: str, sizes: Mapping[str, int] | str) -> ProgramOperator:
+    if isinstance(sizes, str):
+        sizes = parse_sizes(sizes)
+    return ProgramOperator.of(load_program(spec), sizes)
+
+
+

@@ -1,0 +1,218 @@
+"""Search strategies: which points (a variant and a configuration of its tuning parameters) to measure next.
+
+Both strategies are deterministic for a seed and propose points in batches; the engine measures a batch,
+tells the strategy what it measured (``observe``), and asks again.
+
+- ``UniformSearch``: a variant drawn uniformly, then a configuration drawn uniformly from the variant's
+  valid space (constraint inference and the solver); the baseline, and the old behaviour of the engine.
+- ``ModelSearch``: every candidate is ranked before it is measured.  Variants are screened (their space
+  solved, a pool of configurations sampled, the analytical model of ``liftpy.model`` built) a chunk at a
+  time, so that exploring thousands of variants does not start with minutes of solving; the best ranked
+  unmeasured candidates are proposed, plus a share of random ones (exploration).  After every batch the
+  learned correction (``liftpy.model.learned``) is refitted to what was measured, and the ranking uses it.
+  This is the loop of TVM's MetaSchedule and kernel_tuner's model-based strategies: model, measure the
+  best few, refit, repeat.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Sequence
+
+
+def config_key(config: dict) -> tuple:
+    return tuple(sorted(config.items()))
+
+
+class Spaces:
+    """The valid spaces of a problem's variants and their analytical models, computed on first use."""
+
+    def __init__(self, variants: Sequence, sizes: dict, profile, seed: int = 0):
+        self.variants = variants
+        self.sizes = dict(sizes)
+        self.profile = profile
+        self.seed = seed
+        self._counted: dict = {}
+        self._models: dict = {}
+        self._machine = None
+
+    def counted(self, i: int):
+        """The solved space of variant ``i`` (None when it has no valid configuration)."""
+        if i not in self._counted:
+            from ..constraints import solve
+            from ..constraints.infer import variant_space
+            from ..errors import LiftError
+
+            try:
+                c = solve(variant_space(self.variants[i], self.sizes, self.profile), seed=self.seed)
+                self._counted[i] = c if c.size.valid else None
+            except LiftError:
+                self._counted[i] = None
+        return self._counted[i]
+
+    def sample(self, i: int, n: int, seed: int) -> list[dict]:
+        from ..constraints import sample
+
+        c = self.counted(i)
+        if c is None:
+            return []
+        return sample(c, min(n, c.size.valid), seed=seed)
+
+    def model(self, i: int):
+        if i not in self._models:
+            from ..model import Machine, VariantModel
+
+            if self._machine is None:
+                self._machine = Machine.from_profile(self.profile)
+            v = self.variants[i]
+            self._models[i] = VariantModel(v.program, self.sizes, v.params, self._machine)
+        return self._models[i]
+
+
+class UniformSearch:
+    """Uniform sampling over (variant, configuration), as ``choose_points`` always did."""
+
+    name = "uniform"
+
+    def __init__(self, spaces: Spaces, seed: int = 0):
+        self.spaces = spaces
+        self.rng = random.Random(seed)
+        self.order = list(range(len(spaces.variants)))
+        self.rng.shuffle(self.order)
+        self.cursor = 0
+        self.pools: dict[int, list] = {}
+        self.taken: dict[int, set] = {}
+        self.dead: set[int] = set()
+
+    def propose(self, n: int, taken: set) -> list[tuple[int, dict]]:
+        out: list[tuple[int, dict]] = []
+        order = self.order
+        while len(out) < n and len(self.dead) < len(order):
+            i = order[self.cursor % len(order)]
+            self.cursor += 1
+            if i in self.dead:
+                continue
+            counted = self.spaces.counted(i)
+            if counted is None:
+                self.dead.add(i)
+                continue
+            mine = self.taken.setdefault(i, set())
+            if not self.pools.get(i):
+                # A variant's first draw is small so that the points spread over the variants; when few
+                # variants are valid, their pools are drawn again, larger, without the points already taken.
+                valid = counted.size.valid
+                if len(mine) >= valid:
+                    self.dead.add(i)
+                    continue
+                want = min(valid, max(4, n // 8, 2 * len(mine)))
+                fresh = [c for c in self.spaces.sample(i, want, self.rng.randrange(2**31)) if config_key(c) not in mine]
+                self.rng.shuffle(fresh)
+                self.pools[i] = fresh
+                if not fresh:
+                    self.dead.add(i)
+                    continue
+            config = self.pools[i].pop()
+            mine.add(config_key(config))
+            if (i, config_key(config)) in taken:
+                continue
+            out.append((i, config))
+        return out
+
+    def observe(self, i: int, config: dict, time_ms: float | None) -> None:
+        pass
+
+
+@dataclass
+class _Candidate:
+    variant: int
+    config: dict
+    prediction: object
+    features: list = field(default_factory=list)
+
+
+class ModelSearch:
+    """Model-ranked search (module docstring)."""
+
+    name = "model"
+
+    def __init__(self, spaces: Spaces, seed: int = 0, pool: int = 400, screen: int = 128, explore_share: float = 0.2,
+                 features_of=None):
+        from ..model.learned import LearnedModel
+        from ..rewrite.explore import features
+
+        self.spaces = spaces
+        self.rng = random.Random(seed)
+        self.pool_size = pool
+        self.screen_size = screen
+        self.explore_share = explore_share
+        self.order = list(range(len(spaces.variants)))
+        self.rng.shuffle(self.order)
+        self.screened = 0
+        self.candidates: list[_Candidate] = []
+        self.rules = [frozenset(features(v)) for v in spaces.variants]
+        names = tuple(sorted(set().union(*self.rules))) if self.rules else ()
+        self.learned = LearnedModel(names)
+        self._index: dict = {}
+        self._dirty = False
+
+    def _screen(self, count: int) -> None:
+        from ..model.learned import feature_vector
+
+        end = min(len(self.order), self.screened + count)
+        for i in self.order[self.screened:end]:
+            configs = self.spaces.sample(i, self.pool_size, self.rng.randrange(2**31))
+            if not configs:
+                continue
+            model = self.spaces.model(i)
+            for c in configs:
+                p = model.predict(c)
+                if not math.isfinite(p.seconds):
+                    continue
+                cand = _Candidate(i, c, p, feature_vector(p, self.rules[i], self.learned.rule_names))
+                self._index[(i, config_key(c))] = cand
+                self.candidates.append(cand)
+        self.screened = end
+
+    def predicted_log(self, cands: list[_Candidate]) -> list[float]:
+        if not cands:
+            return []
+        return list(self.learned.predict_log([c.features for c in cands], [c.prediction.seconds for c in cands]))
+
+    def propose(self, n: int, taken: set) -> list[tuple[int, dict]]:
+        if self._dirty:
+            self.learned.fit()
+            self._dirty = False
+        if self.screened < len(self.order):
+            self._screen(self.screen_size if self.candidates else max(self.screen_size, 1))
+        open_ = [c for c in self.candidates if (c.variant, config_key(c.config)) not in taken]
+        while not open_ and self.screened < len(self.order):
+            self._screen(self.screen_size)
+            open_ = [c for c in self.candidates if (c.variant, config_key(c.config)) not in taken]
+        if not open_:
+            return []
+        scores = self.predicted_log(open_)
+        ranked = [c for _, c in sorted(zip(scores, range(len(open_))), key=lambda sc: sc[0])]
+        ranked = [open_[k] for k in ranked]
+        n_explore = int(round(n * self.explore_share)) if len(ranked) > n else 0
+        chosen = ranked[: n - n_explore]
+        rest = ranked[n - n_explore:]
+        if n_explore and rest:
+            chosen += self.rng.sample(rest, min(n_explore, len(rest)))
+        return [(c.variant, c.config) for c in chosen]
+
+    def observe(self, i: int, config: dict, time_ms: float | None) -> None:
+        if time_ms is None or not (time_ms > 0):
+            return
+        cand = self._index.get((i, config_key(config)))
+        if cand is None:
+            from ..model.learned import feature_vector
+
+            p = self.spaces.model(i).predict(config)
+            cand = _Candidate(i, config, p, feature_vector(p, self.rules[i], self.learned.rule_names))
+        self.learned.add(cand.features, cand.prediction.seconds, time_ms)
+        self._dirty = True
+
+
+SEARCHES = {"uniform": UniformSearch, "model": ModelSearch}

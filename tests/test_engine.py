@@ -1,0 +1,135 @@
+"""The generic exploration engine (issue 12): any program explored, stored and resumed; model-ranked search;
+user functions in worker processes; parallel code generation; aborted runs; the variant cache; the CLI."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from liftpy import Array, Float, make_program, map, reduce, sizes, transpose
+from liftpy import zip as lzip
+from liftpy.ir.userfun import userfun_from_expression
+from liftpy.tuning.engine import explore_operator, explore_program
+from liftpy.tuning.operator import ProgramOperator, compare, load_program, parse_sizes
+from liftpy.tuning.store import Status
+
+ROOT = Path(__file__).resolve().parents[1]
+MATMUL = ROOT / "examples" / "programs" / "matmul_highlevel.lift"
+M, N, K = sizes("M N K")
+
+# A user function written as an expression: it travels to worker processes with the program.
+MAD2 = userfun_from_expression("mad2", [("acc", Float), ("x", Float), ("y", Float)], Float, "acc + 2.0f * x * y")
+
+
+def twice_matmul():
+    return make_program("twice", [("A", Array(Float, M, K)), ("B", Array(Float, K, N))], lambda A, B: map(
+        lambda row: map(lambda col: reduce(lambda acc, p: MAD2(acc, p[0], p[1]), 0.0, lzip(row, col)), transpose(B)), A))
+
+
+def test_program_explored_with_model_search_and_resumed(tmp_path):
+    db = tmp_path / "r.sqlite"
+    ex = explore_program(MATMUL, {"M": 32, "N": 32, "K": 16}, samples=6, db=db, search="model", progress=False,
+                         repeat=1, warmup=0, references=False)
+    points = [r for r in ex.records if not r.is_reference]
+    assert len(points) == 6 and ex.ran == 6
+    assert all(r.status is Status.OK for r in points), [(r.variant, r.error) for r in points]
+    assert ex.frontier and ex.best is not None
+    # The model ranks the tiled variants first: a vendor-shaped kernel is among the first measured.
+    assert any("tiled" in r.variant for r in points)
+    again = explore_program(MATMUL, {"M": 32, "N": 32, "K": 16}, samples=8, db=db, search="model", progress=False,
+                            repeat=1, warmup=0, references=False)
+    assert again.resumed == 6 and again.ran == 2
+    keys = [(r.variant, tuple(sorted(r.config.items()))) for r in again.records]
+    assert len(keys) == len(set(keys)) == 8
+
+
+def test_user_function_travels_to_workers_and_parallel_codegen(tmp_path):
+    op = ProgramOperator.of(twice_matmul(), {"M": 8, "N": 8, "K": 8})
+    ex = explore_operator(op, samples=4, db=tmp_path / "r.sqlite", search="uniform", jobs=2, progress=False,
+                          repeat=1, warmup=0, references=False, seed=2)
+    points = [r for r in ex.records if not r.is_reference]
+    assert len(points) == 4
+    assert all(r.status is Status.OK for r in points), [(r.variant, r.error) for r in points]
+    assert all(r.metrics.get("codegen_s", 0) > 0 for r in points)
+
+
+def test_wrong_kernel_is_caught_by_the_operator_check():
+    exp = np.arange(12, dtype=np.float32).reshape(3, 4)
+    assert compare(exp + 1e-6, exp).ok
+    bad = exp.copy()
+    bad[1, 2] += 1.0
+    v = compare(bad, exp)
+    assert not v.ok and "(1, 2)" in v.message
+
+
+def test_abort_factor_stops_slow_points(tmp_path):
+    op = ProgramOperator.of(load_program(str(MATMUL)), {"M": 32, "N": 32, "K": 32})
+    ex = explore_operator(op, samples=10, db=tmp_path / "r.sqlite", search="uniform", progress=False, repeat=2,
+                          warmup=0, references=False, abort_factor=1e-6, batch=1, seed=5)
+    statuses = [r.status for r in ex.records if not r.is_reference]
+    assert Status.ABORTED in statuses and Status.OK in statuses  # the first point sets the bar
+    aborted = [r for r in ex.records if r.status is Status.ABORTED]
+    assert all(r.metrics.get("first_run_ms") for r in aborted)
+
+
+def test_variant_cache_skips_derivation(tmp_path, monkeypatch):
+    from liftpy.tuning import cache
+
+    monkeypatch.setenv("LIFTPY_CACHE_DIR", str(tmp_path / "cache"))
+    op = ProgramOperator.of(load_program(str(MATMUL)), {"M": 8, "N": 8, "K": 8})
+    first = cache.cached_variants(op)
+    calls = []
+    monkeypatch.setattr(ProgramOperator, "variants", lambda self: calls.append(1) or ())
+    second = cache.cached_variants(op)
+    assert not calls and len(second) == len(first) and second[0].program == first[0].program
+    monkeypatch.setenv("LIFTPY_CACHE_DIR", "off")
+    assert cache.cached_variants(op) == () and calls
+
+
+def test_learned_model_corrects_the_formula():
+    from liftpy.model.learned import LearnedModel
+
+    rng = np.random.default_rng(0)
+    model = LearnedModel(("a", "b"))
+    # The formula misses a factor 3 whenever feature 0 is large: the trees learn it.
+    feats = rng.uniform(0, 1, size=(60, 3))
+    analytical = rng.uniform(1e-4, 1e-3, size=60)
+    measured_ms = analytical * 1e3 * np.where(feats[:, 0] > 0.5, 3.0, 1.0)
+    for f, a, m in zip(feats, analytical, measured_ms):
+        model.add(list(f), float(a), float(m))
+    model.fit()
+    pred = np.exp(model.predict_log([list(f) for f in feats], list(analytical))) * 1e3
+    assert np.median(np.abs(np.log(pred / measured_ms))) < 0.2
+
+
+def test_sizes_and_programs_are_checked():
+    from liftpy.errors import InputError
+
+    with pytest.raises(InputError, match="positive integer"):
+        parse_sizes("M=-3")
+    with pytest.raises(InputError, match="NAME=VALUE"):
+        parse_sizes("M")
+    with pytest.raises(InputError, match="needs a value for"):
+        ProgramOperator.of(load_program(str(MATMUL)), {"M": 8})
+    with pytest.raises(InputError, match="cannot read"):
+        load_program("missing.lift")
+
+
+def _liftpy(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "liftpy", *args], capture_output=True, text=True, timeout=600, cwd=cwd)
+
+
+def test_cli_explores_a_program_and_rejects_bad_input(tmp_path):
+    db = str(tmp_path / "r.sqlite")
+    r = _liftpy("explore", str(MATMUL), "-s", "M=16,N=16,K=16", "--samples", "3", "--db", db, "--repeat", "1",
+                "--no-references", "--plot", str(tmp_path / "f.png"))
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "Pareto frontier" in r.stdout and (tmp_path / "f.png").exists()
+    r = _liftpy("show", str(MATMUL), "-s", "M=16,N=16,K=16", "--db", db)
+    assert r.returncode == 0 and "kernel void" in r.stdout, r.stderr
+    for bad in (["-s", "M=-3,N=4,K=4"], ["-s", "M=4"], ["--budget", "soon", "-s", "M=4,N=4,K=4"]):
+        r = _liftpy("explore", str(MATMUL), *bad, "--db", db)
+        assert r.returncode != 0
+        assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
