@@ -147,11 +147,19 @@ class ModelSearch:
         self.pool_size = pool
         self.screen_size = screen
         self.explore_share = explore_share
-        self.order = list(range(len(spaces.variants)))
-        self.rng.shuffle(self.order)
+        self.rules = [frozenset(features(v)) for v in spaces.variants]
+        # Variants are screened round-robin over their rule combinations, so that the first chunks meet every
+        # kind of variant (a family of 24 tiled variants among 3,500 others is screened at once).
+        groups: dict = {}
+        for i, r in enumerate(self.rules):
+            groups.setdefault(r, []).append(i)
+        glist = list(groups.values())
+        self.rng.shuffle(glist)
+        for g in glist:
+            self.rng.shuffle(g)
+        self.order = [g[d] for d in range(max((len(g) for g in glist), default=0)) for g in glist if d < len(g)]
         self.screened = 0
         self.candidates: list[_Candidate] = []
-        self.rules = [frozenset(features(v)) for v in spaces.variants]
         names = tuple(sorted(set().union(*self.rules))) if self.rules else ()
         self.learned = LearnedModel(names)
         self._index: dict = {}
@@ -185,7 +193,9 @@ class ModelSearch:
             self.learned.fit()
             self._dirty = False
         if self.screened < len(self.order):
-            self._screen(self.screen_size if self.candidates else max(self.screen_size, 1))
+            # A full chunk first; then a quarter chunk per batch, so the ranking keeps meeting new variants
+            # without the screening costing more than the measuring.
+            self._screen(self.screen_size if not self.screened else max(1, self.screen_size // 4))
         open_ = [c for c in self.candidates if (c.variant, config_key(c.config)) not in taken]
         while not open_ and self.screened < len(self.order):
             self._screen(self.screen_size)

@@ -1,0 +1,173 @@
+"""Benchmark: how many measured runs the model-guided search needs, against uniform sampling.
+
+    python benchmarks/search.py --json out.json --workloads sgemm:1024 vgg16:12 --uniform 1000 --guided 50
+    python benchmarks/search.py --quick --json out.json        # one reduced layer on PoCL
+
+For each workload it runs a uniform search of ``--uniform`` points (the baseline: its best is the target)
+and a model-guided search (``liftpy.tuning.search.ModelSearch``) of ``--guided`` points, then reports:
+
+- ``runs_to_5pct``: measured runs the guided search needed to get within 5% of the uniform search's best
+  (null if it never did);
+- ``kendall_tau``: rank correlation between the model (analytical, corrected by what the guided search
+  measured) and the measured times of the uniform points, which the model never saw;
+- ``pruned_share``: the share of the raw space (every combination of parameter values) that the device
+  limits and the model remove while the best remains within 2% of the best found: the limits leave the
+  valid space; of all measured points (uniform and guided), ranked by the model, the smallest top share
+  holding a point within 2% of the best is what the model keeps;
+- ``seconds`` of the guided search, code-generation time per point (median, p90, max) and the time from
+  starting a resumed search to its first new run finishing (``resume_first_run_s``).
+
+Workloads: ``sgemm:N`` or ``sgemm:MxNxK`` (the high-level matrix product, all variants), ``vgg16:L`` or any
+layer name (the convolution's tiled variants, ``--conv-rules``); ``@reduced`` after a layer shrinks it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+
+def workload(name: str):
+    from liftpy.ir.parser import parse_program
+    from liftpy.tuning.conv import ConvOperator
+    from liftpy.tuning.layers import get_layer
+    from liftpy.tuning.operator import ProgramOperator
+    from sgemm import exact_matmul, parse_size
+
+    if name.startswith("sgemm:"):
+        m, n, k = parse_size(name.split(":", 1)[1])
+        program = parse_program((ROOT / "examples/programs/matmul_highlevel.lift").read_text())
+        return ProgramOperator.of(program, {"M": m, "N": n, "K": k}, reference=exact_matmul, flop_count=2.0 * m * n * k), ()
+    reduced = name.endswith("@reduced")
+    layer = get_layer(name.removesuffix("@reduced"))
+    if reduced:
+        layer = layer.reduced(spatial=16, channels=8, kernels=8)
+    return ConvOperator.of(layer), None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", required=True)
+    ap.add_argument("--quick", action="store_true", help="one reduced layer, few points (PoCL)")
+    ap.add_argument("--workloads", nargs="*", default=None)
+    ap.add_argument("--uniform", type=int, default=None, help="points of the uniform baseline (default 1000; 40 with --quick)")
+    ap.add_argument("--guided", type=int, default=None, help="points of the guided search (default 50; 16 with --quick)")
+    ap.add_argument("--conv-rules", default="tile2DReduce|tile2DReduceStrided")
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--profile", default=None)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+
+    from scipy.stats import kendalltau
+
+    from liftpy.host.profile import resolve_profile
+    from liftpy.tuning.cache import cached_variants
+    from liftpy.tuning.engine import explore_operator, select_variants, variant_id
+    from liftpy.tuning.search import ModelSearch, Spaces
+
+    names = args.workloads or (["vgg16:7@reduced"] if args.quick else ["sgemm:1024", "vgg16:5", "vgg16:10", "vgg16:17", "vgg16:24"])
+    n_uniform = args.uniform or (40 if args.quick else 1000)
+    n_guided = args.guided or (16 if args.quick else 50)
+    out_dir = Path(args.json).parent
+    profile = resolve_profile(None, args.profile)
+    records = []
+    for name in names:
+        op, rules = workload(name)
+        rules = tuple(r for r in args.conv_rules.split(",") if r) if rules is None else rules
+        tag = name.replace(":", "_").replace("@", "_")
+        common = dict(profile_path=args.profile, seed=args.seed, repeat=args.repeat, warmup=2, references=False,
+                      progress=False, rules=rules, jobs=args.jobs)
+        t0 = time.time()
+        uni = explore_operator(op, samples=n_uniform, db=out_dir / f"search-{tag}-uniform.sqlite", search="uniform", **common)
+        t_uniform = time.time() - t0
+        t0 = time.time()
+        guided = explore_operator(op, samples=n_guided, db=out_dir / f"search-{tag}-guided.sqlite", search="model", **common)
+        t_guided = time.time() - t0
+        t0 = time.time()
+        explore_operator(op, samples=n_guided + 1, db=out_dir / f"search-{tag}-guided.sqlite", search="model", batch=1, **common)
+        resume_s = time.time() - t0
+
+        u_ok = [r for r in uni.records if r.measured and not r.is_reference]
+        g_pts = sorted((r for r in guided.records if not r.is_reference), key=lambda r: r.finished_at or 0)[:n_guided]
+        best_u = min(r.time_ms for r in u_ok)
+        runs, running = None, math.inf
+        for idx, r in enumerate(g_pts):
+            if r.measured:
+                running = min(running, r.time_ms)
+            if runs is None and running <= 1.05 * best_u:
+                runs = idx + 1
+
+        # The model of the guided search (refitted on its measurements), ranking the uniform points it never saw.
+        variants = select_variants(cached_variants(op), rules)
+        spaces = Spaces(variants, op.sizes(), profile, args.seed)
+        search = ModelSearch(spaces, args.seed)
+        index = {variant_id(v): i for i, v in enumerate(variants)}
+        for r in g_pts:
+            if r.measured and r.variant in index:
+                search.observe(index[r.variant], r.config, r.time_ms)
+        search.learned.fit()
+        held = [(index[r.variant], r) for r in u_ok if r.variant in index]
+        from liftpy.model.learned import feature_vector
+
+        feats, base = [], []
+        for i, r in held:
+            p = spaces.model(i).predict(r.config)
+            feats.append(feature_vector(p, search.rules[i], search.learned.rule_names))
+            base.append(p.seconds)
+        pred = list(search.learned.predict_log(feats, base))
+        meas = [math.log(r.time_ms) for _, r in held]
+        tau = float(kendalltau(pred, meas).statistic) if len(held) > 2 else None
+        analytical_tau = float(kendalltau([math.log(max(b, 1e-12)) for b in base], meas).statistic) if len(held) > 2 else None
+
+        # Pruning: device limits (raw -> valid), then the model's top share holding a point within 2%.
+        raw = valid = 0
+        for i in {i for i, _ in held} | set(range(min(len(variants), 200))):
+            c = spaces.counted(i)
+            if c is not None:
+                raw += c.size.raw
+                valid += c.size.valid
+        everything = held + [(index[r.variant], r) for r in g_pts if r.measured and r.variant in index]
+        f_all, b_all = [], []
+        for i, r in everything:
+            p = spaces.model(i).predict(r.config)
+            f_all.append(feature_vector(p, search.rules[i], search.learned.rule_names))
+            b_all.append(p.seconds)
+        p_all = list(search.learned.predict_log(f_all, b_all))
+        order = sorted(range(len(everything)), key=lambda k: p_all[k])
+        best_all = min(r.time_ms for _, r in everything)
+        keep = None
+        for rank, k in enumerate(order):
+            if everything[k][1].time_ms <= 1.02 * best_all:
+                keep = (rank + 1) / len(order)
+                break
+        pruned = 1.0 - (valid / raw) * keep if (keep is not None and raw) else None
+        codegen = [r.metrics.get("codegen_s") for r in list(u_ok) + g_pts if r.metrics.get("codegen_s")]
+        rec = {
+            "workload": name, "device": guided.device, "uniform_points": len(u_ok), "guided_points": len(g_pts),
+            "uniform_best_ms": best_u, "guided_best_ms": min((r.time_ms for r in g_pts if r.measured), default=None),
+            "runs_to_5pct": runs, "kendall_tau": tau, "analytical_kendall_tau": analytical_tau,
+            "pruned_share": pruned, "valid_share_of_raw": (valid / raw) if raw else None, "model_keeps_share": keep,
+            "seconds": round(t_guided, 1), "uniform_seconds": round(t_uniform, 1),
+            "codegen_s": {"median": statistics.median(codegen), "p90": sorted(codegen)[int(0.9 * (len(codegen) - 1))],
+                          "max": max(codegen)} if codegen else None,
+            "resume_first_run_s": round(resume_s, 2),
+        }
+        records.append(rec)
+        print(json.dumps(rec), flush=True)
+        Path(args.json).write_text(json.dumps(records, indent=1))
+    print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
