@@ -16,7 +16,7 @@ def register(sub) -> None:
 
 
 def cmd_space(args) -> int:
-    from ..host.cli import _read, parse_sizes
+    from ..cli_args import parse_sizes, read_text as _read
     from ..host.profile import DeviceProfile, resolve_profile
     from ..ir.parser import parse_program
     from . import explain, format_space, sample, solve

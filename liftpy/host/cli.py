@@ -5,25 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..cli_args import parse_sizes, read_text as _read
 from ..errors import LiftError
-
-
-def parse_sizes(items: list[str] | None) -> dict[str, int]:
-    """``["N=64", "M=32"]`` or ``["N=64,M=32"]`` -> {"N": 64, "M": 32}."""
-    out: dict[str, int] = {}
-    for item in items or []:
-        for part in item.split(","):
-            part = part.strip()
-            if not part:
-                continue
-            if "=" not in part:
-                raise LiftError(f"size '{part}' must be written NAME=VALUE")
-            k, v = part.split("=", 1)
-            try:
-                out[k.strip()] = int(v)
-            except ValueError:
-                raise LiftError(f"size {k.strip()} must be an integer, got '{v}'") from None
-    return out
 
 
 def register(sub) -> None:
@@ -46,17 +29,6 @@ def register(sub) -> None:
     p.add_argument("--device", "-d", default=None)
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_run)
-
-
-def _read(path: str) -> str:
-    import sys
-
-    if path == "-":
-        return sys.stdin.read()
-    try:
-        return Path(path).read_text()
-    except OSError as e:
-        raise LiftError(f"cannot read {path}: {e.strerror}") from None
 
 
 def cmd_devices(args) -> int:
@@ -86,11 +58,11 @@ def cmd_compile(args) -> int:
     placements = {name: "image" for name in args.image}
     if args.build or args.device is not None:
         dev = get_device(args.device)
-        ks = generate_kernel(program, parse_sizes(args.size), device_limits(dev), placements=placements)
+        ks = generate_kernel(program, parse_sizes(args.size, parameters=True), device_limits(dev), placements=placements)
         if args.build:
             build(dev, ks.source)
     else:
-        ks = generate_kernel(program, parse_sizes(args.size), DeviceProfile("default", "defaults").limits(), placements=placements)
+        ks = generate_kernel(program, parse_sizes(args.size, parameters=True), DeviceProfile("default", "defaults").limits(), placements=placements)
     print(ks.source, end="")
     if args.plan:
         print()
@@ -107,7 +79,7 @@ def cmd_run(args) -> int:
     from .kernel import compile_program
 
     program = parse_program(_read(args.file))
-    sizes = parse_sizes(args.size)
+    sizes = parse_sizes(args.size, parameters=True)
     k = compile_program(program, sizes, device=args.device, placements={n: "image" for n in args.image})
     rng = np.random.default_rng(args.seed)
     inputs = []

@@ -44,9 +44,11 @@ def build_cache_size() -> int:
 
 
 def device_limits(device: Device) -> DeviceLimits:
-    info = device.info
-    sizes = tuple(info.max_work_item_sizes) + (1,) * (3 - len(info.max_work_item_sizes))
-    return DeviceLimits(info.max_work_group_size, sizes[:3])
+    """The limits code generation respects on a device: those of its profile (one source of device limits
+    for code generation, constraint inference and ``liftpy show``)."""
+    from .profile import DeviceProfile
+
+    return DeviceProfile.from_device(device).limits()
 
 
 @dataclass(frozen=True)

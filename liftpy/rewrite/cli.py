@@ -22,7 +22,7 @@ def register(sub) -> None:
 def cmd_variants(args) -> int:
     from pathlib import Path
 
-    from ..host.cli import _read, parse_sizes
+    from ..cli_args import parse_sizes, read_text as _read
     from ..ir.parser import parse_program
     from .explore import ExploreOptions, explore
     from .text_rules import load_rules

@@ -521,14 +521,27 @@ def tiled_dot(opts: ExploreOptions) -> Strategy:
     )
 
 
-def explore(program: Program, options: ExploreOptions = ExploreOptions()) -> list[Variant]:
-    """Distinct fully lowered variants of a high-level program, each with its parameters and trace."""
-    start = Variant(program)
+def default_strategy(program: Program, options: ExploreOptions = ExploreOptions()) -> Strategy:
+    """The strategy ``explore`` uses when given options: the general stages (algorithmic macros, work
+    mapping, memory), or the tiled dot-product shape, then placement."""
     general = seq(algorithmic_stage(options), lower_all, memory_stage(options))
     if options.tile_reduce and not options.pipeline:
         general = choice(general, tiled_dot(options))
-    pipeline = seq(general, placement_stage(program, options))
-    variants = [v for v in pipeline(start) if v.lowered]
+    return seq(general, placement_stage(program, options))
+
+
+def explore(program: Program, options: "ExploreOptions | Strategy" = ExploreOptions()) -> list[Variant]:
+    """Distinct fully lowered variants of a high-level program, each with its parameters and trace.
+
+    ``options``: the knobs of the default strategy, or a strategy itself (Elevate style), composed by the
+    caller from the combinators and rules here, e.g. ``seq(once(tile2D_reduce), apply_mapping(("wlall", 2,
+    2)), _accumulators)``; only the lowered variants it produces are kept."""
+    start = Variant(program)
+    if callable(options) and not isinstance(options, ExploreOptions):
+        strategy, options = options, ExploreOptions()
+    else:
+        strategy = default_strategy(program, options)
+    variants = [v for v in strategy(start) if v.lowered]
     if options.max_variants is not None and len(variants) > options.max_variants:
         # Keep a spread over the whole list rather than its head, so every stage's choices stay represented.
         step = len(variants) / options.max_variants

@@ -251,22 +251,9 @@ def load_program(spec: str) -> Program:
 
 def parse_sizes(text: str | None) -> dict[str, int]:
     """``M=1024,N=512`` -> {'M': 1024, 'N': 512}; positive integers only."""
-    out: dict[str, int] = {}
-    for part in (text or "").split(","):
-        part = part.strip()
-        if not part:
-            continue
-        if "=" not in part:
-            raise InputError(f"size {part!r} is not NAME=VALUE (e.g. -s M=1024,N=1024)")
-        k, v = (x.strip() for x in part.split("=", 1))
-        try:
-            value = int(v)
-        except ValueError:
-            raise InputError(f"size {k} must be a positive integer, got {v!r}") from None
-        if value < 1:
-            raise InputError(f"size {k} must be a positive integer, got {value}")
-        out[k] = value
-    return out
+    from ..cli_args import parse_sizes as parse
+
+    return parse(text or "")
 
 
 def program_operator(spec: str, sizes: Mapping[str, int] | str) -> ProgramOperator:
