@@ -10,7 +10,7 @@ For each size (M, N, K) the engine (``liftpy.tuning.engine.explore_operator``) e
 model, the best few measured, the model refitted, ``--samples`` points in all; every point is checked
 against a float64 product before its time counts (``--rules`` narrows the variants, e.g. to the tiled
 ones).  The reference is ``torch.matmul`` in fp32 with TF32 off (cuBLAS) on CUDA, timed with CUDA events
-over a batch of calls; on a CPU, numpy's BLAS.  Ratios are reference time / liftpy time (above 1: liftpy
+over a batch of calls; on a CPU, PyTorch's CPU product (numpy's BLAS without PyTorch).  Ratios are reference time / liftpy time (above 1: liftpy
 faster).
 
 JSON: a list of records with ``size`` [M, N, K], ``best_ms``, ``cublas_ms`` (the reference's time, on a CPU
@@ -74,6 +74,16 @@ def reference(a: np.ndarray, b: np.ndarray, repeat: int = 20) -> tuple[str, floa
             torch.cuda.synchronize()
             times.append(start.elapsed_time(end) / repeat)
         return "cublas", statistics.median(times)
+    if torch is not None:  # PyTorch's CPU product (MKL or OpenBLAS), as the CPU reference
+        ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+        for _ in range(2):
+            torch.matmul(ta, tb)
+        times = []
+        for _ in range(7):
+            t = time.perf_counter()
+            torch.matmul(ta, tb)
+            times.append((time.perf_counter() - t) * 1e3)
+        return "torch_cpu", statistics.median(times)
     times = []
     for _ in range(5):
         t = time.perf_counter()

@@ -37,4 +37,16 @@ relu = BUILTINS["relu"]
 fmax = BUILTINS["max"]
 fmin = BUILTINS["min"]
 
-__version__ = "0.1.0"
+from .version import __version__  # noqa: E402,F401
+
+
+def compile(program: Program, sizes: dict | None = None, **kwargs):  # noqa: A001 - the natural name
+    """Generate and build a lowered program for the given sizes (and parameter values) on a device:
+    ``liftpy.compile(program, {"N": 64})`` or ``program.compile({"N": 64})``; keywords as
+    ``liftpy.host.kernel.compile_program`` (``device``, ``launch``, ``placements``)."""
+    from .host.kernel import compile_program
+
+    return compile_program(program, sizes or {}, **kwargs)
+
+
+Program.compile = compile  # the method form, installed here so that the IR does not import the back end

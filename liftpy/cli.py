@@ -20,7 +20,7 @@ COMMAND_MODULES = [
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
+    from .version import __version__
 
     parser = argparse.ArgumentParser(prog="liftpy", description="A Lift-style compiler for data-parallel programs.")
     parser.add_argument("--version", action="version", version=f"liftpy {__version__}")

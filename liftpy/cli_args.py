@@ -1,10 +1,32 @@
-"""What the command-line tools read from their arguments, written once: sizes and program files."""
+"""What the command-line tools read from their arguments, written once: sizes, counts and program files."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from .errors import InputError
+
+
+def _number(kind, low: float, strict: bool, what: str):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        if value < low or (strict and value == low):
+            raise argparse.ArgumentTypeError(f"{text} is not {what}")
+        return value
+
+    parse.__name__ = what  # argparse names the type in its messages
+    return parse
+
+
+# argparse types of the numeric options: a count of zero or below (samples, repeats, jobs) is an error
+# at the command line, not a silent empty run.
+positive_int = _number(int, 0, True, "a positive integer")
+nonnegative_int = _number(int, 0, False, "a non-negative integer")
+positive_float = _number(float, 0.0, True, "a positive number")
 
 
 def parse_sizes(items: list[str] | str | None, parameters: bool = False) -> dict[str, int]:
@@ -40,7 +62,23 @@ def read_text(path: str) -> str:
         return sys.stdin.read()
     try:
         return Path(path).read_text()
+    except IsADirectoryError:
+        raise InputError(f"cannot read {path}: it is a directory; give a program file") from None
     except OSError as e:
         raise InputError(f"cannot read {path}: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise InputError(f"cannot read {path}: not UTF-8 text (byte {e.start}); give a program in text form") from None
 
 
+
+
+def read_program(path: str):
+    """The program in a text file; a syntax error names the file (the parser knows only line and column)."""
+    from .errors import ParseError
+    from .ir.parser import parse_program
+
+    text = read_text(path)
+    try:
+        return parse_program(text)
+    except ParseError as e:
+        raise ParseError(f"{'standard input' if path == '-' else path}: {e}") from None

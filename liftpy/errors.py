@@ -30,6 +30,10 @@ class InputError(LiftError):
     """Input arrays given to the interpreter or a kernel do not match the program's declared types."""
 
 
+class EvaluationError(LiftError):
+    """The reference interpreter cannot evaluate a program at the given sizes (out of memory)."""
+
+
 class ParseError(LiftError):
     """The text form of a program or rule could not be parsed."""
 

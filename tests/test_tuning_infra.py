@@ -215,6 +215,44 @@ def test_store_refuses_foreign_files(tmp_path):
         store.put(_rec(1, config={"f": object()}))
 
 
+def test_store_of_schema_1_migrates_in_place(tmp_path):
+    """A store written by liftpy before the ``run`` column opens, keeps its rows and gains the column;
+    opening it again (or from a second process) finds the new schema and changes nothing."""
+    from liftpy.tuning.store import MIGRATIONS, SCHEMA
+
+    path = tmp_path / "v1.sqlite"
+    v1 = _CREATE_V1
+    with sqlite3.connect(path) as db:
+        db.executescript(v1)
+        db.execute("INSERT INTO meta VALUES ('schema', 'liftpy-results/1')")
+        db.execute("INSERT INTO results (device, layer, variant, config, status, time_ms, bytes, metrics) "
+                   "VALUES ('dev', 'L', 'v', '{\"t\":1}', 'ok', 2.5, 64, '{}')")
+    assert "liftpy-results/1" in MIGRATIONS
+    with Store(path) as store:
+        (old,) = store.records()
+        assert (old.config, old.time_ms, old.bytes, old.run) == ({"t": 1}, 2.5, 64, None)
+        store.put(_rec(2))
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == SCHEMA
+        columns = [r[1] for r in db.execute("PRAGMA table_info(results)")]
+    assert columns.count("run") == 1
+    with Store(path) as store:
+        rows = {r.config.get("t", r.config.get("tile")): r for r in store.records()}
+        assert rows[1].run is None and rows[2].run.split(":")[1] == str(os.getpid())
+
+
+_CREATE_V1 = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE results (
+    id INTEGER PRIMARY KEY, device TEXT NOT NULL, layer TEXT NOT NULL, variant TEXT NOT NULL,
+    config TEXT NOT NULL, layer_name TEXT, status TEXT NOT NULL, time_ms REAL, bytes INTEGER,
+    source_hash TEXT, liftpy_version TEXT, profile TEXT, metrics TEXT NOT NULL DEFAULT '{}', error TEXT,
+    attempts INTEGER NOT NULL DEFAULT 1, started_at REAL, finished_at REAL,
+    UNIQUE (device, layer, variant, config)
+);
+"""
+
+
 _WRITER = textwrap.dedent(
     """
     import sys

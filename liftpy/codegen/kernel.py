@@ -267,7 +267,7 @@ def _image_input(em: Emitter, cname: str, t: Type):
 
 
 def _header(program: Program, bindings: dict, launch: Launch) -> list[str]:
-    from .. import __version__
+    from ..version import __version__
 
     size_syms = set()
     for t in program.param_types:

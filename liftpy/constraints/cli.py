@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..cli_args import nonnegative_int
+
 
 def register(sub) -> None:
     p = sub.add_parser("space", help="the tuning parameters of a program, their constraints and the valid space")
@@ -10,19 +12,19 @@ def register(sub) -> None:
     p.add_argument("--device", "-d", default=None, help="device whose limits apply (see liftpy devices)")
     p.add_argument("--profile", default=None, metavar="FILE", help="device profile JSON (from liftpy probe): measured limits")
     p.add_argument("--no-device", action="store_true", help="algorithmic constraints only")
-    p.add_argument("--samples", type=int, default=5, help="print this many uniformly drawn valid configurations")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--samples", type=nonnegative_int, default=5, help="print this many uniformly drawn valid configurations")
+    p.add_argument("--seed", type=nonnegative_int, default=0)
     p.set_defaults(func=cmd_space)
 
 
 def cmd_space(args) -> int:
-    from ..cli_args import parse_sizes, read_text as _read
+    from ..cli_args import parse_sizes, read_program
     from ..host.profile import DeviceProfile, resolve_profile
     from ..ir.parser import parse_program
     from . import explain, format_space, sample, solve
     from .infer import infer_space
 
-    program = parse_program(_read(args.file))
+    program = read_program(args.file)
     sizes = parse_sizes(args.size)
     profile = None
     if not args.no_device:

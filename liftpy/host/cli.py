@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..cli_args import parse_sizes, read_text as _read
+from ..cli_args import nonnegative_int, parse_sizes, read_program
 from ..errors import LiftError
 
 
@@ -27,7 +27,7 @@ def register(sub) -> None:
     p.add_argument("--size", "-s", action="append", metavar="NAME=VALUE")
     p.add_argument("--image", action="append", default=[], metavar="INPUT")
     p.add_argument("--device", "-d", default=None)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=nonnegative_int, default=0)
     p.set_defaults(func=cmd_run)
 
 
@@ -54,7 +54,7 @@ def cmd_compile(args) -> int:
     from .kernel import build, device_limits
     from .profile import DeviceProfile
 
-    program = parse_program(_read(args.file))
+    program = read_program(args.file)
     placements = {name: "image" for name in args.image}
     if args.build or args.device is not None:
         dev = get_device(args.device)
@@ -78,7 +78,7 @@ def cmd_run(args) -> int:
     from ..ir.types import ArrayType, VectorType, scalar_of
     from .kernel import compile_program
 
-    program = parse_program(_read(args.file))
+    program = read_program(args.file)
     sizes = parse_sizes(args.size, parameters=True)
     k = compile_program(program, sizes, device=args.device, placements={n: "image" for n in args.image})
     rng = np.random.default_rng(args.seed)

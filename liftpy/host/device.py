@@ -100,10 +100,13 @@ def _pick(spec) -> int:
         spec = os.environ.get("LIFTPY_DEVICE")
     if spec is None or spec == "":
         cl = _cl()
-        for i, d in enumerate(devices):
-            if d.type & cl.device_type.GPU:
+        # A simulator (Oclgrind, installed for checking kernels; it calls itself a GPU too) is never the
+        # default: it is a thousand times slower than the CPU device beside it.
+        real = [i for i, d in enumerate(devices) if "oclgrind" not in d.platform.name.lower()] or [0]
+        for i in real:
+            if devices[i].type & cl.device_type.GPU:
                 return i
-        return 0
+        return real[0]
     if isinstance(spec, int) or (isinstance(spec, str) and spec.isdigit()):
         i = int(spec)
         if not 0 <= i < len(devices):

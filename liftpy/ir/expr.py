@@ -190,10 +190,8 @@ class Program:
     def text(self) -> str:
         return str(self)
 
-    def compile(self, sizes: dict | None = None, **kwargs):
-        from ..host.kernel import compile_program
-
-        return compile_program(self, sizes or {}, **kwargs)
+    # ``Program.compile(sizes)`` is installed by the ``liftpy`` package (``liftpy.compile``): compiling needs
+    # the code generator and a device, which live above the IR, and the IR imports neither.
 
 
 # --------------------------------------------------------------------------------------------------

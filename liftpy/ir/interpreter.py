@@ -14,7 +14,7 @@ from typing import Mapping
 import numpy as np
 import sympy
 
-from ..errors import InputError, LiftError
+from ..errors import EvaluationError, InputError, LiftError
 from .expr import Call, Expr, Lambda, Literal, Program, Var
 from .primitives import Primitive
 from .typecheck import check_sizes
@@ -162,8 +162,18 @@ def evaluate(program: Program, *args, sizes: Mapping | None = None, **kwargs):
     check_sizes(program, bindings)
     ev = Evaluator(bindings)
     env = {name: BV(arr, ()) for name, arr in arrays.items()}
-    out = ev.run(program.body, env)
-    return _materialize(out.data)
+    try:
+        out = ev.run(program.body, env)
+        return _materialize(out.data)
+    except MemoryError as e:
+        # numpy says how much it asked for; the interpreter materialises every intermediate array.
+        raise EvaluationError(f"evaluating {program.name} with {_sizes_text(bindings)} needs more memory than "
+                              f"is available ({e}); the interpreter builds every intermediate array: "
+                              "evaluate at smaller sizes") from None
+
+
+def _sizes_text(bindings) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in sorted(bindings.items(), key=lambda kv: str(kv[0]))) or "no sizes"
 
 
 def _materialize(data):

@@ -129,7 +129,7 @@ class _Checker:
             if isinstance(fn, Primitive):
                 if fn.nargs >= 0 and len(e.args) != fn.nargs:
                     raise LiftTypeError(fn.text_name, f"takes {fn.nargs} data argument(s), got {len(e.args)}", _short(e))
-                return fn.typecheck(arg_types, _PrimCtx(self, fn, e, env))
+                return _nonempty(fn.typecheck(arg_types, _PrimCtx(self, fn, e, env)), fn.text_name, e)
             if isinstance(fn, UserFun):
                 try:
                     return fn.instantiate(arg_types)[0]
@@ -198,13 +198,32 @@ def typecheck(target: Program | Expr, env: Mapping[str, Type] | None = None, bin
     """Infer the type of a program (or an expression in ``env``) and collect its size requirements."""
     checker = _Checker(bindings)
     if isinstance(target, Program):
-        env = {p.name: subs_type(t, checker.bindings) for p, t in zip(target.params, target.param_types)}
+        env = {p.name: _nonempty(subs_type(t, checker.bindings), f"input {p.name}")
+               for p, t in zip(target.params, target.param_types)}
         body = target.body
     else:
         env = {k: subs_type(t, checker.bindings) for k, t in (env or {}).items()}
         body = target
     t = checker.type_of(body, env)
     return Typing(t, tuple(checker.requirements))
+
+
+def _nonempty(t: Type, where: str, node=None) -> Type:
+    """Arrays have at least one element: a length that is a number below one (a window larger than its
+    array, a split of nothing) is refused here, where the primitive that made it is known."""
+    u = t
+    while True:
+        while isinstance(u, TupleType):
+            for c in u.elems[1:]:
+                _nonempty(c, where, node)
+            u = u.elems[0] if u.elems else None
+        if not isinstance(u, ArrayType):
+            return t
+        n = sympy.sympify(u.size)
+        if n.is_number and n < 1:
+            raise LiftTypeError(where, f"produces an array of length {n} in {t}; arrays need at least one element",
+                                _short(node) if node is not None else None)
+        u = u.elem
 
 
 def type_of(e: Expr, env: Mapping[str, Type], bindings: Mapping | None = None) -> Type:

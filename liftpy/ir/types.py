@@ -28,15 +28,18 @@ def sizes(names: str) -> tuple[sympy.Symbol, ...]:
 
 def as_size(value) -> Size:
     """Turn an int, a name or a sympy expression into a size expression."""
+    from ..errors import LiftTypeError
+
     if isinstance(value, sympy.Basic):
         return value
-    if isinstance(value, bool):
-        raise TypeError(f"a size must be an integer or a size variable, not {value!r}")
-    if isinstance(value, (int, np.integer)):
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return sympy.Integer(int(value))
     if isinstance(value, str):
-        return sympy.sympify(value, locals=_size_locals(value))
-    raise TypeError(f"a size must be an integer, a name or a sympy expression, not {value!r}")
+        try:
+            return sympy.sympify(value, locals=_size_locals(value))
+        except (sympy.SympifyError, SyntaxError, TypeError) as e:
+            raise LiftTypeError("size", f"{value!r} is not a size expression ({e})") from None
+    raise LiftTypeError("size", f"a size must be an integer, a name or a sympy expression, not {value!r}")
 
 
 def _size_locals(text: str) -> dict:

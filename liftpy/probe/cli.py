@@ -10,6 +10,7 @@ import re
 import sys
 from pathlib import Path
 
+from ..cli_args import nonnegative_int
 from ..host.profile import DeviceProfile
 from .runner import PROBES
 
@@ -27,7 +28,7 @@ def register(sub) -> None:
     p.add_argument("--out", "-o", default=None, metavar="FILE", help="profile to write (default: profile-<device>.json)")
     p.add_argument("--quick", action="store_true", help="small sweeps (about a minute on a 2-core CPU; seconds on a GPU)")
     p.add_argument("--only", default=None, metavar="NAMES", help="comma-separated probes to run: " + ",".join(x.name for x in PROBES))
-    p.add_argument("--seed", type=int, default=0, help="seed of the random pointer-chase cycles and data")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the random pointer-chase cycles and data")
     p.add_argument("--plot", default=None, metavar="FILE", help="draw the curves of an existing profile instead of probing")
     p.add_argument("--png", default=None, metavar="OUT", help="image to write with --plot (default: FILE with .png)")
     p.set_defaults(func=cmd_probe)

@@ -27,7 +27,7 @@ def schema() -> dict:
 
 
 def profile_document(run: ProbeRun) -> dict:
-    from .. import __version__
+    from ..version import __version__
 
     measured, curves, probes = {}, {}, {}
     for r in run.results:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..cli_args import nonnegative_int, positive_int
 from ..errors import LiftError
 
 
@@ -12,22 +13,22 @@ def register(sub) -> None:
     p.add_argument("--size", "-s", action="append", metavar="NAME=VALUE", help="sizes: also count each variant's valid configurations and drop infeasible ones")
     p.add_argument("--device", "-d", default=None, help="device whose limits bound the spaces (with --size)")
     p.add_argument("--profile", default=None, metavar="FILE", help="device profile JSON (e.g. from liftpy probe)")
-    p.add_argument("--depth", type=int, default=2, help="how many algorithmic macros one variant may combine (default 2)")
+    p.add_argument("--depth", type=nonnegative_int, default=2, help="how many algorithmic macros one variant may combine (default 2)")
     p.add_argument("--no-images", action="store_true", help="do not place inputs in images")
     p.add_argument("--full", action="store_true", help="print each variant's program text")
-    p.add_argument("--max", type=int, default=None, help="print at most this many variants")
+    p.add_argument("--max", type=positive_int, default=None, help="print at most this many variants")
     p.set_defaults(func=cmd_variants)
 
 
 def cmd_variants(args) -> int:
     from pathlib import Path
 
-    from ..cli_args import parse_sizes, read_text as _read
+    from ..cli_args import parse_sizes, read_program
     from ..ir.parser import parse_program
     from .explore import ExploreOptions, explore
     from .text_rules import load_rules
 
-    program = parse_program(_read(args.file))
+    program = read_program(args.file)
     extra = []
     for f in args.rules:
         if not Path(f).exists():

@@ -27,7 +27,7 @@ def ruleset_version() -> str:
         for path in sorted((root / sub).glob("*.py")):
             h.update(path.name.encode())
             h.update(path.read_bytes())
-    from .. import __version__
+    from ..version import __version__
 
     h.update(__version__.encode())
     return h.hexdigest()[:16]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ..cli_args import nonnegative_int, positive_float, positive_int
 from ..errors import TuningError
 
 
@@ -38,9 +39,9 @@ def _operator(args):
 def _layer_args(p, required=True) -> None:
     p.add_argument("--layer", "-l", required=required, help="vgg16:0 ... vgg16:24, alexnet:0, or C,H,W,M,K,stride,pad")
     p.add_argument("--reduced", action="store_true", help="a smaller version of the layer (same kernel, stride, padding)")
-    p.add_argument("--spatial", type=int, default=16, help="with --reduced: height and width at most this (default 16)")
-    p.add_argument("--channels", type=int, default=8, help="with --reduced: input channels at most this (default 8)")
-    p.add_argument("--kernels", type=int, default=8, help="with --reduced: kernels at most this (default 8)")
+    p.add_argument("--spatial", type=positive_int, default=16, help="with --reduced: height and width at most this (default 16)")
+    p.add_argument("--channels", type=positive_int, default=8, help="with --reduced: input channels at most this (default 8)")
+    p.add_argument("--kernels", type=positive_int, default=8, help="with --reduced: kernels at most this (default 8)")
 
 
 def register(sub) -> None:
@@ -49,13 +50,13 @@ def register(sub) -> None:
                                     "program: FILE.lift, FILE.py:function or module:function (with -s)")
     _layer_args(p, required=False)
     p.add_argument("--sizes", "-s", default=None, metavar="N=V,...", help="sizes of the program (e.g. M=1024,N=1024,K=1024)")
-    p.add_argument("--samples", "-n", type=int, default=100, help="points to evaluate (default 100)")
+    p.add_argument("--samples", "-n", type=positive_int, default=100, help="points to evaluate (default 100)")
     p.add_argument("--db", default="results.sqlite", help="results store (SQLite); re-running resumes (default results.sqlite)")
     p.add_argument("--device", "-d", default=None, help="device index or name fragment (see liftpy devices)")
     p.add_argument("--profile", default=None, metavar="FILE", help="device profile JSON (from liftpy probe)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--timeout", type=float, default=300.0, help="seconds one point may take (default 300)")
-    p.add_argument("--repeat", type=int, default=5, help="timed runs per point (median; default 5)")
+    p.add_argument("--seed", type=nonnegative_int, default=0)
+    p.add_argument("--timeout", type=positive_float, default=300.0, help="seconds one point may take (default 300)")
+    p.add_argument("--repeat", type=positive_int, default=5, help="timed runs per point (median; default 5)")
     p.add_argument("--no-references", action="store_true", help="do not measure the reference implementations")
     p.add_argument("--plot", default=None, metavar="PNG", help="where to draw the frontier (default: next to the store)")
     p.add_argument("--rules", default=None, metavar="R1,R2",
@@ -63,8 +64,8 @@ def register(sub) -> None:
     p.add_argument("--search", choices=["model", "uniform"], default="model",
                    help="rank candidates with the cost model and learn from measurements (default), or sample uniformly")
     p.add_argument("--budget", default=None, metavar="T", help="stop starting new points after T (e.g. 10m, 90s, 1h)")
-    p.add_argument("--jobs", "-j", type=int, default=1, help="parallel code-generation processes (default 1)")
-    p.add_argument("--abort-factor", type=float, default=None, metavar="K",
+    p.add_argument("--jobs", "-j", type=positive_int, default=1, help="parallel code-generation processes (default 1)")
+    p.add_argument("--abort-factor", type=positive_float, default=None, metavar="K",
                    help="stop a point after one run slower than K times the best so far")
     p.set_defaults(func=cmd_explore)
 

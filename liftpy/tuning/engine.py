@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from .. import __version__
+from ..version import __version__
 from ..errors import TuningError
 from .layers import Layer, get_layer
 from .pareto import format_frontier, pareto_front, plot_frontier
@@ -241,7 +241,8 @@ def explore_operator(
                 for i, config in chosen:
                     taken.add((i, config_key(config)))
                 abort_ms = abort_factor * best_ms if (abort_factor and best_ms) else None
-                for (i, config), outcome in _evaluate(op, variants, chosen, compile_pool, measure_pool, device, seed,
+                # Workers get the device the driver resolved (by index), so both read the same limits.
+                for (i, config), outcome in _evaluate(op, variants, chosen, compile_pool, measure_pool, dev.index, seed,
                                                       repeat, warmup, limits, abort_ms, Task):
                     record = _record(op, variants[i], ids[i], config, outcome, device_key, profile, origin[i])
                     store.put(record)

@@ -90,6 +90,9 @@ class Operator:
         return ()
 
 
+_INPUT_BYTES_LIMIT = 64 * 2**30  # beyond what any machine this runs on holds: refuse before numpy tries
+
+
 def random_inputs(program: Program, sizes: Mapping[str, int], seed: int = 0) -> list[np.ndarray]:
     """Deterministic standard-normal inputs (integers in [-5, 5] for int arrays) of a program's types."""
     rng = np.random.default_rng(seed)
@@ -105,6 +108,11 @@ def random_inputs(program: Program, sizes: Mapping[str, int], seed: int = 0) -> 
             tt = tt.elem
         if hasattr(tt, "width"):
             shape.append(int(tt.width))
+        if any(n < 1 for n in shape):
+            raise InputError(f"input {p.name} of {program.name} would have shape {tuple(shape)}; every length must be positive")
+        if np.prod(shape, dtype=float) * 4 > _INPUT_BYTES_LIMIT:
+            raise InputError(f"input {p.name} of {program.name} would have shape {tuple(shape)} "
+                             f"({np.prod(shape, dtype=float) * 4 / 2**30:.3g} GiB); choose smaller sizes")
         s = scalar_of(t)
         if s is not None and s.name == "int":
             out.append(rng.integers(-5, 6, size=shape).astype(np.int32))
@@ -206,15 +214,11 @@ class ProgramOperator(Operator):
 def load_program(spec: str) -> Program:
     """A high-level program from a ``.lift`` text file, a ``file.py:function`` or a ``module:function``
     (an ``@program``-decorated function, or a function returning a Program)."""
-    from ..ir.parser import parse_program
+    from ..cli_args import read_program
 
     path = Path(spec)
     if spec.endswith(".lift") or (path.exists() and path.suffix not in (".py",) and ":" not in spec):
-        try:
-            text = path.read_text()
-        except OSError as e:
-            raise InputError(f"cannot read program file {spec}: {e.strerror}") from None
-        return parse_program(text)
+        return read_program(spec)
     if ":" not in spec:
         raise InputError(f"{spec!r} is neither a .lift file nor module:function (e.g. examples/matmul.py:matmul)")
     mod_name, fn_name = spec.rsplit(":", 1)

@@ -330,7 +330,7 @@ def measure_references(
 def reference_record(result: ReferenceResult, device: str, layer: Layer) -> Record:
     """A reference's measurement as a store record (variant ``reference:<name>``, empty configuration), so
     that a frontier read back from the store is drawn with the references of the same run."""
-    from .. import __version__
+    from ..version import __version__
 
     now = time.time()
     return Record(

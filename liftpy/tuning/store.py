@@ -18,9 +18,9 @@ run, and ``attempts`` tells the caller that a point has taken the whole process 
 device crash that worker isolation could not contain), so it can record it as ``crashed`` instead of
 running it forever.
 
-Schema ``liftpy-results/1``::
+Schema ``liftpy-results/2``::
 
-    meta(key TEXT PRIMARY KEY, value TEXT)            -- 'schema' -> 'liftpy-results/1'
+    meta(key TEXT PRIMARY KEY, value TEXT)            -- 'schema' -> 'liftpy-results/2'
     results(
         id INTEGER PRIMARY KEY,
         device TEXT, layer TEXT, variant TEXT, config TEXT,   -- the key (UNIQUE together)
@@ -30,7 +30,16 @@ Schema ``liftpy-results/1``::
         source_hash TEXT, liftpy_version TEXT,
         profile TEXT, metrics TEXT,                           -- JSON objects (device profile record; extras)
         error TEXT,
-        attempts INTEGER, started_at REAL, finished_at REAL)  -- Unix seconds
+        attempts INTEGER, started_at REAL, finished_at REAL,  -- Unix seconds
+        run TEXT)                                             -- which exploration wrote it (host:pid:start)
+
+Several processes may write one store at once (two explorations of different problems, or of the same one
+with different seeds): every write is one ``BEGIN IMMEDIATE`` transaction, waits for the others up to the
+connection's timeout, and the key's uniqueness makes a point that both run end as one row.
+
+Versions migrate forward when a store is opened (``MIGRATIONS``: version 1 lacked ``run``), inside one
+transaction, so a concurrent opener sees the old or the new schema, never half of it; a store written by a
+newer liftpy is refused with a message.
 """
 
 from __future__ import annotations
@@ -38,6 +47,8 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+import os
+import socket
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -46,7 +57,11 @@ from typing import Any, Iterable, Mapping
 
 from ..errors import TuningError
 
-SCHEMA = "liftpy-results/1"
+SCHEMA = "liftpy-results/2"
+# Statements that take a store of each older version to the next one.
+MIGRATIONS = {
+    "liftpy-results/1": ("liftpy-results/2", ("ALTER TABLE results ADD COLUMN run TEXT",)),
+}
 REFERENCE_PREFIX = "reference:"  # variants of reference implementations (cudnn, im2col_gemm, ...) start so
 
 
@@ -122,6 +137,7 @@ class Record:
     attempts: int = 1
     started_at: float | None = None
     finished_at: float | None = None
+    run: str | None = None  # the exploration that wrote it (``host:pid:start``), set by ``Store.put``
 
     def __post_init__(self) -> None:
         if not isinstance(self.status, Status):
@@ -143,7 +159,7 @@ class Record:
 
 _COLUMNS = (
     "device", "layer", "variant", "config", "layer_name", "status", "time_ms", "bytes", "source_hash",
-    "liftpy_version", "profile", "metrics", "error", "attempts", "started_at", "finished_at",
+    "liftpy_version", "profile", "metrics", "error", "attempts", "started_at", "finished_at", "run",
 )  # fmt: skip
 
 _CREATE = """
@@ -166,6 +182,7 @@ CREATE TABLE IF NOT EXISTS results (
     attempts INTEGER NOT NULL DEFAULT 1,
     started_at REAL,
     finished_at REAL,
+    run TEXT,
     UNIQUE (device, layer, variant, config)
 );
 CREATE INDEX IF NOT EXISTS results_by_group ON results (device, layer, status);
@@ -190,6 +207,7 @@ def _row_to_record(row: sqlite3.Row) -> Record:
         attempts=row["attempts"],
         started_at=row["started_at"],
         finished_at=row["finished_at"],
+        run=row["run"],
     )
 
 
@@ -208,26 +226,48 @@ class Store:
             self._db.executescript(_CREATE)
         except sqlite3.DatabaseError as e:
             raise TuningError(f"{self.path} is not a usable liftpy results database ({e}); give another --db path") from None
-        row = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-        if row is None:
-            self._db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA,))
-        elif row["value"] != SCHEMA:
-            self._db.close()
-            raise TuningError(
-                f"{self.path} holds results of schema {row['value']!r}, this liftpy reads {SCHEMA!r}; "
-                "use a new --db file"
-            )
+        self.run = f"{socket.gethostname()}:{os.getpid()}:{int(time.time())}"
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Bring an older store to this version, one step per transaction; refuse a newer one."""
+        while True:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                row = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+                version = row["value"] if row is not None else None
+                if version is None:
+                    self._db.execute("INSERT INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA,))
+                elif version in MIGRATIONS:
+                    target, statements = MIGRATIONS[version]
+                    for sql in statements:
+                        self._db.execute(sql)
+                    self._db.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (target,))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                self._db.close()
+                raise
+            if version is None or version == SCHEMA:
+                return
+            if version not in MIGRATIONS:
+                self._db.close()
+                raise TuningError(
+                    f"{self.path} holds results of schema {version!r}, this liftpy reads {SCHEMA!r} "
+                    f"(and migrates {', '.join(sorted(MIGRATIONS))}); use a newer liftpy or a new --db file"
+                )
 
     # -- writing ---------------------------------------------------------------------------------------
 
     def put(self, record: Record) -> None:
         """Store a finished point, replacing any earlier row of its key; committed when this returns."""
         rec = record if record.finished_at is not None else dataclasses.replace(record, finished_at=time.time())
+        rec = rec if rec.run is not None else dataclasses.replace(rec, run=self.run)
         values = (
             rec.device, rec.layer, rec.variant, canonical_json(dict(rec.config)), rec.layer_name, rec.status.value,
             None if rec.time_ms is None else float(rec.time_ms), None if rec.bytes is None else int(rec.bytes),
             rec.source_hash, rec.liftpy_version, None if rec.profile is None else canonical_json(rec.profile),
-            canonical_json(dict(rec.metrics)), rec.error, int(rec.attempts), rec.started_at, rec.finished_at,
+            canonical_json(dict(rec.metrics)), rec.error, int(rec.attempts), rec.started_at, rec.finished_at, rec.run,
         )  # fmt: skip
         # The attempt count and start time of a begun row carry over to its finished row.
         self._write(

@@ -1,0 +1,93 @@
+"""Every command refuses bad input with an error a user can act on: a nonzero exit, no traceback, and one
+message of liftpy's own (``liftpy CMD: error: ...``, where a syntax or type error may add the offending
+line; argparse's usage errors end with one such line)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MATMUL = str(ROOT / "examples" / "programs" / "matmul_highlevel.lift")
+STENCIL = str(ROOT / "examples" / "programs" / "stencil_highlevel.lift")
+PIPELINE = str(ROOT / "examples" / "programs" / "conv_pipeline.lift")
+
+
+def _bad_files(tmp: Path) -> dict:
+    (tmp / "broken.lift").write_text("def f(x: [float]N) = map(fun(a) => , x)")
+    (tmp / "illtyped.lift").write_text("def f(x: [float]N, y: [float]M) = zip(x, y, 3)")
+    (tmp / "notsqlite.sqlite").write_text("not a database" * 50)
+    (tmp / "binary.lift").write_bytes(b"\xff\xfe\x00\x81" * 20)
+    return {"broken": str(tmp / "broken.lift"), "illtyped": str(tmp / "illtyped.lift"),
+            "junkdb": str(tmp / "notsqlite.sqlite"), "binary": str(tmp / "binary.lift"),
+            "missing": str(tmp / "nowhere.lift"), "dir": str(tmp)}
+
+
+CASES = [
+    # (command line with {placeholders}, words the error must contain)
+    ("compile {missing}", "nowhere.lift"),
+    ("compile {broken}", "broken.lift"),
+    ("compile {binary}", "binary.lift"),
+    ("compile {dir}", "directory"),
+    ("compile {illtyped}", "zip"),
+    ("compile {MATMUL} --size M=-4", "integer, got -4"),
+    ("compile {MATMUL} --size M=4", "no value for K"),
+    ("compile {PIPELINE} --size C=oops", "oops"),
+    ("run {missing}", "nowhere.lift"),
+    ("run {PIPELINE} --size C=0", "length 0"),
+    ("run {PIPELINE} --device 97", "device"),
+    ("variants {broken}", "broken.lift"),
+    ("variants {MATMUL} --size M=2.5", "2.5"),
+    ("variants {MATMUL} --depth -1", "non-negative"),
+    ("space {missing}", "nowhere.lift"),
+    ("space {PIPELINE} --size M=-3", "positive"),
+    ("space {PIPELINE} --samples -5", "non-negative"),
+    ("explore {MATMUL} -s M=-3,N=4,K=4 --db {tmp}/a.sqlite", "positive"),
+    ("explore {MATMUL} -s M=4 --db {tmp}/a.sqlite", "N"),
+    ("explore {MATMUL} -s M=4,N=4,K=4 --samples 0 --db {tmp}/a.sqlite", "samples"),
+    ("explore {MATMUL} -s M=4,N=4,K=4 --db {junkdb}", "notsqlite.sqlite"),
+    ("explore {MATMUL} -s M=4,N=4,K=4 --db {tmp}/a.sqlite --device 97", "device"),
+    ("explore {MATMUL} -s M=4,N=4,K=4 --db {tmp}/a.sqlite --budget soon", "soon"),
+    ("explore {MATMUL} -s M=4,N=4,K=4 --db {tmp}/a.sqlite --rules noSuchRule", "noSuchRule"),
+    ("explore conv --layer 3,3 --db {tmp}/a.sqlite", "3,3"),
+    ("explore conv --layer vgg99:1 --db {tmp}/a.sqlite", "vgg99"),
+    ("explore {missing} -s M=4 --db {tmp}/a.sqlite", "nowhere.lift"),
+    ("pareto conv --layer vgg16:7 --db {junkdb}", "notsqlite.sqlite"),
+    ("pareto conv --layer vgg16:7 --db {tmp}/missing.sqlite", "missing.sqlite"),
+    ("pareto {MATMUL} -s M=x --db {tmp}/a.sqlite", "got 'x'"),
+    ("show --db {junkdb}", "notsqlite.sqlite"),
+    ("show conv --layer 1,2,3 --db {tmp}/a.sqlite", "1,2,3"),
+    ("probe --device 97 --out {tmp}/p.json", "device"),
+]
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory):
+    """Run every case at once (each is a fresh interpreter: a second each, in parallel)."""
+    tmp = tmp_path_factory.mktemp("cli")
+    names = {**_bad_files(tmp), "tmp": str(tmp), "MATMUL": MATMUL, "STENCIL": STENCIL, "PIPELINE": PIPELINE}
+    procs = {}
+    for line, _ in CASES:
+        args = line.format(**names).split()
+        procs[line] = subprocess.Popen([sys.executable, "-m", "liftpy", *args], stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, text=True, cwd=tmp)
+    return {line: (p.wait(timeout=600), *p.communicate()) for line, p in procs.items()}
+
+
+@pytest.mark.parametrize("line,words", CASES, ids=[c[0].split(" {tmp}")[0] for c in CASES])
+def test_bad_input_is_one_message_and_a_nonzero_exit(outcomes, line, words):
+    code, out, err = outcomes[line]
+    assert code != 0, (line, out[-1000:])
+    assert "Traceback" not in err and "Traceback" not in out, err[-3000:]
+    lines = [x for x in err.strip().splitlines() if x.strip()]
+    assert lines, (line, out[-1000:])
+    last = lines[-1]
+    if lines[0].startswith("usage:"):  # argparse: usage, then one error line
+        assert "error:" in last
+    else:
+        assert lines[0].startswith("liftpy") and "error:" in lines[0], err
+        assert sum("error:" in x for x in lines) == 1 and len(lines) <= 4, err
+    assert words.lower() in err.lower(), (words, err)
