@@ -39,10 +39,14 @@ _C_KEYWORDS = {
 
 @dataclass(frozen=True)
 class DeviceLimits:
-    """The limits code generation must respect (a subset of a device profile)."""
+    """The limits code generation must respect (a subset of a device profile, ``DeviceProfile.limits``,
+    which is where their values come from; the constraint inference reads the same profile)."""
 
     max_work_group_size: int = 1024
     max_work_item_sizes: tuple[int, int, int] = (1024, 1024, 64)
+    local_mem_bytes: int | None = None
+    private_item_bytes: int | None = None  # private memory one work-item may allocate
+    private_group_bytes: int | None = None  # ... all work-items of a group together (CPU drivers: a stack)
 
 
 @dataclass(frozen=True)
@@ -211,6 +215,7 @@ def generate_kernel(
         dims.append(em.conc(tt.width))
     private = tuple(x.buffer for x in walk(ir.body) if isinstance(x, Declare))
     plan = MemoryPlan(_unique(params + tuple(ir.locals) + private))
+    _check_memory(plan, chosen, limits, name)
     return KernelSource(
         name=name,
         source="\n".join(lines) + "\n",
@@ -243,6 +248,30 @@ def generate_pipeline(
         place = {k: v for k, v in placements.items() if k in {p.name for p in st.program.params}}
         out.append((generate_kernel(st.program, sizes, limits, None, place, passes), st.output))
     return out
+
+
+def _check_memory(plan: MemoryPlan, launch: "Launch", limits: DeviceLimits, name: str) -> None:
+    """The memory the kernel really allocates (every buffer of its plan, pass temporaries included)
+    against the device: the constraint inference estimates the same from the program before any code
+    exists, and this is the check that makes an underestimate an invalid point, not a crashed driver."""
+    from ..errors import ConstraintError
+
+    def listing(space):
+        return ", ".join(f"{b.name} ({b.nbytes} B)" for b in plan.of_space(space))
+
+    if limits.local_mem_bytes is not None and plan.local_bytes > limits.local_mem_bytes:
+        raise ConstraintError(f"kernel {name} needs {plan.local_bytes} bytes of local memory ({listing('local')}); "
+                              f"the device has {limits.local_mem_bytes}")
+    if limits.private_item_bytes is not None and plan.private_bytes > limits.private_item_bytes:
+        raise ConstraintError(f"kernel {name} keeps {plan.private_bytes} bytes of private memory per work-item "
+                              f"({listing('private')}); at most {limits.private_item_bytes} are allowed on this device")
+    items = 1
+    for n in launch.local_size or (limits.max_work_group_size,):
+        items *= n
+    if limits.private_group_bytes is not None and plan.private_bytes * items > limits.private_group_bytes:
+        raise ConstraintError(f"kernel {name} keeps {plan.private_bytes} bytes of private memory in each of {items} "
+                              f"work-items of a group; at most {limits.private_group_bytes} bytes per group are "
+                              "allowed on this device (a CPU driver keeps them on one thread's stack)")
 
 
 def _unique(buffers) -> tuple:

@@ -166,6 +166,18 @@ def _kernel_limits(program: Program, profile, placements: Mapping[str, str]) -> 
         total = sympy.Add(*[b for b, _ in res.local_bytes])
         what = ", ".join(d for _, d in res.local_bytes)
         out.append((sympy.Le(total, profile.local_mem_bytes), f"local memory ({total} bytes: {what}) must fit in {profile.local_mem_bytes} bytes", "device:local_mem_bytes"))
+    if res.private_bytes:
+        total = sympy.Add(*[b for b, _ in res.private_bytes])
+        what = ", ".join(d for _, d in res.private_bytes)
+        cap = profile.private_item_limit_bytes
+        out.append((sympy.Le(total, cap), f"private memory per work-item ({total} bytes: {what}) must be at most {cap} bytes on {profile.device}", "device:private_item_bytes"))
+        group = profile.private_group_limit_bytes
+        if group is not None:
+            # Without a mapLcl the driver chooses the group, up to the device's largest (as codegen assumes).
+            items = sympy.Mul(*ndim_local) if ndim_local else sympy.Integer(profile.max_work_group_size)
+            out.append((sympy.Le(total * items, group),
+                        f"private memory of a work-group ({total} bytes in each of {items} work-items) must be at most {group} bytes on {profile.device}",
+                        "device:private_group_bytes"))
     if res.private_bytes and profile.private_mem_bytes is not None:
         total = sympy.Add(*[b for b, _ in res.private_bytes])
         what = ", ".join(d for _, d in res.private_bytes)

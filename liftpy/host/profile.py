@@ -64,10 +64,25 @@ class DeviceProfile:
         lanes = self.warp_size or (32 if "GPU" in self.device_type else 1)
         return self.compute_units * lanes
 
+    @property
+    def private_item_limit_bytes(self) -> int:
+        """Private memory a work-item may allocate at all, registers or not: on a GPU what spills past the
+        registers goes to slow off-chip memory (16 KiB is 16 times an H100's registers per work-item); on
+        a CPU the arrays live on a stack."""
+        return 16 * 1024 if "GPU" in self.device_type else 64 * 1024
+
+    @property
+    def private_group_limit_bytes(self) -> int | None:
+        """Private memory of a whole work-group, where the driver runs a group on one thread and keeps its
+        work-items' private arrays on that thread's stack (PoCL: a group of 4,096 work-items with 4 KiB
+        each took the process down)."""
+        return None if "GPU" in self.device_type else 4 * 1024 * 1024
+
     def limits(self):
         from ..codegen.kernel import DeviceLimits
 
-        return DeviceLimits(self.max_work_group_size, tuple(self.max_work_item_sizes))
+        return DeviceLimits(self.max_work_group_size, tuple(self.max_work_item_sizes), self.local_mem_bytes,
+                            self.private_item_limit_bytes, self.private_group_limit_bytes)
 
     @classmethod
     def from_device(cls, device=None) -> "DeviceProfile":
@@ -128,6 +143,16 @@ class DeviceProfile:
             raise DeviceError(f"cannot read device profile {path}: {e}") from None
         start = base if base is not None else cls(device="unknown", source="defaults")
         return start.with_overrides(data, str(path))
+
+    @classmethod
+    def from_record(cls, record: dict) -> "DeviceProfile":
+        """The profile a stored ``record()`` describes (fields this version does not know are ignored,
+        missing ones take their defaults), so stored points regenerate under the limits they were made for."""
+        names = {f.name for f in dataclasses.fields(cls)} - {"measured"}
+        data = {k: v for k, v in (record or {}).items() if k in names}
+        if "max_work_item_sizes" in data:
+            data["max_work_item_sizes"] = tuple(data["max_work_item_sizes"])
+        return cls(**{"device": "stored", "source": "stored", **data})
 
     def record(self) -> dict:
         """A JSON-serializable summary, stored with every sample drawn under this profile."""

@@ -161,7 +161,7 @@ def cmd_pareto(args) -> int:
 def cmd_show(args) -> int:
     import hashlib
 
-    from ..codegen.kernel import DeviceLimits
+    from ..host.profile import DeviceProfile
     from .engine import best
     from .evaluate import kernel_source
 
@@ -177,8 +177,7 @@ def cmd_show(args) -> int:
     text = program.split("\n// placement:")[0]
     placements = r.metrics.get("placements") or {}
     # The limits the point was generated for (the profile stored with it), so the source is the one timed.
-    prof = r.profile or {}
-    limits = DeviceLimits(int(prof.get("max_work_group_size", 1024)), tuple(prof.get("max_work_item_sizes", (1024, 1024, 64))))
+    limits = DeviceProfile.from_record(r.profile or {}).limits()
     source = kernel_source(text, {**_problem_sizes(r.layer), **r.config}, placements, limits)
     if r.source_hash and hashlib.sha1(source.encode()).hexdigest()[:16] != r.source_hash:
         print("// note: this liftpy generates a different source than the one measured (another version or device limits)")
