@@ -115,7 +115,7 @@ def main() -> int:
         for r in g_pts:
             if r.measured and r.variant in index:
                 search.observe(index[r.variant], r.config, r.time_ms)
-        search.learned.fit()
+        search.refit()
         held = [(index[r.variant], r) for r in u_ok if r.variant in index]
         from liftpy.model.learned import feature_vector
 

@@ -104,6 +104,30 @@ def test_learned_model_corrects_the_formula():
     assert np.median(np.abs(np.log(pred / measured_ms))) < 0.2
 
 
+def test_learned_model_with_few_measurements_is_linear_and_needs_no_trees():
+    from liftpy.model.learned import TREES_FROM, LearnedModel
+
+    rng = np.random.default_rng(1)
+    model = LearnedModel(("a",))
+    n = 20
+    assert n < TREES_FROM
+    # The formula is off by exp(1.5 * feature 1): a log-linear error the ridge correction recovers.
+    feats = rng.uniform(0, 1, size=(n, 3))
+    analytical = rng.uniform(1e-4, 1e-3, size=n)
+    measured_ms = analytical * 1e3 * np.exp(1.5 * feats[:, 1])
+    for f, a, m in zip(feats, analytical, measured_ms):
+        model.add(list(f), float(a), float(m))
+    model.fit()
+    assert model._trees is None and model._ridge is not None
+    test = rng.uniform(0, 1, size=(10, 3))
+    a_test = rng.uniform(1e-4, 1e-3, size=10)
+    pred = np.exp(model.predict_log([list(f) for f in test], list(a_test))) * 1e3
+    truth = a_test * 1e3 * np.exp(1.5 * test[:, 1])
+    assert np.median(np.abs(np.log(pred / truth))) < 0.1
+    offset_only = np.median(np.abs(np.log(a_test * 1e3 * np.exp(0.75) / truth)))
+    assert np.median(np.abs(np.log(pred / truth))) < offset_only / 2
+
+
 def test_sizes_and_programs_are_checked():
     from liftpy.errors import InputError
 

@@ -12,6 +12,9 @@ Memory:
   it is computed) or local array (per work-group, declared at kernel scope);
 - a ``reduceSeq`` accumulates in the memory its initial value is written to (private by default);
 - a computation read without a marker inside a work-item is kept in private memory.
+Which way the walk takes through an expression, and whether it allocates there, is decided by
+``liftpy.codegen.allocation`` (``store_form``, ``read_form``, ``needs_temporary``), which the constraint
+inference reads too: the memory a space is bounded by is the memory the kernels allocate.
 
 Barriers: after a ``mapLcl`` nest that wrote local memory (which other work-items of the group read), and
 at the end of a sequential loop or reduction at work-group level whose body writes local memory (so the
@@ -34,7 +37,7 @@ import sympy
 from ..errors import CodegenError, LiftTypeError
 from ..ir import primitives as P
 from ..ir.analysis import is_view
-from ..ir.expr import Call, Expr, Lambda, Literal, Var
+from ..ir.expr import Call, Expr, Lambda, Var
 from ..ir.typecheck import type_of as _type_of
 from ..ir.types import (
     ArrayType,
@@ -51,6 +54,7 @@ from ..ir.userfun import UserFun
 from ..ir.levels import Level
 from ..views import view as V
 from ..views.write import WAsScalar, WAsVector, WIndex, WJoin, WMapped, WMem, WSplit, WTranspose, WView
+from .allocation import Position, Temporary, accumulator_init, buffer_prefix, is_staged_view, needs_temporary, read_form, store_form
 from .memory import Buffer
 from .stmt import Barrier, Block, CoopCopy, Declare, Loop, Store, stores_to
 
@@ -67,6 +71,11 @@ class Ctx:
 
     def dims(self, level: Level) -> set[int]:
         return {d for l, d in self.used if l is level}
+
+    def at(self, dest: WView | None = None) -> Position:
+        """The position, for ``liftpy.codegen.allocation``, of an expression stored through ``dest`` here
+        (read as an input when None)."""
+        return Position(self.level, None if dest is None else dest.root.space)
 
 
 class Emitter:
@@ -128,7 +137,9 @@ class Emitter:
         return self.conc(t.width) if isinstance(t, VectorType) else 1
 
     # ---------------------------------------------------------------------------------- memory
-    def alloc(self, space: str, t: Type, role: str, ctx: Ctx, hint: str = "") -> Buffer:
+    def alloc(self, tmp: Temporary, t: Type, ctx: Ctx) -> Buffer:
+        """A buffer for what ``allocation.needs_temporary`` decided, the only place memory is allocated."""
+        space, role = tmp.space, tmp.role
         if contains_tuple(t):
             raise CodegenError(f"cannot keep a value of tuple type {t} in memory; store its components separately")
         scalar = scalar_of(t)
@@ -144,8 +155,7 @@ class Emitter:
                 "toLocal must be computed at work-group level (inside mapWrg, outside mapLcl), where the "
                 "work-items of the group fill it together"
             )
-        prefix = hint or {"private": "acc" if role == "accumulator" else "priv", "local": "loc"}[space]
-        name = self.fresh(prefix)
+        name = self.fresh(buffer_prefix(space, role))
         buf = Buffer(name, space, scalar, count, sym, role, t)
         self.buffers.append(buf)
         if space == "private":
@@ -209,35 +219,30 @@ class Emitter:
 
     def emit_to(self, e: Expr, dest: WView, env, ctx: Ctx) -> None:
         t = self.type_of(e, env)
-        if isinstance(e, Call):
-            fn = e.fn
-            if type(fn) is P.Map and self.is_view(fn.f.body) and not self.is_view(e):
-                arg, arg_dest = self.write_through(e, dest, env)
-                return self.emit_to(arg, arg_dest, env, ctx)
-            if isinstance(fn, P.MapLike) and not (type(fn) is P.Map and self.is_view(e)):
-                return self.emit_map(e, dest, env, ctx)
-            if isinstance(fn, P.ReduceLike):
-                acc_view = self.emit_reduce(e, env, ctx)
-                private = dest.root.space == "private" or self.private_view(acc_view)
-                return self.copy(V.UnitView(acc_view), dest, t, ctx, registers=private)
-            if isinstance(fn, UserFun):
-                return self.store(dest, self.call_userfun(e, env, ctx), t)
-            if isinstance(fn, Lambda) or isinstance(fn, P.Let):
-                lam = fn if isinstance(fn, Lambda) else fn.f
-                types = [self.type_of(a, env) for a in e.args]
-                views = [self.view_of(a, env, ctx) for a in e.args]
-                return self.emit_to(lam.body, dest, self.bind(env, lam.params, types, views), ctx)
-            if isinstance(fn, P.ToMem):
-                space = fn.space
-                if space == dest.root.space:
-                    return self.emit_to(e.args[0], dest, env, ctx)
-                tmp = self.alloc(space, t, "temporary", ctx)
-                self.emit_to(e.args[0], self.mem_dest(tmp, t), env, ctx)
-                return self.copy(self.mem_view(tmp, t), dest, t, ctx, registers=space == "private")
-            if (isinstance(fn, P.Primitive) and fn.kind == "layout") or type(fn) is P.Map:
-                if not self.is_view(e):
-                    arg, arg_dest = self.write_through(e, dest, env)
-                    return self.emit_to(arg, arg_dest, env, ctx)
+        form = store_form(e)
+        if form == "through":
+            arg, arg_dest = self.write_through(e, dest, env)
+            return self.emit_to(arg, arg_dest, env, ctx)
+        if form == "map":
+            return self.emit_map(e, dest, env, ctx)
+        if form == "reduce":
+            acc_view = self.emit_reduce(e, env, ctx, ctx.at(dest))
+            private = dest.root.space == "private" or self.private_view(acc_view)
+            return self.copy(V.UnitView(acc_view), dest, t, ctx, registers=private)
+        if form == "userfun":
+            return self.store(dest, self.call_userfun(e, env, ctx), t)
+        if form == "bind":
+            lam = e.fn if isinstance(e.fn, Lambda) else e.fn.f
+            types = [self.type_of(a, env) for a in e.args]
+            views = [self.view_of(a, env, ctx) for a in e.args]
+            return self.emit_to(lam.body, dest, self.bind(env, lam.params, types, views), ctx)
+        if form == "memory":
+            tmp = needs_temporary(e, ctx.at(dest))
+            if tmp is None:
+                return self.emit_to(e.args[0], dest, env, ctx)
+            buf = self.alloc(tmp, t, ctx)
+            self.emit_to(e.args[0], self.mem_dest(buf, t), env, ctx)
+            return self.copy(self.mem_view(buf, t), dest, t, ctx, registers=tmp.space == "private")
         self.copy(self.view_of(e, env, ctx), dest, t, ctx)
 
     def write_through(self, e: Call, dest: WView, env) -> tuple[Expr, WView]:
@@ -324,18 +329,15 @@ class Emitter:
             raise CodegenError(problem)
         return replace(ctx, level=level.inner_context, used=ctx.used + ((level, dim),))
 
-    def emit_reduce(self, e: Call, env, ctx: Ctx) -> V.View:
-        """Emit a sequential reduction; returns a view of its accumulator (type T, not [T]1)."""
+    def emit_reduce(self, e: Call, env, ctx: Ctx, at: Position) -> V.View:
+        """Emit a sequential reduction met at ``at``; returns a view of its accumulator (type T, not [T]1)."""
         fn = e.fn
         if not isinstance(fn, P.ReduceSeq):
             raise CodegenError(f"reduce must be lowered to reduceSeq before code generation (in {_short(e)})")
         init, xs = e.args
         acc_t = self.type_of(init, env)
-        if isinstance(init, Call) and isinstance(init.fn, P.ToMem):
-            space, src = init.fn.space, init.args[0]
-        else:
-            space, src = "private", init
-        acc = self.alloc(space, acc_t, "accumulator", ctx)
+        _, src = accumulator_init(init)
+        acc = self.alloc(needs_temporary(e, at), acc_t, ctx)
         self.emit_to(src, self.mem_dest(acc, acc_t), env, ctx)
         acc_view = self.mem_view(acc, acc_t)
         acc_dest = self.mem_dest(acc, acc_t)
@@ -370,21 +372,22 @@ class Emitter:
         return V.FunCall(cname, args)
 
     def view_of(self, e: Expr, env, ctx: Ctx) -> V.View:
-        if isinstance(e, Var):
+        form = read_form(e)
+        if form == "var":
             if e.name not in env:
                 raise CodegenError(f"internal: unbound variable {e.name}")
             return env[e.name][1]
-        if isinstance(e, Literal):
+        if form == "literal":
             leaf = innermost(e.type)
             return V.ConstView(e.value, scalar_of(e.type), self.leaf_width(leaf))
         if not isinstance(e, Call):
             raise CodegenError(f"internal: cannot view {e!r}")
         fn = e.fn
-        if isinstance(fn, P.Primitive) and fn.kind == "layout":
+        if form == "layout":
             views = [self.view_of(a, env, ctx) for a in e.args]
             types = [self.type_of(a, env) for a in e.args]
             return fn.view(views, types, self.conc)
-        if isinstance(fn, (P.Map, P.MapSeq)) and self.is_view(fn.f.body):
+        if form == "view-map":
             xs = e.args[0]
             xs_t = self.type_of(xs, env)
             xs_view = self.view_of(xs, env, ctx)
@@ -394,36 +397,32 @@ class Emitter:
                 return self.view_of(body, self.bind(env, [param], [elem_t], [V.IndexView(i, xs_view)]), ctx)
 
             return V.MapView(element)
-        if isinstance(fn, UserFun):
+        if form == "userfun":
             return V.ValueView(self.call_userfun(e, env, ctx))
-        if isinstance(fn, Lambda) or isinstance(fn, P.Let):
+        if form == "bind":
             lam = fn if isinstance(fn, Lambda) else fn.f
             types = [self.type_of(a, env) for a in e.args]
             views = [self.view_of(a, env, ctx) for a in e.args]
             return self.view_of(lam.body, self.bind(env, lam.params, types, views), ctx)
-        if isinstance(fn, P.ToMem):
+        if form == "memory":
             t = self.type_of(e, env)
-            tmp = self.alloc(fn.space, t, "temporary", ctx)
-            if fn.space == "local" and ctx.level == "group" and self.is_view(e.args[0]) and isinstance(t, ArrayType):
-                # A view staged in local memory: the whole group copies it (passes.copies decides how).
+            buf = self.alloc(needs_temporary(e, ctx.at()), t, ctx)
+            if is_staged_view(e, t, ctx.level):
+                # The whole group copies the view (passes.copies decides how).
                 dims, width = self.dims_of(t)
-                self.add(CoopCopy(self.view_of(e.args[0], env, ctx), tmp, dims, width))
+                self.add(CoopCopy(self.view_of(e.args[0], env, ctx), buf, dims, width))
                 self.add(Barrier())
             else:
-                self.emit_to(e.args[0], self.mem_dest(tmp, t), env, ctx)
-            return self.mem_view(tmp, t)
-        if isinstance(fn, P.ReduceLike):
-            return V.UnitView(self.emit_reduce(e, env, ctx))
-        if isinstance(fn, P.MapLike):
-            if P.is_parallel_map(fn) or ctx.level != "item":
-                raise CodegenError(
-                    f"the result of {fn.text_name} is used as an input here; say where it lives with "
-                    f"toLocal(...) or toPrivate(...) (in {_short(e)})"
-                )
+                self.emit_to(e.args[0], self.mem_dest(buf, t), env, ctx)
+            return self.mem_view(buf, t)
+        if form == "reduce":
+            return V.UnitView(self.emit_reduce(e, env, ctx, ctx.at()))
+        if form == "map":
+            tmp = needs_temporary(e, ctx.at())  # refuses a computed map read outside a work-item
             t = self.type_of(e, env)
-            tmp = self.alloc("private", t, "temporary", ctx)
-            self.emit_to(e, self.mem_dest(tmp, t), env, ctx)
-            return self.mem_view(tmp, t)
+            buf = self.alloc(tmp, t, ctx)
+            self.emit_to(e, self.mem_dest(buf, t), env, ctx)
+            return self.mem_view(buf, t)
         raise CodegenError(f"cannot generate code for {_short(e)}")
 
 

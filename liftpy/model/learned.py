@@ -7,7 +7,9 @@ of the measured time.  A gradient-boosted tree ensemble (scikit-learn's ``HistGr
 learns what the formula misses: the cost of bank conflicts in one local layout, of a register block that
 is too large for the compiler, of uncoalesced reads the counts do not see.  With few measurements it
 predicts the analytical value plus the mean residual, so it never does worse than the formula it
-corrects.
+corrects; from ``MIN_FIT`` measurements a ridge regression of the residual on the features corrects it
+(numpy, closed form: a tree ensemble over a dozen rows only memorises them, and importing scikit-learn
+alone costs a resumed search three seconds before its first run), and from ``TREES_FROM`` the trees do.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ import numpy as np
 from .analytical import FEATURES
 
 BOUNDS = ("compute", "local", "cache", "dram", "invalid")
-MIN_FIT = 8  # measurements before the trees are fitted
+MIN_FIT = 8  # measurements before a correction beyond the mean residual is fitted
+TREES_FROM = 48  # measurements before trees replace the linear correction
 
 
 def feature_vector(prediction, rules: frozenset, rule_names: tuple[str, ...]) -> list[float]:
@@ -40,6 +43,7 @@ class LearnedModel:
     y: list = field(default_factory=list)  # log(measured seconds)
     base: list = field(default_factory=list)  # log(analytical seconds)
     _trees: object = None
+    _ridge: tuple | None = None  # (feature means, scales, weights) of the linear correction
     _offset: float = 0.0
 
     def add(self, features: list[float], analytical_s: float, measured_ms: float) -> None:
@@ -53,14 +57,21 @@ class LearnedModel:
             return
         residual = np.asarray(self.y) - np.asarray(self.base)
         self._offset = float(np.median(residual))
+        self._trees = self._ridge = None
         if n < MIN_FIT:
-            self._trees = None
+            return
+        if n < TREES_FROM:
+            self._ridge = _ridge(np.asarray(self.X, dtype=float), residual - self._offset)
             return
         from sklearn.ensemble import HistGradientBoostingRegressor
+        from threadpoolctl import threadpool_limits
 
         trees = HistGradientBoostingRegressor(max_iter=150, learning_rate=0.1, max_leaf_nodes=15,
                                               min_samples_leaf=max(2, n // 20), random_state=0)
-        trees.fit(np.asarray(self.X), residual)
+        # One thread: a few hundred rows fit in milliseconds, while OpenMP's threads spin against the
+        # compile and measure workers beside them (17 s instead of 0.3 s for eight rows on two cores).
+        with threadpool_limits(1):
+            trees.fit(np.asarray(self.X), residual)
         self._trees = trees
 
     @property
@@ -70,6 +81,23 @@ class LearnedModel:
     def predict_log(self, features: list[list[float]], analytical_s: list[float]) -> np.ndarray:
         """log(predicted seconds) for many points: the analytical time corrected by the learned residual."""
         base = np.asarray([math.log(max(a, 1e-9)) if math.isfinite(a) else 10.0 for a in analytical_s])
+        if self._ridge is not None:
+            mean, scale, w = self._ridge
+            return base + self._offset + ((np.asarray(features, dtype=float) - mean) / scale) @ w
         if self._trees is None:
             return base + self._offset
-        return base + self._trees.predict(np.asarray(features))
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(1):
+            return base + self._trees.predict(np.asarray(features))
+
+
+def _ridge(X: np.ndarray, r: np.ndarray, alpha: float = 1.0) -> tuple:
+    """Weights of ``r ~ standardised(X) @ w`` with an L2 penalty ``alpha`` (features constant over the
+    measurements get no weight)."""
+    mean = X.mean(axis=0)
+    scale = X.std(axis=0)
+    scale[scale < 1e-12] = np.inf
+    Z = (X - mean) / scale
+    w = np.linalg.solve(Z.T @ Z + alpha * np.eye(Z.shape[1]), Z.T @ r)
+    return mean, scale, w

@@ -1,10 +1,15 @@
-"""The derivation of variants, cached on disk.
+"""The derivation of variants, and the screening of their spaces, cached on disk.
 
 Deriving the variants of a program runs every rewrite rule at every position (15 s for the convolution's
 3,548 variants on two cores); a resumed or repeated exploration of the same program needs exactly the same
 list.  The list is pickled (programs, user functions and all: see ``liftpy.ir.userfun``) under a key made
 of the operator's variant identity and a *rule-set version*: a hash of the source of the rewrite rules, the
 primitives and the type checker, so that any change to what derivation does makes old entries unreachable.
+
+The model search's screening of a variant (a pool of valid configurations drawn from its solved space and
+the analytical model's prediction for each) is cached the same way (``memo``), keyed by the variant's text,
+the sizes, the device profile, the draw and a version of the constraint and model code: a resumed
+exploration then ranks its candidates without solving or modelling again.
 
 The directory is ``$LIFTPY_CACHE_DIR`` or ``~/.cache/liftpy``; set ``LIFTPY_CACHE_DIR=off`` to disable it.
 A damaged or unreadable entry is ignored and derived again.
@@ -19,11 +24,12 @@ from functools import lru_cache
 from pathlib import Path
 
 
-@lru_cache(maxsize=1)
-def ruleset_version() -> str:
+@lru_cache(maxsize=None)
+def ruleset_version(subpackages: tuple = ("rewrite", "ir")) -> str:
+    """A hash of the source of the subpackages whose code decides what is cached."""
     root = Path(__file__).resolve().parents[1]
     h = hashlib.sha1()
-    for sub in ("rewrite", "ir"):
+    for sub in subpackages:
         for path in sorted((root / sub).glob("*.py")):
             h.update(path.name.encode())
             h.update(path.read_bytes())
@@ -42,23 +48,32 @@ def cache_dir() -> Path | None:
 
 def cached_variants(op) -> tuple:
     """The operator's variants, from the cache when derived before with the same rules."""
+    return tuple(memo("variants", op.variant_key(), lambda: tuple(op.variants())))
+
+
+SCREEN_CODE = ("rewrite", "ir", "constraints", "model", "views", "codegen")
+
+
+def memo(kind: str, key: str, compute, code: tuple = ("rewrite", "ir")):
+    """``compute()``, or what it returned before for the same ``kind``, ``key`` and version of the source
+    of the ``code`` subpackages."""
     directory = cache_dir()
     if directory is None:
-        return tuple(op.variants())
-    key = hashlib.sha1(f"{op.variant_key()}|{ruleset_version()}".encode()).hexdigest()[:24]
-    path = directory / "variants" / f"{key}.pkl"
+        return compute()
+    digest = hashlib.sha1(f"{key}|{ruleset_version(tuple(code))}".encode()).hexdigest()[:24]
+    path = directory / kind / f"{digest}.pkl"
     try:
         with open(path, "rb") as f:
-            return tuple(pickle.load(f))
+            return pickle.load(f)
     except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
         pass
-    variants = tuple(op.variants())
+    value = compute()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         with open(tmp, "wb") as f:
-            pickle.dump(variants, f, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)  # atomic: a concurrent exploration never reads half a file
     except (OSError, pickle.PicklingError, AttributeError, TypeError):
-        pass  # a variant that cannot be pickled (a lambda user function) is simply not cached
-    return variants
+        pass  # what cannot be pickled (a lambda user function) is simply not cached
+    return value

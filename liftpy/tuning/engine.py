@@ -29,11 +29,14 @@ from ..errors import TuningError
 from .layers import Layer, get_layer
 from .pareto import format_frontier, pareto_front, plot_frontier
 from .progress import Progress
+from .search import variant_text
 from .store import REFERENCE_PREFIX, Key, Record, Status, Store
 
 EVALUATE = "liftpy.tuning.evaluate:evaluate_point"
 COMPILE = "liftpy.tuning.evaluate:compile_point"
 MEASURE = "liftpy.tuning.evaluate:measure_point"
+WARM_COMPILE = "liftpy.tuning.evaluate:warm_compile"
+WARM_MEASURE = "liftpy.tuning.evaluate:warm_measure"
 
 
 @dataclass(frozen=True)
@@ -70,13 +73,6 @@ class Exploration:
     def best(self):
         ok = [r for r in self.records if r.measured and not r.is_reference]
         return min(ok, key=lambda r: r.time_ms) if ok else None
-
-
-def variant_text(v) -> str:
-    from ..ir.printer import show_program
-
-    place = "".join(f"\n// placement: {k} in {w}" for k, w in v.placements)
-    return show_program(v.program) + place
 
 
 def variant_id(v) -> str:
@@ -168,10 +164,8 @@ def explore_operator(
     point after one run slower than this many times the best so far; ``rules``: only the variants whose
     derivation uses every one of these rules."""
     from ..host.device import get_device
-    from ..host.profile import resolve_profile
-    from .cache import cached_variants
-    from .search import SEARCHES, Spaces, config_key
-    from .worker import Task, WorkerPool
+    from .search import SEARCHES
+    from .worker import WorkerPool
 
     if search not in SEARCHES:
         raise TuningError(f"unknown search {search!r}; choose one of {', '.join(SEARCHES)}")
@@ -181,19 +175,46 @@ def explore_operator(
     t0 = time.time()
     dev = get_device(device)
     device_key = dev.key
-    profile = resolve_profile(device, profile_path)
+    # Workers start first, so that their imports and the device context overlap with loading the
+    # variants and screening them (a resumed run then reaches its first point sooner).
+    compile_pool = (WorkerPool(jobs, default_timeout_s=timeout_s, max_tasks_per_worker=200,
+                               initializer=WARM_COMPILE).warm() if jobs > 1 else None)
+    measure_pool = WorkerPool(1, default_timeout_s=timeout_s, max_tasks_per_worker=200, initializer=WARM_MEASURE,
+                              init_args=(dev.index,)).warm()
+    try:
+        return _explore(op, samples, db, dev, device_key, profile_path, seed, repeat, warmup, references, progress,
+                        stream, rules, search, budget_s, abort_factor, batch, variants, jobs, t0, compile_pool,
+                        measure_pool)
+    finally:
+        if compile_pool is not None:
+            compile_pool.close()
+        measure_pool.close()
+
+
+def _explore(op, samples, db, dev, device_key, profile_path, seed, repeat, warmup, references, progress, stream, rules,
+             search, budget_s, abort_factor, batch, variants, jobs, t0, compile_pool, measure_pool) -> Exploration:
+    from ..host.profile import resolve_profile
+    from .cache import cached_variants, memo
+    from .search import SEARCHES, Spaces, config_key
+    from .worker import Task
+
+    profile = resolve_profile(dev.index, profile_path)
     limits = profile.limits()
-    every = tuple(variants) if variants is not None else cached_variants(op)
-    chosen_variants = set(map(id, select_variants(every, rules)))
-    origin = [k for k, v in enumerate(every) if id(v) in chosen_variants]  # index in the derivation order
-    variants = [every[k] for k in origin]
-    ids = _LazyIds(variants)
+    if variants is not None:
+        origin, variants = _select(tuple(variants), rules)
+        keys = None
+    else:
+        # The rule filter's result is cached too: loading the few selected variants is much faster than
+        # loading thousands and filtering them again.  (origin: index in the derivation order.)
+        origin, variants = memo("selected", f"{op.variant_key()}|{rules!r}", lambda: _select(cached_variants(op), rules))
+        keys = [f"{op.variant_key()}|{k}" for k in origin]
+    ids = _LazyIds(variants, keys)
     position = {k: i for i, k in enumerate(origin)}
     problem = op.problem
     if progress:
         print(f"{op.name} ({problem}) on {dev.info.name}: {len(variants)} variants from the rewrite rules "
               f"({time.time() - t0:.1f} s); {search} search for {samples} points", file=stream)
-    spaces = Spaces(variants, op.sizes(), profile, seed)
+    spaces = Spaces(variants, op.sizes(), profile, seed, keys)
     strategy = SEARCHES[search](spaces, seed)
     batch = batch or (max(4, 2 * jobs) if search == "model" else samples)
     with Store(db) as store:
@@ -223,40 +244,33 @@ def explore_operator(
             raise TuningError(f"no variant has a valid configuration for {op.name} on {dev.info.name}")
         bar = Progress(resumed + remaining, label=op.name, stream=stream if progress else _Null(), resumed=resumed)
         ran = failed = 0
-        compile_pool = WorkerPool(jobs, default_timeout_s=timeout_s, max_tasks_per_worker=200) if jobs > 1 else None
-        measure_pool = WorkerPool(1, default_timeout_s=timeout_s, max_tasks_per_worker=200)
-        try:
-            while remaining > 0:
-                if budget_s is not None and time.time() - t0 > budget_s:
-                    break
-                want = min(batch, remaining)
-                if queue is not None:
-                    chosen, queue = queue[:want], queue[want:]
-                else:
-                    chosen = strategy.propose(want, taken)
-                if not chosen:
-                    if not taken:
-                        raise TuningError(f"no variant has a valid configuration for {op.name} on {dev.info.name}")
-                    break
-                for i, config in chosen:
-                    taken.add((i, config_key(config)))
-                abort_ms = abort_factor * best_ms if (abort_factor and best_ms) else None
-                # Workers get the device the driver resolved (by index), so both read the same limits.
-                for (i, config), outcome in _evaluate(op, variants, chosen, compile_pool, measure_pool, dev.index, seed,
-                                                      repeat, warmup, limits, abort_ms, Task):
-                    record = _record(op, variants[i], ids[i], config, outcome, device_key, profile, origin[i])
-                    store.put(record)
-                    strategy.observe(i, config, record.time_ms if record.status is Status.OK else None)
-                    if record.status is Status.OK and record.time_ms is not None:
-                        best_ms = record.time_ms if best_ms is None else min(best_ms, record.time_ms)
-                    ran += 1
-                    failed += not outcome.ok
-                    remaining -= 1
-                    bar.update(outcome.status, record.time_ms, record.bytes)
-        finally:
-            if compile_pool is not None:
-                compile_pool.close()
-            measure_pool.close()
+        while remaining > 0:
+            if budget_s is not None and time.time() - t0 > budget_s:
+                break
+            want = min(batch, remaining)
+            if queue is not None:
+                chosen, queue = queue[:want], queue[want:]
+            else:
+                chosen = strategy.propose(want, taken)
+            if not chosen:
+                if not taken:
+                    raise TuningError(f"no variant has a valid configuration for {op.name} on {dev.info.name}")
+                break
+            for i, config in chosen:
+                taken.add((i, config_key(config)))
+            abort_ms = abort_factor * best_ms if (abort_factor and best_ms) else None
+            # Workers get the device the driver resolved (by index), so both read the same limits.
+            for (i, config), outcome in _evaluate(op, variants, chosen, compile_pool, measure_pool, dev.index, seed,
+                                                  repeat, warmup, limits, abort_ms, Task):
+                record = _record(op, variants[i], ids[i], config, outcome, device_key, profile, origin[i])
+                store.put(record)
+                strategy.observe(i, config, record.time_ms if record.status is Status.OK else None)
+                if record.status is Status.OK and record.time_ms is not None:
+                    best_ms = record.time_ms if best_ms is None else min(best_ms, record.time_ms)
+                ran += 1
+                failed += not outcome.ok
+                remaining -= 1
+                bar.update(outcome.status, record.time_ms, record.bytes)
         bar.close()
         if references:
             _measure_references(store, op, device_key, seed)
@@ -302,16 +316,29 @@ def _evaluate(op, variants, chosen, compile_pool, measure_pool, device, seed, re
         yield (i, c), outcome
 
 
-class _LazyIds:
-    """Variant ids computed when first asked for (printing thousands of programs takes half a minute)."""
+def _select(every: tuple, rules) -> tuple[list[int], list]:
+    chosen = set(map(id, select_variants(every, rules)))
+    origin = [k for k, v in enumerate(every) if id(v) in chosen]
+    return origin, [every[k] for k in origin]
 
-    def __init__(self, variants):
+
+class _LazyIds:
+    """Variant ids computed when first asked for (printing thousands of programs takes half a minute),
+    and kept on disk under the variant's stable key (operator and derivation index) when it has one."""
+
+    def __init__(self, variants, keys=None):
         self.variants = variants
+        self.keys = keys
         self._ids: dict[int, str] = {}
 
     def __getitem__(self, i: int) -> str:
         if i not in self._ids:
-            self._ids[i] = variant_id(self.variants[i])
+            if self.keys is None:
+                self._ids[i] = variant_id(self.variants[i])
+            else:
+                from .cache import memo
+
+                self._ids[i] = memo("variant-ids", self.keys[i], lambda: variant_id(self.variants[i]))
         return self._ids[i]
 
 

@@ -51,6 +51,19 @@ def compile_point(payload: dict) -> dict:
     return {"stages": stages, "codegen_s": time.perf_counter() - t}
 
 
+def warm_compile() -> None:
+    """Worker initializer of code-generation workers: the code generator imported before the first point."""
+    from ..codegen import kernel  # noqa: F401
+
+
+def warm_measure(device) -> None:
+    """Worker initializer of the measuring worker: the device's context made before the first point."""
+    from ..host.device import get_device
+    from ..host import kernel  # noqa: F401
+
+    get_device(device)
+
+
 _PREPARED: dict = {}
 
 

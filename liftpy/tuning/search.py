@@ -22,6 +22,14 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 
+def variant_text(v) -> str:
+    """A variant's identity as text: its program and where its inputs are placed."""
+    from ..ir.printer import show_program
+
+    place = "".join(f"\n// placement: {k} in {w}" for k, w in v.placements)
+    return show_program(v.program) + place
+
+
 def config_key(config: dict) -> tuple:
     return tuple(sorted(config.items()))
 
@@ -29,14 +37,17 @@ def config_key(config: dict) -> tuple:
 class Spaces:
     """The valid spaces of a problem's variants and their analytical models, computed on first use."""
 
-    def __init__(self, variants: Sequence, sizes: dict, profile, seed: int = 0):
+    def __init__(self, variants: Sequence, sizes: dict, profile, seed: int = 0, keys: Sequence[str] | None = None):
+        """``keys``: a stable name of each variant for the disk cache (its text by default)."""
         self.variants = variants
+        self.keys = keys
         self.sizes = dict(sizes)
         self.profile = profile
         self.seed = seed
         self._counted: dict = {}
         self._models: dict = {}
         self._machine = None
+        self._profile_key = None
 
     def counted(self, i: int):
         """The solved space of variant ``i`` (None when it has no valid configuration)."""
@@ -59,6 +70,35 @@ class Spaces:
         if c is None:
             return []
         return sample(c, min(n, c.size.valid), seed=seed)
+
+    def screen(self, i: int, n: int, seed: int) -> list[tuple[dict, object]]:
+        """``n`` configurations of variant ``i`` drawn with ``seed``, each with the analytical model's
+        prediction (finite ones only): cached on disk, since solving and modelling are most of what a
+        resumed search does before its first run."""
+        from .cache import SCREEN_CODE, memo
+
+        def compute():
+            configs = self.sample(i, n, seed)
+            if not configs:
+                return []
+            model = self.model(i)
+            out = []
+            for c in configs:
+                p = model.predict(c)
+                if math.isfinite(p.seconds):
+                    out.append((c, p))
+            return out
+
+        return memo("screens", f"{self._key(i)}|{n}|{seed}", compute, SCREEN_CODE)
+
+    def _key(self, i: int) -> str:
+        import hashlib
+        import json
+
+        if self._profile_key is None:
+            self._profile_key = json.dumps(self.profile.record(), sort_keys=True, default=str)
+        text = self.keys[i] if self.keys is not None else variant_text(self.variants[i])
+        return hashlib.sha1(f"{text}|{sorted(self.sizes.items())}|{self._profile_key}|{self.seed}".encode()).hexdigest()
 
     def model(self, i: int):
         if i not in self._models:
@@ -164,20 +204,14 @@ class ModelSearch:
         self.learned = LearnedModel(names)
         self._index: dict = {}
         self._dirty = False
+        self._pending: list = []
 
     def _screen(self, count: int) -> None:
         from ..model.learned import feature_vector
 
         end = min(len(self.order), self.screened + count)
         for i in self.order[self.screened:end]:
-            configs = self.spaces.sample(i, self.pool_size, self.rng.randrange(2**31))
-            if not configs:
-                continue
-            model = self.spaces.model(i)
-            for c in configs:
-                p = model.predict(c)
-                if not math.isfinite(p.seconds):
-                    continue
+            for c, p in self.spaces.screen(i, self.pool_size, self.rng.randrange(2**31)):
                 cand = _Candidate(i, c, p, feature_vector(p, self.rules[i], self.learned.rule_names))
                 self._index[(i, config_key(c))] = cand
                 self.candidates.append(cand)
@@ -189,13 +223,11 @@ class ModelSearch:
         return list(self.learned.predict_log([c.features for c in cands], [c.prediction.seconds for c in cands]))
 
     def propose(self, n: int, taken: set) -> list[tuple[int, dict]]:
-        if self._dirty:
-            self.learned.fit()
-            self._dirty = False
         if self.screened < len(self.order):
             # A full chunk first; then a quarter chunk per batch, so the ranking keeps meeting new variants
             # without the screening costing more than the measuring.
             self._screen(self.screen_size if not self.screened else max(1, self.screen_size // 4))
+        self.refit()
         open_ = [c for c in self.candidates if (c.variant, config_key(c.config)) not in taken]
         while not open_ and self.screened < len(self.order):
             self._screen(self.screen_size)
@@ -215,14 +247,28 @@ class ModelSearch:
     def observe(self, i: int, config: dict, time_ms: float | None) -> None:
         if time_ms is None or not (time_ms > 0):
             return
-        cand = self._index.get((i, config_key(config)))
-        if cand is None:
-            from ..model.learned import feature_vector
-
-            p = self.spaces.model(i).predict(config)
-            cand = _Candidate(i, config, p, feature_vector(p, self.rules[i], self.learned.rule_names))
-        self.learned.add(cand.features, cand.prediction.seconds, time_ms)
+        # Learned at the next proposal: a resumed run observes its stored points before it screens, and most
+        # of them are then found among the (cached) screened candidates instead of being modelled one by one.
+        self._pending.append((i, config, time_ms))
         self._dirty = True
+
+    def refit(self) -> None:
+        """Learn what was observed since the last proposal and refit the learned model."""
+        self._learn_pending()
+        if self._dirty:
+            self.learned.fit()
+            self._dirty = False
+
+    def _learn_pending(self) -> None:
+        from ..model.learned import feature_vector
+
+        for i, config, time_ms in self._pending:
+            cand = self._index.get((i, config_key(config)))
+            if cand is None:
+                p = self.spaces.model(i).predict(config)
+                cand = _Candidate(i, config, p, feature_vector(p, self.rules[i], self.learned.rule_names))
+            self.learned.add(cand.features, cand.prediction.seconds, time_ms)
+        self._pending = []
 
 
 SEARCHES = {"uniform": UniformSearch, "model": ModelSearch}

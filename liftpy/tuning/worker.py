@@ -302,6 +302,16 @@ class WorkerPool:
         self.restarts += 1
         return outcome
 
+    def warm(self) -> "WorkerPool":
+        """Start every worker now, without waiting for them: their start-up (imports, the initializer, an
+        OpenCL context) then overlaps with whatever the caller does before its first task."""
+        if self._closed:
+            raise TuningError("this worker pool is closed; create a new WorkerPool")
+        for slot in self._slots:
+            if slot.state == "down":
+                self._start(slot)
+        return self
+
     # -- running ---------------------------------------------------------------------------------------
 
     def run(self, task: Task) -> Outcome:

@@ -229,9 +229,27 @@ def _small_remainder(num: sympy.Expr, d: int, ranges: Ranges):
     return None
 
 
+_SIMPLIFIED: dict = {}
+
+
 def simplify(e, ranges: Ranges) -> sympy.Expr:
-    """Simplify an index expression bottom-up using ``ranges``."""
+    """Simplify an index expression bottom-up using ``ranges``.
+
+    Memoised on the expression and the ranges of its own symbols: code generation simplifies the same
+    index terms thousands of times (every unrolled copy, every pass), and both are immutable."""
     e = sympy.sympify(e)
+    if e.is_Atom and not e.is_Symbol:
+        return e
+    key = (e, tuple(sorted(((s, ranges[s]) for s in e.free_symbols if s in ranges), key=lambda kv: str(kv[0]))))
+    hit = _SIMPLIFIED.get(key)
+    if hit is None:
+        if len(_SIMPLIFIED) > 200_000:
+            _SIMPLIFIED.clear()
+        hit = _SIMPLIFIED[key] = _simplify(e, ranges)
+    return hit
+
+
+def _simplify(e, ranges: Ranges) -> sympy.Expr:
     if e.is_Symbol:
         r = ranges.get(e)
         return sympy.Integer(r[0]) if r is not None and r[0] == r[1] else e
