@@ -36,6 +36,12 @@ dot = BUILTINS["dot"]
 relu = BUILTINS["relu"]
 fmax = BUILTINS["max"]
 fmin = BUILTINS["min"]
+div = BUILTINS["div"]
+neg = BUILTINS["neg"]
+fabs = BUILTINS["fabs"]
+sqrt = BUILTINS["sqrt"]
+exp = BUILTINS["exp"]
+select = BUILTINS["select"]
 
 from .version import __version__  # noqa: E402,F401
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from .errors import LiftError
@@ -41,6 +42,10 @@ def dispatch(args, interrupted: str = "interrupted") -> int:
     except KeyboardInterrupt:
         print(f"liftpy {args.command}: {interrupted}", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (``liftpy variants ... | head``): nothing left to say to it.
+        sys.stderr = open(os.devnull, "w")
+        return 0
 
 
 def main(argv: list[str] | None = None) -> int:

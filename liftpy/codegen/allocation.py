@@ -214,6 +214,15 @@ def item_share(value: Expr, t: Type) -> Type:
 
 
 # ------------------------------------------------------------------------------------ the analysis
+def refusals(program: Program) -> tuple[str, ...]:
+    """Why the emitter would refuse ``program`` (a computed map read where nothing can hold it), found
+    without generating code: derivation drops such variants with these reasons."""
+    walk = _Walk()
+    env = {p.name: t for p, t in zip(program.params, program.param_types)}
+    walk.store(program.body, Position("kernel", "global"), env)
+    return tuple(walk.refused)
+
+
 def allocations(program: Program) -> tuple[Allocation, ...]:
     """Every buffer the emitter allocates for ``program``, in the order it does, with symbolic sizes.
     Where the emitter would refuse the program, the walk passes over the refused part."""
@@ -236,6 +245,7 @@ class _Walk:
     def __init__(self):
         self.found: list[Allocation] = []
         self.counters: dict[str, int] = {}
+        self.refused: list[str] = []  # why the emitter would refuse the program, where it would
 
     def type_of(self, e: Expr, env) -> Type:
         return type_of(e, {n: env[n] for n in e.free_vars if n in env})
@@ -290,7 +300,8 @@ class _Walk:
         elif form == "map":
             try:
                 tmp = needs_temporary(e, Position(level))
-            except CodegenError:
+            except CodegenError as err:
+                self.refused.append(str(err))
                 return  # the emitter refuses the program here: there is no kernel to describe below
             self.allocate(tmp, e, self.type_of(e, env), level)
             self.store(e, Position(level, tmp.space), env)

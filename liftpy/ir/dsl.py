@@ -45,6 +45,10 @@ def lit(value, type: Type | None = None) -> Literal:
     """A literal; with an array type every element has the value: ``lit(0.0, Array(Float, 4))``."""
     if type is None:
         return as_expr(value)
+    if not isinstance(value, (bool, int, float)):
+        # One value per lane (a tuple) would type-check and evaluate but not print or compile: refused here.
+        raise LiftTypeError("lit", f"a literal is one number repeated over {type}, got {value!r}; "
+                            "literals with a value per lane or per element are not supported yet")
     return Literal(value, type)
 
 

@@ -77,6 +77,56 @@ class Expr(Node):
             raise TypeError("only tuple components can be selected with [ ]; use get(t, i)")
         return Call(Get(index), (self,))
 
+    # Arithmetic and comparisons build calls of the built-in user functions (add, sub, mult, div, neg, lt,
+    # le, gt, ge); a Python number is a float literal.  ``==`` stays structural equality of expressions.
+    def _arith(self, name: str, *args) -> "Expr":
+        from .dsl import as_expr, lit
+        from .types import Float
+        from .userfun import BUILTINS
+
+        # A bare Python number beside a DSL value is a float (``2 * v``); write lit(2) for an int.
+        return Call(BUILTINS[name], tuple(lit(float(a), Float) if isinstance(a, (int, float)) and not isinstance(a, bool)
+                                          else as_expr(a) for a in args))
+
+    def __add__(self, other):
+        return self._arith("add", self, other)
+
+    def __radd__(self, other):
+        return self._arith("add", other, self)
+
+    def __sub__(self, other):
+        return self._arith("sub", self, other)
+
+    def __rsub__(self, other):
+        return self._arith("sub", other, self)
+
+    def __mul__(self, other):
+        return self._arith("mult", self, other)
+
+    def __rmul__(self, other):
+        return self._arith("mult", other, self)
+
+    def __truediv__(self, other):
+        return self._arith("div", self, other)
+
+    def __rtruediv__(self, other):
+        return self._arith("div", other, self)
+
+    def __neg__(self):
+        return self._arith("neg", self)
+
+    def __lt__(self, other):
+        return self._arith("lt", self, other)
+
+    def __le__(self, other):
+        return self._arith("le", self, other)
+
+    def __gt__(self, other):
+        return self._arith("gt", self, other)
+
+    def __ge__(self, other):
+        return self._arith("ge", self, other)
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self}>"
 

@@ -143,7 +143,11 @@ class UserFun:
 
         params = ", ".join(f"{_c_type(resolve(t))} {n}" for n, t in zip(self.param_names, self.param_types))
         ret = _c_type(resolve(self.result_type))
-        body = "\n".join("  " + line for line in self.body.strip().splitlines())
+        body = self.body.strip()
+        if binding:
+            # A generic body names its type as $T (a cast to the scalar or vector type it is made for).
+            body = body.replace("$T", _c_type(binding["T"]))
+        body = "\n".join("  " + line for line in body.splitlines())
         return f"{ret} {self.c_name(binding)}({params}) {{\n{body}\n}}"
 
 
@@ -156,6 +160,13 @@ def _c_type(t: Type) -> str:
 def userfun(name: str, params: list[tuple[str, Type | str]], result: Type | str, body: str, numpy: Callable) -> UserFun:
     """Define a user function: ``userfun("mad", [("a", Float), ("b", Float), ("c", Float)], Float,
     "return a * b + c;", lambda a, b, c: a * b + c)``."""
+    from .types import ArrayType
+
+    for what, t in [*((f"parameter '{n}'", t) for n, t in params), ("result", result)]:
+        if isinstance(t, ArrayType):
+            # It would type-check and evaluate, but C functions take no arrays by value: refused here.
+            raise LiftTypeError(name, f"{what} has the array type {t}; user functions take and return scalars, "
+                                "vectors or tuples: apply the function to the elements with map, or use a vector type")
     return UserFun(name, tuple(n for n, _ in params), tuple(t for _, t in params), result, body, numpy)
 
 
@@ -216,6 +227,26 @@ _builtin("dot", [("x", T), ("y", T)], SCALAR_OF_T, "return dot(x, y);", _dot)
 _builtin(
     "relu", [("x", Float)], Float, "return max(x, 0.0f);", lambda x: np.maximum(x, np.float32(0))
 )
+# Arithmetic of the embedded DSL (``0.5 * v``, ``a < b``, ``select(c, a, b)``): built-in user functions,
+# so the type checker, interpreter, text form and code generator need nothing new.  Comparisons give 1 or
+# 0 of the operands' type (OpenCL's ?: works lane-wise on vectors); ``select`` takes a value that is
+# non-zero for "yes", as the comparisons give.
+
+
+def _same(dtype_of, values):
+    return np.asarray(values).astype(np.asarray(dtype_of).dtype, copy=False)
+
+
+_builtin("div", [("x", T), ("y", T)], T, "return x / y;", lambda x, y: _same(x, np.asarray(x) / np.asarray(y)))
+_builtin("neg", [("x", T)], T, "return -x;", lambda x: -np.asarray(x))
+_builtin("fabs", [("x", T)], T, "return fabs(x);", lambda x: np.abs(x))
+_builtin("sqrt", [("x", T)], T, "return sqrt(x);", lambda x: _same(x, np.sqrt(x)))
+_builtin("exp", [("x", T)], T, "return exp(x);", lambda x: _same(x, np.exp(x)))
+for _name, _op, _np in (("lt", "<", np.less), ("le", "<=", np.less_equal), ("gt", ">", np.greater), ("ge", ">=", np.greater_equal)):
+    _builtin(_name, [("x", T), ("y", T)], T, f"return (x {_op} y) ? ($T)1 : ($T)0;",
+             lambda x, y, _np=_np: _same(x, np.where(_np(x, y), 1, 0)))
+_builtin("select", [("c", T), ("x", T), ("y", T)], T, "return (c != ($T)0) ? x : y;",
+         lambda c, x, y: _same(x, np.where(np.asarray(c) != 0, x, y)))
 
 _registry: dict[str, UserFun] = dict(BUILTINS)
 

@@ -17,6 +17,7 @@ def register(sub) -> None:
     p.add_argument("--no-images", action="store_true", help="do not place inputs in images")
     p.add_argument("--full", action="store_true", help="print each variant's program text")
     p.add_argument("--max", type=positive_int, default=None, help="print at most this many variants")
+    p.add_argument("--dropped", action="store_true", help="list the lowered variants dropped because no size makes them a kernel, with the reason")
     p.set_defaults(func=cmd_variants)
 
 
@@ -25,7 +26,7 @@ def cmd_variants(args) -> int:
 
     from ..cli_args import parse_sizes, read_program
     from ..ir.parser import parse_program
-    from .explore import ExploreOptions, explore
+    from .explore import ExploreOptions, explore_all
     from .text_rules import load_rules
 
     program = read_program(args.file)
@@ -35,7 +36,16 @@ def cmd_variants(args) -> int:
             raise LiftError(f"rules file {f} does not exist")
         extra.extend(load_rules(f))
     opts = ExploreOptions(depth=args.depth, images=not args.no_images, extra_rules=tuple(extra))
-    variants = explore(program, opts)
+    variants, refused = explore_all(program, opts)
+    if args.dropped:
+        print(f"{program.name}: {len(refused)} lowered variants dropped (no size makes them a kernel)")
+        for i, d in enumerate(refused[: args.max] if args.max else refused):
+            rules = " -> ".join(s.rule + (f"[{', '.join(s.params)}]" if s.params else "") for s in d.variant.trace)
+            print(f"\n[{i}] {d.reason}")
+            print(f"    rules: {rules}")
+            if args.full:
+                print("    " + d.variant.program.text().replace("\n", "\n    "))
+        return 0
     sizes = parse_sizes(args.size)
     counts = {}
     if sizes:

@@ -530,23 +530,58 @@ def default_strategy(program: Program, options: ExploreOptions = ExploreOptions(
     return seq(general, placement_stage(program, options))
 
 
+@dataclass(frozen=True)
+class Dropped:
+    """A lowered variant that no size can make into a kernel, with the reason."""
+
+    variant: Variant
+    reason: str
+
+
+def refused(v: Variant) -> str | None:
+    """Why code generation would refuse ``v`` at every size (a computed map read where nothing can hold
+    it, ``codegen.allocation.refusals``), or None."""
+    from ..codegen.allocation import refusals
+    from ..ir.kernels import split_kernels
+
+    for stage in split_kernels(v.program):
+        reasons = refusals(stage.program)
+        if reasons:
+            return reasons[0]
+    return None
+
+
 def explore(program: Program, options: "ExploreOptions | Strategy" = ExploreOptions()) -> list[Variant]:
     """Distinct fully lowered variants of a high-level program, each with its parameters and trace.
 
     ``options``: the knobs of the default strategy, or a strategy itself (Elevate style), composed by the
     caller from the combinators and rules here, e.g. ``seq(once(tile2D_reduce), apply_mapping(("wlall", 2,
-    2)), _accumulators)``; only the lowered variants it produces are kept."""
+    2)), _accumulators)``; only the lowered variants it produces are kept, and of those only the ones code
+    generation accepts (``explore_all`` also returns the others, with the reason)."""
+    return explore_all(program, options)[0]
+
+
+def explore_all(program: Program, options: "ExploreOptions | Strategy" = ExploreOptions()) -> tuple[list[Variant], list[Dropped]]:
+    """``explore``'s variants, and the lowered variants it dropped because no size makes them a kernel."""
     start = Variant(program)
     if callable(options) and not isinstance(options, ExploreOptions):
         strategy, options = options, ExploreOptions()
     else:
         strategy = default_strategy(program, options)
-    variants = [v for v in strategy(start) if v.lowered]
+    variants, dropped = [], []
+    for v in strategy(start):
+        if not v.lowered:
+            continue
+        reason = refused(v)
+        if reason is None:
+            variants.append(v)
+        else:
+            dropped.append(Dropped(v, reason))
     if options.max_variants is not None and len(variants) > options.max_variants:
         # Keep a spread over the whole list rather than its head, so every stage's choices stay represented.
         step = len(variants) / options.max_variants
         variants = [variants[int(i * step)] for i in range(options.max_variants)]
-    return variants
+    return variants, dropped
 
 
 def features(v: Variant) -> frozenset[str]:

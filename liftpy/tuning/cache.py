@@ -48,7 +48,8 @@ def cache_dir() -> Path | None:
 
 def cached_variants(op) -> tuple:
     """The operator's variants, from the cache when derived before with the same rules."""
-    return tuple(memo("variants", op.variant_key(), lambda: tuple(op.variants())))
+    # codegen too: derivation drops the variants code generation refuses (``codegen.allocation``).
+    return tuple(memo("variants", op.variant_key(), lambda: tuple(op.variants()), ("rewrite", "ir", "codegen")))
 
 
 SCREEN_CODE = ("rewrite", "ir", "constraints", "model", "views", "codegen")
