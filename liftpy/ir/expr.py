@@ -88,47 +88,24 @@ class Expr(Node):
         return Call(BUILTINS[name], tuple(lit(float(a), Float) if isinstance(a, (int, float)) and not isinstance(a, bool)
                                           else as_expr(a) for a in args))
 
-    def __add__(self, other):
-        return self._arith("add", self, other)
-
-    def __radd__(self, other):
-        return self._arith("add", other, self)
-
-    def __sub__(self, other):
-        return self._arith("sub", self, other)
-
-    def __rsub__(self, other):
-        return self._arith("sub", other, self)
-
-    def __mul__(self, other):
-        return self._arith("mult", self, other)
-
-    def __rmul__(self, other):
-        return self._arith("mult", other, self)
-
-    def __truediv__(self, other):
-        return self._arith("div", self, other)
-
-    def __rtruediv__(self, other):
-        return self._arith("div", other, self)
-
-    def __neg__(self):
-        return self._arith("neg", self)
-
-    def __lt__(self, other):
-        return self._arith("lt", self, other)
-
-    def __le__(self, other):
-        return self._arith("le", self, other)
-
-    def __gt__(self, other):
-        return self._arith("gt", self, other)
-
-    def __ge__(self, other):
-        return self._arith("ge", self, other)
-
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self}>"
+
+
+def _operator(name: str, reflected: bool = False, unary: bool = False):
+    if unary:
+        return lambda self: self._arith(name, self)
+    if reflected:
+        return lambda self, other: self._arith(name, other, self)
+    return lambda self, other: self._arith(name, self, other)
+
+
+for _dunder, _name, _reflected in (("add", "add", False), ("radd", "add", True), ("sub", "sub", False),
+                                   ("rsub", "sub", True), ("mul", "mult", False), ("rmul", "mult", True),
+                                   ("truediv", "div", False), ("rtruediv", "div", True), ("lt", "lt", False),
+                                   ("le", "le", False), ("gt", "gt", False), ("ge", "ge", False)):
+    setattr(Expr, f"__{_dunder}__", _operator(_name, _reflected))
+Expr.__neg__ = _operator("neg", unary=True)
 
 
 @dataclass(frozen=True, eq=False, repr=False)
