@@ -17,6 +17,7 @@ and the references; ``frontier`` and ``best`` read a store.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import sys
 import time
@@ -164,8 +165,10 @@ def explore_operator(
     point after one run slower than this many times the best so far; ``rules``: only the variants whose
     derivation uses every one of these rules."""
     from ..host.device import get_device
-    from .search import SEARCHES
-    from .worker import WorkerPool
+    from ..host.profile import resolve_profile
+    from .cache import cached_variants, memo
+    from .search import SEARCHES, Spaces, config_key
+    from .worker import Task, WorkerPool
 
     if search not in SEARCHES:
         raise TuningError(f"unknown search {search!r}; choose one of {', '.join(SEARCHES)}")
@@ -175,109 +178,95 @@ def explore_operator(
     t0 = time.time()
     dev = get_device(device)
     device_key = dev.key
-    # Workers start first, so that their imports and the device context overlap with loading the
-    # variants and screening them (a resumed run then reaches its first point sooner).
-    compile_pool = (WorkerPool(jobs, default_timeout_s=timeout_s, max_tasks_per_worker=200,
-                               initializer=WARM_COMPILE).warm() if jobs > 1 else None)
-    measure_pool = WorkerPool(1, default_timeout_s=timeout_s, max_tasks_per_worker=200, initializer=WARM_MEASURE,
-                              init_args=(dev.index,)).warm()
-    try:
-        return _explore(op, samples, db, dev, device_key, profile_path, seed, repeat, warmup, references, progress,
-                        stream, rules, search, budget_s, abort_factor, batch, variants, jobs, t0, compile_pool,
-                        measure_pool)
-    finally:
-        if compile_pool is not None:
-            compile_pool.close()
-        measure_pool.close()
-
-
-def _explore(op, samples, db, dev, device_key, profile_path, seed, repeat, warmup, references, progress, stream, rules,
-             search, budget_s, abort_factor, batch, variants, jobs, t0, compile_pool, measure_pool) -> Exploration:
-    from ..host.profile import resolve_profile
-    from .cache import cached_variants, memo
-    from .search import SEARCHES, Spaces, config_key
-    from .worker import Task
-
-    profile = resolve_profile(dev.index, profile_path)
-    limits = profile.limits()
-    if variants is not None:
-        origin, variants = _select(tuple(variants), rules)
-        keys = None
-    else:
-        # The rule filter's result is cached too: loading the few selected variants is much faster than
-        # loading thousands and filtering them again.  (origin: index in the derivation order.)
-        origin, variants = memo("selected", f"{op.variant_key()}|{rules!r}", lambda: _select(cached_variants(op), rules))
-        keys = [f"{op.variant_key()}|{k}" for k in origin]
-    ids = _LazyIds(variants, keys)
-    position = {k: i for i, k in enumerate(origin)}
-    problem = op.problem
-    if progress:
-        print(f"{op.name} ({problem}) on {dev.info.name}: {len(variants)} variants from the rewrite rules "
-              f"({time.time() - t0:.1f} s); {search} search for {samples} points", file=stream)
-    spaces = Spaces(variants, op.sizes(), profile, seed, keys)
-    strategy = SEARCHES[search](spaces, seed)
-    batch = batch or (max(4, 2 * jobs) if search == "model" else samples)
-    with Store(db) as store:
-        done = [r for r in store.records(device=device_key, layer=problem) if not r.is_reference and r.status.finished]
-        taken = set()
-        best_ms = None
-        for r in done:
-            # Records name their variant by id and by index in the (deterministic, cached) derivation order;
-            # an id is checked before the record counts, so records of other rule versions are ignored.
-            i = position.get(r.metrics.get("variant_index", -1))
-            if i is None or ids[i] != r.variant:
-                continue
-            taken.add((i, config_key(r.config)))
-            strategy.observe(i, r.config, r.time_ms if r.status is Status.OK else None)
-            if r.status is Status.OK and r.time_ms is not None:
-                best_ms = r.time_ms if best_ms is None else min(best_ms, r.time_ms)
-        if search == "uniform":
-            # The same seed names the same points: those already in the store are skipped, not replaced.
-            planned = strategy.propose(samples, set())
-            resumed = sum(1 for i, c in planned if (i, config_key(c)) in taken)
-            queue = [(i, c) for i, c in planned if (i, config_key(c)) not in taken]
+    # The pools close however the exploration ends (an error, Ctrl-C).  Their workers start first, so
+    # that their imports and the device context overlap with loading and screening the variants (a
+    # resumed run then reaches its first point sooner).
+    with contextlib.ExitStack() as pools:
+        compile_pool = (pools.enter_context(WorkerPool(jobs, default_timeout_s=timeout_s, max_tasks_per_worker=200,
+                                                       initializer=WARM_COMPILE).warm()) if jobs > 1 else None)
+        measure_pool = pools.enter_context(WorkerPool(1, default_timeout_s=timeout_s, max_tasks_per_worker=200,
+                                                      initializer=WARM_MEASURE, init_args=(dev.index,)).warm())
+        profile = resolve_profile(dev.index, profile_path)
+        limits = profile.limits()
+        if variants is not None:
+            origin, variants = _select(tuple(variants), rules)
+            keys = None
         else:
-            resumed = min(len(taken), samples)
-            queue = None
-        remaining = len(queue) if queue is not None else samples - resumed
-        if remaining <= 0 and not taken and search == "uniform":
-            raise TuningError(f"no variant has a valid configuration for {op.name} on {dev.info.name}")
-        bar = Progress(resumed + remaining, label=op.name, stream=stream if progress else _Null(), resumed=resumed)
-        ran = failed = 0
-        while remaining > 0:
-            if budget_s is not None and time.time() - t0 > budget_s:
-                break
-            want = min(batch, remaining)
-            if queue is not None:
-                chosen, queue = queue[:want], queue[want:]
+            # The rule filter's result is cached too: loading the few selected variants is much faster than
+            # loading thousands and filtering them again.  (origin: index in the derivation order.)
+            origin, variants = memo("selected", f"{op.variant_key()}|{rules!r}", lambda: _select(cached_variants(op), rules))
+            keys = [f"{op.variant_key()}|{k}" for k in origin]
+        ids = _LazyIds(variants, keys)
+        position = {k: i for i, k in enumerate(origin)}
+        problem = op.problem
+        if progress:
+            print(f"{op.name} ({problem}) on {dev.info.name}: {len(variants)} variants from the rewrite rules "
+                  f"({time.time() - t0:.1f} s); {search} search for {samples} points", file=stream)
+        spaces = Spaces(variants, op.sizes(), profile, seed, keys)
+        strategy = SEARCHES[search](spaces, seed)
+        batch = batch or (max(4, 2 * jobs) if search == "model" else samples)
+        with Store(db) as store:
+            done = [r for r in store.records(device=device_key, layer=problem) if not r.is_reference and r.status.finished]
+            taken = set()
+            best_ms = None
+            for r in done:
+                # Records name their variant by id and by index in the (deterministic, cached) derivation order;
+                # an id is checked before the record counts, so records of other rule versions are ignored.
+                i = position.get(r.metrics.get("variant_index", -1))
+                if i is None or ids[i] != r.variant:
+                    continue
+                taken.add((i, config_key(r.config)))
+                strategy.observe(i, r.config, r.time_ms if r.status is Status.OK else None)
+                if r.status is Status.OK and r.time_ms is not None:
+                    best_ms = r.time_ms if best_ms is None else min(best_ms, r.time_ms)
+            if search == "uniform":
+                # The same seed names the same points: those already in the store are skipped, not replaced.
+                planned = strategy.propose(samples, set())
+                resumed = sum(1 for i, c in planned if (i, config_key(c)) in taken)
+                queue = [(i, c) for i, c in planned if (i, config_key(c)) not in taken]
             else:
-                chosen = strategy.propose(want, taken)
-            if not chosen:
-                if not taken:
-                    raise TuningError(f"no variant has a valid configuration for {op.name} on {dev.info.name}")
-                break
-            for i, config in chosen:
-                taken.add((i, config_key(config)))
-            abort_ms = abort_factor * best_ms if (abort_factor and best_ms) else None
-            # Workers get the device the driver resolved (by index), so both read the same limits.
-            for (i, config), outcome in _evaluate(op, variants, chosen, compile_pool, measure_pool, dev.index, seed,
-                                                  repeat, warmup, limits, abort_ms, Task):
-                record = _record(op, variants[i], ids[i], config, outcome, device_key, profile, origin[i])
-                store.put(record)
-                strategy.observe(i, config, record.time_ms if record.status is Status.OK else None)
-                if record.status is Status.OK and record.time_ms is not None:
-                    best_ms = record.time_ms if best_ms is None else min(best_ms, record.time_ms)
-                ran += 1
-                failed += not outcome.ok
-                remaining -= 1
-                bar.update(outcome.status, record.time_ms, record.bytes)
-        bar.close()
-        if references:
-            _measure_references(store, op, device_key, seed)
-        records = store.records(device=device_key, layer=problem)
-    measured = [r for r in records if r.measured and not r.is_reference]
-    refs = [r for r in records if r.is_reference and r.measured]
-    return Exploration(op, device_key, records, pareto_front(measured), refs, ran, resumed, failed, search, time.time() - t0)
+                resumed = min(len(taken), samples)
+                queue = None
+            remaining = len(queue) if queue is not None else samples - resumed
+            if remaining <= 0 and not taken and search == "uniform":
+                raise TuningError(f"no variant has a valid configuration for {op.name} on {dev.info.name}")
+            bar = Progress(resumed + remaining, label=op.name, stream=stream if progress else _Null(), resumed=resumed)
+            ran = failed = 0
+            while remaining > 0:
+                if budget_s is not None and time.time() - t0 > budget_s:
+                    break
+                want = min(batch, remaining)
+                if queue is not None:
+                    chosen, queue = queue[:want], queue[want:]
+                else:
+                    chosen = strategy.propose(want, taken)
+                if not chosen:
+                    if not taken:
+                        raise TuningError(f"no variant has a valid configuration for {op.name} on {dev.info.name}")
+                    break
+                for i, config in chosen:
+                    taken.add((i, config_key(config)))
+                abort_ms = abort_factor * best_ms if (abort_factor and best_ms) else None
+                # Workers get the device the driver resolved (by index), so both read the same limits.
+                for (i, config), outcome in _evaluate(op, variants, chosen, compile_pool, measure_pool, dev.index, seed,
+                                                      repeat, warmup, limits, abort_ms, Task):
+                    record = _record(op, variants[i], ids[i], config, outcome, device_key, profile, origin[i])
+                    store.put(record)
+                    strategy.observe(i, config, record.time_ms if record.status is Status.OK else None)
+                    if record.status is Status.OK and record.time_ms is not None:
+                        best_ms = record.time_ms if best_ms is None else min(best_ms, record.time_ms)
+                    ran += 1
+                    failed += not outcome.ok
+                    remaining -= 1
+                    bar.update(outcome.status, record.time_ms, record.bytes)
+            bar.close()
+            if references:
+                _measure_references(store, op, device_key, seed)
+            records = store.records(device=device_key, layer=problem)
+        measured = [r for r in records if r.measured and not r.is_reference]
+        refs = [r for r in records if r.is_reference and r.measured]
+        return Exploration(op, device_key, records, pareto_front(measured), refs, ran, resumed, failed, search, time.time() - t0)
+
 
 
 def _evaluate(op, variants, chosen, compile_pool, measure_pool, device, seed, repeat, warmup, limits, abort_ms, Task):

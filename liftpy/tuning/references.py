@@ -122,12 +122,19 @@ def validate(actual: np.ndarray, exp: Expectation, factor: float = 8.0) -> Valid
     actual = np.asarray(actual)
     if actual.shape != exp.expected.shape:
         return Validation(False, math.inf, math.inf, None, f"output shape {actual.shape}, expected {exp.expected.shape}")
-    a = actual.astype(np.float64)
+    allowed = factor * math.sqrt(exp.terms) * EPS32 * exp.magnitude + np.finfo(np.float32).tiny
+    return within(actual, exp.expected, allowed)
+
+
+def within(actual: np.ndarray, expected: np.ndarray, allowed) -> Validation:
+    """The verdict on a float output whose every element may differ from ``expected`` by ``allowed``
+    (an array of the output's shape, or a number): the worst element, how many are wrong, a message."""
+    a = np.asarray(actual).astype(np.float64)
     if not np.all(np.isfinite(a)):
         bad = tuple(int(i) for i in np.argwhere(~np.isfinite(a))[0])
         return Validation(False, math.inf, math.inf, bad, f"non-finite output, first at {bad}: {a[bad]}")
-    error = np.abs(a - exp.expected)
-    allowed = factor * math.sqrt(exp.terms) * EPS32 * exp.magnitude + np.finfo(np.float32).tiny
+    error = np.abs(a - expected)
+    allowed = np.broadcast_to(allowed, error.shape)
     ratio = error / allowed
     worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(ratio)), ratio.shape)) if ratio.size else None
     worst_ratio = float(ratio[worst]) if worst is not None else 0.0
@@ -138,7 +145,7 @@ def validate(actual: np.ndarray, exp: Expectation, factor: float = 8.0) -> Valid
     return Validation(
         False, max_abs, worst_ratio, worst,
         f"{wrong} of {ratio.size} elements wrong; worst at {worst}: got {a[worst]:.6g}, expected "
-        f"{exp.expected[worst]:.6g} (error {error[worst]:.3g}, {worst_ratio:.3g}x the allowed {allowed[worst]:.3g})",
+        f"{expected[worst]:.6g} (error {error[worst]:.3g}, {worst_ratio:.3g}x the allowed {allowed[worst]:.3g})",
     )  # fmt: skip
 
 
