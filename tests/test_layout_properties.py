@@ -1,7 +1,7 @@
 """Property tests of the layout primitives: random compositions over random shapes.
 
 A hypothesis strategy builds a random *layout chain* over one input (split, join, slide, pad with positive
-and negative amounts, transpose, reorder by stride and reverse, zip with a fresh input and tuple access,
+and negative amounts or with a clamp, mirror or wrap boundary, transpose, reorder by stride and reverse, zip with a fresh input and tuple access,
 asVector/asScalar, each possibly applied at depth through a map of the layout function), feeds it to a
 lowered parallel copy (mapGlb in one to three dimensions, or mapWrg/mapLcl, with mapSeq/mapSeqUnroll and
 ``id`` inside) and optionally stores the copy through write-side layouts (join, split, transpose, vector
@@ -60,6 +60,14 @@ def np_slide(a, ax, size, step):
 def np_pad(a, ax, left, right, value):
     n = a.shape[ax]
     src = np.arange(left + n + right) - left
+    if isinstance(value, str):  # a boundary: which element each position reads
+        if value == "clamp":
+            src = np.clip(src, 0, n - 1)
+        elif value == "mirror":
+            src = np.where(src < 0, -1 - src, np.where(src >= n, 2 * n - 1 - src, src))
+        else:
+            src = src % n
+        return np.take(a, src, axis=ax)
     inside = (src >= 0) & (src < n)
     taken = np.take(a, np.clip(src, 0, n - 1), axis=ax)
     mask = inside.reshape((1,) * ax + (-1,) + (1,) * (a.ndim - ax - 1))
@@ -184,6 +192,10 @@ class Builder:
         self.inputs.append((name, t, arr))
         return Val(L.Var(name), arr, tuple(dims))
 
+    def boundary(self):
+        """None (a constant boundary) or the name of a boundary function."""
+        return self.draw(st.sampled_from([None, None, "clamp", "mirror", "wrap"]))
+
     def pad_value(self):
         if self.elem == "int":
             return self.draw(st.sampled_from([0, -1, 7, -1234567]))
@@ -248,9 +260,14 @@ class Builder:
             f = lambda e: L.slide(size, step, e)  # noqa: E731
             g, dims = (lambda a: np_slide(a, d, size, step)), ((n - size) // step + 1, size)
         elif op == "pad":
-            left = self.draw(st.integers(-n, 3))
-            right = self.draw(st.integers(max(-n, 1 - n - left), 3))
-            value = self.pad_value()
+            value = self.boundary()
+            if value is None:
+                left = self.draw(st.integers(-n, 3))
+                right = self.draw(st.integers(max(-n, 1 - n - left), 3))
+                value = self.pad_value()
+            else:  # boundaries pad (never crop); mirror and wrap by at most the length
+                most = 3 if value == "clamp" else min(3, n)
+                left, right = self.draw(st.integers(0, most)), self.draw(st.integers(0, most))
             f = lambda e: L.pad(left, right, value, e)  # noqa: E731
             g, dims = (lambda a: np_pad(a, d, left, right, value)), (left + n + right,)
         elif op == "transpose":
@@ -270,9 +287,17 @@ class Builder:
             dims = ((n1 - s1) // t1 + 1, (n2 - s2) // t2 + 1, s1, s2)
         elif op == "pad2D":
             (n1, n2) = v.dims[d], v.dims[d + 1]
-            top, left = self.draw(st.integers(-n1 + 1, 2)), self.draw(st.integers(-n2 + 1, 2))
-            bottom, right = self.draw(st.integers(max(-2, 1 - n1 - top), 2)), self.draw(st.integers(max(-2, 1 - n2 - left), 2))
-            value = self.pad_value()
+            value = self.boundary()
+            if value is None:
+                top, left = self.draw(st.integers(-n1 + 1, 2)), self.draw(st.integers(-n2 + 1, 2))
+                # Cropping takes at most the whole length from each side, and leaves at least one element.
+                bottom = self.draw(st.integers(max(-2, -n1, 1 - n1 - top), 2))
+                right = self.draw(st.integers(max(-2, -n2, 1 - n2 - left), 2))
+                value = self.pad_value()
+            else:
+                m1, m2 = (2, 2) if value == "clamp" else (min(2, n1), min(2, n2))
+                top, bottom = self.draw(st.integers(0, m1)), self.draw(st.integers(0, m1))
+                left, right = self.draw(st.integers(0, m2)), self.draw(st.integers(0, m2))
             f = lambda e: L.pad2D(left, right, top, bottom, value, e)  # noqa: E731
             g = lambda a: np_pad(np_pad(a, d + 1, left, right, value), d, top, bottom, value)  # noqa: E731
             dims = (top + n1 + bottom, left + n2 + right)

@@ -157,6 +157,8 @@ def slideStrict(size, step, xs) -> Call:
 
 
 def pad(left, right, value, xs) -> Call:
+    """``left`` elements before ``xs`` and ``right`` after: copies of ``value`` when it is a number (negative
+    amounts crop), else the boundary it names: ``"clamp"``, ``"mirror"`` or ``"wrap"``."""
     return _call(P.Pad(as_size(left), as_size(right), value), xs)
 
 

@@ -20,7 +20,7 @@ import sympy
 from ..errors import LiftError, ParseError
 from . import dsl
 from .expr import Call, Expr, Lambda, Literal, Program, Var, fresh_name
-from .primitives import PRIMITIVES, Let, MapLike, ReduceLike, Reverse, Stride
+from .primitives import BOUNDARIES, PRIMITIVES, Let, MapLike, Pad, ReduceLike, Reverse, Stride
 from .types import SCALARS, ArrayType, Bool, Float, Int, TupleType, Type, VectorType, size_var
 from .userfun import UserFun, lookup, register, userfun_from_expression, vectorize
 
@@ -328,8 +328,10 @@ class _Builder:
                 self.error(raw, f"OpenCL has NDRange dimensions 0, 1 and 2, not {raw.value}")
             return raw.value
         if field == "value":
+            if raw.kind == "name" and cls is Pad and raw.value in BOUNDARIES:
+                return raw.value
             if raw.kind != "lit":
-                self.error(raw, "expected a number")
+                self.error(raw, "expected a number" + (f" or a boundary ({', '.join(BOUNDARIES)})" if cls is Pad else ""))
             return raw.value
         if field == "fn":
             if raw.kind == "name" and raw.value == "reverse":
@@ -412,8 +414,8 @@ class _Builder:
                 if len(args) != 6:
                     self.error(raw, "pad2D takes (left, right, top, bottom, value, xs)")
                 l, r, t, b = (self.size(a) for a in args[:4])
-                if args[4].kind != "lit":
-                    self.error(args[4], "expected a padding value")
+                if args[4].kind != "lit" and not (args[4].kind == "name" and args[4].value in BOUNDARIES):
+                    self.error(args[4], f"expected a padding value or a boundary ({', '.join(BOUNDARIES)})")
                 return dsl.pad2D(l, r, t, b, args[4].value, self.expr(args[5], scope))
         except LiftError as e:
             if isinstance(e, ParseError):

@@ -471,10 +471,20 @@ class Slide(Primitive):
         return V.SlideView(conc(self.step), views[0])
 
 
+BOUNDARIES = ("clamp", "mirror", "wrap")
+_NUMPY_MODE = {"clamp": "edge", "mirror": "symmetric", "wrap": "wrap"}
+
+
 @dataclass(frozen=True, eq=True)
 class Pad(Primitive):
-    """``pad(l, r, value, xs)``: ``[T]n -> [T]l+n+r`` with ``l`` copies of ``value`` before and ``r``
-    after.  Negative amounts crop instead."""
+    """``pad(l, r, value, xs)``: ``[T]n -> [T]l+n+r`` with ``l`` elements before and ``r`` after.
+
+    ``value`` is the boundary: a number (the constant boundary: copies of it; negative amounts crop
+    instead), or ``clamp`` (the edge element repeated), ``mirror`` (the array reflected, edge included:
+    ``x1 x0 | x0 x1 ... xn-1 | xn-1 xn-2``) or ``wrap`` (the array repeated periodically).  Lift's pad
+    takes the boundary as a reindexing function; here too it is an index function of the view, so a
+    padded array is never copied.  Mirror and wrap read each element at most once per side: their
+    amounts are at most the length."""
 
     left: Size
     right: Size
@@ -487,13 +497,20 @@ class Pad(Primitive):
         object.__setattr__(self, "left", as_size(self.left))
         object.__setattr__(self, "right", as_size(self.right))
 
+    @property
+    def boundary(self) -> str:
+        """``constant``, ``clamp``, ``mirror`` or ``wrap``."""
+        return self.value if isinstance(self.value, str) else "constant"
+
     def typecheck(self, args, tc):
         xs = _array(tc, args[0])
         s = scalar_of(xs.elem)
         if s is None or contains_tuple(xs.elem):
             tc.fail(f"pads arrays of scalars or vectors (or arrays of them), got {xs}")
+        if isinstance(self.value, str):
+            return self._typecheck_boundary(xs, tc)
         if not isinstance(self.value, (int, float, bool, np.number)):
-            tc.fail(f"the padding value must be a number, got {self.value!r}")
+            tc.fail(f"the padding value must be a number or a boundary ({', '.join(BOUNDARIES)}), got {self.value!r}")
         if s.name == "int" and (float(self.value) != int(self.value) or not -(2**31) <= int(self.value) < 2**31):
             tc.fail(f"the padding value {self.value!r} is not a 32-bit integer, as the elements of {xs} are")
         for side, amount in (("left", self.left), ("right", self.right)):
@@ -509,8 +526,30 @@ class Pad(Primitive):
         tc.require(sympy.Ge(xs.size + self.right, 0), lambda: f"cropping {size_str(-self.right)} elements from the right of {xs}")
         return ArrayType(xs.elem, n)
 
+    def _typecheck_boundary(self, xs, tc):
+        b = self.value
+        if b not in BOUNDARIES:
+            tc.fail(f"unknown boundary {b!r}: pad takes a number (the constant boundary) or one of {', '.join(BOUNDARIES)}")
+        for side, amount in (("left", self.left), ("right", self.right)):
+            tc.require(sympy.Ge(amount, 0), lambda side=side, amount=amount:
+                       f"a {b} boundary pads and cannot crop: the {side} amount {size_str(amount)} must be at least 0")
+            if b in ("mirror", "wrap"):
+                tc.require(sympy.Le(amount, xs.size), lambda side=side, amount=amount:
+                           f"{b} padding by {size_str(amount)} on the {side} must not exceed the length "
+                           f"{size_str(xs.size)} of {xs} (each element is reflected or repeated at most once per side)")
+        return ArrayType(xs.elem, xs.size + self.left + self.right)
+
     def evaluate(self, args, ev):
         l, r = int(ev.concrete(self.left)), int(ev.concrete(self.right))
+        if isinstance(self.value, str):
+            mode = _NUMPY_MODE[self.value]
+
+            def pad_boundary(a, ax):
+                widths = [(0, 0)] * a.ndim
+                widths[ax] = (l, r)
+                return np.pad(a, widths, mode=mode)
+
+            return at_axis(args[0], pad_boundary)
 
         def go(a, ax):
             n = a.shape[ax]

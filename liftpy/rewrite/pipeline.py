@@ -87,6 +87,9 @@ def pad_opt(e, site, ctx):
     if pd is None:
         return None
     l, r, t, b, v, x = pd
+    if v in ("mirror", "wrap"):
+        # Reflecting or repeating reads each element at most once per side: more padding could break that.
+        return None
     rho = ctx.fresh("p", lo=0)
     padded = dsl.pad2D(l, r + rho, t, b + rho, v, x)
     body = dsl.map2D(m.f, dsl.slide2D((sl.size1, sl.size2), (sl.step1, sl.step2), padded))

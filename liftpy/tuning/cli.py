@@ -64,7 +64,11 @@ def register(sub) -> None:
     p.add_argument("--search", choices=["model", "uniform"], default="model",
                    help="rank candidates with the cost model and learn from measurements (default), or sample uniformly")
     p.add_argument("--budget", default=None, metavar="T", help="stop starting new points after T (e.g. 10m, 90s, 1h)")
-    p.add_argument("--jobs", "-j", type=positive_int, default=1, help="parallel code-generation processes (default 1)")
+    p.add_argument("--jobs", "-j", type=positive_int, default=1,
+                   help="parallel code-generation processes (default 1; per device worker with --workers)")
+    p.add_argument("--workers", default=None, metavar="SPEC",
+                   help="spread the points over device workers on Ray: local:N (N devices of this machine), "
+                        "ray://HOST:PORT (a Ray cluster) or ray (the cluster this machine joined); needs the ray extra")
     p.add_argument("--abort-factor", type=positive_float, default=None, metavar="K",
                    help="stop a point after one run slower than K times the best so far")
     p.set_defaults(func=cmd_explore)
@@ -111,6 +115,10 @@ def cmd_explore(args) -> int:
 
     if args.jobs < 1:
         raise TuningError(f"--jobs must be at least 1, got {args.jobs}")
+    if args.workers is not None:
+        from .cluster import parse_workers
+
+        parse_workers(args.workers)  # a malformed spec is refused before any work starts
     op = _operator(args)
     layer = op
     result = explore_operator(
@@ -128,6 +136,7 @@ def cmd_explore(args) -> int:
         repeat=args.repeat,
         references=not args.no_references,
         rules=tuple(r.strip() for r in args.rules.split(",") if r.strip()) if args.rules else (),
+        workers=args.workers,
     )
     statuses: dict[str, int] = {}
     for r in result.records:
@@ -135,6 +144,8 @@ def cmd_explore(args) -> int:
             statuses[str(r.status)] = statuses.get(str(r.status), 0) + 1
     print(f"\n{op.name}: ran {result.ran} points, {result.resumed} already in {args.db}; "
           f"statuses: {', '.join(f'{k} {v}' for k, v in sorted(statuses.items()))}")
+    if result.lost_workers:
+        print(f"{result.lost_workers} device worker(s) died; {result.requeued} point(s) ran again on another")
     print(f"time/memory Pareto frontier ({len(result.frontier)} points) on {result.device}:")
     print(result.table())
     if result.frontier:

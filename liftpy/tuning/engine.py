@@ -62,6 +62,8 @@ class Exploration:
     failed: int
     search: str = "uniform"
     seconds: float = 0.0
+    lost_workers: int = 0  # device workers that died during the run (with workers on Ray)
+    requeued: int = 0  # points given to another device worker because theirs died
 
     @property
     def layer(self):
@@ -156,6 +158,7 @@ def explore_operator(
     abort_factor: float | None = None,
     batch: int | None = None,
     variants: Sequence | None = None,
+    workers=None,
 ) -> Exploration:
     """Explore an operator on a device, resuming from the store ``db``.
 
@@ -163,7 +166,9 @@ def explore_operator(
     ``search``: ``uniform`` or ``model``; ``jobs``: code-generation processes (measurement is always one
     process); ``budget_s``: stop starting new batches after this many seconds; ``abort_factor``: stop a
     point after one run slower than this many times the best so far; ``rules``: only the variants whose
-    derivation uses every one of these rules."""
+    derivation uses every one of these rules; ``workers``: spread the points over device workers on Ray
+    (``local:N``, ``ray://HOST:PORT``, ``ray`` or a ``cluster.Cluster``; see ``liftpy.tuning.cluster``),
+    ``jobs`` code-generation processes each."""
     from ..host.device import get_device
     from ..host.profile import resolve_profile
     from .cache import cached_variants, memo
@@ -174,20 +179,43 @@ def explore_operator(
         raise TuningError(f"unknown search {search!r}; choose one of {', '.join(SEARCHES)}")
     if samples < 1:
         raise TuningError(f"samples must be a positive number of points, got {samples}")
+    if workers is not None and device is not None:
+        raise TuningError("choose the device or the device workers, not both: with workers, each measures on "
+                          "the device Ray assigns it")
     stream = stream or sys.stdout
     t0 = time.time()
-    dev = get_device(device)
-    device_key = dev.key
     # The pools close however the exploration ends (an error, Ctrl-C).  Their workers start first, so
     # that their imports and the device context overlap with loading and screening the variants (a
     # resumed run then reaches its first point sooner).
     with contextlib.ExitStack() as pools:
-        compile_pool = (pools.enter_context(WorkerPool(jobs, default_timeout_s=timeout_s, max_tasks_per_worker=200,
-                                                       initializer=WARM_COMPILE).warm()) if jobs > 1 else None)
-        measure_pool = pools.enter_context(WorkerPool(1, default_timeout_s=timeout_s, max_tasks_per_worker=200,
-                                                      initializer=WARM_MEASURE, init_args=(dev.index,)).warm())
-        profile = resolve_profile(dev.index, profile_path)
-        limits = profile.limits()
+        if workers is not None:
+            from .cluster import Cluster
+
+            cluster = workers if isinstance(workers, Cluster) else pools.enter_context(Cluster(workers, jobs, timeout_s))
+            device_key, device_name = cluster.device_key, cluster.device_name
+            profile = cluster.profile(profile_path)
+            limits = profile.limits()
+            width = len(cluster.slots)
+
+            def run_points(chosen, abort_ms):
+                # Points are handed out one by one, so a budget stops the exploration between points.
+                return cluster.evaluate(op, variants, chosen, seed, repeat, warmup, limits, abort_ms,
+                                        None if budget_s is None else t0 + budget_s)
+        else:
+            dev = get_device(device)
+            device_key, device_name, width = dev.key, dev.info.name, 1
+            compile_pool = (pools.enter_context(WorkerPool(jobs, default_timeout_s=timeout_s, max_tasks_per_worker=200,
+                                                           initializer=WARM_COMPILE).warm()) if jobs > 1 else None)
+            measure_pool = pools.enter_context(WorkerPool(1, default_timeout_s=timeout_s, max_tasks_per_worker=200,
+                                                          initializer=WARM_MEASURE, init_args=(dev.index,)).warm())
+            profile = resolve_profile(dev.index, profile_path)
+            limits = profile.limits()
+
+            def run_points(chosen, abort_ms):
+                # Workers get the device the driver resolved (by index), so both read the same limits.
+                for point, outcome in _evaluate(op, variants, chosen, compile_pool, measure_pool, dev.index, seed,
+                                                repeat, warmup, limits, abort_ms, Task):
+                    yield point, outcome, None
         if variants is not None:
             origin, variants = _select(tuple(variants), rules)
             keys = None
@@ -200,11 +228,12 @@ def explore_operator(
         position = {k: i for i, k in enumerate(origin)}
         problem = op.problem
         if progress:
-            print(f"{op.name} ({problem}) on {dev.info.name}: {len(variants)} variants from the rewrite rules "
+            where = device_name if workers is None else f"{width} x {device_name}"
+            print(f"{op.name} ({problem}) on {where}: {len(variants)} variants from the rewrite rules "
                   f"({time.time() - t0:.1f} s); {search} search for {samples} points", file=stream)
         spaces = Spaces(variants, op.sizes(), profile, seed, keys)
         strategy = SEARCHES[search](spaces, seed)
-        batch = batch or (max(4, 2 * jobs) if search == "model" else samples)
+        batch = batch or (max(4, 2 * jobs) * width if search == "model" else samples)
         with Store(db) as store:
             done = [r for r in store.records(device=device_key, layer=problem) if not r.is_reference and r.status.finished]
             taken = set()
@@ -229,7 +258,7 @@ def explore_operator(
                 queue = None
             remaining = len(queue) if queue is not None else samples - resumed
             if remaining <= 0 and not taken and search == "uniform":
-                raise TuningError(f"no variant has a valid configuration for {op.name} on {dev.info.name}")
+                raise TuningError(f"no variant has a valid configuration for {op.name} on {device_name}")
             bar = Progress(resumed + remaining, label=op.name, stream=stream if progress else _Null(), resumed=resumed)
             ran = failed = 0
             while remaining > 0:
@@ -242,15 +271,13 @@ def explore_operator(
                     chosen = strategy.propose(want, taken)
                 if not chosen:
                     if not taken:
-                        raise TuningError(f"no variant has a valid configuration for {op.name} on {dev.info.name}")
+                        raise TuningError(f"no variant has a valid configuration for {op.name} on {device_name}")
                     break
                 for i, config in chosen:
                     taken.add((i, config_key(config)))
                 abort_ms = abort_factor * best_ms if (abort_factor and best_ms) else None
-                # Workers get the device the driver resolved (by index), so both read the same limits.
-                for (i, config), outcome in _evaluate(op, variants, chosen, compile_pool, measure_pool, dev.index, seed,
-                                                      repeat, warmup, limits, abort_ms, Task):
-                    record = _record(op, variants[i], ids[i], config, outcome, device_key, profile, origin[i])
+                for (i, config), outcome, where in run_points(chosen, abort_ms):
+                    record = _record(op, variants[i], ids[i], config, outcome, device_key, profile, origin[i], where)
                     store.put(record)
                     strategy.observe(i, config, record.time_ms if record.status is Status.OK else None)
                     if record.status is Status.OK and record.time_ms is not None:
@@ -261,24 +288,36 @@ def explore_operator(
                     bar.update(outcome.status, record.time_ms, record.bytes)
             bar.close()
             if references:
-                _measure_references(store, op, device_key, seed)
+                _measure_references(store, op, device_key, seed, cluster.references if workers is not None else None)
             records = store.records(device=device_key, layer=problem)
         measured = [r for r in records if r.measured and not r.is_reference]
         refs = [r for r in records if r.is_reference and r.measured]
-        return Exploration(op, device_key, records, pareto_front(measured), refs, ran, resumed, failed, search, time.time() - t0)
+        lost, requeued = (cluster.lost, cluster.requeued) if workers is not None else (0, 0)
+        return Exploration(op, device_key, records, pareto_front(measured), refs, ran, resumed, failed, search,
+                           time.time() - t0, lost, requeued)
 
+
+
+def point_payload(op, program, placements, config, device, seed, repeat, warmup, limits, abort_ms) -> dict:
+    """What a worker needs to compile and measure one point (plain, picklable data)."""
+    return {"operator": op, "program": program, "placements": placements, "config": config, "device": device,
+            "seed": seed, "repeat": repeat, "warmup": warmup, "limits": limits, "abort_ms": abort_ms}
+
+
+def with_codegen_time(outcome, codegen_s: float):
+    """A measurement's outcome with the code-generation time of its compile step added to its result."""
+    from dataclasses import replace
+
+    return replace(outcome, result={**outcome.result, "codegen_s": codegen_s}) if outcome.ok else outcome
 
 
 def _evaluate(op, variants, chosen, compile_pool, measure_pool, device, seed, repeat, warmup, limits, abort_ms, Task):
     """(point, outcome) for each chosen point: compiled in parallel when there is a compile pool, then
     measured one at a time."""
-    from .worker import Outcome
 
     def payload(i, config):
         v = variants[i]
-        return {"operator": op, "program": v.program, "placements": v.placement_map, "config": config,
-                "device": device, "seed": seed, "repeat": repeat, "warmup": warmup, "limits": limits,
-                "abort_ms": abort_ms}
+        return point_payload(op, v.program, v.placement_map, config, device, seed, repeat, warmup, limits, abort_ms)
 
     if compile_pool is None:
         tasks = [Task(EVALUATE, (payload(i, c),), tag=(i, c)) for i, c in chosen]
@@ -299,10 +338,7 @@ def _evaluate(op, variants, chosen, compile_pool, measure_pool, device, seed, re
         measure.append(Task(MEASURE, (p,), tag=(i, c, outcome.result["codegen_s"])))
     for task, outcome in measure_pool.imap_unordered(measure):
         i, c, codegen_s = task.tag
-        if outcome.ok:
-            outcome = Outcome(outcome.status, {**outcome.result, "codegen_s": codegen_s}, *[getattr(outcome, f) for f in
-                              ("error_type", "message", "traceback", "log", "elapsed_s", "worker_pid", "exitcode")])
-        yield (i, c), outcome
+        yield (i, c), with_codegen_time(outcome, codegen_s)
 
 
 def _select(every: tuple, rules) -> tuple[list[int], list]:
@@ -331,9 +367,10 @@ class _LazyIds:
         return self._ids[i]
 
 
-def _record(op, v, vid: str, config: dict, outcome, device_key: str, profile, index: int) -> Record:
+def _record(op, v, vid: str, config: dict, outcome, device_key: str, profile, index: int, where=None) -> Record:
+    """``where``: which device worker measured the point (``ran_on``, ``worker``), with device workers."""
     res = outcome.result if outcome.ok else {}
-    extra = {}
+    extra = dict(where or {})
     if not outcome.ok and outcome.status is Status.ABORTED:
         extra["first_run_ms"] = _aborted_time(outcome.message)
     return Record(
@@ -379,18 +416,29 @@ class _Null:
         return False
 
 
-def _measure_references(store: Store, op, device_key: str, seed: int) -> None:
-    """The operator's references, measured once per problem and device (kept in the store like every point)."""
-    for ref in op.references():
-        key = Key.of(device_key, op.problem, REFERENCE_PREFIX + ref.name, {})
+def _measure_references(store: Store, op, device_key: str, seed: int, remote=None) -> None:
+    """The operator's references, measured once per problem and device (kept in the store like every point);
+    ``remote(op, seed)``: measure them where the device workers are, giving plain dicts."""
+    refs = op.references()
+    if all(store.done(Key.of(device_key, op.problem, REFERENCE_PREFIX + ref.name, {})) for ref in refs):
+        return
+    if remote is not None:
+        results = remote(op, seed)
+    else:
+        results = []
+        for ref in refs:
+            r = ref.run(seed)
+            results.append({"name": r.name, "time_ms": r.time_ms, "bytes": r.bytes, "breakdown": dict(r.breakdown),
+                            "times_ms": list(r.times_ms), "device": r.device})
+    for result in results:
+        key = Key.of(device_key, op.problem, REFERENCE_PREFIX + result["name"], {})
         if store.done(key):
             continue
-        result = ref.run(seed)
         now = time.time()
         store.put(Record(
-            device=device_key, layer=op.problem, variant=REFERENCE_PREFIX + result.name, config={}, status=Status.OK,
-            time_ms=result.time_ms, bytes=result.bytes, layer_name=op.name, liftpy_version=__version__,
-            metrics={"breakdown": dict(result.breakdown), "times_ms": list(result.times_ms), "ran_on": result.device},
+            device=device_key, layer=op.problem, variant=REFERENCE_PREFIX + result["name"], config={}, status=Status.OK,
+            time_ms=result["time_ms"], bytes=result["bytes"], layer_name=op.name, liftpy_version=__version__,
+            metrics={"breakdown": result["breakdown"], "times_ms": result["times_ms"], "ran_on": result["device"]},
             started_at=now, finished_at=now,
         ))
 

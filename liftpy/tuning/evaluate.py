@@ -85,6 +85,7 @@ def measure_point(payload: dict) -> dict:
     op = payload["operator"]
     stages = payload["stages"]
     device = get_device(payload.get("device"))
+    t = time.perf_counter()
     if len(stages) == 1:
         compiled = CompiledKernel(stages[0][0], device)
         kernels = [(compiled, "out")]
@@ -92,6 +93,7 @@ def measure_point(payload: dict) -> dict:
         compiled = CompiledPipeline(payload["program"], {**op.sizes(), **payload["config"]}, device,
                                     payload.get("placements"), stages=stages)
         kernels = compiled.kernels
+    build_s = time.perf_counter() - t  # the OpenCL compiler's time: on GPUs often more than the runs
     inputs, check = _prepared(op, payload.get("seed", 0))
     abort_ms = payload.get("abort_ms")
     warmup, repeat = payload.get("warmup", 1), payload.get("repeat", 5)
@@ -115,6 +117,7 @@ def measure_point(payload: dict) -> dict:
         "local_bytes": sum(k.plan.local_bytes for k, _ in kernels),
         "private_bytes": max(k.plan.private_bytes for k, _ in kernels),
         "device": compiled.device.key,
+        "build_s": build_s,
     }
 
 

@@ -209,6 +209,20 @@ class SlideView(View):
         return self.inner.access((i * self.step + j,) + rest)
 
 
+def boundary_index(boundary: str, j, n):
+    """The index read for position ``j`` (``-amount <= j < n + amount``) of an array of length ``n``
+    padded with a boundary, as min/max arithmetic (no branch): clamp repeats the edges, mirror reflects
+    (edge included; amounts at most ``n``), wrap repeats periodically (amounts at most ``n``)."""
+    if boundary == "clamp":
+        return sympy.Min(sympy.Max(j, 0), n - 1)
+    if boundary == "mirror":
+        a = sympy.Max(j, -1 - j)
+        return sympy.Min(a, 2 * n - 1 - a)
+    if boundary == "wrap":
+        return sympy.Mod(j + n, n)
+    raise CodegenError(f"internal: unknown boundary {boundary!r}")
+
+
 @dataclass(frozen=True)
 class PadView(View):
     left: int
@@ -223,6 +237,8 @@ class PadView(View):
         _need(path, 1, "pad")
         i, rest = path[0], path[1:]
         j = i - self.left
+        if isinstance(self.value, str):  # a boundary: an index function, every read is a read of the array
+            return self.inner.access((boundary_index(self.value, j, self.length),) + rest)
         inside = self.inner.access((j,) + rest)
         if self.left <= 0 and self.right <= 0:  # pure cropping never reads outside the array
             return inside
