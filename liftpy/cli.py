@@ -17,6 +17,7 @@ COMMAND_MODULES = [
     "liftpy.rewrite.cli",  # variants
     "liftpy.tuning.cli",  # explore, pareto, show
     "liftpy.constraints.cli",  # space
+    "liftpy.operators.cli",  # operators
 ]
 
 

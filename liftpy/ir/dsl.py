@@ -2,7 +2,8 @@
 
 Functions passed to primitives are ordinary Python callables (``lambda row: ...``, a user function, or a
 DSL function such as ``transpose``); they are traced once with fresh variables into IR lambdas.  Numbers
-become literals.  Multi-dimensional helpers (``map2D``, ``slide2D``, ``pad2D`` and their 3D forms) are
+become literals.  Multi-dimensional helpers (``map2D``, ``slide2D``, ``pad2D`` and their 3D forms
+``map3D``, ``slide3D``, ``pad3D``) are
 built from the 1D primitives exactly as in the Lift papers, so rewrite rules and the emitter only ever see
 1D primitives.
 
@@ -162,6 +163,11 @@ def pad(left, right, value, xs) -> Call:
     return _call(P.Pad(as_size(left), as_size(right), value), xs)
 
 
+def at(index, xs) -> Call:
+    """Element ``index`` of the array ``xs`` (a number or a size expression), read where it lies."""
+    return _call(P.At(index), xs)
+
+
 def transpose(xs) -> Call:
     return _call(P.Transpose(), xs)
 
@@ -241,6 +247,34 @@ def slideStrict2D(size, step, xs) -> Call:
 def pad2D(left, right, top, bottom, value, xs) -> Call:
     """Pad the two outer dimensions: columns by (left, right), rows by (top, bottom)."""
     return transpose(map(lambda col: pad(top, bottom, value, col), transpose(map(lambda row: pad(left, right, value, row), xs))))
+
+
+def _triple(v, name: str) -> tuple:
+    if isinstance(v, (tuple, list)):
+        if len(v) != 3:
+            raise LiftTypeError(name, f"expects one value or a triple (depth, rows, columns), got {v!r}")
+        return tuple(v)
+    return (v, v, v)
+
+
+def slide3D(size, step, xs, strict: bool = False) -> Call:
+    """Windows of ``size`` (an int or a (depth, rows, cols) triple) every ``step`` over the three outer
+    dimensions: ``[D][H][W] -> [od][oh][ow][s1][s2][s3]``, from ``slide2D`` over each plane and ``slide``
+    over the planes, the window's depth then moved inside."""
+    (s1, s2, s3), (t1, t2, t3) = _triple(size, "slide3D"), _triple(step, "slide3D")
+    sl = slideStrict if strict else slide
+    planes = map(lambda plane: slide2D((s2, s3), (t2, t3), plane, strict), xs)  # [D][oh][ow][s2][s3]
+    return map(lambda w: map(transpose, transpose(w)), sl(s1, t1, planes))
+
+
+def slideStrict3D(size, step, xs) -> Call:
+    return slide3D(size, step, xs, strict=True)
+
+
+def pad3D(left, right, top, bottom, front, back, value, xs) -> Call:
+    """Pad the three outer dimensions ``[D][H][W]``: columns by (left, right), rows by (top, bottom),
+    planes by (front, back); ``value`` a number or a boundary (``clamp``, ``mirror``, ``wrap``)."""
+    return pad(front, back, value, map(lambda plane: pad2D(left, right, top, bottom, value, plane), xs))
 
 
 # ------------------------------------------------------------------------------------------ programs

@@ -203,7 +203,7 @@ setattr(_ToRaw, "lambda", _ToRaw.lambda_)
 
 
 _FUN_ARITY = {MapLike: 1, ReduceLike: 2, Let: 1}
-_MACROS = {"map2D", "map3D", "slide2D", "slideStrict2D", "pad2D"}
+_MACROS = {"map2D", "map3D", "slide2D", "slideStrict2D", "pad2D", "slide3D", "slideStrict3D", "pad3D"}
 
 
 @dataclass(frozen=True)
@@ -410,6 +410,22 @@ class _Builder:
                 else:
                     self.error(raw, f"{name} takes (size, step, xs) or (size1, size2, step1, step2, xs)")
                 return getattr(dsl, name)(size, step, self.expr(args[-1], scope))
+            if name in ("slide3D", "slideStrict3D"):
+                if len(args) == 3:
+                    size, step = self.size(args[0]), self.size(args[1])
+                elif len(args) == 7:
+                    size = tuple(self.size(a) for a in args[0:3])
+                    step = tuple(self.size(a) for a in args[3:6])
+                else:
+                    self.error(raw, f"{name} takes (size, step, xs) or (size1, size2, size3, step1, step2, step3, xs)")
+                return getattr(dsl, name)(size, step, self.expr(args[-1], scope))
+            if name == "pad3D":
+                if len(args) != 8:
+                    self.error(raw, "pad3D takes (left, right, top, bottom, front, back, value, xs)")
+                amounts = [self.size(a) for a in args[:6]]
+                if args[6].kind != "lit" and not (args[6].kind == "name" and args[6].value in BOUNDARIES):
+                    self.error(args[6], f"expected a padding value or a boundary ({', '.join(BOUNDARIES)})")
+                return dsl.pad3D(*amounts, args[6].value, self.expr(args[7], scope))
             if name == "pad2D":
                 if len(args) != 6:
                     self.error(raw, "pad2D takes (left, right, top, bottom, value, xs)")

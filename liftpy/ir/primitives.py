@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 import sympy
 
+from ..errors import LiftTypeError
 from ..views import view as V
 from .expr import Lambda
 from .levels import Level
@@ -351,6 +352,9 @@ class Get(Primitive):
 
     def typecheck(self, args, tc):
         t = args[0]
+        if isinstance(t, ArrayType):
+            tc.fail(f"selects a component of a tuple, got the array {t}: for its element {self.index} write "
+                    f"at({self.index}, xs)")
         if not isinstance(t, TupleType):
             tc.fail(f"expects a tuple, got {t}")
         if not 0 <= self.index < len(t.elems):
@@ -362,6 +366,37 @@ class Get(Primitive):
 
     def view(self, views, types, conc):
         return V.FieldView(self.index, views[0])
+
+
+@dataclass(frozen=True, eq=True)
+class At(Primitive):
+    """``at(i, xs)``: element ``i`` of an array, ``[T]n -> T`` with ``0 <= i < n`` (a number or a size
+    expression).  A view: the element is read where it lies, as Lift's ``at`` does; a stencil reads its
+    neighbours this way instead of cropping them out of a window with negative pads."""
+
+    index: Size
+    name: ClassVar[str] = "at"
+    kind: ClassVar[str] = "layout"
+    nargs: ClassVar[int] = 1
+
+    def __post_init__(self):
+        if isinstance(self.index, bool) or not isinstance(self.index, (int, sympy.Basic, str)):
+            raise LiftTypeError("at", f"the index must be a whole number or a size expression, got {self.index!r}")
+        object.__setattr__(self, "index", sympy.Integer(self.index) if isinstance(self.index, int) else as_size(self.index))
+
+    def typecheck(self, args, tc):
+        xs = _array(tc, args[0])
+        tc.require(sympy.Ge(self.index, 0), lambda: f"the index {size_str(self.index)} must not be negative")
+        tc.require(sympy.Lt(self.index, xs.size),
+                   lambda: f"the index {size_str(self.index)} must be below the length {size_str(xs.size)} of {xs}")
+        return xs.elem
+
+    def evaluate(self, args, ev):
+        i = int(ev.concrete(self.index))
+        return at_axis(args[0], lambda a, ax: np.take(a, i, axis=ax))
+
+    def view(self, views, types, conc):
+        return V.AtView(conc(self.index), views[0])
 
 
 @dataclass(frozen=True, eq=True)
@@ -746,6 +781,7 @@ PRIMITIVES: dict[str, tuple[type, dict]] = {
     "slide": (Slide, {"strict": False}),
     "slideStrict": (Slide, {"strict": True}),
     "pad": (Pad, {}),
+    "at": (At, {}),
     "transpose": (Transpose, {}),
     "reorder": (Reorder, {}),
     "asVector": (AsVector, {}),

@@ -33,6 +33,11 @@ def _operator(args):
         return ConvOperator.of(_layer(args))
     if args.layer:
         raise TuningError(f"--layer is for conv; give the sizes of {target} with -s NAME=VALUE,...")
+    from ..operators import is_library_spec
+    from .operator import library_operator, parse_sizes
+
+    if is_library_spec(target):
+        return library_operator(target, parse_sizes(args.sizes))
     return program_operator(target, args.sizes or "")
 
 
@@ -46,7 +51,8 @@ def _layer_args(p, required=True) -> None:
 
 def register(sub) -> None:
     p = sub.add_parser("explore", help="generate, validate and measure many implementations of an operator")
-    p.add_argument("operator", help="conv (the direct convolution of the Lift paper, with --layer), or a high-level "
+    p.add_argument("operator", help="conv (the direct convolution of the Lift paper, with --layer), an operator of the "
+                                    "library (liftpy operators; e.g. jacobi2d:boundary=mirror, with -s), or a high-level "
                                     "program: FILE.lift, FILE.py:function or module:function (with -s)")
     _layer_args(p, required=False)
     p.add_argument("--sizes", "-s", default=None, metavar="N=V,...", help="sizes of the program (e.g. M=1024,N=1024,K=1024)")

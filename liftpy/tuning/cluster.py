@@ -112,7 +112,7 @@ class DeviceWorker:
         import threading
 
         from ..host.device import get_device
-        from .engine import WARM_COMPILE, WARM_MEASURE
+        from .evaluate import WARM_COMPILE, WARM_MEASURE
         from .worker import WorkerPool
 
         dev = get_device(_assigned_device(device))
@@ -142,7 +142,7 @@ class DeviceWorker:
     def evaluate(self, op, program, placements, config: dict, seed: int, repeat: int, warmup: int, limits,
                  abort_ms):
         """The ``Outcome`` of one point: its code generated, then built, run and validated on the device."""
-        from .engine import COMPILE, MEASURE, point_payload, with_codegen_time
+        from .evaluate import COMPILE, MEASURE, point_payload, with_codegen_time
         from .worker import Task
 
         payload = point_payload(op, program, placements, config, self.index, seed, repeat, warmup, limits, abort_ms)

@@ -31,13 +31,9 @@ from .layers import Layer, get_layer
 from .pareto import format_frontier, pareto_front, plot_frontier
 from .progress import Progress
 from .search import variant_text
+from .evaluate import WARM_COMPILE, WARM_MEASURE, evaluate_points
 from .store import REFERENCE_PREFIX, Key, Record, Status, Store
 
-EVALUATE = "liftpy.tuning.evaluate:evaluate_point"
-COMPILE = "liftpy.tuning.evaluate:compile_point"
-MEASURE = "liftpy.tuning.evaluate:measure_point"
-WARM_COMPILE = "liftpy.tuning.evaluate:warm_compile"
-WARM_MEASURE = "liftpy.tuning.evaluate:warm_measure"
 
 
 @dataclass(frozen=True)
@@ -213,7 +209,7 @@ def explore_operator(
 
             def run_points(chosen, abort_ms):
                 # Workers get the device the driver resolved (by index), so both read the same limits.
-                for point, outcome in _evaluate(op, variants, chosen, compile_pool, measure_pool, dev.index, seed,
+                for point, outcome in evaluate_points(op, variants, chosen, compile_pool, measure_pool, dev.index, seed,
                                                 repeat, warmup, limits, abort_ms, Task):
                     yield point, outcome, None
         if variants is not None:
@@ -296,49 +292,6 @@ def explore_operator(
         return Exploration(op, device_key, records, pareto_front(measured), refs, ran, resumed, failed, search,
                            time.time() - t0, lost, requeued)
 
-
-
-def point_payload(op, program, placements, config, device, seed, repeat, warmup, limits, abort_ms) -> dict:
-    """What a worker needs to compile and measure one point (plain, picklable data)."""
-    return {"operator": op, "program": program, "placements": placements, "config": config, "device": device,
-            "seed": seed, "repeat": repeat, "warmup": warmup, "limits": limits, "abort_ms": abort_ms}
-
-
-def with_codegen_time(outcome, codegen_s: float):
-    """A measurement's outcome with the code-generation time of its compile step added to its result."""
-    from dataclasses import replace
-
-    return replace(outcome, result={**outcome.result, "codegen_s": codegen_s}) if outcome.ok else outcome
-
-
-def _evaluate(op, variants, chosen, compile_pool, measure_pool, device, seed, repeat, warmup, limits, abort_ms, Task):
-    """(point, outcome) for each chosen point: compiled in parallel when there is a compile pool, then
-    measured one at a time."""
-
-    def payload(i, config):
-        v = variants[i]
-        return point_payload(op, v.program, v.placement_map, config, device, seed, repeat, warmup, limits, abort_ms)
-
-    if compile_pool is None:
-        tasks = [Task(EVALUATE, (payload(i, c),), tag=(i, c)) for i, c in chosen]
-        for task, outcome in measure_pool.imap_unordered(tasks):
-            yield task.tag, outcome
-        return
-    compiled = {}
-    for task, outcome in compile_pool.imap_unordered([Task(COMPILE, (payload(i, c),), tag=(k, i, c)) for k, (i, c) in enumerate(chosen)]):
-        compiled[task.tag[0]] = (task.tag[1], task.tag[2], outcome)
-    measure = []
-    for k in sorted(compiled):
-        i, c, outcome = compiled[k]
-        if not outcome.ok:
-            yield (i, c), outcome
-            continue
-        p = payload(i, c)
-        p["stages"] = outcome.result["stages"]
-        measure.append(Task(MEASURE, (p,), tag=(i, c, outcome.result["codegen_s"])))
-    for task, outcome in measure_pool.imap_unordered(measure):
-        i, c, codegen_s = task.tag
-        yield (i, c), with_codegen_time(outcome, codegen_s)
 
 
 def _select(every: tuple, rules) -> tuple[list[int], list]:

@@ -260,4 +260,12 @@ def program_operator(spec: str, sizes: Mapping[str, int] | str) -> ProgramOperat
     return ProgramOperator.of(load_program(spec), sizes)
 
 
+def library_operator(spec: str, sizes: Mapping[str, int]) -> ProgramOperator:
+    """The operator of a library entry (``NAME[:KEY=VALUE,...]``, see ``liftpy.operators``) at given sizes,
+    validated against its numpy reference."""
+    from ..operators import check_sizes, parse_spec, reference_of
 
+    entry, params = parse_spec(spec)
+    check_sizes(entry, sizes)
+    return ProgramOperator.of(entry.build(**params), sizes, reference=reference_of(entry, params),
+                              flop_count=entry.flops(dict(sizes), params))

@@ -247,6 +247,17 @@ class PadView(View):
 
 
 @dataclass(frozen=True)
+class AtView(View):
+    """One element of an array: the paths below it continue into that element."""
+
+    index: Any
+    inner: View
+
+    def access(self, path: tuple) -> Read:
+        return self.inner.access((self.index,) + path)
+
+
+@dataclass(frozen=True)
 class TransposeView(View):
     inner: View
 

@@ -1,0 +1,126 @@
+"""The operator library: classic operators written once as high-level programs, each with a numpy
+reference and a FLOP count, explored like any program (``liftpy explore NAME -s sizes``).
+
+An entry names the program's sizes and its parameters (a stencil's boundary, a pooling window and stride);
+``liftpy.tuning.operator.library_operator("jacobi2d:boundary=mirror", {"H": 512, "W": 512})`` gives the
+engine's operator, validated against the numpy reference (so sizes far beyond the interpreter's reach can be explored).  The
+spec form ``NAME[:KEY=VALUE,...]`` is the same on the command line.  ``OPERATORS`` lists the entries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, Callable, Mapping
+
+from ..errors import InputError
+from . import linalg, pooling, stencils
+
+
+@dataclass(frozen=True)
+class LibraryEntry:
+    name: str
+    summary: str
+    sizes: tuple[str, ...]
+    build: Callable  # (**params) -> Program
+    reference: Callable  # (*inputs, **params) -> expected output
+    flops: Callable  # (sizes, params) -> float
+    params: Mapping[str, Any] = field(default_factory=dict)  # defaults
+    choices: Mapping[str, tuple] = field(default_factory=dict)  # allowed values, where limited
+
+
+def _stencil(name, summary, sizes, module_fn, points):
+    return LibraryEntry(name, summary, sizes, getattr(stencils, module_fn), getattr(stencils, f"{module_fn}_reference"),
+                        lambda s, p, sz=sizes, k=points: 2.0 * k * _prod(s[n] for n in sz),
+                        {"boundary": "clamp"}, {"boundary": stencils.BOUNDARY_CHOICES})
+
+
+def _prod(values) -> float:
+    out = 1.0
+    for v in values:
+        out *= v
+    return out
+
+
+def _pool_flops(s, p):
+    oh, ow = (s["H"] - p["k"]) // p["stride"] + 1, (s["W"] - p["k"]) // p["stride"] + 1
+    return float(s["C"] * oh * ow * p["k"] * p["k"])
+
+
+OPERATORS: dict[str, LibraryEntry] = {e.name: e for e in [
+    _stencil("jacobi1d", "3-point Jacobi stencil over [N]", ("N",), "jacobi1d", 3),
+    _stencil("jacobi2d", "5-point Jacobi stencil over [H][W]", ("H", "W"), "jacobi2d", 5),
+    _stencil("jacobi3d", "7-point Jacobi stencil over [D][H][W]", ("D", "H", "W"), "jacobi3d", 7),
+    _stencil("blur2d", "3x3 Gaussian blur over [H][W]", ("H", "W"), "blur2d", 9),
+    LibraryEntry("maxpool2d", "max pooling of [C][H][W], k x k windows every stride", ("C", "H", "W"),
+                 pooling.maxpool2d, pooling.maxpool2d_reference, _pool_flops, {"k": 2, "stride": 2}),
+    LibraryEntry("avgpool2d", "average pooling of [C][H][W], k x k windows every stride", ("C", "H", "W"),
+                 pooling.avgpool2d, pooling.avgpool2d_reference, lambda s, p: 2 * _pool_flops(s, p), {"k": 2, "stride": 2}),
+    LibraryEntry("matmul", "matrix product [M][K] x [K][N]", ("M", "N", "K"), linalg.matmul, linalg.matmul_reference,
+                 lambda s, p: 2.0 * s["M"] * s["N"] * s["K"]),
+    LibraryEntry("batched_matmul", "B matrix products [M][K] x [K][N]", ("B", "M", "N", "K"), linalg.batched_matmul,
+                 linalg.batched_matmul_reference, lambda s, p: 2.0 * s["B"] * s["M"] * s["N"] * s["K"]),
+    LibraryEntry("gemv", "matrix-vector product [M][N] x [N]", ("M", "N"), linalg.gemv, linalg.gemv_reference,
+                 lambda s, p: 2.0 * s["M"] * s["N"]),
+    LibraryEntry("fully_connected", "relu(W x + b) for a batch: x [B][N], W [M][N], b [M]", ("B", "M", "N"),
+                 linalg.fully_connected, linalg.fully_connected_reference, lambda s, p: 2.0 * s["B"] * s["M"] * s["N"]),
+]}
+
+
+def is_library_spec(spec: str) -> bool:
+    """Whether a command-line operator names a library entry (``NAME`` or ``NAME:KEY=VALUE,...``)."""
+    name, _, rest = spec.partition(":")
+    return name in OPERATORS and (not rest or "=" in rest)
+
+
+def parse_spec(spec: str) -> tuple[LibraryEntry, dict]:
+    """The entry and its parameters (defaults filled in) of ``NAME[:KEY=VALUE,...]``."""
+    name, _, rest = spec.partition(":")
+    if name not in OPERATORS:
+        raise InputError(f"no operator {name!r} in the library; it has: {', '.join(sorted(OPERATORS))}")
+    entry = OPERATORS[name]
+    params = dict(entry.params)
+    for item in filter(None, (s.strip() for s in rest.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or key not in entry.params:
+            known = ", ".join(f"{k}={v}" for k, v in entry.params.items()) or "none"
+            raise InputError(f"{name}: unknown parameter {item!r}; its parameters (with defaults): {known}")
+        default = entry.params[key]
+        if isinstance(default, int):
+            try:
+                params[key] = int(value)
+            except ValueError:
+                raise InputError(f"{name}: {key} must be a whole number, got {value!r}") from None
+            if params[key] < 1:
+                raise InputError(f"{name}: {key} must be at least 1, got {params[key]}")
+        else:
+            params[key] = value
+        allowed = entry.choices.get(key)
+        if allowed and params[key] not in allowed:
+            raise InputError(f"{name}: {key} must be one of {', '.join(allowed)}, got {value!r}")
+    return entry, params
+
+
+def check_sizes(entry: LibraryEntry, sizes: Mapping[str, int]) -> None:
+    """The sizes an entry's program needs, all given and nothing else."""
+    missing = [s for s in entry.sizes if s not in sizes]
+    if missing:
+        raise InputError(f"{entry.name} needs the sizes {', '.join(entry.sizes)} (give -s "
+                         + ",".join(f"{s}=..." for s in entry.sizes) + f"); missing {', '.join(missing)}")
+    extra = sorted(set(sizes) - set(entry.sizes))
+    if extra:
+        raise InputError(f"{entry.name} has no size {', '.join(extra)}; its sizes are {', '.join(entry.sizes)}")
+
+
+def reference_of(entry: LibraryEntry, params: Mapping[str, Any]) -> Callable:
+    """The numpy reference with its parameters bound (picklable: a partial of a module-level function)."""
+    return partial(entry.reference, **params)
+
+
+def describe() -> str:
+    """One line per library entry: name, sizes, parameters, what it computes."""
+    lines = []
+    for e in OPERATORS.values():
+        params = ",".join(f"{k}={v}" for k, v in e.params.items())
+        lines.append(f"{e.name + (':' + params if params else ''):34} -s {','.join(s + '=..' for s in e.sizes):22} {e.summary}")
+    return "\n".join(lines)

@@ -1,0 +1,60 @@
+"""Dense linear algebra: matrix product, batched matrix product, matrix-vector product, and a fully
+connected layer with bias and ReLU fused (``relu(W x + b)`` for a batch of inputs)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import dsl as L
+from ..ir.userfun import BUILTINS
+from ..ir.expr import Program
+from ..ir.types import Array, Float, size_var
+
+
+def _dot(a, b, init=0.0):
+    return L.reduce(lambda acc, p: BUILTINS["multAndSumUp"](acc, L.get(p, 0), L.get(p, 1)), init, L.zip(a, b))
+
+
+def matmul() -> Program:
+    m, n, k = size_var("M"), size_var("N"), size_var("K")
+    return L.make_program("matmul", [("A", Array(Float, m, k)), ("B", Array(Float, k, n))], lambda a, b: L.map(
+        lambda row: L.map(lambda col: _dot(row, col), L.transpose(b)), a))
+
+
+def matmul_reference(a, b):
+    return (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32)
+
+
+def batched_matmul() -> Program:
+    bs, m, n, k = size_var("B"), size_var("M"), size_var("N"), size_var("K")
+    return L.make_program("batched_matmul", [("A", Array(Float, bs, m, k)), ("Bm", Array(Float, bs, k, n))],
+                          lambda a, b: L.map(lambda pair: L.map(
+                              lambda row: L.map(lambda col: _dot(row, col), L.transpose(L.get(pair, 1))),
+                              L.get(pair, 0)), L.zip(a, b)))
+
+
+def batched_matmul_reference(a, b):
+    return np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
+
+
+def gemv() -> Program:
+    m, n = size_var("M"), size_var("N")
+    return L.make_program("gemv", [("A", Array(Float, m, n)), ("x", Array(Float, n))], lambda a, x: L.join(L.map(
+        lambda row: _dot(row, x), a)))
+
+
+def gemv_reference(a, x):
+    return (a.astype(np.float64) @ x.astype(np.float64)).astype(np.float32)
+
+
+def fully_connected() -> Program:
+    """``out[b][m] = relu(bias[m] + sum_n x[b][n] * w[m][n])``: the bias is the reduction's initial value
+    and the ReLU is applied to its result, so both are fused into the one kernel."""
+    bs, m, n = size_var("B"), size_var("M"), size_var("N")
+    return L.make_program("fully_connected", [("x", Array(Float, bs, n)), ("w", Array(Float, m, n)), ("bias", Array(Float, m))],
+                          lambda x, w, bias: L.map(lambda xb: L.join(L.map(
+                              lambda wb: L.map(BUILTINS["relu"], _dot(L.get(wb, 0), xb, L.get(wb, 1))), L.zip(w, bias))), x))
+
+
+def fully_connected_reference(x, w, bias):
+    return np.maximum(x.astype(np.float64) @ w.astype(np.float64).T + bias, 0.0).astype(np.float32)
