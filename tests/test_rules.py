@@ -409,6 +409,28 @@ def test_pipeline_rules(case):
     checked(crop_kernel, padded, inputs, values, rtol=1e-5, atol=1e-5)
 
 
+@RULE_SETTINGS
+@given(st.integers(1, 24), st.booleans(), st.booleans(), st.integers(-3, 3), st.integers(0, 10**6))
+def test_reduce_kernels(n, dot, coalesced, init, seed):
+    """A whole-array reduction cut into a kernel of partial sums and a kernel adding them (with the
+    initial value), after partialReduce (and coalesce) chose the chunks."""
+    from liftpy.rewrite.explore import once
+    from liftpy.rewrite.pipeline import reduce_kernels
+
+    rng = np.random.default_rng(seed)
+    if dot:
+        prog = make_program("p", [("a", Array(Int, N)), ("b", Array(Int, N))],
+                            lambda a, b: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), init, zip(a, b)))
+        inputs = [ints(rng, (n,)), ints(rng, (n,))]
+    else:
+        prog = make_program("p", [("a", Array(Int, N))], lambda a: reduce(lambda acc, x: add(acc, mult(x, x)), init, a))
+        inputs = [ints(rng, (n,))]
+    partial, values = _after(once(A.partial_reduce), prog, {"N": n})
+    if coalesced and values["w0"] not in (1, n):
+        partial, values = _after(once(A.coalesce), partial, values)
+    checked(reduce_kernels, partial, inputs, values)
+
+
 # ----------------------------------------------------------------------------------- rules in text
 
 
@@ -434,12 +456,12 @@ def test_text_rules(hw, fi, seed):
 
 def test_every_rule_is_tested():
     """Runs last in this file (pytest keeps file order): every library rule met its property test."""
-    from liftpy.rewrite.pipeline import crop_kernel, materialize_input, pad_opt, split_partial_kernels
+    from liftpy.rewrite.pipeline import crop_kernel, materialize_input, pad_opt, reduce_kernels, split_partial_kernels
 
     from liftpy.rewrite.tiling import TILING_RULES
 
     library = {r.name for r in A.ALGORITHMIC_RULES + L.LOWERING_RULES + L.MEMORY_RULES + TILING_RULES + [register_block2D]}
-    library |= {r.name for r in (pad_opt, materialize_input, split_partial_kernels, crop_kernel)}
+    library |= {r.name for r in (pad_opt, materialize_input, split_partial_kernels, crop_kernel, reduce_kernels)}
     library |= {"fuseText", "splitJoinText", "transposeText"}
     missing = library - TESTED
     assert not missing, f"rules without a property test run: {sorted(missing)}"

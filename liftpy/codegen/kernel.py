@@ -36,6 +36,16 @@ _C_KEYWORDS = {
     "local", "private", "constant", "image2d_t", "sampler", "half", "bool", "restrict", "lane4",
 }
 
+# OpenCL C built-in functions a kernel or argument name must not take (a kernel named ``dot`` does not
+# build: the name is the built-in's; an argument named ``max`` hides the built-in from the kernel body).
+_CL_BUILTINS = {
+    "abs", "acos", "all", "any", "asin", "atan", "atan2", "barrier", "bitselect", "ceil", "clamp", "cos", "cross",
+    "degrees", "distance", "dot", "exp", "exp2", "fabs", "floor", "fma", "fmax", "fmin", "fmod", "hypot", "isinf",
+    "isnan", "length", "log", "log2", "mad", "max", "min", "mix", "normalize", "pow", "radians", "rint", "round",
+    "rsqrt", "select", "sign", "sin", "sqrt", "step", "tan", "trunc", "vload4", "vstore4", "read_imagef",
+    "write_imagef", "convert_float", "convert_int", "printf", "shuffle", "mem_fence", "native_exp", "native_sqrt",
+}
+
 
 @dataclass(frozen=True)
 class DeviceLimits:
@@ -89,10 +99,11 @@ class KernelSource:
         return self.plan.of_role("output")[0]
 
 
-def _c_ident(name: str, taken: set[str]) -> str:
+def _c_ident(name: str, taken: set[str], kernel: bool = False) -> str:
     base = re.sub(r"[^A-Za-z0-9_]", "_", name) or "x"
-    if base[0].isdigit() or base in _C_KEYWORDS or keyword.iskeyword(base) or base.startswith("get_"):
-        base = "in_" + base
+    if (base[0].isdigit() or base in _C_KEYWORDS or base in _CL_BUILTINS or keyword.iskeyword(base)
+            or base.startswith("get_")):
+        base = f"{base}_kernel" if kernel and not base[0].isdigit() else "in_" + base
     cand, k = base, 1
     while cand in taken:
         cand, k = f"{base}{k}", k + 1
@@ -192,7 +203,7 @@ def generate_kernel(
     em.buffers.append(out)
     em.emit_to(program.body, em.mem_dest(out, out_t), env, Ctx())
 
-    name = _c_ident(program.name, set())
+    name = _c_ident(program.name, set(), kernel=True)
     params = tuple(b for b in em.buffers if b.role in ("input", "output"))
     ir = Kernel(name, params, tuple(em.local_buffers), em.body(), tuple(em.functions.items()))
     chosen, render_sizes = decide_launch(parallel_loops(ir.body), limits, launch)

@@ -62,6 +62,10 @@ OPERATORS: dict[str, LibraryEntry] = {e.name: e for e in [
                  linalg.batched_matmul_reference, lambda s, p: 2.0 * s["B"] * s["M"] * s["N"] * s["K"]),
     LibraryEntry("gemv", "matrix-vector product [M][N] x [N]", ("M", "N"), linalg.gemv, linalg.gemv_reference,
                  lambda s, p: 2.0 * s["M"] * s["N"]),
+    LibraryEntry("dot", "dot product of two [N] vectors (a whole-array reduction)", ("N",), linalg.dot,
+                 linalg.dot_reference, lambda s, p: 2.0 * s["N"]),
+    LibraryEntry("sum", "sum of the elements of [N] (a whole-array reduction)", ("N",), linalg.total,
+                 linalg.total_reference, lambda s, p: float(s["N"])),
     LibraryEntry("fully_connected", "relu(W x + b) for a batch: x [B][N], W [M][N], b [M]", ("B", "M", "N"),
                  linalg.fully_connected, linalg.fully_connected_reference, lambda s, p: 2.0 * s["B"] * s["M"] * s["N"]),
 ]}

@@ -58,3 +58,24 @@ def fully_connected() -> Program:
 
 def fully_connected_reference(x, w, bias):
     return np.maximum(x.astype(np.float64) @ w.astype(np.float64).T + bias, 0.0).astype(np.float32)
+
+
+def dot() -> Program:
+    """The dot product of two vectors: a whole-array reduction, computed in parallel as partial sums in one
+    kernel and their sum in a second (``reduceKernels``)."""
+    n = size_var("N")
+    return L.make_program("dot", [("a", Array(Float, n)), ("b", Array(Float, n))], lambda a, b: _dot(a, b))
+
+
+def dot_reference(a, b):
+    return np.array([np.dot(a.astype(np.float64), b.astype(np.float64))], dtype=np.float32)
+
+
+def total() -> Program:
+    """The sum of a vector's elements."""
+    n = size_var("N")
+    return L.make_program("total", [("x", Array(Float, n))], lambda x: L.reduce(lambda acc, v: acc + v, 0.0, x))
+
+
+def total_reference(x):
+    return np.array([x.astype(np.float64).sum()], dtype=np.float32)

@@ -402,6 +402,7 @@ class ExploreOptions:
     pipeline: bool = False  # derive multi-kernel pipelines (padding, partial sums, crop kernels)
     tile_reduce: bool = True  # two-level tiling of maps of maps over dot products (tiled_dot)
     split_k: bool = True  # with it, the reduction split across work-groups and a summing kernel
+    reduce_kernels: bool = True  # a whole-array reduction as partial sums in one kernel, summed in the next
 
 
 def _macros(opts: ExploreOptions) -> list[tuple[str, Strategy]]:
@@ -412,6 +413,13 @@ def _macros(opts: ExploreOptions) -> list[tuple[str, Strategy]]:
     if opts.partial:
         partial = once(partial_reduce)
         out.append(("partial", choice(partial, seq(partial, once(coalesce))) if opts.coalesce else partial))
+    if opts.partial and opts.reduce_kernels:
+        from .pipeline import reduce_kernels
+
+        # A whole-array reduction in parallel: partial sums (coalesced or not) in one kernel, their sum in
+        # the next (applies only where the program's result is one reduction).
+        chunks = seq(once(partial_reduce), optional(once(coalesce))) if opts.coalesce else once(partial_reduce)
+        out.append(("reduceKernels", seq(chunks, once(reduce_kernels))))
     if opts.register_block:
         out.append(("block", once(register_block2D)))
     if opts.tile:

@@ -190,6 +190,26 @@ class _SubSite:
 def split_partial_kernels(e, site, ctx):
     """The partial sums of every output are written to global memory by one kernel; the next kernel adds
     them up with the reduction's initial value (the bias)."""
+    return _split_partials(e, site, whole=None)
+
+
+@rule(
+    "reduceKernels",
+    "reduce(add, init, join(map(reduce(f, 0), split(w, xs)))) => "
+    "let(parts -> reduce(add, init, parts), toGlobal(join(map(reduce(f, 0), split(w, xs)))))",
+    "memory",
+)
+def reduce_kernels(e, site, ctx):
+    """A reduction of a whole array (a dot product, a sum, a norm) in parallel, as Lift lowers it: after
+    ``partialReduce``, the chunks' partial sums are computed by a kernel of their own (one work-item or
+    one work-group per chunk, as the mapping decides) into a buffer of ``len/w`` values, which a second
+    kernel adds up with the initial value.  Without it such a reduction runs on one work-item."""
+    return _split_partials(e, site, whole=True)
+
+
+def _split_partials(e, site, whole):
+    """``whole``: True for a reduction at the top of the program only, None for a nest of maps over
+    reductions only (the convolution's partial sums)."""
     if site.path:
         return None
     body, prefix = _below_boundaries(e)
@@ -199,7 +219,7 @@ def split_partial_kernels(e, site, ctx):
     while isinstance(cur, Call) and type(cur.fn) is P.Map and not is_view(cur.fn.f.body):
         levels.append((cur.fn.f.params[0], cur.args[0]))
         cur = cur.fn.f.body
-    if not levels or not (isinstance(cur, Call) and type(cur.fn) is P.Reduce and sum_form(cur.fn.f)):
+    if bool(levels) == bool(whole) or not (isinstance(cur, Call) and type(cur.fn) is P.Reduce and sum_form(cur.fn.f)):
         return None
     init, partials = cur.args
     if not (is_call(partials, P.Join) and isinstance(partials.args[0], Call) and type(partials.args[0].fn) is P.Map):

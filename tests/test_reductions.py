@@ -1,0 +1,54 @@
+"""A reduction of a whole array runs in parallel: partial sums in one kernel (one work-item or one
+work-group per chunk, coalesced or not, vectorized or not), their sum in a second; every sampled variant of
+the dot product and of a sum matches numpy on PoCL."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from liftpy.codegen.kernel import generate_pipeline
+from liftpy.constraints import sample, solve
+from liftpy.constraints.infer import variant_space
+from liftpy.host.device import get_device
+from liftpy.host.kernel import CompiledPipeline
+from liftpy.host.profile import resolve_profile
+from liftpy.operators import linalg
+from liftpy.rewrite.explore import explore, features
+
+
+def test_dot_product_of_a_million_elements_has_parallel_variants():
+    variants = explore(linalg.dot())
+    sizes = {"N": 2**20}
+    widest = 0
+    for v in variants:
+        if "reduceKernels" not in features(v):
+            continue
+        configs = sample(solve(variant_space(v, sizes)), 4, seed=0)
+        for c in configs:
+            stages = generate_pipeline(v.program, {**sizes, **c}, placements=v.placement_map)
+            assert len(stages) == 2  # the partial sums, then their sum
+            first = stages[0][0].launch.global_size
+            widest = max(widest, int(np.prod(first)))
+    assert sum("reduceKernels" in features(v) for v in variants) >= 20
+    assert widest >= 1024  # work-items computing partial sums at once (was 1 for every variant)
+
+
+@pytest.mark.parametrize("build,reference", [(linalg.dot, linalg.dot_reference), (linalg.total, linalg.total_reference)])
+def test_every_parallel_reduction_variant_matches_numpy(build, reference):
+    program = build()
+    n = 3 * 512
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(n).astype(np.float32) for _ in program.params]
+    want = float(reference(*inputs)[0])
+    device, profile = get_device(None), resolve_profile(None)
+    ran = 0
+    for k, v in enumerate(explore(program)):
+        if "reduceKernels" not in features(v):
+            continue
+        for c in sample(solve(variant_space(v, {"N": n}, profile)), 1, seed=k):
+            out = CompiledPipeline(v.program, {"N": n, **c}, device, v.placement_map).run(*inputs, repeat=1, warmup=0).output
+            got = float(np.asarray(out).ravel()[0])
+            assert abs(got - want) <= 1e-4 * max(1.0, abs(want)), (k, c, got, want, [str(s) for s in v.trace])
+            ran += 1
+    assert ran >= 10
