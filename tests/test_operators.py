@@ -120,3 +120,41 @@ def test_at_reads_one_element_and_refuses_out_of_range():
         evaluate(L.make_program("a", [("x", Array(Float, 3, 4))], lambda x: L.map(lambda row: L.get(row, 1), x)), x)
     with pytest.raises(LiftTypeError, match="whole number or a size"):
         L.at(1.5, L.Var("x"))
+
+
+CONV_CASES = [
+    ("conv2d:k=3x5,stride=2x1,pad=1/0/2/1", {"C": 2, "H": 8, "W": 7, "M": 3}),
+    ("conv2d:k=3,dilation=2,pad=2", {"C": 2, "H": 7, "W": 7, "M": 2}),
+    ("conv2d:k=3,groups=2,relu=1", {"C": 4, "H": 5, "W": 5, "M": 6}),
+    ("conv2d:k=3,groups=4", {"C": 4, "H": 5, "W": 5, "M": 4}),  # depthwise
+    ("conv2d:k=1,pad=0", {"C": 4, "H": 3, "W": 3, "M": 5}),
+    ("conv2d:k=2x3,stride=2,dilation=2x1,pad=1x0,groups=3,relu=1", {"C": 3, "H": 9, "W": 8, "M": 6}),
+]
+
+
+@pytest.mark.parametrize("spec,sizes", CONV_CASES, ids=[c[0] for c in CONV_CASES])
+def test_conv2d_shapes_match_numpy(spec, sizes):
+    op = library_operator(spec, sizes)
+    inputs = random_inputs(op.prog, sizes, seed=5)
+    verdict = op.check(np.asarray(evaluate(op.prog, *inputs, sizes=sizes)), inputs)
+    assert verdict.ok, verdict.message
+
+
+@pytest.mark.parametrize("spec,sizes", [CONV_CASES[3], CONV_CASES[5]], ids=["depthwise", "dilated-grouped-strided"])
+def test_conv2d_shapes_explored(spec, sizes, tmp_path):
+    from liftpy.tuning.engine import explore_operator
+
+    result = explore_operator(library_operator(spec, sizes), samples=3, db=tmp_path / "r.sqlite", search="uniform",
+                              progress=False, references=False, timeout_s=120, repeat=1)
+    assert [r.status.value for r in result.records] == ["ok"] * 3, [r.error for r in result.records]
+
+
+def test_conv2d_bad_shapes_are_refused():
+    with pytest.raises(InputError, match="groups=3 must divide C=4"):
+        library_operator("conv2d:groups=3", {"C": 4, "H": 5, "W": 5, "M": 6})
+    with pytest.raises(InputError, match="spans 7 > H=4"):
+        library_operator("conv2d:k=4,dilation=2,pad=0", {"C": 1, "H": 4, "W": 9, "M": 1})
+    with pytest.raises(InputError, match="pad must be"):
+        library_operator("conv2d:pad=1/2", {"C": 1, "H": 4, "W": 4, "M": 1})
+    with pytest.raises(InputError, match="k must be N or NxM"):
+        library_operator("conv2d:k=3by3", {"C": 1, "H": 4, "W": 4, "M": 1})

@@ -14,7 +14,7 @@ from functools import partial
 from typing import Any, Callable, Mapping
 
 from ..errors import InputError
-from . import linalg, pooling, stencils
+from . import conv, linalg, pooling, stencils
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,7 @@ class LibraryEntry:
     flops: Callable  # (sizes, params) -> float
     params: Mapping[str, Any] = field(default_factory=dict)  # defaults
     choices: Mapping[str, tuple] = field(default_factory=dict)  # allowed values, where limited
+    check: Callable | None = None  # (sizes, params) -> None; raises InputError for what types cannot say
 
 
 def _stencil(name, summary, sizes, module_fn, points):
@@ -62,6 +63,11 @@ OPERATORS: dict[str, LibraryEntry] = {e.name: e for e in [
                  linalg.batched_matmul_reference, lambda s, p: 2.0 * s["B"] * s["M"] * s["N"] * s["K"]),
     LibraryEntry("gemv", "matrix-vector product [M][N] x [N]", ("M", "N"), linalg.gemv, linalg.gemv_reference,
                  lambda s, p: 2.0 * s["M"] * s["N"]),
+    LibraryEntry("conv2d", "convolution of [H][W][C] with [M][KH][KW][C/groups] (+ bias, optional ReLU): "
+                 "k=KHxKW, stride=SHxSW, pad=P|PHxPW|top/bottom/left/right, dilation, groups (depthwise: groups=C=M)",
+                 ("C", "H", "W", "M"), conv.conv2d, conv.conv2d_reference, conv.conv2d_flops,
+                 {"k": "3x3", "stride": "1", "pad": "1", "dilation": "1", "groups": 1, "relu": 0},
+                 check=conv.conv2d_check),
     LibraryEntry("dot", "dot product of two [N] vectors (a whole-array reduction)", ("N",), linalg.dot,
                  linalg.dot_reference, lambda s, p: 2.0 * s["N"]),
     LibraryEntry("sum", "sum of the elements of [N] (a whole-array reduction)", ("N",), linalg.total,
@@ -95,8 +101,8 @@ def parse_spec(spec: str) -> tuple[LibraryEntry, dict]:
                 params[key] = int(value)
             except ValueError:
                 raise InputError(f"{name}: {key} must be a whole number, got {value!r}") from None
-            if params[key] < 1:
-                raise InputError(f"{name}: {key} must be at least 1, got {params[key]}")
+            if params[key] < (0 if default == 0 else 1):
+                raise InputError(f"{name}: {key} must be at least {0 if default == 0 else 1}, got {params[key]}")
         else:
             params[key] = value
         allowed = entry.choices.get(key)
@@ -105,8 +111,8 @@ def parse_spec(spec: str) -> tuple[LibraryEntry, dict]:
     return entry, params
 
 
-def check_sizes(entry: LibraryEntry, sizes: Mapping[str, int]) -> None:
-    """The sizes an entry's program needs, all given and nothing else."""
+def check_sizes(entry: LibraryEntry, sizes: Mapping[str, int], params: Mapping[str, Any] | None = None) -> None:
+    """The sizes an entry's program needs, all given and nothing else, and the entry's own checks."""
     missing = [s for s in entry.sizes if s not in sizes]
     if missing:
         raise InputError(f"{entry.name} needs the sizes {', '.join(entry.sizes)} (give -s "
@@ -114,6 +120,8 @@ def check_sizes(entry: LibraryEntry, sizes: Mapping[str, int]) -> None:
     extra = sorted(set(sizes) - set(entry.sizes))
     if extra:
         raise InputError(f"{entry.name} has no size {', '.join(extra)}; its sizes are {', '.join(entry.sizes)}")
+    if entry.check is not None:
+        entry.check(dict(sizes), dict(params if params is not None else entry.params))
 
 
 def reference_of(entry: LibraryEntry, params: Mapping[str, Any]) -> Callable:

@@ -266,6 +266,6 @@ def library_operator(spec: str, sizes: Mapping[str, int]) -> ProgramOperator:
     from ..operators import check_sizes, parse_spec, reference_of
 
     entry, params = parse_spec(spec)
-    check_sizes(entry, sizes)
+    check_sizes(entry, sizes, params)
     return ProgramOperator.of(entry.build(**params), sizes, reference=reference_of(entry, params),
                               flop_count=entry.flops(dict(sizes), params))

@@ -1,0 +1,141 @@
+"""A general 2D convolution layer: ``KH x KW`` kernels, a stride per axis, padding per side, dilation per
+axis, groups (depthwise when groups = channels = kernels), the bias as the reduction's initial value and
+ReLU applied to the result: both fused into the one kernel.
+
+Layout as in the Lift paper's Listing 3 (channels innermost): input ``[H][W][C]``, weights
+``[M][KH][KW][C/G]``, biases ``[M]``, output ``[OH][OW][M]``.  Everything before the reduction is a view:
+the padded input, the windows, the dilated taps (every ``d``-th element of a window of ``(K-1)d+1``, read
+with ``at``) and the channels of each group (``split``).  The convolution catalogue of the engine
+(``liftpy explore conv --layer ...``) keeps its own square-kernel program and its tiled GEMM-view rules;
+this one covers the shapes that catalogue cannot write.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError
+from ..ir import dsl as L
+from ..ir.expr import Program
+from ..ir.types import Array, Float, size_var
+from ..ir.userfun import BUILTINS
+
+
+def parse_pair(text, name: str) -> tuple[int, int]:
+    """``3`` or ``3x5`` -> (3, 3) or (3, 5); positive whole numbers."""
+    parts = str(text).lower().split("x")
+    try:
+        values = tuple(int(p) for p in parts)
+    except ValueError:
+        raise InputError(f"conv2d: {name} must be N or NxM (whole numbers), got {text!r}") from None
+    if len(values) == 1:
+        values = values * 2
+    if len(values) != 2 or min(values) < 1:
+        raise InputError(f"conv2d: {name} must be N or NxM with positive numbers, got {text!r}")
+    return values
+
+
+def parse_pads(text) -> tuple[int, int, int, int]:
+    """``1`` (every side), ``1x2`` (rows x columns) or ``t/b/l/r`` -> (top, bottom, left, right)."""
+    text = str(text)
+    try:
+        if "/" in text:
+            values = tuple(int(p) for p in text.split("/"))
+            if len(values) != 4:
+                raise ValueError
+        else:
+            parts = tuple(int(p) for p in text.lower().split("x"))
+            if len(parts) == 1:
+                values = parts * 4
+            elif len(parts) == 2:
+                values = (parts[0], parts[0], parts[1], parts[1])
+            else:
+                raise ValueError
+    except ValueError:
+        raise InputError(f"conv2d: pad must be P, PHxPW or top/bottom/left/right (whole numbers), got {text!r}") from None
+    if min(values) < 0:
+        raise InputError(f"conv2d: padding cannot be negative, got {text!r}")
+    return values
+
+
+def _dilate(d: int, k: int, xs):
+    """Taps 0, d, 2d, ... of a window of (k-1)d+1 elements: pad to kd, cut into k rows of d, keep each first."""
+    if d == 1:
+        return xs
+    return L.map(lambda row: L.at(0, row), L.split(d, L.pad(0, d - 1, 0.0, xs)))
+
+
+def conv2d(k="3x3", stride="1", pad="1", dilation="1", groups: int = 1, relu: int = 0) -> Program:
+    (kh, kw), (sh, sw), (dh, dw) = parse_pair(k, "k"), parse_pair(stride, "stride"), parse_pair(dilation, "dilation")
+    top, bottom, left, right = parse_pads(pad)
+    if groups < 1:
+        raise InputError(f"conv2d: groups must be at least 1, got {groups}")
+    c, h, w, m = size_var("C"), size_var("H"), size_var("W"), size_var("M")
+    g = groups
+    eh, ew = (kh - 1) * dh + 1, (kw - 1) * dw + 1  # the extent a dilated kernel covers
+    name = (f"conv{kh}x{kw}s{sh}x{sw}p{top}_{bottom}_{left}_{right}d{dh}x{dw}g{g}" + ("relu" if relu else ""))
+
+    def pixel(window, weights, biases):
+        # window: [eh][ew][C] -> [KH][KW][C] (dilation) -> [G][KH][KW][C/G] (groups)
+        taps = _dilate(dh, kh, L.map(lambda row: _dilate(dw, kw, row), window))
+        grouped = L.transpose(L.map(L.transpose, L.map(lambda row: L.map(lambda px: L.split(c / g, px), row), taps)))
+
+        def kernel(kb, win):
+            total = L.reduce(lambda acc, xw: BUILTINS["multAndSumUp"](acc, L.get(xw, 0), L.get(xw, 1)), L.get(kb, 1),
+                             L.zip(L.join(L.join(win)), L.join(L.join(L.get(kb, 0)))))
+            return L.map(BUILTINS["relu"], total) if relu else total
+
+        per_group = L.map(lambda gwb: L.map(lambda kb: kernel(kb, L.get(gwb, 0)), L.zip(L.get(gwb, 1), L.get(gwb, 2))),
+                          L.zip(grouped, L.split(m / g, weights), L.split(m / g, biases)))
+        return L.join(per_group)  # [M][1]
+
+    return L.make_program(
+        name,
+        [("input", Array(Float, h, w, c)), ("weights", Array(Float, m, kh, kw, c / g)), ("biases", Array(Float, m))],
+        lambda x, wt, b: L.map2D(lambda win: pixel(win, wt, b),
+                                 L.slide2D((eh, ew), (sh, sw), L.pad2D(left, right, top, bottom, 0.0, x))),
+    )
+
+
+def conv2d_reference(x, weights, biases, k="3x3", stride="1", pad="1", dilation="1", groups: int = 1, relu: int = 0):
+    """A plain numpy loop over the kernel's taps: out[oy][ox][m] = b[m] + sum x_pad[oy*sh + i*dh][ox*sw + j*dw]
+    [g*C/G + c] * w[m][i][j][c], with g the group of kernel m."""
+    (kh, kw), (sh, sw), (dh, dw) = parse_pair(k, "k"), parse_pair(stride, "stride"), parse_pair(dilation, "dilation")
+    top, bottom, left, right = parse_pads(pad)
+    xp = np.pad(x.astype(np.float64), ((top, bottom), (left, right), (0, 0)))
+    h, w, c = xp.shape
+    m = weights.shape[0]
+    cg, mg = c // groups, m // groups
+    oh, ow = (h - ((kh - 1) * dh + 1)) // sh + 1, (w - ((kw - 1) * dw + 1)) // sw + 1
+    out = np.tile(biases.astype(np.float64), (oh, ow, 1))
+    for gi in range(groups):
+        wg = weights[gi * mg:(gi + 1) * mg].astype(np.float64)  # [Mg][KH][KW][Cg]
+        for i in range(kh):
+            for j in range(kw):
+                patch = xp[i * dh:i * dh + (oh - 1) * sh + 1:sh, j * dw:j * dw + (ow - 1) * sw + 1:sw, gi * cg:(gi + 1) * cg]
+                out[:, :, gi * mg:(gi + 1) * mg] += patch @ wg[:, i, j, :].T
+    if relu:
+        out = np.maximum(out, 0.0)
+    return out.astype(np.float32)
+
+
+def conv2d_flops(sizes, params) -> float:
+    (kh, kw), (sh, sw), (dh, dw) = (parse_pair(params["k"], "k"), parse_pair(params["stride"], "stride"),
+                                    parse_pair(params["dilation"], "dilation"))
+    top, bottom, left, right = parse_pads(params["pad"])
+    oh = (sizes["H"] + top + bottom - ((kh - 1) * dh + 1)) // sh + 1
+    ow = (sizes["W"] + left + right - ((kw - 1) * dw + 1)) // sw + 1
+    return 2.0 * oh * ow * sizes["M"] * kh * kw * sizes["C"] / params["groups"]
+
+
+def conv2d_check(sizes, params) -> None:
+    """Sizes the program's types cannot state: groups dividing channels and kernels, a window that fits."""
+    g = params["groups"]
+    for n in ("C", "M"):
+        if sizes[n] % g:
+            raise InputError(f"conv2d: groups={g} must divide {n}={sizes[n]} (depthwise: groups = C = M)")
+    (kh, kw), (dh, dw) = parse_pair(params["k"], "k"), parse_pair(params["dilation"], "dilation")
+    top, bottom, left, right = parse_pads(params["pad"])
+    for axis, n, k, d, pads in (("H", sizes["H"], kh, dh, top + bottom), ("W", sizes["W"], kw, dw, left + right)):
+        if n + pads < (k - 1) * d + 1:
+            raise InputError(f"conv2d: a {k}-tap kernel dilated by {d} spans {(k - 1) * d + 1} > {axis}={n} + padding {pads}")
