@@ -18,6 +18,7 @@ COMMAND_MODULES = [
     "liftpy.tuning.cli",  # explore, pareto, show
     "liftpy.constraints.cli",  # space
     "liftpy.operators.cli",  # operators
+    "liftpy.network.cli",  # network
 ]
 
 

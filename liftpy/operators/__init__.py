@@ -28,6 +28,10 @@ class LibraryEntry:
     params: Mapping[str, Any] = field(default_factory=dict)  # defaults
     choices: Mapping[str, tuple] = field(default_factory=dict)  # allowed values, where limited
     check: Callable | None = None  # (sizes, params) -> None; raises InputError for what types cannot say
+    sized: bool = False  # build(sizes, **params): the program needs a size as a value (a mean's divisor)
+
+    def program(self, sizes: Mapping[str, int], params: Mapping[str, Any]):
+        return self.build(dict(sizes), **params) if self.sized else self.build(**params)
 
 
 def _stencil(name, summary, sizes, module_fn, points):
@@ -67,13 +71,21 @@ OPERATORS: dict[str, LibraryEntry] = {e.name: e for e in [
                  "k=KHxKW, stride=SHxSW, pad=P|PHxPW|top/bottom/left/right, dilation, groups (depthwise: groups=C=M)",
                  ("C", "H", "W", "M"), conv.conv2d, conv.conv2d_reference, conv.conv2d_flops,
                  {"k": "3x3", "stride": "1", "pad": "1", "dilation": "1", "groups": 1, "relu": 0},
-                 check=conv.conv2d_check),
+                 {"relu": (0, 1, 6)}, check=conv.conv2d_check),
     LibraryEntry("dot", "dot product of two [N] vectors (a whole-array reduction)", ("N",), linalg.dot,
                  linalg.dot_reference, lambda s, p: 2.0 * s["N"]),
     LibraryEntry("sum", "sum of the elements of [N] (a whole-array reduction)", ("N",), linalg.total,
                  linalg.total_reference, lambda s, p: float(s["N"])),
-    LibraryEntry("fully_connected", "relu(W x + b) for a batch: x [B][N], W [M][N], b [M]", ("B", "M", "N"),
-                 linalg.fully_connected, linalg.fully_connected_reference, lambda s, p: 2.0 * s["B"] * s["M"] * s["N"]),
+    LibraryEntry("fully_connected", "relu(W x + b) for a batch: x [B][N], W [M][N], b [M] (relu=0: W x + b)",
+                 ("B", "M", "N"), linalg.fully_connected, linalg.fully_connected_reference,
+                 lambda s, p: 2.0 * s["B"] * s["M"] * s["N"], {"relu": 1}, {"relu": (0, 1)}),
+    LibraryEntry("add", "elementwise sum of two [N] arrays (a residual connection), relu=1 fuses a ReLU", ("N",),
+                 linalg.add, linalg.add_reference, lambda s, p: float(s["N"]), {"relu": 0}, {"relu": (0, 1)}),
+    LibraryEntry("maxpool_hwc", "max pooling of [H][W][C] (channels innermost), k x k every stride, padding pad",
+                 ("H", "W", "C"), pooling.maxpool_hwc, pooling.maxpool_hwc_reference,
+                 lambda s, p: float(s["H"] * s["W"] * s["C"]), {"k": 2, "stride": 2, "pad": 0}),
+    LibraryEntry("global_avgpool", "the mean of each channel of [H][W][C]", ("H", "W", "C"), pooling.global_avgpool_hwc,
+                 pooling.global_avgpool_hwc_reference, lambda s, p: float(s["H"] * s["W"] * s["C"]), sized=True),
 ]}
 
 
@@ -101,13 +113,14 @@ def parse_spec(spec: str) -> tuple[LibraryEntry, dict]:
                 params[key] = int(value)
             except ValueError:
                 raise InputError(f"{name}: {key} must be a whole number, got {value!r}") from None
-            if params[key] < (0 if default == 0 else 1):
-                raise InputError(f"{name}: {key} must be at least {0 if default == 0 else 1}, got {params[key]}")
+            least = 0 if key in ("pad", "relu") else 1  # amounts and switches may be 0; sizes may not
+            if params[key] < least:
+                raise InputError(f"{name}: {key} must be at least {least}, got {params[key]}")
         else:
             params[key] = value
         allowed = entry.choices.get(key)
         if allowed and params[key] not in allowed:
-            raise InputError(f"{name}: {key} must be one of {', '.join(allowed)}, got {value!r}")
+            raise InputError(f"{name}: {key} must be one of {', '.join(map(str, allowed))}, got {value!r}")
     return entry, params
 
 

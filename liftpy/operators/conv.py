@@ -1,6 +1,6 @@
 """A general 2D convolution layer: ``KH x KW`` kernels, a stride per axis, padding per side, dilation per
 axis, groups (depthwise when groups = channels = kernels), the bias as the reduction's initial value and
-ReLU applied to the result: both fused into the one kernel.
+ReLU (``relu=1``; ``relu=6``: ReLU6) applied to the result: both fused into the one kernel.
 
 Layout as in the Lift paper's Listing 3 (channels innermost): input ``[H][W][C]``, weights
 ``[M][KH][KW][C/G]``, biases ``[M]``, output ``[OH][OW][M]``.  Everything before the reduction is a view:
@@ -83,6 +83,8 @@ def conv2d(k="3x3", stride="1", pad="1", dilation="1", groups: int = 1, relu: in
         def kernel(kb, win):
             total = L.reduce(lambda acc, xw: BUILTINS["multAndSumUp"](acc, L.get(xw, 0), L.get(xw, 1)), L.get(kb, 1),
                              L.zip(L.join(L.join(win)), L.join(L.join(L.get(kb, 0)))))
+            if relu == 6:  # ReLU6 (MobileNet)
+                return L.map(lambda v: BUILTINS["min"](BUILTINS["max"](v, 0.0), 6.0), total)
             return L.map(BUILTINS["relu"], total) if relu else total
 
         per_group = L.map(lambda gwb: L.map(lambda kb: kernel(kb, L.get(gwb, 0)), L.zip(L.get(gwb, 1), L.get(gwb, 2))),
@@ -115,7 +117,7 @@ def conv2d_reference(x, weights, biases, k="3x3", stride="1", pad="1", dilation=
                 patch = xp[i * dh:i * dh + (oh - 1) * sh + 1:sh, j * dw:j * dw + (ow - 1) * sw + 1:sw, gi * cg:(gi + 1) * cg]
                 out[:, :, gi * mg:(gi + 1) * mg] += patch @ wg[:, i, j, :].T
     if relu:
-        out = np.maximum(out, 0.0)
+        out = np.clip(out, 0.0, 6.0) if relu == 6 else np.maximum(out, 0.0)
     return out.astype(np.float32)
 
 

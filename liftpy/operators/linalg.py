@@ -47,17 +47,36 @@ def gemv_reference(a, x):
     return (a.astype(np.float64) @ x.astype(np.float64)).astype(np.float32)
 
 
-def fully_connected() -> Program:
+def fully_connected(relu: int = 1) -> Program:
     """``out[b][m] = relu(bias[m] + sum_n x[b][n] * w[m][n])``: the bias is the reduction's initial value
-    and the ReLU is applied to its result, so both are fused into the one kernel."""
+    and the ReLU (``relu=0``: none) is applied to its result, so both are fused into the one kernel."""
     bs, m, n = size_var("B"), size_var("M"), size_var("N")
-    return L.make_program("fully_connected", [("x", Array(Float, bs, n)), ("w", Array(Float, m, n)), ("bias", Array(Float, m))],
-                          lambda x, w, bias: L.map(lambda xb: L.join(L.map(
-                              lambda wb: L.map(BUILTINS["relu"], _dot(L.get(wb, 0), xb, L.get(wb, 1))), L.zip(w, bias))), x))
+
+    def out(wb, xb):
+        total = _dot(L.get(wb, 0), xb, L.get(wb, 1))
+        return L.map(BUILTINS["relu"], total) if relu else total
+
+    return L.make_program("fully_connected" + ("" if relu else "_linear"),
+                          [("x", Array(Float, bs, n)), ("w", Array(Float, m, n)), ("bias", Array(Float, m))],
+                          lambda x, w, bias: L.map(lambda xb: L.join(L.map(lambda wb: out(wb, xb), L.zip(w, bias))), x))
 
 
-def fully_connected_reference(x, w, bias):
-    return np.maximum(x.astype(np.float64) @ w.astype(np.float64).T + bias, 0.0).astype(np.float32)
+def fully_connected_reference(x, w, bias, relu: int = 1):
+    out = x.astype(np.float64) @ w.astype(np.float64).T + bias
+    return (np.maximum(out, 0.0) if relu else out).astype(np.float32)
+
+
+def add(relu: int = 0) -> Program:
+    """Elementwise sum of two ``[N]`` arrays (a residual connection), ReLU fused when ``relu=1``."""
+    n = size_var("N")
+    return L.make_program("add" + ("_relu" if relu else ""), [("a", Array(Float, n)), ("b", Array(Float, n))],
+                          lambda a, b: L.map(lambda p: BUILTINS["relu"](L.get(p, 0) + L.get(p, 1)) if relu
+                                             else L.get(p, 0) + L.get(p, 1), L.zip(a, b)))
+
+
+def add_reference(a, b, relu: int = 0):
+    out = a.astype(np.float64) + b
+    return (np.maximum(out, 0.0) if relu else out).astype(np.float32)
 
 
 def dot() -> Program:

@@ -267,5 +267,5 @@ def library_operator(spec: str, sizes: Mapping[str, int]) -> ProgramOperator:
 
     entry, params = parse_spec(spec)
     check_sizes(entry, sizes, params)
-    return ProgramOperator.of(entry.build(**params), sizes, reference=reference_of(entry, params),
+    return ProgramOperator.of(entry.program(sizes, params), sizes, reference=reference_of(entry, params),
                               flop_count=entry.flops(dict(sizes), params))

@@ -96,10 +96,14 @@ def format_frontier(
         rows.append(row + [f"{REFERENCE_PREFIX}{_label(ref)}", note])
     if not rows:
         return "no measured points"
-    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
-    numeric = {"#", "time ms", "memory MB", "GFLOP/s"}
+    return format_table(header, rows, numeric={"#", "time ms", "memory MB", "GFLOP/s"})
 
-    def line(cells: list[str]) -> str:
+
+def format_table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: set[str] = frozenset()) -> str:
+    """Plain-text columns: the ``numeric`` ones right-aligned, a rule under the header."""
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
+
+    def line(cells) -> str:
         return "  ".join(c.rjust(w) if h in numeric else c.ljust(w) for c, w, h in zip(cells, widths, header)).rstrip()
 
     return "\n".join([line(header), line(["-" * w for w in widths])] + [line(row) for row in rows])

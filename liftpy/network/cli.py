@@ -1,0 +1,37 @@
+"""``liftpy network NAME``: a whole network with the best stored implementation of each layer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..cli_args import positive_int
+
+
+def register(sub) -> None:
+    p = sub.add_parser("network", help="run VGG-16, ResNet-18 or MobileNetV2 with the best implementation of every "
+                                       "layer (exploring missing ones), validated, with its memory plan and frontier")
+    p.add_argument("name", help="vgg16, resnet18 or mobilenet_v2")
+    p.add_argument("--reduced", action="store_true", help="32 x 32 images, an eighth of the channels, 10 classes")
+    p.add_argument("--samples", "-n", type=positive_int, default=8, help="points per layer the store should hold (default 8)")
+    p.add_argument("--search", choices=["model", "uniform"], default="model")
+    p.add_argument("--jobs", "-j", type=positive_int, default=1)
+    p.add_argument("--db", default="results.sqlite")
+    p.add_argument("--device", "-d", default=None)
+    p.add_argument("--json", default=None, metavar="FILE", help="also write the run as JSON")
+    p.set_defaults(func=cmd_network)
+
+
+def cmd_network(args) -> int:
+    from .models import get_model
+    from .run import format_run, run_network, run_record
+
+    net = get_model(args.name, reduced=args.reduced)
+    print(f"{net.name}: {len(net.nodes)} layers, {len({n.key for n in net.nodes})} distinct problems, input {net.input_shape}",
+          flush=True)
+    run = run_network(net, db=args.db, samples=args.samples, search=args.search, jobs=args.jobs, device=args.device)
+    print(format_run(run))
+    if args.json:
+        Path(args.json).write_text(json.dumps(run_record(run), indent=2) + "\n")
+        print(f"wrote {args.json}")
+    return 0 if run.ok else 1

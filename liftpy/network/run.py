@@ -1,0 +1,232 @@
+"""Running a network: every layer with the best stored implementation of its problem (exploring the
+problems the store lacks), chained on the device, validated layer by layer and end to end against the
+numpy references, with its intermediate tensors planned into one arena and a time/peak-memory frontier
+built from the layers' frontiers.
+
+Weights are deterministic random numbers scaled as He initialisation does (so activations stay in range
+through twenty layers); the input image is standard normal.  A layer's *workspace* is what its chosen
+implementation allocates beyond its inputs and output (partial sums, a padded copy), live only while it
+runs.  Peak memory = the arena of intermediate tensors + the weights + the largest workspace; naive = every
+tensor and every workspace in its own buffer.  The network frontier: for each workspace cap, every layer
+takes its fastest measured implementation within the cap (exact for this memory model, where the
+workspaces never overlap in time).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import LiftError
+from .graph import Network, Node
+from .memory import Tensor, check, greedy_by_size, lower_bound, naive
+
+
+@dataclass(frozen=True)
+class LayerRun:
+    node: Node
+    variant: str
+    config: dict
+    time_ms: float  # this run, median of repeats on the chained data
+    explored_ms: float  # the stored measurement of the chosen implementation
+    workspace_bytes: int
+    max_error: float
+    ok: bool
+
+
+@dataclass(frozen=True)
+class NetworkRun:
+    network: Network
+    device: str
+    layers: tuple[LayerRun, ...]
+    output: np.ndarray
+    expected: np.ndarray
+    end_to_end_error: float  # max |liftpy - numpy| over the final output, relative to its rms
+    ok: bool
+    time_ms: float
+    weights_bytes: int
+    arena_bytes: int
+    naive_bytes: int
+    tensors_naive_bytes: int  # the intermediate tensors alone, one buffer each (against arena_bytes)
+    lower_bound_bytes: int
+    peak_bytes: int
+    frontier: tuple[tuple[float, int], ...] = field(default=())  # (time ms, peak bytes)
+    explored: int = 0
+    seconds: float = 0.0
+
+
+def _weights(node: Node, op, k: int, seed: int) -> list[np.ndarray]:
+    """The operator's inputs after its activations: He-scaled weights, small biases."""
+    from ..tuning.operator import random_inputs
+
+    arrays = random_inputs(op.prog, op.sizes(), seed=seed + 7919 * k)[len(node.inputs):]
+    out = []
+    for a in arrays:
+        if a.ndim == 1:
+            out.append((0.01 * a).astype(np.float32))
+        else:
+            fan_in = math.prod(a.shape[1:])
+            out.append((a * math.sqrt(2.0 / fan_in)).astype(np.float32))
+    return out
+
+
+def memory_tensors(net: Network) -> list[Tensor]:
+    last = {"input": 0}
+    for i, n in enumerate(net.nodes):
+        for x in n.inputs:
+            last[x] = i
+    steps = len(net.nodes)
+    out = [Tensor("input", 4 * math.prod(net.input_shape), -1, last["input"])]
+    for i, n in enumerate(net.nodes):
+        out.append(Tensor(n.name, 4 * math.prod(n.shape), i, last.get(n.name, steps)))  # the output lives on
+    return out
+
+
+def run_network(net: Network, db="results.sqlite", samples: int = 8, search: str = "model", jobs: int = 1,
+                device=None, seed: int = 0, repeat: int = 3, progress: bool = True, stream=None) -> NetworkRun:
+    from ..host.device import get_device
+    from ..host.kernel import CompiledPipeline
+    from ..ir.parser import parse_program
+    from ..tuning.engine import explore_operator
+    from ..tuning.operator import library_operator
+
+    stream = stream or sys.stdout
+    t0 = time.time()
+    dev = get_device(device)
+    # 1. The best implementation of every distinct problem (explored if the store lacks it).
+    problems: dict = {}
+    explored = 0
+    for node in net.nodes:
+        if node.key in problems:
+            continue
+        op = library_operator(node.op, node.size_map)
+        ex = explore_operator(op, samples=samples, db=db, search=search, jobs=jobs, device=dev.index, references=False,
+                              progress=False, seed=seed)
+        explored += ex.ran
+        if ex.best is None:
+            raise LiftError(f"{net.name}: no implementation of layer {node.name} ({node.op} at {node.size_map}) ran "
+                            f"correctly; statuses: {sorted({r.status.value for r in ex.records})}")
+        measured = [r for r in ex.records if r.measured and not r.is_reference]
+        problems[node.key] = (op, ex.best, measured)
+        if progress:
+            print(f"  {node.name:12s} {node.op:52s} best {ex.best.time_ms:.4g} ms of {len(measured)} measured", file=stream, flush=True)
+    # 2. The network on the device, layer by layer, each checked against its reference on the same inputs.
+    image = np.random.default_rng(seed).standard_normal(net.input_shape).astype(np.float32)
+    values = {"input": image}
+    expected = {"input": image}
+    compiled: dict = {}
+    layers = []
+    weights_bytes = 0
+    for k, node in enumerate(net.nodes):
+        op, best, _ = problems[node.key]
+        weights = _weights(node, op, k, seed)
+        weights_bytes += sum(w.nbytes for w in weights)
+        shapes = [_param_shape(op, i) for i in range(len(node.inputs))]
+        acts = [values[x].reshape(s) for x, s in zip(node.inputs, shapes)]
+        if node.key not in compiled:
+            sizes = {**node.size_map, **best.config}
+            compiled[node.key] = CompiledPipeline(parse_program(best.metrics["program"]), sizes, dev, best.metrics.get("placements") or {})
+        result = compiled[node.key].run(*acts, *weights, repeat=repeat, warmup=1)
+        out = np.asarray(result.output, dtype=np.float32).reshape(node.shape)
+        verdict = op.check(out, [*acts, *weights])
+        values[node.name] = out
+        expected[node.name] = np.asarray(op.expected([*(expected[x].reshape(s) for x, s in zip(node.inputs, shapes)), *weights]),
+                                         dtype=np.float32).reshape(node.shape)
+        io = sum(a.nbytes for a in acts) + sum(w.nbytes for w in weights) + out.nbytes
+        layers.append(LayerRun(node, best.variant, dict(best.config), float(result.time_ms), float(best.time_ms),
+                               max(0, int(best.bytes or 0) - io), float(verdict.max_abs_error), verdict.ok))
+    final, want = values[net.output.name], expected[net.output.name]
+    rms = float(np.sqrt(np.mean(want.astype(np.float64) ** 2))) or 1.0
+    e2e = float(np.max(np.abs(final.astype(np.float64) - want))) / rms
+    # 3. Memory: the arena of intermediate tensors, against one buffer each.
+    tensors = memory_tensors(net)
+    plan = greedy_by_size(tensors)
+    check(tensors, plan)
+    workspaces = [l.workspace_bytes for l in layers]
+    peak = plan.arena_bytes + weights_bytes + max(workspaces, default=0)
+    naive_bytes = naive(tensors) + weights_bytes + sum(workspaces)
+    front = network_frontier(net, problems, plan.arena_bytes + weights_bytes, io_bytes={
+        n.key: _io_bytes(n, net) + sum(w.nbytes for w in _weights(n, problems[n.key][0], k, seed)) for k, n in enumerate(net.nodes)})
+    return NetworkRun(net, dev.key, tuple(layers), final, want, e2e, all(l.ok for l in layers) and e2e < 1e-3,
+                      sum(l.time_ms for l in layers), weights_bytes, plan.arena_bytes, naive_bytes, naive(tensors), lower_bound(tensors),
+                      peak, front, explored, time.time() - t0)
+
+
+def _param_shape(op, i: int) -> tuple[int, ...]:
+    from ..ir.types import ArrayType, free_size_symbols, subs_type
+
+    t = op.prog.param_types[i]
+    t = subs_type(t, {s: op.sizes()[str(s)] for s in free_size_symbols(t)})
+    shape = []
+    while isinstance(t, ArrayType):
+        shape.append(int(t.size))
+        t = t.elem
+    return tuple(shape)
+
+
+def _io_bytes(node: Node, net: Network) -> int:
+    return 4 * (sum(math.prod(net.shape_of(x)) for x in node.inputs) + math.prod(node.shape))
+
+
+def network_frontier(net: Network, problems: dict, fixed_bytes: int, io_bytes: dict) -> tuple[tuple[float, int], ...]:
+    """(network time, peak bytes) points: for each workspace cap, every layer's fastest measured point within
+    it; Pareto-filtered."""
+    per_layer = []
+    for node in net.nodes:
+        _, _, measured = problems[node.key]
+        per_layer.append([(r.time_ms, max(0, int(r.bytes or 0) - io_bytes[node.key])) for r in measured])
+    caps = sorted({ws for pts in per_layer for _, ws in pts})
+    points = []
+    for cap in caps:
+        chosen = [min((t for t, ws in pts if ws <= cap), default=None) for pts in per_layer]
+        if None in chosen:
+            continue
+        used = max(min((ws for t, ws in pts if ws <= cap and t == c), default=0) for pts, c in zip(per_layer, chosen))
+        points.append((float(sum(chosen)), fixed_bytes + used))
+    front = []
+    for t, m in sorted(set(points), key=lambda p: (p[1], p[0])):
+        if not front or t < front[-1][0]:
+            front.append((t, m))
+    return tuple(front)
+
+
+def format_run(run: NetworkRun) -> str:
+    """The per-layer table, the totals, the memory plan and the frontier, as text."""
+    from ..tuning.pareto import format_table
+
+    mb = 1e6
+    rows = [[l.node.name, l.node.op, ",".join(f"{k}={v}" for k, v in l.node.sizes), l.variant, f"{l.time_ms:.4g}",
+             f"{l.workspace_bytes / mb:.3g}", "ok" if l.ok else f"WRONG ({l.max_error:.3g})"] for l in run.layers]
+    lines = [format_table(["layer", "operator", "sizes", "implementation", "time ms", "workspace MB", "check"], rows,
+                          numeric={"time ms", "workspace MB"})]
+    lines.append(f"\n{run.network.name} on {run.device}: {run.time_ms:.4g} ms for {len(run.layers)} layers; end to end "
+                 f"{'matches' if run.ok else 'DOES NOT match'} numpy (max error {run.end_to_end_error:.2g} of the output's rms)")
+    lines.append(f"intermediate tensors: {run.arena_bytes / mb:.4g} MB in one arena (lower bound {run.lower_bound_bytes / mb:.4g}) "
+                 f"instead of {run.tensors_naive_bytes / mb:.4g} MB one buffer each "
+                 f"({run.tensors_naive_bytes / max(run.arena_bytes, 1):.2f}x less)")
+    lines.append(f"peak memory: {run.peak_bytes / mb:.4g} MB (arena + weights {run.weights_bytes / mb:.4g} MB + the largest "
+                 f"workspace) against {run.naive_bytes / mb:.4g} MB allocated naively ({run.naive_bytes / max(run.peak_bytes, 1):.2f}x)")
+    if run.frontier:
+        lines.append("network time/peak-memory frontier (from the layers' measured implementations):")
+        lines.append(format_table(["#", "time ms", "peak MB"], [[str(i), f"{t:.4g}", f"{m / mb:.4g}"] for i, (t, m) in
+                                                              enumerate(run.frontier, 1)], numeric={"#", "time ms", "peak MB"}))
+    return "\n".join(lines)
+
+
+def run_record(run: NetworkRun) -> dict:
+    """Plain data for JSON."""
+    return {
+        "network": run.network.name, "device": run.device, "input_shape": list(run.network.input_shape),
+        "layers": [{"name": l.node.name, "op": l.node.op, "sizes": dict(l.node.sizes), "variant": l.variant,
+                    "config": l.config, "time_ms": l.time_ms, "explored_ms": l.explored_ms,
+                    "workspace_bytes": l.workspace_bytes, "ok": l.ok} for l in run.layers],
+        "time_ms": run.time_ms, "ok": run.ok, "end_to_end_error": run.end_to_end_error,
+        "weights_bytes": run.weights_bytes, "arena_bytes": run.arena_bytes, "lower_bound_bytes": run.lower_bound_bytes,
+        "peak_bytes": run.peak_bytes, "naive_bytes": run.naive_bytes, "tensors_naive_bytes": run.tensors_naive_bytes,
+        "frontier": [{"time_ms": t, "peak_bytes": m} for t, m in run.frontier], "explored_points": run.explored,
+        "seconds": run.seconds,
+    }

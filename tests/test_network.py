@@ -1,0 +1,95 @@
+"""Networks: the arena planner (no two live tensors share bytes; between the live-bytes lower bound and one
+buffer each), the three models' shapes, and a small network run end to end on PoCL with the best stored
+implementation of each layer, validated against numpy."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from liftpy.errors import InputError
+from liftpy.network.graph import Builder
+from liftpy.network.memory import Tensor, check, greedy_by_size, lower_bound, naive
+from liftpy.network.models import get_model
+
+
+@st.composite
+def tensors(draw):
+    n = draw(st.integers(1, 12))
+    out = []
+    for i in range(n):
+        first = draw(st.integers(0, 10))
+        out.append(Tensor(f"t{i}", draw(st.integers(1, 1000)), first, first + draw(st.integers(0, 5))))
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(tensors())
+def test_arena_plan_is_valid_and_between_bounds(ts):
+    plan = greedy_by_size(ts)
+    check(ts, plan)
+    assert lower_bound(ts) <= plan.arena_bytes <= naive(ts)
+
+
+def test_a_chain_reuses_memory():
+    # a -> b -> c -> d, each read only by the next: two buffers' worth at a time
+    ts = [Tensor("a", 100, 0, 1), Tensor("b", 100, 1, 2), Tensor("c", 100, 2, 3), Tensor("d", 100, 3, 4)]
+    plan = greedy_by_size(ts)
+    assert plan.arena_bytes == 200 and naive(ts) == 400
+    assert plan.offset("a") == plan.offset("c")
+
+
+def test_check_catches_an_overlap():
+    from liftpy.network.memory import Plan
+
+    ts = [Tensor("a", 100, 0, 2), Tensor("b", 100, 1, 3)]
+    with pytest.raises(AssertionError, match="overlap"):
+        check(ts, Plan((("a", 0), ("b", 50)), 150))
+
+
+@pytest.mark.parametrize("name,layers,out", [("vgg16", 21, (1, 1000)), ("resnet18", 31, (1, 1000)), ("mobilenet_v2", 64, (1, 1000))])
+def test_models_have_their_shapes(name, layers, out):
+    net = get_model(name)
+    assert len(net.nodes) == layers and net.output.shape == out
+    reduced = get_model(name, reduced=True)
+    assert reduced.input_shape == (32, 32, 3) and reduced.output.shape == (1, 10)
+    if name == "mobilenet_v2":
+        assert any(n.name.endswith("dwconv") for n in net.nodes)
+    if name == "resnet18":
+        assert sum(n.op.startswith("add") for n in net.nodes) == 8
+
+
+def test_unknown_network_and_too_small_input_are_refused():
+    with pytest.raises(InputError, match="choose one of vgg16, resnet18, mobilenet_v2"):
+        get_model("alexnet")
+    with pytest.raises(InputError, match="use a larger input"):
+        get_model("vgg16", resolution=16)
+    r = subprocess.run([sys.executable, "-m", "liftpy", "network", "alexnet"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "choose one of" in r.stderr
+
+
+def test_small_network_runs_end_to_end(tmp_path):
+    from liftpy.network.run import format_run, run_network
+
+    b = Builder("tiny", 8, 8, 3)
+    x = b.conv("input", 4)
+    y = b.conv(x, 4, relu=0)
+    x = b.add(y, x, relu=1)
+    x = b.maxpool(x, k=3, stride=2, pad=1)
+    x = b.conv(x, 8, k=3, stride=1, groups=4, relu=6)
+    x = b.global_avgpool(x)
+    b.fc(x, 5, relu=0)
+    net = b.build()
+    run = run_network(net, db=tmp_path / "r.sqlite", samples=1, search="uniform", progress=False)
+    assert run.ok, format_run(run)
+    assert run.output.shape == (1, 5) and all(layer.ok for layer in run.layers)
+    assert run.lower_bound_bytes <= run.arena_bytes < run.tensors_naive_bytes
+    assert run.peak_bytes <= run.naive_bytes and run.frontier
+    text = format_run(run)
+    assert "matches numpy" in text and "one arena" in text
+    again = run_network(net, db=tmp_path / "r.sqlite", samples=1, search="uniform", progress=False)
+    assert again.explored == 0  # every layer's best comes from the store
