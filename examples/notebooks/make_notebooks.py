@@ -112,6 +112,56 @@ plt.show()"""),
 ]
 
 
+NETWORK = [
+    ("md", """# A network's memory plan
+
+liftpy runs whole networks from its operator library.  Their intermediate tensors share one arena: each
+tensor lives from the layer that writes it to the last layer that reads it, and tensors are placed largest
+first at the lowest offset free during their lifetime (TFLite GPU's greedy-by-size).  Planning needs only the
+shapes, so the full-size networks are planned here without running them."""),
+    ("code", """from liftpy.network.models import get_model
+from liftpy.network.memory import greedy_by_size, naive, lower_bound, check
+from liftpy.network.run import memory_tensors
+
+for name in ("vgg16", "resnet18", "mobilenet_v2"):
+    net = get_model(name)
+    tensors = memory_tensors(net)
+    plan = greedy_by_size(tensors)
+    check(tensors, plan)  # no two tensors alive at once share a byte
+    print(f"{name:13s} {len(net.nodes):3d} layers: arena {plan.arena_bytes / 1e6:7.2f} MB, one buffer each "
+          f"{naive(tensors) / 1e6:7.2f} MB ({naive(tensors) / plan.arena_bytes:.1f}x), most alive at once "
+          f"{lower_bound(tensors) / 1e6:6.2f} MB")"""),
+    ("md", "Where each tensor of ResNet-18 sits in the arena over time (offsets reused once a tensor is dead):"),
+    ("code", """import matplotlib.pyplot as plt
+
+net = get_model("resnet18")
+tensors = memory_tensors(net)
+plan = greedy_by_size(tensors)
+fig, ax = plt.subplots(figsize=(8, 4))
+for t in tensors:
+    ax.broken_barh([(t.first, t.last - t.first + 1)], (plan.offset(t.name) / 1e6, t.bytes / 1e6), alpha=0.6)
+ax.set_xlabel("layer")
+ax.set_ylabel("offset in the arena (MB)")
+ax.set_title(f"ResNet-18: {plan.arena_bytes / 1e6:.1f} MB arena")
+plt.show()"""),
+    ("md", """Running a network: every layer with the best stored implementation of its problem (explored first if
+the store lacks it), chained on the device and validated against numpy.  A small network here; `liftpy
+network resnet18 --reduced` runs the reduced ResNet-18 the same way."""),
+    ("code", """from liftpy.network.graph import Builder
+from liftpy.network.run import run_network, format_run
+
+b = Builder("small", 8, 8, 3)
+x = b.conv("input", 4)
+y = b.conv(x, 4, relu=0)
+x = b.add(y, x, relu=1)          # a residual connection
+x = b.maxpool(x, k=3, stride=2, pad=1)
+x = b.global_avgpool(x)
+b.fc(x, 5, relu=0)
+run = run_network(b.build(), db="notebook-network.sqlite", samples=2, search="uniform", progress=False)
+print(format_run(run))"""),
+]
+
+
 def build(cells) -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -127,7 +177,10 @@ def run(path: Path, timeout: int = 600) -> nbformat.NotebookNode:
 
 
 def main() -> int:
-    for name, cells in (("explore_an_operator", EXPLORE), ("device_roofline", ROOFLINE)):
+    only = set(sys.argv[1:])
+    for name, cells in (("explore_an_operator", EXPLORE), ("device_roofline", ROOFLINE), ("network_memory_plan", NETWORK)):
+        if only and name not in only:
+            continue
         path = HERE / f"{name}.ipynb"
         nbformat.write(build(cells), path)
         nbformat.write(run(path), path)
