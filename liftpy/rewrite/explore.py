@@ -193,6 +193,13 @@ def _extend(v: Variant, r) -> Variant:
 # ------------------------------------------------------------------------------------- work mapping
 
 
+def over_reduction(e) -> bool:
+    """A map over the one-element result of a reduction (a function applied to a sum): it stays sequential,
+    never a dimension of work-items of its own (which would launch one work-item per group)."""
+    return (isinstance(e, Call) and type(e.fn) is P.Map and isinstance(e.args[0], Call)
+            and isinstance(e.args[0].fn, P.ReduceLike))
+
+
 def computing_maps(program: Program) -> int:
     """Depth of the nest of computing high-level maps (the 'spine' the mapping policies distribute)."""
     depth = 0
@@ -201,7 +208,7 @@ def computing_maps(program: Program) -> int:
     def walk(e, d):
         nonlocal best
         if isinstance(e, Call):
-            here = type(e.fn) is P.Map and not is_view(e.fn.f.body)
+            here = type(e.fn) is P.Map and not is_view(e.fn.f.body) and not over_reduction(e)
             nd = d + 1 if here else d
             best = max(best, nd)
             if isinstance(e.fn, P.Primitive) and not isinstance(e.fn, P.ReduceLike):
@@ -268,7 +275,11 @@ def apply_mapping(policy: tuple[str, int, int]) -> Strategy:
             depth = _kernel_depth(v.program, prefix)
             if depth == 0:
                 continue
-            inside = _within(prefix, kernel_regions(v.program))
+            region = _within(prefix, kernel_regions(v.program))
+
+            def inside(path, e, region=region) -> bool:
+                return region(path, e) and not over_reduction(e)
+
             if kind == "wlall":
                 mapped = _group_nests(v, a, b, inside)
                 if mapped is None:
