@@ -431,6 +431,28 @@ def test_reduce_kernels(n, dot, coalesced, init, seed):
     checked(reduce_kernels, partial, inputs, values)
 
 
+@RULE_SETTINGS
+@given(two_d(1, 6), st.sampled_from(range(4)), st.booleans(), st.integers(0, 10**6))
+def test_let_global(hw, fi, two_lets, seed):
+    """A let-bound computed array becomes a kernel of its own (y = f(A x), then A^T y, or a chain of two)."""
+    from liftpy.ir.dsl import let
+    from liftpy.rewrite.pipeline import let_global
+
+    m, n = hw
+    f = INT_UNARY[fi]
+    rng = np.random.default_rng(seed)
+
+    def body(A, x):
+        y = lambda t: join(map(lambda c: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), 0, zip(c, t)), transpose(A)))  # noqa: E731
+        first = map(f, join(map(lambda r: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), 0, zip(r, x)), A)))
+        if two_lets:
+            return let(lambda t: let(lambda u: map(f, u), y(t)), first)
+        return let(y, first)
+
+    prog = make_program("p", [("A", Array(Int, M, N)), ("x", Array(Int, N))], body)
+    checked(let_global, prog, [ints(rng, (m, n)), ints(rng, (n,))], {"M": m, "N": n})
+
+
 # ----------------------------------------------------------------------------------- rules in text
 
 
@@ -456,12 +478,12 @@ def test_text_rules(hw, fi, seed):
 
 def test_every_rule_is_tested():
     """Runs last in this file (pytest keeps file order): every library rule met its property test."""
-    from liftpy.rewrite.pipeline import crop_kernel, materialize_input, pad_opt, reduce_kernels, split_partial_kernels
+    from liftpy.rewrite.pipeline import crop_kernel, let_global, materialize_input, pad_opt, reduce_kernels, split_partial_kernels
 
     from liftpy.rewrite.tiling import TILING_RULES
 
     library = {r.name for r in A.ALGORITHMIC_RULES + L.LOWERING_RULES + L.MEMORY_RULES + TILING_RULES + [register_block2D]}
-    library |= {r.name for r in (pad_opt, materialize_input, split_partial_kernels, crop_kernel, reduce_kernels)}
+    library |= {r.name for r in (pad_opt, materialize_input, split_partial_kernels, crop_kernel, reduce_kernels, let_global)}
     library |= {"fuseText", "splitJoinText", "transposeText"}
     missing = library - TESTED
     assert not missing, f"rules without a property test run: {sorted(missing)}"

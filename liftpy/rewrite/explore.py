@@ -414,6 +414,7 @@ class ExploreOptions:
     tile_reduce: bool = True  # two-level tiling of maps of maps over dot products (tiled_dot)
     split_k: bool = True  # with it, the reduction split across work-groups and a summing kernel
     reduce_kernels: bool = True  # a whole-array reduction as partial sums in one kernel, summed in the next
+    let_global: bool = True  # a let-bound computed array becomes a kernel of its own (letGlobal)
 
 
 def _macros(opts: ExploreOptions) -> list[tuple[str, Strategy]]:
@@ -543,7 +544,10 @@ def tiled_dot(opts: ExploreOptions) -> Strategy:
 def default_strategy(program: Program, options: ExploreOptions = ExploreOptions()) -> Strategy:
     """The strategy ``explore`` uses when given options: the general stages (algorithmic macros, work
     mapping, memory), or the tiled dot-product shape, then placement."""
-    general = seq(algorithmic_stage(options), lower_all, memory_stage(options))
+    from .pipeline import let_global
+
+    boundaries = normalize(let_global) if options.let_global else (lambda v: [v])
+    general = seq(algorithmic_stage(options), boundaries, lower_all, memory_stage(options))
     if options.tile_reduce and not options.pipeline:
         general = choice(general, tiled_dot(options))
     return seq(general, placement_stage(program, options))

@@ -207,6 +207,23 @@ def reduce_kernels(e, site, ctx):
     return _split_partials(e, site, whole=True)
 
 
+@rule("letGlobal", "let(v -> rest, e) => let(v -> rest, toGlobal(e))", "memory")
+def let_global(e, site, ctx):
+    """An intermediate array the program binds with ``let`` (``y = A x``, then ``A^T y``) becomes a kernel of
+    its own that writes it to global memory, as Lift's ``let`` + ``toGlobal`` does: every work-item of the
+    rest may read any element of it, which no work-item could if it were computed in the same kernel.
+    Applies to the first such ``let`` below the program's kernel boundaries."""
+    if site.path:
+        return None
+    body, prefix = _below_boundaries(e)
+    if not is_call(body, P.Let):
+        return None
+    value = body.args[0]
+    if is_view(value) or not isinstance(_SubSite(site, prefix).type_of(value), ArrayType):
+        return None  # a view of the inputs needs no kernel; a scalar stays where it is computed
+    return replace_at(e, prefix, Call(body.fn, (dsl.toGlobal(value),)))
+
+
 def _split_partials(e, site, whole):
     """``whole``: True for a reduction at the top of the program only, None for a nest of maps over
     reductions only (the convolution's partial sums)."""
