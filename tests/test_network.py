@@ -90,6 +90,33 @@ def test_small_network_runs_end_to_end(tmp_path):
     assert run.lower_bound_bytes <= run.arena_bytes < run.tensors_naive_bytes
     assert run.peak_bytes <= run.naive_bytes and run.frontier
     text = format_run(run)
-    assert "matches numpy" in text and "one arena" in text
+    assert f"matches {run.validated_against}" in text and "one arena" in text
+    from liftpy.network import torch_ref
+
+    assert run.validated_against == ("pytorch" if torch_ref.available() else "numpy")
     again = run_network(net, db=tmp_path / "r.sqlite", samples=1, search="uniform", progress=False)
     assert again.explored == 0  # every layer's best comes from the store
+
+
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "vgg16"])
+def test_pytorch_forward_agrees_with_the_numpy_references(name):
+    """The two references of a network (PyTorch's layers, liftpy's numpy ones) agree: layouts, padding,
+    dilation, groups, ReLU6 and residuals are converted right."""
+    pytest.importorskip("torch")
+    import numpy as np
+
+    from liftpy.network import torch_ref
+    from liftpy.network.run import _param_shape, _weights
+    from liftpy.tuning.operator import library_operator
+
+    net = get_model(name, reduced=True)
+    image = np.random.default_rng(0).standard_normal(net.input_shape).astype(np.float32)
+    values, weights = {"input": image}, {}
+    for k, node in enumerate(net.nodes):
+        op = library_operator(node.op, node.size_map)
+        weights[node.name] = _weights(node, op, k, 0)
+        acts = [values[x].reshape(_param_shape(op, i)) for i, x in enumerate(node.inputs)]
+        values[node.name] = np.asarray(op.expected([*acts, *weights[node.name]])).reshape(node.shape)
+    theirs = torch_ref.forward(net, image, weights)
+    ours = values[net.output.name]
+    assert np.allclose(ours, theirs, rtol=1e-4, atol=1e-4 * float(np.abs(theirs).max()))

@@ -1,6 +1,6 @@
 """Running a network: every layer with the best stored implementation of its problem (exploring the
-problems the store lacks), chained on the device, validated layer by layer and end to end against the
-numpy references, with its intermediate tensors planned into one arena and a time/peak-memory frontier
+problems the store lacks), chained on the device, validated layer by layer against the numpy references
+and end to end against PyTorch (the numpy chain where PyTorch is not installed), with its intermediate tensors planned into one arena and a time/peak-memory frontier
 built from the layers' frontiers.
 
 Weights are deterministic random numbers scaled as He initialisation does (so activations stay in range
@@ -57,6 +57,7 @@ class NetworkRun:
     frontier: tuple[tuple[float, int], ...] = field(default=())  # (time ms, peak bytes)
     explored: int = 0
     seconds: float = 0.0
+    validated_against: str = "numpy"  # or "pytorch"
 
 
 def _weights(node: Node, op, k: int, seed: int) -> list[np.ndarray]:
@@ -121,9 +122,10 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: str
     compiled: dict = {}
     layers = []
     weights_bytes = 0
+    all_weights: dict[str, list] = {}
     for k, node in enumerate(net.nodes):
         op, best, _ = problems[node.key]
-        weights = _weights(node, op, k, seed)
+        weights = all_weights[node.name] = _weights(node, op, k, seed)
         weights_bytes += sum(w.nbytes for w in weights)
         shapes = [_param_shape(op, i) for i in range(len(node.inputs))]
         acts = [values[x].reshape(s) for x, s in zip(node.inputs, shapes)]
@@ -140,6 +142,14 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: str
         layers.append(LayerRun(node, best.variant, dict(best.config), float(result.time_ms), float(best.time_ms),
                                max(0, int(best.bytes or 0) - io), float(verdict.max_abs_error), verdict.ok))
     final, want = values[net.output.name], expected[net.output.name]
+    # End to end against PyTorch where it is installed (an implementation independent of liftpy's numpy
+    # references), else against the chain of numpy references.
+    from . import torch_ref
+
+    validated_against = "numpy"
+    if torch_ref.available():
+        want = torch_ref.forward(net, image, all_weights).astype(np.float32)
+        validated_against = "pytorch"
     rms = float(np.sqrt(np.mean(want.astype(np.float64) ** 2))) or 1.0
     e2e = float(np.max(np.abs(final.astype(np.float64) - want))) / rms
     # 3. Memory: the arena of intermediate tensors, against one buffer each.
@@ -153,7 +163,7 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: str
         n.key: _io_bytes(n, net) + sum(w.nbytes for w in _weights(n, problems[n.key][0], k, seed)) for k, n in enumerate(net.nodes)})
     return NetworkRun(net, dev.key, tuple(layers), final, want, e2e, all(l.ok for l in layers) and e2e < 1e-3,
                       sum(l.time_ms for l in layers), weights_bytes, plan.arena_bytes, naive_bytes, naive(tensors), lower_bound(tensors),
-                      peak, front, explored, time.time() - t0)
+                      peak, front, explored, time.time() - t0, validated_against)
 
 
 def _param_shape(op, i: int) -> tuple[int, ...]:
@@ -204,7 +214,7 @@ def format_run(run: NetworkRun) -> str:
     lines = [format_table(["layer", "operator", "sizes", "implementation", "time ms", "workspace MB", "check"], rows,
                           numeric={"time ms", "workspace MB"})]
     lines.append(f"\n{run.network.name} on {run.device}: {run.time_ms:.4g} ms for {len(run.layers)} layers; end to end "
-                 f"{'matches' if run.ok else 'DOES NOT match'} numpy (max error {run.end_to_end_error:.2g} of the output's rms)")
+                 f"{'matches' if run.ok else 'DOES NOT match'} {run.validated_against} (max error {run.end_to_end_error:.2g} of the output's rms)")
     lines.append(f"intermediate tensors: {run.arena_bytes / mb:.4g} MB in one arena (lower bound {run.lower_bound_bytes / mb:.4g}) "
                  f"instead of {run.tensors_naive_bytes / mb:.4g} MB one buffer each "
                  f"({run.tensors_naive_bytes / max(run.arena_bytes, 1):.2f}x less)")
@@ -225,6 +235,7 @@ def run_record(run: NetworkRun) -> dict:
                     "config": l.config, "time_ms": l.time_ms, "explored_ms": l.explored_ms,
                     "workspace_bytes": l.workspace_bytes, "ok": l.ok} for l in run.layers],
         "time_ms": run.time_ms, "ok": run.ok, "end_to_end_error": run.end_to_end_error,
+        "validated_against": run.validated_against,
         "weights_bytes": run.weights_bytes, "arena_bytes": run.arena_bytes, "lower_bound_bytes": run.lower_bound_bytes,
         "peak_bytes": run.peak_bytes, "naive_bytes": run.naive_bytes, "tensors_naive_bytes": run.tensors_naive_bytes,
         "frontier": [{"time_ms": t, "peak_bytes": m} for t, m in run.frontier], "explored_points": run.explored,
