@@ -99,18 +99,21 @@ def test_split_join(n, fi, two, seed):
 # ----------------------------------------------------------------------------------- reductions
 
 
-@RULE_SETTINGS
-@given(st.integers(1, 12), st.booleans(), st.integers(-3, 3), st.integers(0, 10**6))
-def test_partial_reduce(n, dot, init, seed):
+def whole_reduction(n: int, dot: bool, init: int, seed: int):
+    """A dot product or a sum of squares over a whole array, and integer inputs for it."""
     rng = np.random.default_rng(seed)
     if dot:
         prog = make_program("p", [("a", Array(Int, N)), ("b", Array(Int, N))],
                             lambda a, b: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), init, zip(a, b)))
-        inputs = [ints(rng, (n,)), ints(rng, (n,))]
-    else:
-        prog = make_program("p", [("a", Array(Int, N))], lambda a: reduce(lambda acc, x: add(acc, mult(x, x)), init, a))
-        inputs = [ints(rng, (n,))]
-    checked(A.partial_reduce, prog, inputs)
+        return prog, [ints(rng, (n,)), ints(rng, (n,))]
+    prog = make_program("p", [("a", Array(Int, N))], lambda a: reduce(lambda acc, x: add(acc, mult(x, x)), init, a))
+    return prog, [ints(rng, (n,))]
+
+
+@RULE_SETTINGS
+@given(st.integers(1, 12), st.booleans(), st.integers(-3, 3), st.integers(0, 10**6))
+def test_partial_reduce(n, dot, init, seed):
+    checked(A.partial_reduce, *whole_reduction(n, dot, init, seed))
 
 
 @RULE_SETTINGS
@@ -417,14 +420,7 @@ def test_reduce_kernels(n, dot, coalesced, init, seed):
     from liftpy.rewrite.explore import once
     from liftpy.rewrite.pipeline import reduce_kernels
 
-    rng = np.random.default_rng(seed)
-    if dot:
-        prog = make_program("p", [("a", Array(Int, N)), ("b", Array(Int, N))],
-                            lambda a, b: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), init, zip(a, b)))
-        inputs = [ints(rng, (n,)), ints(rng, (n,))]
-    else:
-        prog = make_program("p", [("a", Array(Int, N))], lambda a: reduce(lambda acc, x: add(acc, mult(x, x)), init, a))
-        inputs = [ints(rng, (n,))]
+    prog, inputs = whole_reduction(n, dot, init, seed)
     partial, values = _after(once(A.partial_reduce), prog, {"N": n})
     if coalesced and values["w0"] not in (1, n):
         partial, values = _after(once(A.coalesce), partial, values)
