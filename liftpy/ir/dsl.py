@@ -168,6 +168,11 @@ def at(index, xs) -> Call:
     return _call(P.At(index), xs)
 
 
+def gather(indices, xs) -> Call:
+    """``xs[indices[k]]`` for every ``k``: an array of int indices selects elements of ``xs`` (Lift's Filter)."""
+    return _call(P.Gather(), indices, xs)
+
+
 def transpose(xs) -> Call:
     return _call(P.Transpose(), xs)
 

@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 import sympy
 
-from ..errors import LiftTypeError
+from ..errors import LiftError, LiftTypeError
 from ..views import view as V
 from .expr import Lambda
 from .levels import Level
@@ -43,7 +43,7 @@ from .types import (
     size_str,
     types_equal,
 )
-from .values import BV, at_axis, lift
+from .values import BV, at_axis, first_leaf, lift, tmap
 
 # --------------------------------------------------------------------------------------------------
 # Index functions for reorder
@@ -366,6 +366,43 @@ class Get(Primitive):
 
     def view(self, views, types, conc):
         return V.FieldView(self.index, views[0])
+
+
+@dataclass(frozen=True, eq=True)
+class Gather(Primitive):
+    """``gather(indices, xs)``: ``[int]m, [T]n -> [T]m``, element ``k`` is ``xs[indices[k]]`` (Lift's
+    ``Filter``): neighbour lists, sparse rows.  A view whose index is read from memory; indices outside
+    ``[0, n)`` are an error in the interpreter, and the generated kernel trusts them."""
+
+    name: ClassVar[str] = "gather"
+    kind: ClassVar[str] = "layout"
+    nargs: ClassVar[int] = 2
+
+    def typecheck(self, args, tc):
+        idx = _array(tc, args[0], "an array of int indices")
+        xs = _array(tc, args[1])
+        if not (isinstance(idx.elem, ScalarType) and idx.elem.name == "int"):
+            tc.fail(f"the indices must be an array of int, got {idx}")
+        return ArrayType(xs.elem, idx.size)
+
+    def evaluate(self, args, ev):
+        idx, xs = args
+        ax = xs.axis
+        i = np.asarray(idx.data)
+        n = first_leaf(xs.data).shape[ax]
+        if i.size and (i.min() < 0 or i.max() >= n):
+            bad = int(i.min()) if i.min() < 0 else int(i.max())
+            raise LiftError(f"gather: index {bad} outside the {n} elements of the array it reads")
+
+        def go(a):
+            rest = a.ndim - ax - 1
+            ii = np.broadcast_to(i.reshape(i.shape + (1,) * rest), i.shape + a.shape[ax + 1:])
+            return np.take_along_axis(a, ii, axis=ax)
+
+        return BV(tmap(go, xs.data), xs.batch)
+
+    def view(self, views, types, conc):
+        return V.GatherView(views[0], conc(types[1].size), views[1])
 
 
 @dataclass(frozen=True, eq=True)
@@ -782,6 +819,7 @@ PRIMITIVES: dict[str, tuple[type, dict]] = {
     "slideStrict": (Slide, {"strict": True}),
     "pad": (Pad, {}),
     "at": (At, {}),
+    "gather": (Gather, {}),
     "transpose": (Transpose, {}),
     "reorder": (Reorder, {}),
     "asVector": (AsVector, {}),

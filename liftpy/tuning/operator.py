@@ -99,10 +99,18 @@ _INPUT_BYTES_LIMIT = 64 * 2**30  # beyond what any machine this runs on holds: r
 
 
 def random_inputs(program: Program, sizes: Mapping[str, int], seed: int = 0) -> list[np.ndarray]:
-    """Deterministic standard-normal inputs (integers in [-5, 5] for int arrays) of a program's types."""
+    """Deterministic standard-normal inputs of a program's types; int arrays get integers from 0 up to 5 and
+    below the shortest outer length of any input, so that they are valid indices of a gather into any of them."""
     rng = np.random.default_rng(seed)
     bind = {k: int(v) for k, v in sizes.items()}
     out = []
+    lengths = []
+    for t in program.param_types:
+        if isinstance(t, ArrayType):
+            n = subs_type(t, {s: bind[str(s)] for s in free_size_symbols(t) if str(s) in bind}).size
+            if n.is_Integer:
+                lengths.append(int(n))
+    top = max(0, min([5] + [n - 1 for n in lengths]))
     for p, t in zip(program.params, program.param_types):
         tt = subs_type(t, {s: bind[str(s)] for s in free_size_symbols(t) if str(s) in bind})
         shape = []
@@ -121,7 +129,7 @@ def random_inputs(program: Program, sizes: Mapping[str, int], seed: int = 0) -> 
                              f"({nbytes / 2**30:.3g} GiB); choose smaller sizes")
         s = scalar_of(t)
         if s is not None and s.name == "int":
-            out.append(rng.integers(-5, 6, size=shape).astype(np.int32))
+            out.append(rng.integers(0, top + 1, size=shape).astype(np.int32))
         else:
             out.append(rng.standard_normal(shape).astype(np.float32))
     return out

@@ -37,6 +37,14 @@ class CMod(sympy.Function):
     is_integer = True
 
 
+class CLoad(sympy.Function):
+    """``buffer[index]``: an index read from memory (a gather's index array).  Opaque to the simplifier,
+    whose bounds of it are those of the array it indexes (``length``): a gather's indices must lie in it."""
+
+    nargs = 3  # (buffer name as a Symbol, index, length of the indexed dimension)
+    is_integer = True
+
+
 def _nonneg(num: sympy.Expr, d: int, ranges: Ranges) -> tuple[sympy.Expr, int] | None:
     """``(num + k*d, k)`` with k >= 0 the smallest shift that makes the dividend provably non-negative, or
     None when ``num`` has no known lower bound."""
@@ -111,6 +119,9 @@ def bounds(e, ranges: Ranges) -> tuple[int, int] | None:
         if b is not None and 0 <= b[0] and b[1] < d:
             return b
         return (0, d - 1)
+    if isinstance(e, CLoad):
+        n = e.args[2]
+        return (0, int(n) - 1) if n.is_Integer else None
     if isinstance(e, (sympy.Max, sympy.Min)):
         bs = [bounds(a, ranges) for a in e.args]
         if any(b is None for b in bs):
@@ -343,6 +354,8 @@ def to_c(e) -> str:
         return f"{_operand(e.args[0])} / {int(e.args[1])}"
     if isinstance(e, CMod):
         return f"{_operand(e.args[0])} % {int(e.args[1])}"
+    if isinstance(e, CLoad):
+        return f"{e.args[0].name}[{to_c(e.args[1])}]"
     if isinstance(e, sympy.floor):
         # No bound was known for the dividend: floor division that is right for negative values too.
         num, den = _as_fraction(e.args[0])

@@ -247,6 +247,26 @@ class PadView(View):
 
 
 @dataclass(frozen=True)
+class GatherView(View):
+    """Element ``indices[i]`` of ``inner`` at position ``i``: the index is read from memory where the
+    index array lies (an input in global memory, or any buffer the program wrote)."""
+
+    indices: View
+    length: Any  # of the gathered dimension of inner
+    inner: View
+
+    def access(self, path: tuple) -> Read:
+        from .arith import CLoad
+
+        _need(path, 1, "gather")
+        r = self.indices.access((path[0],))
+        if not (isinstance(r, MemRead) and r.width == 1 and not r.buffer.is_scalar_variable):
+            raise CodegenError(f"gather reads its indices from an array in memory; here they are {type(r).__name__} "
+                               "(computed or padded): store them first (toGlobal or toPrivate)")
+        return self.inner.access((CLoad(sympy.Symbol(r.buffer.name), r.index, sympy.sympify(self.length)),) + path[1:])
+
+
+@dataclass(frozen=True)
 class AtView(View):
     """One element of an array: the paths below it continue into that element."""
 
