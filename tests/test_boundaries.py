@@ -113,3 +113,30 @@ def test_every_blur_variant_compiles_and_matches(boundary):
             assert np.allclose(np.asarray(out).reshape(want.shape), want, atol=1e-4), (k, [str(s) for s in v.trace])
             ran += 1
     assert ran >= 8
+
+
+def test_non_linear_stencil_reading_single_neighbours():
+    """examples/programs/gradient_magnitude.lift: a square root of squared differences of neighbours read
+    with at(), under a clamp boundary; the interpreter and sampled kernels against numpy."""
+    from liftpy.constraints import sample, solve
+    from liftpy.constraints.infer import variant_space
+    from liftpy.host.device import get_device
+    from liftpy.host.kernel import CompiledPipeline
+    from liftpy.host.profile import resolve_profile
+    from liftpy.rewrite.explore import explore_all
+
+    program = parse_program((ROOT / "examples" / "programs" / "gradient_magnitude.lift").read_text())
+    img = np.random.default_rng(2).random((6, 9), dtype=np.float32)
+    p = np.pad(img.astype(np.float64), 1, mode="edge")
+    want = np.sqrt(((p[1:-1, 2:] - p[1:-1, :-2]) / 2) ** 2 + ((p[2:, 1:-1] - p[:-2, 1:-1]) / 2) ** 2)
+    assert np.allclose(evaluate(program, img), want, atol=1e-5)
+    kept, dropped = explore_all(program)
+    assert kept and not dropped
+    device, profile = get_device(None), resolve_profile(None)
+    ran = 0
+    for k, v in enumerate(kept[::3]):
+        for config in sample(solve(variant_space(v, {"H": 6, "W": 9}, profile)), 1, seed=k):
+            out = CompiledPipeline(v.program, {"H": 6, "W": 9, **config}, device, v.placement_map).run(img, repeat=1, warmup=0).output
+            assert np.allclose(np.asarray(out).reshape(want.shape), want, atol=1e-4), k
+            ran += 1
+    assert ran >= 3
