@@ -102,17 +102,20 @@ def test_every_blur_variant_compiles_and_matches(boundary):
     want = _blur(w, img, boundary)
     device = get_device(None)
     ran = 0
-    for k, v in enumerate(kept):
+    # Every variant generates under the clamp boundary, every third under the others (their index
+    # functions differ, the variants do not); a sixth of those also run (PoCL builds cost time).
+    step = 1 if boundary == "clamp" else 3
+    for k, v in list(enumerate(kept))[::step]:
         configs = sample(solve(variant_space(v, sizes)), 1, seed=k)
         if not configs:
             continue
         stages = generate_pipeline(v.program, {**sizes, **configs[0]}, placements=v.placement_map)
-        if k % 6 == 0:  # every variant generates; a sixth of them also run (PoCL builds cost time)
+        if k % 6 == 0:
             out = CompiledPipeline(v.program, {**sizes, **configs[0]}, device, v.placement_map, stages=stages).run(
                 w, img, repeat=1, warmup=0).output
             assert np.allclose(np.asarray(out).reshape(want.shape), want, atol=1e-4), (k, [str(s) for s in v.trace])
             ran += 1
-    assert ran >= 8
+    assert ran >= 8 if boundary == "clamp" else ran >= 3
 
 
 def test_non_linear_stencil_reading_single_neighbours():
