@@ -22,7 +22,8 @@ explored once per kind, with ``resources`` naming which.
 
 ``--workers`` forms: ``local:N`` starts Ray on this machine with N device workers (one per GPU when there
 are GPUs, else N on the CPU device); ``ray://HOST:PORT`` connects to a running cluster through Ray Client;
-``ray`` joins the cluster this machine belongs to (``ray start`` was run here).  liftpy (this version)
+``ray`` joins the cluster this machine belongs to (``ray start`` was run here).  On a cluster, there is one
+device worker per GPU, or one per machine where there are no GPUs, spread over the machines.  liftpy (this version)
 must be installed on every machine of a cluster.
 """
 
@@ -229,8 +230,12 @@ class Cluster:
         try:
             resources = ray.cluster_resources()
             gpus = int(resources.get("GPU", 0))
-            count = self.spec.count or gpus or int(resources.get("CPU", 1))
+            # Without a count: one worker per GPU, or on a cluster without GPUs one per machine (a CPU device
+            # uses every core of its machine for one kernel: two measuring at once would time each other).
+            nodes = sum(1 for n in ray.nodes() if n.get("Alive"))
+            count = self.spec.count or gpus or max(1, nodes)
             self._options = {"num_gpus": 1, "num_cpus": 0} if gpus else {"num_cpus": 1}
+            self._options["scheduling_strategy"] = "SPREAD"
             self._options["max_concurrency"] = jobs + 1
             self._remote = ray.remote(DeviceWorker)
             self.slots = [_Slot(k) for k in range(count)]
