@@ -106,8 +106,8 @@ def test_pytorch_forward_agrees_with_the_numpy_references(name):
     import numpy as np
 
     from liftpy.network import torch_ref
-    from liftpy.network.run import _param_shape, _weights
-    from liftpy.tuning.operator import library_operator
+    from liftpy.network.run import _weights
+    from liftpy.tuning.operator import input_shapes, library_operator
 
     net = get_model(name, reduced=True)
     image = np.random.default_rng(0).standard_normal(net.input_shape).astype(np.float32)
@@ -115,7 +115,7 @@ def test_pytorch_forward_agrees_with_the_numpy_references(name):
     for k, node in enumerate(net.nodes):
         op = library_operator(node.op, node.size_map)
         weights[node.name] = _weights(node, op, k, 0)
-        acts = [values[x].reshape(_param_shape(op, i)) for i, x in enumerate(node.inputs)]
+        acts = [values[x].reshape(shape) for x, shape in zip(node.inputs, input_shapes(op.prog, op.sizes()))]
         values[node.name] = np.asarray(op.expected([*acts, *weights[node.name]])).reshape(node.shape)
     theirs = torch_ref.forward(net, image, weights)
     ours = values[net.output.name]

@@ -43,9 +43,6 @@ class Network:
     def output(self) -> Node:
         return self.nodes[-1]
 
-    def shape_of(self, name: str) -> tuple[int, ...]:
-        return self.input_shape if name == "input" else next(n.shape for n in self.nodes if n.name == name)
-
 
 class Builder:
     """Adds layers and tracks shapes: ``b.conv(x, 64)`` returns the new node's name."""

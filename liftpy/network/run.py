@@ -93,7 +93,7 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: str
     from ..host.kernel import CompiledPipeline
     from ..ir.parser import parse_program
     from ..tuning.engine import explore_operator
-    from ..tuning.operator import library_operator
+    from ..tuning.operator import input_shapes, library_operator
 
     stream = stream or sys.stdout
     t0 = time.time()
@@ -117,17 +117,21 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: str
             print(f"  {node.name:12s} {node.op:52s} best {ex.best.time_ms:.4g} ms of {len(measured)} measured", file=stream, flush=True)
     # 2. The network on the device, layer by layer, each checked against its reference on the same inputs.
     image = np.random.default_rng(seed).standard_normal(net.input_shape).astype(np.float32)
+    from . import torch_ref
+
+    with_torch = torch_ref.available()
     values = {"input": image}
     expected = {"input": image}
     compiled: dict = {}
     layers = []
     weights_bytes = 0
     all_weights: dict[str, list] = {}
+    io_bytes: dict = {}  # problem -> bytes of its inputs, weights and output (a layer's workspace is the rest)
     for k, node in enumerate(net.nodes):
         op, best, _ = problems[node.key]
         weights = all_weights[node.name] = _weights(node, op, k, seed)
         weights_bytes += sum(w.nbytes for w in weights)
-        shapes = [_param_shape(op, i) for i in range(len(node.inputs))]
+        shapes = input_shapes(op.prog, op.sizes())[:len(node.inputs)]
         acts = [values[x].reshape(s) for x, s in zip(node.inputs, shapes)]
         if node.key not in compiled:
             sizes = {**node.size_map, **best.config}
@@ -136,20 +140,19 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: str
         out = np.asarray(result.output, dtype=np.float32).reshape(node.shape)
         verdict = op.check(out, [*acts, *weights])
         values[node.name] = out
-        expected[node.name] = np.asarray(op.expected([*(expected[x].reshape(s) for x, s in zip(node.inputs, shapes)), *weights]),
-                                         dtype=np.float32).reshape(node.shape)
-        io = sum(a.nbytes for a in acts) + sum(w.nbytes for w in weights) + out.nbytes
+        if not with_torch:  # the numpy chain is the end-to-end reference only where PyTorch is missing
+            expected[node.name] = np.asarray(op.expected([*(expected[x].reshape(s) for x, s in zip(node.inputs, shapes)),
+                                                          *weights]), dtype=np.float32).reshape(node.shape)
+        io = io_bytes[node.key] = sum(a.nbytes for a in acts) + sum(w.nbytes for w in weights) + out.nbytes
         layers.append(LayerRun(node, best.variant, dict(best.config), float(result.time_ms), float(best.time_ms),
                                max(0, int(best.bytes or 0) - io), float(verdict.max_abs_error), verdict.ok))
-    final, want = values[net.output.name], expected[net.output.name]
     # End to end against PyTorch where it is installed (an implementation independent of liftpy's numpy
     # references), else against the chain of numpy references.
-    from . import torch_ref
-
-    validated_against = "numpy"
-    if torch_ref.available():
-        want = torch_ref.forward(net, image, all_weights).astype(np.float32)
-        validated_against = "pytorch"
+    final = values[net.output.name]
+    if with_torch:
+        want, validated_against = torch_ref.forward(net, image, all_weights).astype(np.float32), "pytorch"
+    else:
+        want, validated_against = expected[net.output.name], "numpy"
     rms = float(np.sqrt(np.mean(want.astype(np.float64) ** 2))) or 1.0
     e2e = float(np.max(np.abs(final.astype(np.float64) - want))) / rms
     # 3. Memory: the arena of intermediate tensors, against one buffer each.
@@ -159,27 +162,10 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: str
     workspaces = [l.workspace_bytes for l in layers]
     peak = plan.arena_bytes + weights_bytes + max(workspaces, default=0)
     naive_bytes = naive(tensors) + weights_bytes + sum(workspaces)
-    front = network_frontier(net, problems, plan.arena_bytes + weights_bytes, io_bytes={
-        n.key: _io_bytes(n, net) + sum(w.nbytes for w in _weights(n, problems[n.key][0], k, seed)) for k, n in enumerate(net.nodes)})
+    front = network_frontier(net, problems, plan.arena_bytes + weights_bytes, io_bytes)
     return NetworkRun(net, dev.key, tuple(layers), final, want, e2e, all(l.ok for l in layers) and e2e < 1e-3,
                       sum(l.time_ms for l in layers), weights_bytes, plan.arena_bytes, naive_bytes, naive(tensors), lower_bound(tensors),
                       peak, front, explored, time.time() - t0, validated_against)
-
-
-def _param_shape(op, i: int) -> tuple[int, ...]:
-    from ..ir.types import ArrayType, free_size_symbols, subs_type
-
-    t = op.prog.param_types[i]
-    t = subs_type(t, {s: op.sizes()[str(s)] for s in free_size_symbols(t)})
-    shape = []
-    while isinstance(t, ArrayType):
-        shape.append(int(t.size))
-        t = t.elem
-    return tuple(shape)
-
-
-def _io_bytes(node: Node, net: Network) -> int:
-    return 4 * (sum(math.prod(net.shape_of(x)) for x in node.inputs) + math.prod(node.shape))
 
 
 def network_frontier(net: Network, problems: dict, fixed_bytes: int, io_bytes: dict) -> tuple[tuple[float, int], ...]:
@@ -189,14 +175,11 @@ def network_frontier(net: Network, problems: dict, fixed_bytes: int, io_bytes: d
     for node in net.nodes:
         _, _, measured = problems[node.key]
         per_layer.append([(r.time_ms, max(0, int(r.bytes or 0) - io_bytes[node.key])) for r in measured])
-    caps = sorted({ws for pts in per_layer for _, ws in pts})
     points = []
-    for cap in caps:
-        chosen = [min((t for t, ws in pts if ws <= cap), default=None) for pts in per_layer]
-        if None in chosen:
-            continue
-        used = max(min((ws for t, ws in pts if ws <= cap and t == c), default=0) for pts, c in zip(per_layer, chosen))
-        points.append((float(sum(chosen)), fixed_bytes + used))
+    for cap in sorted({ws for pts in per_layer for _, ws in pts}):
+        chosen = [min(((t, ws) for t, ws in pts if ws <= cap), default=None) for pts in per_layer]
+        if None not in chosen:
+            points.append((float(sum(t for t, _ in chosen)), fixed_bytes + max(ws for _, ws in chosen)))
     front = []
     for t, m in sorted(set(points), key=lambda p: (p[1], p[0])):
         if not front or t < front[-1][0]:

@@ -12,6 +12,8 @@ this one covers the shapes that catalogue cannot write.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..errors import InputError
@@ -58,6 +60,35 @@ def parse_pads(text) -> tuple[int, int, int, int]:
     return values
 
 
+@dataclass(frozen=True)
+class ConvShape:
+    """The parameters of a layer, parsed once: kernel taps, stride, dilation per axis, padding per side."""
+
+    kh: int
+    kw: int
+    sh: int
+    sw: int
+    dh: int
+    dw: int
+    top: int
+    bottom: int
+    left: int
+    right: int
+
+    @classmethod
+    def of(cls, k="3x3", stride="1", pad="1", dilation="1", **_) -> "ConvShape":
+        return cls(*parse_pair(k, "k"), *parse_pair(stride, "stride"), *parse_pair(dilation, "dilation"), *parse_pads(pad))
+
+    @property
+    def extent(self) -> tuple[int, int]:
+        """Rows and columns a dilated kernel covers."""
+        return (self.kh - 1) * self.dh + 1, (self.kw - 1) * self.dw + 1
+
+    def output(self, h: int, w: int) -> tuple[int, int]:
+        eh, ew = self.extent
+        return (h + self.top + self.bottom - eh) // self.sh + 1, (w + self.left + self.right - ew) // self.sw + 1
+
+
 def _dilate(d: int, k: int, xs):
     """Taps 0, d, 2d, ... of a window of (k-1)d+1 elements: pad to kd, cut into k rows of d, keep each first."""
     if d == 1:
@@ -66,13 +97,14 @@ def _dilate(d: int, k: int, xs):
 
 
 def conv2d(k="3x3", stride="1", pad="1", dilation="1", groups: int = 1, relu: int = 0) -> Program:
-    (kh, kw), (sh, sw), (dh, dw) = parse_pair(k, "k"), parse_pair(stride, "stride"), parse_pair(dilation, "dilation")
-    top, bottom, left, right = parse_pads(pad)
+    cs = ConvShape.of(k, stride, pad, dilation)
+    kh, kw, sh, sw, dh, dw = cs.kh, cs.kw, cs.sh, cs.sw, cs.dh, cs.dw
+    top, bottom, left, right = cs.top, cs.bottom, cs.left, cs.right
     if groups < 1:
         raise InputError(f"conv2d: groups must be at least 1, got {groups}")
     c, h, w, m = size_var("C"), size_var("H"), size_var("W"), size_var("M")
     g = groups
-    eh, ew = (kh - 1) * dh + 1, (kw - 1) * dw + 1  # the extent a dilated kernel covers
+    eh, ew = cs.extent
     name = (f"conv{kh}x{kw}s{sh}x{sw}p{top}_{bottom}_{left}_{right}d{dh}x{dw}g{g}" + ("relu" if relu else ""))
 
     def pixel(window, weights, biases):
@@ -102,13 +134,12 @@ def conv2d(k="3x3", stride="1", pad="1", dilation="1", groups: int = 1, relu: in
 def conv2d_reference(x, weights, biases, k="3x3", stride="1", pad="1", dilation="1", groups: int = 1, relu: int = 0):
     """A plain numpy loop over the kernel's taps: out[oy][ox][m] = b[m] + sum x_pad[oy*sh + i*dh][ox*sw + j*dw]
     [g*C/G + c] * w[m][i][j][c], with g the group of kernel m."""
-    (kh, kw), (sh, sw), (dh, dw) = parse_pair(k, "k"), parse_pair(stride, "stride"), parse_pair(dilation, "dilation")
-    top, bottom, left, right = parse_pads(pad)
-    xp = np.pad(x.astype(np.float64), ((top, bottom), (left, right), (0, 0)))
-    h, w, c = xp.shape
-    m = weights.shape[0]
+    cs = ConvShape.of(k, stride, pad, dilation)
+    kh, kw, sh, sw, dh, dw = cs.kh, cs.kw, cs.sh, cs.sw, cs.dh, cs.dw
+    xp = np.pad(x.astype(np.float64), ((cs.top, cs.bottom), (cs.left, cs.right), (0, 0)))
+    c, m = x.shape[2], weights.shape[0]
     cg, mg = c // groups, m // groups
-    oh, ow = (h - ((kh - 1) * dh + 1)) // sh + 1, (w - ((kw - 1) * dw + 1)) // sw + 1
+    oh, ow = cs.output(x.shape[0], x.shape[1])
     out = np.tile(biases.astype(np.float64), (oh, ow, 1))
     for gi in range(groups):
         wg = weights[gi * mg:(gi + 1) * mg].astype(np.float64)  # [Mg][KH][KW][Cg]
@@ -122,12 +153,9 @@ def conv2d_reference(x, weights, biases, k="3x3", stride="1", pad="1", dilation=
 
 
 def conv2d_flops(sizes, params) -> float:
-    (kh, kw), (sh, sw), (dh, dw) = (parse_pair(params["k"], "k"), parse_pair(params["stride"], "stride"),
-                                    parse_pair(params["dilation"], "dilation"))
-    top, bottom, left, right = parse_pads(params["pad"])
-    oh = (sizes["H"] + top + bottom - ((kh - 1) * dh + 1)) // sh + 1
-    ow = (sizes["W"] + left + right - ((kw - 1) * dw + 1)) // sw + 1
-    return 2.0 * oh * ow * sizes["M"] * kh * kw * sizes["C"] / params["groups"]
+    cs = ConvShape.of(**params)
+    oh, ow = cs.output(sizes["H"], sizes["W"])
+    return 2.0 * oh * ow * sizes["M"] * cs.kh * cs.kw * sizes["C"] / params["groups"]
 
 
 def conv2d_check(sizes, params) -> None:
@@ -136,8 +164,8 @@ def conv2d_check(sizes, params) -> None:
     for n in ("C", "M"):
         if sizes[n] % g:
             raise InputError(f"conv2d: groups={g} must divide {n}={sizes[n]} (depthwise: groups = C = M)")
-    (kh, kw), (dh, dw) = parse_pair(params["k"], "k"), parse_pair(params["dilation"], "dilation")
-    top, bottom, left, right = parse_pads(params["pad"])
-    for axis, n, k, d, pads in (("H", sizes["H"], kh, dh, top + bottom), ("W", sizes["W"], kw, dw, left + right)):
-        if n + pads < (k - 1) * d + 1:
-            raise InputError(f"conv2d: a {k}-tap kernel dilated by {d} spans {(k - 1) * d + 1} > {axis}={n} + padding {pads}")
+    cs = ConvShape.of(**params)
+    for axis, n, k, d, pads, extent in (("H", sizes["H"], cs.kh, cs.dh, cs.top + cs.bottom, cs.extent[0]),
+                                        ("W", sizes["W"], cs.kw, cs.dw, cs.left + cs.right, cs.extent[1])):
+        if n + pads < extent:
+            raise InputError(f"conv2d: a {k}-tap kernel dilated by {d} spans {extent} > {axis}={n} + padding {pads}")

@@ -82,12 +82,10 @@ def _assigned_device(device):
     """The OpenCL device index a device worker measures on: the GPU Ray assigned to it, else ``device``."""
     import ray
 
-    from ..host.device import list_devices
-
     gpu_ids = ray.get_gpu_ids()
     if not gpu_ids:
         return device
-    gpus = [d for d in list_devices() if "GPU" in d.type and "oclgrind" not in d.platform.lower()]
+    gpus = _opencl_gpus()
     if not gpus:
         raise TuningError("Ray assigned a GPU to this worker but no OpenCL GPU device is visible; "
                           "check that the vendor's OpenCL driver is registered (OCL_ICD_VENDORS)")
@@ -113,8 +111,7 @@ class DeviceWorker:
         import threading
 
         from ..host.device import get_device
-        from .evaluate import WARM_COMPILE, WARM_MEASURE
-        from .worker import WorkerPool
+        from .evaluate import compile_pool, measure_pool
 
         dev = get_device(_assigned_device(device))
         self.index = dev.index
@@ -122,13 +119,10 @@ class DeviceWorker:
         self.name = dev.info.name
         # A WorkerPool serves one caller at a time: one single-process pool per concurrent compile.
         self.compilers: queue.Queue = queue.Queue()
-        self.pools = []
-        for _ in range(jobs):
-            pool = WorkerPool(1, default_timeout_s=timeout_s, max_tasks_per_worker=200, initializer=WARM_COMPILE).warm()
-            self.pools.append(pool)
+        self.pools = [compile_pool(1, timeout_s) for _ in range(jobs)]
+        for pool in self.pools:
             self.compilers.put(pool)
-        self.measure_pool = WorkerPool(1, default_timeout_s=timeout_s, max_tasks_per_worker=200,
-                                       initializer=WARM_MEASURE, init_args=(dev.index,)).warm()
+        self.measure_pool = measure_pool(dev.index, timeout_s)
         self.pools.append(self.measure_pool)
         self.measuring = threading.Lock()
         gpu = ",".join(str(g) for g in _gpu_ids())
@@ -161,13 +155,10 @@ class DeviceWorker:
 
     def references(self, op, seed: int) -> list[dict]:
         """The operator's references measured on this worker's device (outputs left behind)."""
-        out = []
+        from .evaluate import reference_result
+
         with self.measuring:
-            for ref in op.references():
-                r = ref.run(seed)
-                out.append({"name": r.name, "time_ms": r.time_ms, "bytes": r.bytes, "breakdown": dict(r.breakdown),
-                            "times_ms": list(r.times_ms), "device": r.device, "ran_on": self.ran_on})
-        return out
+            return [reference_result(ref.run(seed), ran_on=self.ran_on) for ref in op.references()]
 
     def close(self) -> None:
         for pool in self.pools:
@@ -404,11 +395,16 @@ def _cause(e: BaseException) -> str:
     return f"{type(e).__name__}: {text[-1] if text else ''}"
 
 
-def _local_gpus() -> int:
-    """OpenCL GPUs of this machine (simulators left out): how many device workers can each have one."""
-    try:
-        from ..host.device import list_devices
+def _opencl_gpus() -> list:
+    """The OpenCL GPUs of this machine, simulators left out."""
+    from ..host.device import list_devices
 
-        return sum(1 for d in list_devices() if "GPU" in d.type and "oclgrind" not in d.platform.lower())
+    return [d for d in list_devices() if "GPU" in d.type and "oclgrind" not in d.platform.lower()]
+
+
+def _local_gpus() -> int:
+    """How many device workers of this machine can each have a GPU."""
+    try:
+        return len(_opencl_gpus())
     except Exception:  # noqa: BLE001 - no OpenCL at all: the workers will say so
         return 0

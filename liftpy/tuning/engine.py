@@ -31,7 +31,7 @@ from .layers import Layer, get_layer
 from .pareto import format_frontier, pareto_front, plot_frontier
 from .progress import Progress
 from .search import variant_text
-from .evaluate import WARM_COMPILE, WARM_MEASURE, evaluate_points
+from .evaluate import compile_pool, evaluate_points, measure_pool, reference_result
 from .store import REFERENCE_PREFIX, Key, Record, Status, Store
 
 
@@ -169,7 +169,7 @@ def explore_operator(
     from ..host.profile import resolve_profile
     from .cache import cached_variants, memo
     from .search import SEARCHES, Spaces, config_key
-    from .worker import Task, WorkerPool
+    from .worker import Task
 
     if search not in SEARCHES:
         raise TuningError(f"unknown search {search!r}; choose one of {', '.join(SEARCHES)}")
@@ -200,16 +200,14 @@ def explore_operator(
         else:
             dev = get_device(device)
             device_key, device_name, width = dev.key, dev.info.name, 1
-            compile_pool = (pools.enter_context(WorkerPool(jobs, default_timeout_s=timeout_s, max_tasks_per_worker=200,
-                                                           initializer=WARM_COMPILE).warm()) if jobs > 1 else None)
-            measure_pool = pools.enter_context(WorkerPool(1, default_timeout_s=timeout_s, max_tasks_per_worker=200,
-                                                          initializer=WARM_MEASURE, init_args=(dev.index,)).warm())
+            compiling = pools.enter_context(compile_pool(jobs, timeout_s)) if jobs > 1 else None
+            measuring = pools.enter_context(measure_pool(dev.index, timeout_s))
             profile = resolve_profile(dev.index, profile_path)
             limits = profile.limits()
 
             def run_points(chosen, abort_ms):
                 # Workers get the device the driver resolved (by index), so both read the same limits.
-                for point, outcome in evaluate_points(op, variants, chosen, compile_pool, measure_pool, dev.index, seed,
+                for point, outcome in evaluate_points(op, variants, chosen, compiling, measuring, dev.index, seed,
                                                 repeat, warmup, limits, abort_ms, Task):
                     yield point, outcome, None
         if variants is not None:
@@ -378,11 +376,7 @@ def _measure_references(store: Store, op, device_key: str, seed: int, remote=Non
     if remote is not None:
         results = remote(op, seed)
     else:
-        results = []
-        for ref in refs:
-            r = ref.run(seed)
-            results.append({"name": r.name, "time_ms": r.time_ms, "bytes": r.bytes, "breakdown": dict(r.breakdown),
-                            "times_ms": list(r.times_ms), "device": r.device})
+        results = [reference_result(ref.run(seed)) for ref in refs]
     for result in results:
         key = Key.of(device_key, op.problem, REFERENCE_PREFIX + result["name"], {})
         if store.done(key):

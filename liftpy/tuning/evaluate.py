@@ -32,6 +32,31 @@ WARM_COMPILE = "liftpy.tuning.evaluate:warm_compile"
 WARM_MEASURE = "liftpy.tuning.evaluate:warm_measure"
 
 
+TASKS_PER_WORKER = 200  # a worker is replaced after this many points, bounding what its caches grow to
+
+
+def compile_pool(workers: int, timeout_s: float):
+    """Code-generation worker processes, started now (their imports overlap the caller's work)."""
+    from .worker import WorkerPool
+
+    return WorkerPool(workers, default_timeout_s=timeout_s, max_tasks_per_worker=TASKS_PER_WORKER,
+                      initializer=WARM_COMPILE).warm()
+
+
+def measure_pool(device, timeout_s: float):
+    """The one worker process that builds and runs points on ``device``, started now with its context."""
+    from .worker import WorkerPool
+
+    return WorkerPool(1, default_timeout_s=timeout_s, max_tasks_per_worker=TASKS_PER_WORKER,
+                      initializer=WARM_MEASURE, init_args=(device,)).warm()
+
+
+def reference_result(r, **extra) -> dict:
+    """A measured reference as plain data for the store (its output left behind)."""
+    return {"name": r.name, "time_ms": r.time_ms, "bytes": r.bytes, "breakdown": dict(r.breakdown),
+            "times_ms": list(r.times_ms), "device": r.device, **extra}
+
+
 class WrongResult(LiftError):
     """The kernel ran but its output does not match the reference."""
 

@@ -98,19 +98,10 @@ class Operator(ABC):
 _INPUT_BYTES_LIMIT = 64 * 2**30  # beyond what any machine this runs on holds: refuse before numpy tries
 
 
-def random_inputs(program: Program, sizes: Mapping[str, int], seed: int = 0) -> list[np.ndarray]:
-    """Deterministic standard-normal inputs of a program's types; int arrays get integers from 0 up to 5 and
-    below the shortest outer length of any input, so that they are valid indices of a gather into any of them."""
-    rng = np.random.default_rng(seed)
+def input_shapes(program: Program, sizes: Mapping[str, int]) -> list[tuple[int, ...]]:
+    """The numpy shape of each input of a program at given sizes (a vector element adds its lanes)."""
     bind = {k: int(v) for k, v in sizes.items()}
-    out = []
-    lengths = []
-    for t in program.param_types:
-        if isinstance(t, ArrayType):
-            n = subs_type(t, {s: bind[str(s)] for s in free_size_symbols(t) if str(s) in bind}).size
-            if n.is_Integer:
-                lengths.append(int(n))
-    top = max(0, min([5] + [n - 1 for n in lengths]))
+    shapes = []
     for p, t in zip(program.params, program.param_types):
         tt = subs_type(t, {s: bind[str(s)] for s in free_size_symbols(t) if str(s) in bind})
         shape = []
@@ -123,9 +114,22 @@ def random_inputs(program: Program, sizes: Mapping[str, int], seed: int = 0) -> 
             shape.append(int(tt.width))
         if any(n < 1 for n in shape):
             raise InputError(f"input {p.name} of {program.name} would have shape {tuple(shape)}; every length must be positive")
+        shapes.append(tuple(shape))
+    return shapes
+
+
+def random_inputs(program: Program, sizes: Mapping[str, int], seed: int = 0) -> list[np.ndarray]:
+    """Deterministic standard-normal inputs of a program's types; int arrays get integers from 0 up to 5 and
+    below the shortest outer length of any input, so that they are valid indices of a gather into any of them."""
+    rng = np.random.default_rng(seed)
+    shapes = input_shapes(program, sizes)
+    lengths = [shape[0] for shape, t in zip(shapes, program.param_types) if isinstance(t, ArrayType)]
+    top = max(0, min([5] + [n - 1 for n in lengths]))
+    out = []
+    for p, t, shape in zip(program.params, program.param_types, shapes):
         nbytes = np.prod(shape, dtype=float) * 4
         if nbytes > _INPUT_BYTES_LIMIT:
-            raise InputError(f"input {p.name} of {program.name} would have shape {tuple(shape)} "
+            raise InputError(f"input {p.name} of {program.name} would have shape {shape} "
                              f"({nbytes / 2**30:.3g} GiB); choose smaller sizes")
         s = scalar_of(t)
         if s is not None and s.name == "int":
