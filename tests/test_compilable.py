@@ -111,4 +111,4 @@ def test_cli_lists_dropped_variants(tmp_path):
     f = tmp_path / "rowtwice.lift"
     f.write_text(ROW_TWICE)
     r = subprocess.run([sys.executable, "-m", "liftpy", "variants", str(f)], capture_output=True, text=True, timeout=300)
-    assert "36 distinct lowered variants" in r.stdout
+    assert "32 distinct lowered variants" in r.stdout  # none staging an array each item only reads its own part of

@@ -187,10 +187,14 @@ def test_asvector_width_and_element_type():
 
 
 def test_get_on_a_non_tuple_and_out_of_range():
-    err = type_error(typecheck, prog([("a", Array(Float, 8))], lambda a: L.map(lambda v: v[0], a)))
+    err = type_error(typecheck, prog([("a", Array(Float, 8))], lambda a: L.map(lambda v: L.get(v, 0), a)))
     assert err.primitive == "get" and "expects a tuple, got float" in str(err)
+    err = type_error(typecheck, prog([("a", Array(Float, 8))], lambda a: L.map(lambda v: v[0], a)))
+    assert err.primitive == "index" and "a component of a tuple or an element of an array, got float" in str(err)
     msg = str(type_error(typecheck, prog([("a", Array(Float, 8))], lambda a: L.map(lambda v: v[2], L.zip(a, a)))))
     assert "component 2" in msg and "2-tuple" in msg
+    msg = str(type_error(typecheck, prog([("a", Array(Float, 8))], lambda a: L.map(lambda w: w[3], L.slide(3, 1, a)))))
+    assert "index 3 must be below the length 3" in msg
 
 
 def test_map_over_a_non_array():
@@ -268,9 +272,9 @@ def test_kernel_run_with_wrong_inputs():
         kernel.run(a, a.reshape(2, 4))
 
 
-def test_tuple_typed_inputs_are_refused_with_advice():
+def test_a_tuple_input_given_as_one_array_is_refused_with_advice():
     p = L.Program("t", (Var("t"),), (L.Tuple(Float, Float),), Var("t"))
-    with pytest.raises(InputError, match="zip"):
+    with pytest.raises(InputError, match="as a tuple of arrays"):
         evaluate(p, np.ones(2))
 
 
@@ -342,9 +346,9 @@ def test_parallel_map_result_used_as_an_input_without_memory():
         generate_kernel(p, {"N": 8})
 
 
-def test_tuple_result_cannot_be_a_kernel_output():
-    p = prog([("a", Array(Float, N))], lambda a: L.zip(a, a))
-    with pytest.raises(CodegenError, match="array of scalars or vectors"):
+def test_tuples_of_arrays_cannot_be_a_kernel_output():
+    p = prog([("a", Array(Float, N))], lambda a: L.zip(L.split(2, a), L.split(2, a)))
+    with pytest.raises(CodegenError, match="scalars, vectors or tuples of them"):
         generate_kernel(p, {"N": 8})
 
 

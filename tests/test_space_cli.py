@@ -55,9 +55,11 @@ def test_measured_local_memory_limit_removes_configurations(tmp_path):
     v = next(v for v in explore(stencil()) if {"localStage", "tile2D"} <= features(v))
     sizes = dict(H=34, W=34)
     base = resolve_profile()
-    small = DeviceProfile.load(_profile_file(tmp_path, {"measured": {"local_mem_bytes": {"value": 1024, "unit": "bytes"}}}), base)
+    # the tile of t0 x t0 floats: 256 bytes hold t0 = 3, 4 and 6, not 10
+    small = DeviceProfile.load(_profile_file(tmp_path, {"measured": {"local_mem_bytes": {"value": 256, "unit": "bytes"}}}), base)
     full, cut = solve(variant_space(v, sizes, base)), solve(variant_space(v, sizes, small))
     assert 0 < cut.size.valid < full.size.valid
+    assert all(cfg["t0"] ** 2 * 4 <= 256 for cfg in sample(cut, cut.size.valid))
 
 
 IMPOSSIBLE = """

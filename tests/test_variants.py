@@ -58,7 +58,9 @@ def test_variants_compile_and_match_for_three_configurations(explored, name):
     failures = []
     for v in chosen:
         check = check_variant(v, program, SHAPES[name], lambda s: inputs(name, s))
-        if not (check.ok and len(check.checks) >= 3):
+        # three configurations, or all there are (a variant without parameters has one per valid shape)
+        available = sum(solve(variant_space(v, s)).size.valid for s in SHAPES[name])
+        if not (check.ok and len(check.checks) >= min(3, available)):
             failures.append(check.summary())
     assert not failures, "\n".join(failures)
 

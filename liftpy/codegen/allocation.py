@@ -46,7 +46,7 @@ from ..ir.analysis import is_view
 from ..ir.expr import Call, Expr, Lambda, Literal, Program, Var
 from ..ir.levels import Level
 from ..ir.typecheck import type_of
-from ..ir.types import ArrayType, Type, contains_tuple, flat_count, scalar_of
+from ..ir.types import ArrayType, Type, memory_bytes
 from ..ir.userfun import UserFun
 
 
@@ -85,24 +85,17 @@ class Allocation:
 
     @property
     def bytes(self) -> sympy.Expr:
-        return _bytes(self.type)
+        return memory_bytes(self.type)
 
     @property
     def item_bytes(self) -> sympy.Expr:
         """Private memory per work-item, after privatization; for local memory the group's bytes."""
-        return _bytes(self.share)
+        return memory_bytes(self.share)
 
     def describe(self) -> str:
         if self.share == self.type:
             return f"{self.role} {self.name} of {self.type}"
         return f"{self.role} {self.name} of {self.share} (a work-item's part of {self.type})"
-
-
-def _bytes(t: Type) -> sympy.Expr:
-    # Tuples have no memory layout: the emitter refuses to allocate one, so it costs nothing here.
-    if contains_tuple(t):
-        return sympy.Integer(0)
-    return flat_count(t) * scalar_of(t).nbytes
 
 
 def buffer_prefix(space: str, role: str) -> str:

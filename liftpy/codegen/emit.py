@@ -41,13 +41,14 @@ from ..ir.expr import Call, Expr, Lambda, Var
 from ..ir.typecheck import type_of as _type_of
 from ..ir.types import (
     ArrayType,
+    Elements,
     ScalarType,
     TupleType,
     Type,
     VectorType,
-    contains_tuple,
     flat_count,
     innermost,
+    memory_element,
     scalar_of,
 )
 from ..ir.userfun import UserFun
@@ -55,7 +56,8 @@ from ..ir.levels import Level
 from ..views import view as V
 from ..views.write import WAsScalar, WAsVector, WIndex, WJoin, WMapped, WMem, WSplit, WTranspose, WView
 from .allocation import Position, Temporary, accumulator_init, buffer_prefix, is_staged_view, needs_temporary, read_form, store_form
-from .memory import Buffer
+from .memory import Buffer, struct_definition
+from .render import literal_c
 from .stmt import Barrier, Block, CoopCopy, Declare, Loop, Store, stores_to
 
 
@@ -140,9 +142,7 @@ class Emitter:
     def alloc(self, tmp: Temporary, t: Type, ctx: Ctx) -> Buffer:
         """A buffer for what ``allocation.needs_temporary`` decided, the only place memory is allocated."""
         space, role = tmp.space, tmp.role
-        if contains_tuple(t):
-            raise CodegenError(f"cannot keep a value of tuple type {t} in memory; store its components separately")
-        scalar = scalar_of(t)
+        scalar = self.element(t)
         sym = flat_count(t)
         count = self.conc(sym)
         if space == "global":
@@ -164,6 +164,45 @@ class Emitter:
             self.local_buffers.append(buf)
         return buf
 
+    def element(self, t: Type):
+        """The element type of a buffer holding a ``t`` (a scalar, or a struct for tuples, whose C
+        definition the kernel then carries)."""
+        elem = memory_element(t)
+        if elem is None:
+            raise CodegenError(f"cannot keep a value of type {t} in memory: tuple components must be scalars, "
+                               "vectors or tuples of them, not arrays; keep the arrays apart (zip them when read)")
+        if isinstance(elem, TupleType):
+            self.struct(elem)
+        return elem
+
+    def struct(self, t: TupleType) -> None:
+        for e in t.elems:
+            if isinstance(e, TupleType):
+                self.struct(e)
+        if t.c_name not in self.functions:
+            self.functions[t.c_name] = struct_definition(t)
+
+    def constant_array(self, e) -> V.MemView:
+        """An array literal given element by element lives in the program's constant memory."""
+        t = e.type
+        scalar = scalar_of(t)
+        values = self.flat_values(e.value, t)
+        name = self.fresh("const")
+        buf = Buffer(name, "constant", scalar, len(values), flat_count(t), "constant", t)
+        text = ", ".join(literal_c(v, scalar) for v in values)
+        self.functions[name] = f"constant {scalar.c_name} {name}[{len(values)}] = {{{text}}};"
+        return self.mem_view(buf, t)
+
+    def flat_values(self, value, t: Type) -> list:
+        if isinstance(t, ArrayType):
+            n = self.conc(t.size)
+            if isinstance(value, Elements):
+                return [x for v in value for x in self.flat_values(v, t.elem)]
+            return self.flat_values(value, t.elem) * n
+        if isinstance(t, VectorType):
+            return list(value) if isinstance(value, tuple) else [value] * self.conc(t.width)
+        return [value]
+
     def mem_view(self, buf: Buffer, t: Type) -> V.MemView:
         dims, width = self.dims_of(t)
         return V.MemView(buf, dims, width)
@@ -173,7 +212,12 @@ class Emitter:
         return WMem(buf, dims, width)
 
     # ------------------------------------------------------------------------------ reading values
-    def read(self, view: V.View) -> V.Read:
+    def read(self, view: V.View, t: Type | None = None) -> V.Read:
+        """The value of ``view`` (of type ``t``); a tuple is read component by component (a zip's element
+        has no memory of its own), which gives back the struct itself where it is one."""
+        if isinstance(t, TupleType):
+            self.struct(t)
+            return V.tuple_read(tuple(self.read(V.FieldView(k, view), e) for k, e in enumerate(t.elems)), t)
         return view.access(())
 
     def store(self, dest: WView, value: V.Read, t: Type) -> None:
@@ -184,8 +228,8 @@ class Emitter:
         """Store every element of ``view`` through ``dest`` (sequentially, in the current work-item).
         ``registers``: the copy reads or writes a private array, which stays in registers only if every
         index is a constant, so its loops are unrolled (up to ``REGISTER_COPY_LIMIT`` elements)."""
-        if isinstance(t, (ScalarType, VectorType)):
-            self.store(dest, self.read(view), t)
+        if isinstance(t, (ScalarType, VectorType, TupleType)):
+            self.store(dest, self.read(view, t), t)
             return
         if isinstance(t, ArrayType):
             n = self.conc(t.size)
@@ -196,7 +240,7 @@ class Emitter:
                 self.copy(V.IndexView(var, view), WIndex(var, dest), t.elem, ctx, registers)
             self.add(Loop(var, n, Level.SEQ, 0, Block(tuple(items)), unroll=unroll, note="copy"))
             return
-        raise CodegenError(f"cannot store a value of type {t}: tuples have no memory layout")
+        raise CodegenError(f"internal: cannot store a value of type {t}")
 
     @staticmethod
     def private_view(view: V.View) -> bool:
@@ -363,12 +407,15 @@ class Emitter:
     def call_userfun(self, e: Call, env, ctx: Ctx) -> V.Read:
         fn: UserFun = e.fn
         arg_types = [self.type_of(a, env) for a in e.args]
-        _, binding = fn.instantiate(arg_types)
+        result, binding = fn.instantiate(arg_types)
         binding = {k: _concrete_type(v, self) for k, v in binding.items()}
         cname = fn.c_name(binding)
         if cname not in self.functions:
+            for t in (*arg_types, result):
+                if isinstance(t, TupleType):
+                    self.element(t)
             self.functions[cname] = fn.c_definition(binding)
-        args = tuple(self.read(self.view_of(a, env, ctx)) for a in e.args)
+        args = tuple(self.read(self.view_of(a, env, ctx), t) for a, t in zip(e.args, arg_types))
         return V.FunCall(cname, args)
 
     def view_of(self, e: Expr, env, ctx: Ctx) -> V.View:
@@ -378,7 +425,11 @@ class Emitter:
                 raise CodegenError(f"internal: unbound variable {e.name}")
             return env[e.name][1]
         if form == "literal":
+            if isinstance(e.value, Elements):
+                return self.constant_array(e)
             leaf = innermost(e.type)
+            if isinstance(leaf, TupleType):
+                return V.ConstView(e.value, None, 1, leaf=leaf)
             return V.ConstView(e.value, scalar_of(e.type), self.leaf_width(leaf))
         if not isinstance(e, Call):
             raise CodegenError(f"internal: cannot view {e!r}")

@@ -21,7 +21,7 @@ from ..errors import CodegenError
 from ..ir.expr import Program
 from ..ir.printer import show_program
 from ..ir.typecheck import check_sizes
-from ..ir.types import ArrayType, Type, VectorType, as_size, contains_tuple, flat_count, free_size_symbols, scalar_of
+from ..ir.types import ArrayType, Type, VectorType, as_size, flat_count, free_size_symbols, memory_element, scalar_of
 from ..views import view as V
 from .emit import Ctx, Emitter
 from .memory import Buffer, MemoryPlan
@@ -176,15 +176,15 @@ def generate_kernel(
     env = {}
     input_names = []
     for p, t in zip(program.params, program.param_types):
-        if contains_tuple(t) or scalar_of(t) is None:
-            raise CodegenError(f"input '{p.name}' of type {t}: inputs must be arrays of scalars or vectors")
+        if memory_element(t) is None:
+            raise CodegenError(f"input '{p.name}' of type {t}: inputs must be arrays of scalars, vectors or tuples of them")
         cname = _c_ident(p.name, taken)
         place = placements.get(p.name, "buffer")
         if place == "image":
             buf, view = _image_input(em, cname, t)
         elif place == "buffer":
             sym = flat_count(t)
-            buf = Buffer(cname, "global", scalar_of(t), em.conc(sym), sym, "input", t)
+            buf = Buffer(cname, "global", em.element(t), em.conc(sym), sym, "input", t)
             view = em.mem_view(buf, t)
         else:
             raise CodegenError(f"input '{p.name}': unknown placement {place!r} (buffer or image)")
@@ -195,11 +195,12 @@ def generate_kernel(
         if name not in input_names:
             raise CodegenError(f"placement given for '{name}', which is not an input of {program.name}")
     out_t = em.type_of(program.body, env)
-    if contains_tuple(out_t) or scalar_of(out_t) is None:
-        raise CodegenError(f"the result of {program.name} has type {out_t}; a kernel must produce an array of scalars or vectors")
+    if memory_element(out_t) is None:
+        raise CodegenError(f"the result of {program.name} has type {out_t}; a kernel must produce an array of "
+                           "scalars, vectors or tuples of them")
     out_name = _c_ident("out", taken)
     sym = flat_count(out_t)
-    out = Buffer(out_name, "global", scalar_of(out_t), em.conc(sym), sym, "output", out_t)
+    out = Buffer(out_name, "global", em.element(out_t), em.conc(sym), sym, "output", out_t)
     em.buffers.append(out)
     em.emit_to(program.body, em.mem_dest(out, out_t), env, Ctx())
 
@@ -296,7 +297,7 @@ def _unique(buffers) -> tuple:
 
 def _image_input(em: Emitter, cname: str, t: Type):
     dims, width = em.dims_of(t)
-    if len(dims) != 3 or width != 1 or scalar_of(t).name != "float":
+    if len(dims) != 3 or width != 1 or scalar_of(t) is None or scalar_of(t).name != "float":
         raise CodegenError(f"only [[[float]C]W]H inputs can be placed in an image, not {t}")
     h, w, c = dims
     if c % 4:

@@ -12,15 +12,15 @@ from dataclasses import dataclass
 
 import sympy
 
-from ..ir.types import ScalarType, Type
+from ..ir.types import ScalarType, TupleType, Type
 
 
 @dataclass(frozen=True)
 class Buffer:
     name: str
     space: str  # 'global', 'local', 'private' or 'image'
-    scalar: ScalarType
-    count: int  # number of scalars
+    scalar: ScalarType | TupleType  # the element: a scalar, or the struct of a tuple
+    count: int  # number of elements
     symbolic: sympy.Expr  # the same count over the program's size variables
     role: str  # 'input', 'output', 'accumulator' or 'temporary'
     type: Type  # the (symbolic) type of the value stored
@@ -64,3 +64,14 @@ class MemoryPlan:
         for b in self.buffers:
             rows.append(f"{b.name:<16}{b.space:<9}{b.role:<13}{str(b.type):<28}{b.count:>10}  {b.symbolic}")
         return "\n".join(rows)
+
+
+def struct_definition(t: TupleType) -> str:
+    """The C struct of a tuple type (fields ``_0``, ``_1``, ...) and its constructor ``make_NAME``, which
+    assembles a tuple from components that are not one struct in memory (a zip's element)."""
+    name = t.c_name
+    fields = " ".join(f"{e.c_name} _{i};" for i, e in enumerate(t.elems))
+    params = ", ".join(f"{e.c_name} _{i}" for i, e in enumerate(t.elems))
+    values = ", ".join(f"_{i}" for i in range(len(t.elems)))
+    return (f"typedef struct {{ {fields} }} {name};\n"
+            f"{name} make_{name}({params}) {{\n  {name} t = {{ {values} }};\n  return t;\n}}")

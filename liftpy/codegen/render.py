@@ -79,6 +79,11 @@ def value_c(r: V.Read) -> str:
             raise CodegenError(f"a lane of the computed vector {value_c(r.vector)} is chosen at run time ({lane}); "
                                "store the vector first (toPrivate) to pick its lanes by index")
         return f"({value_c(r.vector)}).s{int(lane):x}"
+    if isinstance(r, V.FieldRead):
+        inner = value_c(r.value)
+        return f"{inner}._{r.index}" if isinstance(r.value, (V.MemRead, V.FieldRead, V.FunCall)) else f"({inner})._{r.index}"
+    if isinstance(r, V.TupleRead):
+        return f"make_{r.type.c_name}({', '.join(value_c(p) for p in r.parts)})"
     if isinstance(r, V.ImageRead):
         texel = f"read_imagef({r.image.name}, sampler, (int2)({to_c(r.x)}, {to_c(r.y)}))"
         if r.lane is None:

@@ -147,19 +147,7 @@ def body_ranges(s: Stmt, ranges: dict) -> dict:
 
 def map_read(r: V.Read, fn: Callable[[sympy.Expr], sympy.Expr]) -> V.Read:
     """The value ``r`` with ``fn`` applied to every index, coordinate and condition in it."""
-    if isinstance(r, V.MemRead):
-        return dataclasses.replace(r, index=fn(r.index))
-    if isinstance(r, V.CondRead):
-        return V.CondRead(fn(r.cond), map_read(r.then, fn), map_read(r.other, fn))
-    if isinstance(r, V.VecRead):
-        return V.VecRead(tuple(map_read(l, fn) for l in r.lanes), r.scalar)
-    if isinstance(r, V.ImageRead):
-        return V.ImageRead(r.image, fn(r.x), fn(r.y), None if r.lane is None else fn(r.lane))
-    if isinstance(r, V.FunCall):
-        return V.FunCall(r.name, tuple(map_read(a, fn) for a in r.args))
-    if isinstance(r, V.LaneRead):
-        return V.LaneRead(map_read(r.vector, fn), fn(r.lane))
-    return r
+    return V.transform(r, lambda x: x.map_exprs(fn))
 
 
 def map_exprs(s: Stmt, fn: Callable[[sympy.Expr], sympy.Expr]) -> Stmt:
@@ -196,18 +184,7 @@ def walk(s: Stmt) -> Iterator[Stmt]:
 
 def reads(r: V.Read) -> Iterator[V.Read]:
     """Every node of a value tree."""
-    yield r
-    if isinstance(r, V.CondRead):
-        yield from reads(r.then)
-        yield from reads(r.other)
-    elif isinstance(r, V.VecRead):
-        for l in r.lanes:
-            yield from reads(l)
-    elif isinstance(r, V.FunCall):
-        for a in r.args:
-            yield from reads(a)
-    elif isinstance(r, V.LaneRead):
-        yield from reads(r.vector)
+    return V.walk_reads(r)
 
 
 def stores_to(s: Stmt, space: str) -> bool:

@@ -24,7 +24,7 @@ import sympy
 from ..errors import ConstraintError
 from ..ir.expr import Program
 from ..ir.typecheck import typecheck
-from ..ir.types import ArrayType, as_size, flat_count, scalar_of, subs_type
+from ..ir.types import ArrayType, as_size, flat_count, memory_bytes, subs_type
 from .resources import analyze
 from .space import Constraint, Parameter, Space
 
@@ -115,14 +115,14 @@ def hardware_constraints(program: Program, profile, placements: Mapping[str, str
 
     out = []
     stages = split_kernels(program)
-    total_bytes = sympy.Add(*[flat_count(t) * scalar_of(t).nbytes for t in program.param_types])
+    total_bytes = sympy.Add(*[memory_bytes(t) for t in program.param_types])
     for st in stages:
         label = f" (kernel {st.program.name})" if len(stages) > 1 else ""
         out.extend((pred, origin + label, prim) for pred, origin, prim in _kernel_limits(st.program, profile, placements))
         # The buffer a stage writes: one allocation, indexed with 32-bit ints.
         t = typecheck(st.program).type
         count = flat_count(t)
-        nbytes = count * scalar_of(t).nbytes
+        nbytes = memory_bytes(t)
         total_bytes += nbytes
         out.append((sympy.Le(nbytes, profile.max_alloc_bytes), f"the buffer {st.output}{label} ({nbytes} bytes) must fit in one allocation ({profile.max_alloc_bytes} bytes)", "device:max_alloc_bytes"))
         out.append((sympy.Lt(count, 2**31), f"the buffer {st.output}{label} has {count} elements; kernels index with 32-bit ints", "codegen:int_index"))
@@ -154,11 +154,17 @@ def _kernel_limits(program: Program, profile, placements: Mapping[str, str]) -> 
             out.append((sympy.Le(ext, 2**31 - 1), f"work-items in global dimension {d} ({ext}) must fit in a 32-bit id", "device:global_size"))
     items = _total_items(res)
     if items is not None and profile.min_parallelism > 1:
+        # A kernel whose result has fewer elements than the device wants work-items (a fully connected
+        # layer of batch 1, a last sum) is held to one work-item per element, not pruned away entirely.
+        result = typecheck(program).type
+        elements = sympy.Mul(*result.dims) if isinstance(result, ArrayType) else sympy.Integer(1)
+        need = sympy.Min(profile.min_parallelism, elements)
         out.append(
             (
-                sympy.Ge(items, profile.min_parallelism),
-                f"the kernel launches {items} work-items; at least {profile.min_parallelism} keep the "
-                f"{profile.compute_units} compute units of {profile.device} busy",
+                sympy.Ge(items, need),
+                f"the kernel launches {items} work-items; at least {need} (the fewer of its {elements} result "
+                f"elements and the {profile.min_parallelism} that keep the {profile.compute_units} compute units "
+                f"of {profile.device} busy)",
                 "prune:occupancy",
             )
         )
@@ -189,7 +195,7 @@ def _kernel_limits(program: Program, profile, placements: Mapping[str, str]) -> 
             )
         )
     for p, t in zip(program.params, program.param_types):
-        nbytes = flat_count(t) * scalar_of(t).nbytes
+        nbytes = memory_bytes(t)
         out.append((sympy.Le(nbytes, profile.max_alloc_bytes), f"input {p.name} ({nbytes} bytes) must fit in one buffer ({profile.max_alloc_bytes} bytes)", "device:max_alloc_bytes"))
         if placements.get(p.name) == "image":
             dims = t.dims if isinstance(t, ArrayType) else ()

@@ -18,6 +18,8 @@ from ..codegen.kernel import DeviceLimits, KernelSource, Launch, generate_kernel
 from ..errors import InputError, KernelBuildError, KernelRunError
 from ..ir.expr import Program
 from ..ir.interpreter import prepare_inputs
+from ..ir.types import ArrayType, TupleType, Type, memory_element
+from ..ir.values import first_leaf, from_structs, to_structs
 from .device import Device, _cl, get_device
 
 _build_cache: dict = {}
@@ -65,6 +67,22 @@ def pack_image(arr: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(arr.reshape(h, w, c // 4, 4).reshape(h, w * (c // 4), 4), dtype=np.float32)
 
 
+def host_array(data, t: Type) -> np.ndarray:
+    """An input as the device holds it: contiguous, and an array of tuples (a tuple of arrays here, as
+    the interpreter keeps it) as an array of structs."""
+    elem = memory_element(t)
+    if isinstance(elem, TupleType):
+        depth = len(t.dims) if isinstance(t, ArrayType) else 0
+        return to_structs(data, elem, first_leaf(data).shape[:depth])
+    return np.ascontiguousarray(data)
+
+
+def host_result(out: np.ndarray, t: Type):
+    """A result read back from the device, as the interpreter gives it (tuples of arrays for tuples)."""
+    elem = memory_element(t)
+    return from_structs(out, elem) if isinstance(elem, TupleType) else out
+
+
 class CompiledKernel:
     def __init__(self, ks: KernelSource, device: Device):
         self.ks = ks
@@ -99,7 +117,7 @@ class CompiledKernel:
         bufs = []
         nbytes = 0
         for name, buf in zip(self.ks.input_names, self.ks.inputs):
-            arr = np.ascontiguousarray(arrays[name])
+            arr = host_array(arrays[name], buf.type)
             if self.ks.placements.get(name) == "image":
                 texels = pack_image(arr)
                 img = cl.image_from_array(ctx, texels, num_channels=4, mode="r")
@@ -123,7 +141,7 @@ class CompiledKernel:
             cl.enqueue_copy(queue, out, out_buf).wait()
         except cl.Error as e:
             raise KernelRunError(f"running kernel {self.ks.name} with {self.ks.launch} failed: {e}") from None
-        return RunResult(out, statistics.median(times), tuple(times), nbytes)
+        return RunResult(host_result(out, self.ks.output_type), statistics.median(times), tuple(times), nbytes)
 
 
 class CompiledPipeline:
@@ -168,8 +186,9 @@ class CompiledPipeline:
         mf = cl.mem_flags
         buffers: dict[str, object] = {}
         nbytes = 0
+        types = dict(zip((p.name for p in self.program.params), self.program.param_types))
         for name, arr in arrays.items():
-            arr = np.ascontiguousarray(arr)
+            arr = host_array(arr, types[name])
             if self.placements.get(name) == "image":
                 texels = pack_image(arr)
                 buffers[name] = cl.image_from_array(ctx, texels, num_channels=4, mode="r")
@@ -202,7 +221,7 @@ class CompiledPipeline:
         except cl.Error as e:
             raise KernelRunError(f"running the pipeline of {self.program.name} failed: {e}") from None
         self.kernel_times_ms = tuple(statistics.median(t) for t in per_kernel)
-        return RunResult(result, statistics.median(totals), tuple(totals), nbytes)
+        return RunResult(host_result(result, last.ks.output_type), statistics.median(totals), tuple(totals), nbytes)
 
 
 def compile_program(

@@ -25,6 +25,7 @@ from ..errors import LiftTypeError
 from . import primitives as P
 from .expr import Call, Expr, Lambda, Literal, Program, Var, fresh_name
 from .types import ArrayType, Bool, Float, Int, Type, as_size
+from .typecheck import resolve_indexing
 from .userfun import UserFun
 
 Fun = Callable | Lambda | UserFun
@@ -43,13 +44,10 @@ def as_expr(x) -> Expr:
 
 
 def lit(value, type: Type | None = None) -> Literal:
-    """A literal; with an array type every element has the value: ``lit(0.0, Array(Float, 4))``."""
+    """A literal; with an array type every element has the value: ``lit(0.0, Array(Float, 4))``.  A
+    tuple literal gives one value per component: ``lit((inf, -1), Tuple(Float, Int))``."""
     if type is None:
         return as_expr(value)
-    if not isinstance(value, (bool, int, float)):
-        # One value per lane (a tuple) would type-check and evaluate but not print or compile: refused here.
-        raise LiftTypeError("lit", f"a literal is one number repeated over {type}, got {value!r}; "
-                            "literals with a value per lane or per element are not supported yet")
     return Literal(value, type)
 
 
@@ -289,7 +287,7 @@ def program(fn: Callable | None = None, *, name: str | None = None):
     """Decorator: a Python function whose parameters are annotated with liftpy types becomes a Program."""
 
     def build(f: Callable) -> Program:
-        sig = inspect.signature(f)
+        sig = inspect.signature(f, eval_str=True)  # annotations may be strings (from __future__ import annotations)
         params, types = [], []
         for pname, p in sig.parameters.items():
             if p.annotation is inspect.Parameter.empty or not isinstance(p.annotation, Type):
@@ -299,7 +297,7 @@ def program(fn: Callable | None = None, *, name: str | None = None):
             params.append(Var(pname))
             types.append(p.annotation)
         body = as_expr(f(*params))
-        return Program(name or f.__name__, tuple(params), tuple(types), body)
+        return resolve_indexing(Program(name or f.__name__, tuple(params), tuple(types), body))
 
     return build(fn) if fn is not None else build
 
@@ -307,4 +305,4 @@ def program(fn: Callable | None = None, *, name: str | None = None):
 def make_program(name: str, inputs: list[tuple[str, Type]], body: Callable) -> Program:
     """Build a program without a decorator: ``make_program("f", [("x", Array(Float, N))], lambda x: ...)``."""
     params = tuple(Var(n) for n, _ in inputs)
-    return Program(name, params, tuple(t for _, t in inputs), as_expr(body(*params)))
+    return resolve_indexing(Program(name, params, tuple(t for _, t in inputs), as_expr(body(*params))))

@@ -69,13 +69,12 @@ class Node:
 class Expr(Node):
     """A value-producing expression."""
 
-    # Python operators give a little sugar in the embedded DSL: ``p[0]`` is ``get(p, 0)``.
-    def __getitem__(self, index: int) -> "Expr":
-        from .primitives import Get
+    # Python operators give a little sugar in the embedded DSL: ``p[0]`` is ``get(p, 0)`` for a tuple and
+    # ``at(0, p)`` for an array (``xs[i]`` takes a size expression too), resolved when the program is built.
+    def __getitem__(self, index) -> "Expr":
+        from .primitives import Index
 
-        if not isinstance(index, int):
-            raise TypeError("only tuple components can be selected with [ ]; use get(t, i)")
-        return Call(Get(index), (self,))
+        return Call(Index(index), (self,))
 
     # Arithmetic and comparisons build calls of the built-in user functions (add, sub, mult, div, neg, lt,
     # le, gt, ge); a Python number is a float literal.  ``==`` stays structural equality of expressions.
@@ -122,12 +121,13 @@ class Literal(Expr):
 
     def __post_init__(self):
         # The value takes the type's scalar kind, so lit(0, Float) and 0.0f are the same literal.
-        from .types import scalar_of
+        from ..errors import LiftTypeError
+        from .types import literal_value
 
-        s = scalar_of(self.type)
-        if s is not None and isinstance(self.value, (int, float, bool)):
-            cast = {"float": float, "int": int, "bool": bool}[s.name]
-            object.__setattr__(self, "value", cast(self.value))
+        try:
+            object.__setattr__(self, "value", literal_value(self.value, self.type))
+        except ValueError as e:
+            raise LiftTypeError("value", str(e)) from None
 
 
 @dataclass(frozen=True, eq=False, repr=False)

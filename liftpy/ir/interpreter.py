@@ -18,9 +18,9 @@ from ..errors import EvaluationError, InputError, LiftError
 from .expr import Call, Expr, Lambda, Literal, Program, Var
 from .primitives import Primitive
 from .typecheck import check_sizes
-from .types import ArrayType, ScalarType, TupleType, Type, VectorType, as_size, scalar_of
+from .types import ArrayType, Elements, TupleType, Type, VectorType, as_size, innermost, scalar_of, with_leaf
 from .userfun import SCALAR_OF_T, T, UserFun
-from .values import BV, fill_batch, lift
+from .values import BV, fill_batch, lift, tmap
 
 
 class Evaluator:
@@ -65,33 +65,63 @@ class Evaluator:
         return fill_batch(self.eval(body, ()))
 
 
-def _literal_array(e: Literal, ev: Evaluator, batch) -> np.ndarray:
+def _literal_array(e: Literal, ev: Evaluator, batch):
     t = e.type
     dims = []
-    while isinstance(t, ArrayType):
+    while isinstance(t, ArrayType) and not isinstance(e.value, Elements):
         dims.append(ev.concrete(t.size))
         t = t.elem
-    if isinstance(t, VectorType):
-        dims.append(ev.concrete(t.width))
-    s = scalar_of(e.type)
-    if s is None:
-        raise LiftError(f"literal of type {e.type} is not supported")
-    arr = np.full(tuple(dims), e.value, dtype=s.dtype)
-    return np.broadcast_to(arr, batch + arr.shape)
+    if isinstance(e.value, Elements):
+        arr = _elements(e.value, t, ev)
+        return np.broadcast_to(arr, batch + arr.shape)
+    return _constant(e.value, t, batch + tuple(dims), ev)
+
+
+def _elements(value, t: Type, ev: Evaluator) -> np.ndarray:
+    """An array literal given element by element (``Elements``), or a value repeated over ``t``."""
+    if isinstance(t, ArrayType):
+        if isinstance(value, Elements):
+            return np.stack([_elements(v, t.elem, ev) for v in value])
+        inner = _elements(value, t.elem, ev)
+        return np.broadcast_to(inner, (ev.concrete(t.size),) + inner.shape)
+    return _constant(value, t, (), ev)
+
+
+def _constant(value, t: Type, shape: tuple[int, ...], ev: Evaluator):
+    """``value`` (of the leaf type ``t``) repeated over ``shape``: a tuple of arrays for a tuple."""
+    if isinstance(t, TupleType):
+        return tuple(_constant(v, e, shape, ev) for v, e in zip(value, t.elems))
+    lanes = (ev.concrete(t.width),) if isinstance(t, VectorType) else ()
+    arr = np.full(lanes, value, dtype=scalar_of(t).dtype)
+    return np.broadcast_to(arr, shape + lanes)
 
 
 def _apply_userfun(fn: UserFun, args: list[BV], batch) -> BV:
-    datas = [np.asarray(a.data) for a in args]
-    out = np.asarray(fn.numpy(*datas))
+    # A tuple argument reaches the numpy function as a tuple of arrays, one per component.
+    datas = [a.data if isinstance(a.data, tuple) else np.asarray(a.data) for a in args]
+    out = fn.numpy(*datas)
     if fn.result_type in (T, SCALAR_OF_T):
         firsts = [d for d, t in zip(datas, fn.param_types) if t == T]
-        dtype = firsts[0].dtype if firsts else np.float32
-    else:
-        dtype = scalar_of(fn.result_type).dtype
-    out = out.astype(dtype, copy=False)
+        if firsts and isinstance(firsts[0], tuple):  # id of a tuple
+            return BV(tmap(lambda a: _result(a, a.dtype, batch), out), batch)
+        return BV(_result(out, firsts[0].dtype if firsts else np.float32, batch), batch)
+    return BV(_typed_result(fn, out, fn.result_type, batch), batch)
+
+
+def _typed_result(fn: UserFun, out, t: Type, batch):
+    if isinstance(t, TupleType):
+        if not (isinstance(out, tuple) and len(out) == len(t.elems)):
+            raise EvaluationError(f"user function {fn.name} returns {t}, but its numpy implementation returned "
+                                  f"{type(out).__name__}; return a tuple of {len(t.elems)} arrays")
+        return tuple(_typed_result(fn, o, e, batch) for o, e in zip(out, t.elems))
+    return _result(out, scalar_of(t).dtype, batch)
+
+
+def _result(out, dtype, batch) -> np.ndarray:
+    out = np.asarray(out).astype(dtype, copy=False)
     if out.shape[: len(batch)] != batch:
         out = np.broadcast_to(out, batch + out.shape[len(batch) :] if out.ndim >= len(batch) else batch)
-    return BV(out, batch)
+    return out
 
 
 # --------------------------------------------------------------------------------------------------
@@ -107,8 +137,6 @@ def _bind_shape(name: str, t: Type, arr: np.ndarray, bindings: dict) -> None:
         tt = tt.elem
     if isinstance(tt, VectorType):
         dims.append(tt.width)
-    if isinstance(tt, TupleType):
-        raise InputError(f"input '{name}': tuple-typed inputs are not supported; pass the arrays separately and zip them")
     if arr.ndim != len(dims):
         raise InputError(f"input '{name}' has {arr.ndim} dimensions (shape {arr.shape}) but its type {t} has {len(dims)}")
     for axis, (d, n) in enumerate(zip(dims, arr.shape)):
@@ -144,13 +172,30 @@ def prepare_inputs(program: Program, args, kwargs, sizes: Mapping | None = None)
     bindings = {as_size(k) if isinstance(k, str) else k: int(v) for k, v in (sizes or {}).items()}
     arrays = {}
     for p, t in zip(program.params, program.param_types):
+        arrays[p.name] = _input(p.name, t, given[p.name], bindings)
+    return arrays, bindings
+
+
+def _input(name: str, t: Type, value, bindings: dict):
+    """One input as the interpreter holds it, its sizes learnt into ``bindings``.  An array of tuples is
+    given as a tuple of arrays (one per component, as ``evaluate`` returns them) or as a numpy
+    structured array with one field per component."""
+    leaf = innermost(t)
+    if not isinstance(leaf, TupleType):
+        if isinstance(value, tuple):
+            raise InputError(f"input '{name}' of type {t} is given as a tuple of {len(value)} arrays; pass one array")
+        arr = np.asarray(value)
         s = scalar_of(t)
-        arr = np.asarray(given[p.name])
         if s is not None:
             arr = arr.astype(s.dtype, copy=False)
-        _bind_shape(p.name, t, arr, bindings)
-        arrays[p.name] = arr
-    return arrays, bindings
+        _bind_shape(name, t, arr, bindings)
+        return arr
+    if isinstance(value, np.ndarray) and value.dtype.names:
+        value = tuple(value[f] for f in value.dtype.names)
+    if not (isinstance(value, tuple) and len(value) == len(leaf.elems)):
+        raise InputError(f"input '{name}' of type {t}: give its {len(leaf.elems)} components as a tuple of arrays "
+                         "(or a structured array with one field per component)")
+    return tuple(_input(f"{name}._{k}", with_leaf(t, e), v, bindings) for k, (e, v) in enumerate(zip(leaf.elems, value)))
 
 
 def evaluate(program: Program, *args, sizes: Mapping | None = None, **kwargs):

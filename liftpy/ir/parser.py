@@ -17,10 +17,11 @@ from typing import Any
 import lark
 import sympy
 
-from ..errors import LiftError, ParseError
+from ..errors import LiftError, LiftTypeError, ParseError
 from . import dsl
 from .expr import Call, Expr, Lambda, Literal, Program, Var, fresh_name
-from .primitives import BOUNDARIES, PRIMITIVES, Let, MapLike, Pad, ReduceLike, Reverse, Stride
+from .typecheck import resolve_indexing
+from .primitives import BOUNDARIES, PRIMITIVES, Index, Let, MapLike, Pad, ReduceLike, Reverse, Stride
 from .types import SCALARS, ArrayType, Bool, Float, Int, TupleType, Type, VectorType, size_var
 from .userfun import UserFun, lookup, register, userfun_from_expression, vectorize
 
@@ -58,6 +59,9 @@ class _ToRaw(lark.Transformer):
     def arglist(self, meta, c):
         return list(c)
 
+    def index(self, meta, c):
+        return _Raw("index", c[1], (c[0],), *_pos(meta))
+
     def field(self, meta, c):
         return _Raw("field", str(c[1]), (c[0],), *_pos(meta))
 
@@ -86,9 +90,6 @@ class _ToRaw(lark.Transformer):
     def neg_inf(self, meta, c):
         return _Raw("lit", float("-inf"), (Float,), *_pos(meta))
 
-    def neg_inf_array_literal(self, meta, c):
-        return _Raw("arrlit", float("-inf"), (c[-1],), *_pos(meta))
-
     def paren_lambda(self, meta, c):
         return c[0]
 
@@ -98,15 +99,15 @@ class _ToRaw(lark.Transformer):
     def false_lit(self, meta, c):
         return _Raw("lit", False, (Bool,), *_pos(meta))
 
-    def array_literal(self, meta, c):
+    def value_literal(self, meta, c):
         lit, t = c
         return _Raw("arrlit", lit.value, (t,), *_pos(meta))
 
-    def neg_array_literal(self, meta, c):
-        return _Raw("arrlit", -int(c[0]), (c[1],), *_pos(meta))
+    def tuple_value(self, meta, c):
+        return _Raw("lit", tuple(x.value for x in c), (), *_pos(meta))
 
-    def neg_float_array_literal(self, meta, c):
-        return _Raw("arrlit", -float(c[0]), (c[-1],), *_pos(meta))
+    def array_value(self, meta, c):
+        return _Raw("lit", [x.value for x in c], (), *_pos(meta))
 
     def size_expr(self, meta, c):
         return _Raw("size", c[0], (), *_pos(meta))
@@ -254,7 +255,12 @@ class _Builder:
         if k == "lit":
             return Literal(raw.value, raw.args[0])
         if k == "arrlit":
-            return Literal(raw.value, raw.args[0])
+            try:
+                return Literal(raw.value, raw.args[0])
+            except LiftTypeError as e:
+                self.error(raw, e.detail)
+        if k == "index":
+            return Call(Index(raw.value), (self.expr(raw.args[0], scope),))
         if k == "field":
             if not (raw.value.startswith("_") and raw.value[1:].isdigit()):
                 self.error(raw, f"tuple components are written ._0, ._1, ...; got .{raw.value}")
@@ -493,7 +499,7 @@ def parse_module(text: str) -> Module:
             _, name, params, body = item
             b = _Builder(text, userfuns)
             scope = {n: Var(n) for n, _ in params}
-            prog = Program(name, tuple(scope[n] for n, _ in params), tuple(t for _, t in params), b.expr(body, scope))
+            prog = resolve_indexing(Program(name, tuple(scope[n] for n, _ in params), tuple(t for _, t in params), b.expr(body, scope)))
     return Module(tuple(userfuns.values()), prog, tuple(rules))
 
 

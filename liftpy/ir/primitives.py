@@ -437,6 +437,44 @@ class At(Primitive):
 
 
 @dataclass(frozen=True, eq=True)
+class Index(Primitive):
+    """``x[i]`` of the embedded DSL and the text form: component ``i`` of a tuple or element ``i`` of an
+    array, whichever ``x`` is (the DSL traces functions before their arguments' types are known).  A
+    program resolves it into ``get`` or ``at`` once it is built (``typecheck.resolve_indexing``); until
+    then it behaves as the one it stands for."""
+
+    index: Size
+    name: ClassVar[str] = "index"
+    kind: ClassVar[str] = "layout"
+    nargs: ClassVar[int] = 1
+
+    def __post_init__(self):
+        if isinstance(self.index, bool) or not isinstance(self.index, (int, sympy.Basic, str)):
+            raise LiftTypeError("[ ]", f"an index is a whole number or a size expression, got {self.index!r}; "
+                                "to read at positions held in an array use gather(indices, xs)")
+        object.__setattr__(self, "index", sympy.Integer(self.index) if isinstance(self.index, int) else as_size(self.index))
+
+    def resolved(self, t: Type) -> Primitive:
+        """``get`` for a tuple ``t``, ``at`` for an array."""
+        if isinstance(t, TupleType):
+            if not self.index.is_Integer:
+                raise LiftTypeError("[ ]", f"a tuple component is selected by a number, not {size_str(self.index)}")
+            return Get(int(self.index))
+        return At(self.index)
+
+    def typecheck(self, args, tc):
+        if not isinstance(args[0], (TupleType, ArrayType)):
+            tc.fail(f"[{size_str(self.index)}] selects a component of a tuple or an element of an array, got {args[0]}")
+        return self.resolved(args[0]).typecheck(args, tc)
+
+    def evaluate(self, args, ev):
+        return (Get(int(self.index)) if isinstance(args[0].data, tuple) else At(self.index)).evaluate(args, ev)
+
+    def view(self, views, types, conc):
+        return self.resolved(types[0]).view(views, types, conc)
+
+
+@dataclass(frozen=True, eq=True)
 class Split(Primitive):
     """``split(m, xs)``: ``[T]n -> [[T]m]n/m``, requires ``n % m == 0``."""
 

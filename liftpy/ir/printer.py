@@ -17,7 +17,7 @@ import re
 import sympy
 
 from .expr import Call, Lambda, Literal, Node, Program, Var
-from .primitives import Get, Primitive, Reorder, Reverse, Stride
+from .primitives import Get, Index, Primitive, Reorder, Reverse, Stride
 from .types import ArrayType, Type, size_str
 from .userfun import UserFun
 
@@ -51,8 +51,15 @@ _RESERVED = {"fun", "def", "value", "userfun", "true", "false", "reverse", "stri
 def format_value(v, t: Type | None = None) -> str:
     """A literal value as the grammar reads it back: floats keep their type and every bit (the shortest
     repr that round-trips), ``inf``/``-inf``/``nan`` included."""
-    from .types import ScalarType, scalar_of
+    from .types import ArrayType, Elements, TupleType, innermost, scalar_of
 
+    if isinstance(v, Elements):
+        elem = t.elem if isinstance(t, ArrayType) else None
+        return "[" + ", ".join(format_value(x, elem) for x in v) + "]"
+    if isinstance(v, tuple):
+        leaf = innermost(t) if t is not None else None
+        elems = leaf.elems if isinstance(leaf, TupleType) else (None,) * len(v)
+        return "(" + ", ".join(format_value(x, e) for x, e in zip(v, elems)) + ")"
     scalar = scalar_of(t) if t is not None else None
     if isinstance(v, bool) or (scalar is not None and scalar.name == "bool"):
         return "true" if v else "false"
@@ -126,6 +133,8 @@ class Printer:
             fn = node.fn
             if isinstance(fn, Primitive) and isinstance(fn, Get):
                 return f"{self._render(node.args[0], indent)}._{fn.index}"
+            if isinstance(fn, Index):
+                return f"{self._render(node.args[0], indent)}[{size_str(fn.index)}]"
             if isinstance(fn, Primitive):
                 head = fn.text_name
                 statics = [self._static(v) if not isinstance(v, Lambda) else v for _, v in fn.static_args()]

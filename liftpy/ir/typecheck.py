@@ -16,8 +16,8 @@ from typing import Mapping
 import sympy
 
 from ..errors import LiftTypeError
-from .expr import Call, Expr, Lambda, Literal, Program, Var
-from .primitives import Primitive
+from .expr import Call, Expr, Lambda, Literal, Program, Var, primitive_functions, replace_functions, subterms
+from .primitives import Index, Primitive
 from .types import ArrayType, ScalarType, TupleType, Type, VectorType, as_size, size_str, sizes_equal, subs_type
 from .userfun import UserFun
 
@@ -66,6 +66,7 @@ class _Checker:
         self.bindings = {as_size(k) if isinstance(k, str) else k: v for k, v in (bindings or {}).items()}
         self.requirements: list[Requirement] = []
         self._seen: set = set()
+        self.indexed: dict | None = None  # id of an x[i] node -> the type of x, while resolving them
 
     # -- the context primitives' type rules talk to ------------------------------------------------
     def record(self, pred, message, prim: str, node) -> None:
@@ -93,7 +94,7 @@ class _Checker:
         """Memoized for symbolic checking: rewriting re-types the same sub-expressions many times, and
         expressions and types are immutable, so (expression, types of its free variables) determines the
         type and the requirements of a sub-expression."""
-        if self.bindings or not isinstance(e, Call):
+        if self.bindings or self.indexed is not None or not isinstance(e, Call):
             return self._type_of(e, env)
         key = (e, tuple((n, env[n]) for n in sorted(e.free_vars) if n in env))
         hit = _CACHE.get(key)
@@ -126,6 +127,8 @@ class _Checker:
         if isinstance(e, Call):
             arg_types = [self.type_of(a, env) for a in e.args]
             fn = e.fn
+            if self.indexed is not None and isinstance(fn, Index):
+                self.indexed[id(e)] = (e, arg_types[0])
             if isinstance(fn, Primitive):
                 if fn.nargs >= 0 and len(e.args) != fn.nargs:
                     raise LiftTypeError(fn.text_name, f"takes {fn.nargs} data argument(s), got {len(e.args)}", _short(e))
@@ -206,6 +209,38 @@ def typecheck(target: Program | Expr, env: Mapping[str, Type] | None = None, bin
         body = target
     t = checker.type_of(body, env)
     return Typing(t, tuple(checker.requirements))
+
+
+def resolve_indexing(program: Program) -> Program:
+    """The program with every ``x[i]`` of the embedded DSL replaced by ``get`` (x a tuple) or ``at`` (x an
+    array), so that its text, the rules and the emitter see the primitive it stands for.  Programs
+    without one are returned as they are; ill-typed ones too (their errors come where they are used)."""
+    if not any(isinstance(n, Call) and isinstance(n.fn, Index) for n in subterms(program.body)):
+        return program
+    checker = _Checker(None)
+    checker.indexed = {}
+    env = {p.name: t for p, t in zip(program.params, program.param_types)}
+    try:
+        checker.type_of(program.body, env)
+    except LiftTypeError:
+        return program
+    chosen = {k: node.fn.resolved(t) for k, (node, t) in checker.indexed.items()}
+    return Program(program.name, program.params, program.param_types, _replace_callees(program.body, chosen))
+
+
+def _replace_callees(node, chosen: dict):
+    if isinstance(node, Lambda):
+        return Lambda(node.params, _replace_callees(node.body, chosen))
+    if not isinstance(node, Call):
+        return node
+    fn = node.fn
+    if isinstance(fn, Lambda):
+        fn = _replace_callees(fn, chosen)
+    elif id(node) in chosen:
+        fn = chosen[id(node)]
+    else:
+        fn = replace_functions(fn, {n: _replace_callees(l, chosen) for n, l in primitive_functions(fn)})
+    return Call(fn, tuple(_replace_callees(a, chosen) for a in node.args))
 
 
 def _nonempty(t: Type, where: str, node=None) -> Type:

@@ -147,10 +147,63 @@ class VectorType(Type):
 
 @dataclass(frozen=True, repr=False)
 class TupleType(Type):
+    """A tuple.  In memory it is a C struct with fields ``_0``, ``_1``, ... (array of structs, as Lift
+    stores tuples), laid out by OpenCL's alignment rules, which ``dtype`` reproduces for the host."""
+
     elems: tuple[Type, ...]
 
     def __str__(self) -> str:
         return "(" + ", ".join(str(e) for e in self.elems) + ")"
+
+    @property
+    def c_name(self) -> str:
+        return f"Tuple{len(self.elems)}_" + "_".join(_c_name(e) for e in self.elems)
+
+    name = c_name  # buffers print their element type by name, a scalar's or a struct's alike
+
+    @property
+    def dtype(self) -> np.dtype:
+        offsets, offset, align = [], 0, 1
+        for e in self.elems:
+            a = _alignment(e)
+            offset = -(-offset // a) * a
+            offsets.append(offset)
+            offset += _storage_bytes(e)
+            align = max(align, a)
+        return np.dtype({"names": [f"_{i}" for i in range(len(self.elems))],
+                         "formats": [_field_format(e) for e in self.elems],
+                         "offsets": offsets, "itemsize": -(-offset // align) * align})
+
+    @property
+    def nbytes(self) -> int:
+        return self.dtype.itemsize
+
+
+def _c_name(t: Type) -> str:
+    if isinstance(t, (ScalarType, VectorType, TupleType)):
+        return t.c_name
+    raise TypeError(f"a tuple component of type {t} cannot be stored in memory (only scalars, vectors and tuples)")
+
+
+def _storage_bytes(t: Type) -> int:
+    # OpenCL stores a 3-vector in the space of a 4-vector.
+    if isinstance(t, VectorType):
+        return t.scalar.nbytes * (4 if int(t.width) == 3 else int(t.width))
+    return t.nbytes
+
+
+def _alignment(t: Type) -> int:
+    if isinstance(t, TupleType):
+        return max(_alignment(e) for e in t.elems)
+    return _storage_bytes(t)
+
+
+def _field_format(t: Type):
+    if isinstance(t, VectorType):
+        return (t.scalar.dtype, (4 if int(t.width) == 3 else int(t.width),))
+    if isinstance(t, (ScalarType, TupleType)):
+        return t.dtype
+    raise TypeError(f"a tuple component of type {t} cannot be stored in memory (only scalars, vectors and tuples)")
 
 
 @dataclass(frozen=True, repr=False)
@@ -204,6 +257,54 @@ def innermost(t: Type) -> Type:
     while isinstance(t, ArrayType):
         t = t.elem
     return t
+
+
+class Elements(tuple):
+    """The values of an array literal given element by element (``lit([1, 2, 1], Array(Float, 3))``),
+    told apart from a tuple's or a vector's values, which are plain tuples."""
+
+    def __repr__(self) -> str:
+        return f"Elements({list(self)!r})"
+
+
+def literal_value(value, t: Type):
+    """``value`` as a literal of type ``t`` holds it: one value repeated over the arrays of ``t`` (a
+    number, or for tuples a Python tuple of component values), or a list (or numpy array) of values
+    per element of an array of known length; ValueError says what does not fit."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, (list, Elements)):
+        if not isinstance(t, ArrayType):
+            raise ValueError(f"a list of values {list(value)!r} is a literal for an array, not for {t}")
+        n = sympy.sympify(t.size)
+        if not n.is_Integer:
+            raise ValueError(f"an array literal given element by element needs a known length, not {size_str(n)} (in {t})")
+        if len(value) != int(n):
+            raise ValueError(f"an array literal of type {t} needs {int(n)} values, got {len(value)}")
+        if isinstance(innermost(t), TupleType):
+            raise ValueError(f"array literals of tuples are not given element by element ({t}); zip literal arrays instead")
+        return Elements(literal_value(v, t.elem) for v in value)
+    leaf = innermost(t)
+    if isinstance(leaf, TupleType):
+        if not (isinstance(value, tuple) and len(value) == len(leaf.elems)):
+            raise ValueError(f"a literal of type {t} needs a tuple of {len(leaf.elems)} values, got {value!r}")
+        return tuple(literal_value(v, e) for v, e in zip(value, leaf.elems))
+    cast = {"float": float, "int": int, "bool": bool}[scalar_of(leaf).name]
+    if isinstance(leaf, VectorType) and isinstance(value, tuple) and leaf.width.is_Integer:
+        if len(value) != int(leaf.width) or not all(isinstance(v, (bool, int, float)) for v in value):
+            raise ValueError(f"a literal of type {t} takes one number, or one per lane ({leaf.width}), got {value!r}")
+        return tuple(cast(v) for v in value)
+    if not isinstance(value, (bool, int, float)):
+        raise ValueError(f"a literal of type {t} is one number repeated over it (or, for a vector, one number "
+                         f"per lane), got {value!r}")
+    return cast(value)
+
+
+def with_leaf(t: Type, leaf: Type) -> Type:
+    """``t`` with its element type below all array dimensions replaced by ``leaf``."""
+    if isinstance(t, ArrayType):
+        return ArrayType(with_leaf(t.elem, leaf), t.size)
+    return leaf
 
 
 def scalar_of(t: Type) -> ScalarType | None:
@@ -281,9 +382,32 @@ def types_equal(a: Type, b: Type) -> bool | None:
     return a == b
 
 
+def memory_element(t: Type) -> "ScalarType | TupleType | None":
+    """What one element of a buffer holding a ``t`` is: its scalar type (vectors are stored as their
+    scalars), or the struct of its tuples; None for tuples that hold arrays, which have no memory layout."""
+    t = innermost(t)
+    if isinstance(t, VectorType):
+        return t.scalar
+    if isinstance(t, TupleType) and not storable_tuple(t):
+        return None
+    return t
+
+
+def storable_tuple(t: TupleType) -> bool:
+    return all(isinstance(e, (ScalarType, VectorType)) or (isinstance(e, TupleType) and storable_tuple(e))
+               for e in t.elems) and all(not isinstance(e, VectorType) or e.width.is_Integer for e in t.elems)
+
+
+def memory_bytes(t: Type) -> Size:
+    """Bytes a value of type ``t`` takes in a buffer (0 for tuples with array components, which the
+    emitter refuses to store)."""
+    elem = memory_element(t)
+    return flat_count(t) * elem.nbytes if elem is not None else sympy.Integer(0)
+
+
 def flat_count(t: Type) -> Size:
-    """Number of scalars in a value of type ``t`` (tuples are not stored in memory)."""
-    if isinstance(t, ScalarType):
+    """Number of buffer elements in a value of type ``t``: scalars, or structs for tuples."""
+    if isinstance(t, (ScalarType, TupleType)):
         return sympy.Integer(1)
     if isinstance(t, VectorType):
         return t.width

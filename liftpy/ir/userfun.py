@@ -18,7 +18,7 @@ import numpy as np
 import sympy
 
 from ..errors import LiftError, LiftTypeError
-from .types import Float, Int, ScalarType, Type, VectorType
+from .types import Float, Int, ScalarType, TupleType, Type, VectorType
 
 T = "T"  # the one type variable user functions may use: any scalar or vector type
 SCALAR_OF_T = "scalar(T)"  # result of a reduction over the lanes of T (dot)
@@ -35,6 +35,7 @@ class UserFun:
     vector_width: object = None  # set on functions made by vectorize(n, f)
     base: "UserFun | None" = None
     expression: str | None = field(default=None, compare=False)  # the source of expression-defined functions
+    tuples: bool = field(default=False, compare=False)  # T may also be a tuple (``id``, whose body copies)
 
     def __reduce__(self):
         """User functions travel to worker processes (and into caches) with their programs: built-ins by
@@ -101,7 +102,7 @@ class UserFun:
         bound: Type | None = None
         for name, want, got in zip(self.param_names, self.param_types, arg_types):
             if want == T:
-                if not isinstance(got, (ScalarType, VectorType)):
+                if not (isinstance(got, (ScalarType, VectorType)) or (self.tuples and isinstance(got, TupleType))):
                     raise LiftTypeError(
                         self.text_name,
                         f"parameter '{name}' takes a scalar or vector value, got {got}",
@@ -215,6 +216,7 @@ def _builtin(name, params, result, body, fn):
 
 
 _builtin("id", [("x", T)], T, "return x;", lambda x: x)
+BUILTINS["id"] = dataclasses.replace(BUILTINS["id"], tuples=True)  # copies of arrays of tuples are made of id
 _builtin("add", [("x", T), ("y", T)], T, "return x + y;", lambda x, y: x + y)
 _builtin("sub", [("x", T), ("y", T)], T, "return x - y;", lambda x, y: x - y)
 _builtin("mult", [("x", T), ("y", T)], T, "return x * y;", lambda x, y: x * y)

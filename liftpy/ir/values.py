@@ -39,6 +39,13 @@ def tmap(fn: Callable[[np.ndarray], np.ndarray], data):
     return fn(data)
 
 
+def leaves(data) -> list[np.ndarray]:
+    """The arrays of a value, in component order (one for an array, one per component for tuples)."""
+    if isinstance(data, tuple):
+        return [a for d in data for a in leaves(d)]
+    return [np.asarray(data)]
+
+
 def first_leaf(data) -> np.ndarray:
     while isinstance(data, tuple):
         data = data[0]
@@ -77,3 +84,46 @@ def at_axis(v: BV, fn: Callable[[np.ndarray, int], np.ndarray]) -> BV:
     """Apply ``fn(leaf, axis)`` to every leaf, where axis is the value's array axis."""
     ax = v.axis
     return BV(tmap(lambda a: fn(a, ax), v.data), v.batch)
+
+
+# --------------------------------------------------------------------------------------------------
+# Arrays of tuples: a tuple of arrays here, an array of structs on the device
+
+
+def _field_lanes(e) -> int | None:
+    from .types import VectorType
+
+    return int(e.width) if isinstance(e, VectorType) else None
+
+
+def to_structs(data, t, shape: tuple[int, ...]) -> np.ndarray:
+    """The array of structs (``t.dtype``, the device's layout) holding an array of tuples given as a
+    tuple of arrays (one per component, each of ``shape`` plus the component's vector lanes)."""
+    from .types import TupleType
+
+    out = np.zeros(shape, dtype=t.dtype)
+    for k, e in enumerate(t.elems):
+        name = f"_{k}"
+        if isinstance(e, TupleType):
+            out[name] = to_structs(data[k], e, shape)
+        elif _field_lanes(e) is not None:
+            out[name][..., : _field_lanes(e)] = np.asarray(data[k])
+        else:
+            out[name] = np.asarray(data[k])
+    return out
+
+
+def from_structs(arr: np.ndarray, t):
+    """The tuple of arrays an array of structs holds (the inverse of ``to_structs``)."""
+    from .types import TupleType
+
+    parts = []
+    for k, e in enumerate(t.elems):
+        field = arr[f"_{k}"]
+        if isinstance(e, TupleType):
+            parts.append(from_structs(field, e))
+        elif _field_lanes(e) is not None:
+            parts.append(np.ascontiguousarray(field[..., : _field_lanes(e)]))
+        else:
+            parts.append(np.ascontiguousarray(field))
+    return tuple(parts)

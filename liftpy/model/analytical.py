@@ -29,7 +29,7 @@ import sympy
 from ..constraints.resources import analyze
 from ..ir.expr import Program
 from ..ir.kernels import split_kernels
-from ..ir.types import flat_count, scalar_of
+from ..ir.types import memory_bytes
 from .counts import count
 
 FEATURES = ("flops", "global_reads", "local_reads", "copy_bytes", "written", "items", "groups", "local_bytes", "private_bytes", "input_bytes")
@@ -99,7 +99,7 @@ def _kernel_expressions(stage: Program) -> dict[str, sympy.Expr]:
         groups = sympy.Mul(*[x for x in wrg if x is not None]) if any(x is not None for x in wrg) else sympy.Integer(1)
     local_bytes = sympy.Add(*[b for b, _ in res.local_bytes]) if res.local_bytes else sympy.Integer(0)
     private_bytes = sympy.Add(*[b for b, _ in res.private_bytes]) if res.private_bytes else sympy.Integer(0)
-    input_bytes = sympy.Add(*[flat_count(t) * scalar_of(t).nbytes for t in stage.param_types])
+    input_bytes = sympy.Add(*[memory_bytes(t) for t in stage.param_types])
     return {
         "flops": c.flops, "global_reads": c.global_reads, "local_reads": c.local_reads,
         "copy_bytes": c.copy_bytes, "written": c.written, "items": items, "groups": groups,

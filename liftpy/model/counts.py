@@ -29,7 +29,7 @@ from ..ir.analysis import is_view
 from ..ir.expr import Call, Expr, Lambda, Literal, Program, Var, primitive_functions
 from ..ir.kernels import split_kernels
 from ..ir.typecheck import type_of
-from ..ir.types import Type, VectorType, flat_count, innermost, scalar_of
+from ..ir.types import Type, VectorType, innermost, memory_bytes
 
 
 @dataclass(frozen=True)
@@ -65,11 +65,6 @@ class Counts:
     def as_dict(self) -> dict:
         return {"flops": self.flops, "global_reads": self.global_reads, "local_reads": self.local_reads,
                 "copy_bytes": self.copy_bytes, "written": self.written}
-
-
-def _bytes(t: Type) -> sympy.Expr:
-    s = scalar_of(t)
-    return flat_count(t) * (s.nbytes if s is not None else 4)
 
 
 def _merge(origins) -> Origin:
@@ -151,7 +146,7 @@ class _Counter:
 
     def read(self, o, t: Type) -> None:
         o = _flatten(o)
-        nbytes = _bytes(t)
+        nbytes = memory_bytes(t)
         if o.space == "global":
             self.counts.global_reads += self.multiplicity(o.deps) * nbytes
         elif o.space == "local":
@@ -184,7 +179,7 @@ class _Counter:
             arg = e.args[0]
             if fn.space == "local" and is_view(arg):
                 t = self.type_of(arg, env)
-                n = _bytes(t) * self.all_iterations()
+                n = memory_bytes(t) * self.all_iterations()
                 self.counts.copy_bytes += n
                 if _flatten(self.origin(arg, env)).space == "global":
                     self.counts.global_reads += n
@@ -237,5 +232,5 @@ def count(program: Program) -> Counts:
         total.global_reads += c.counts.global_reads
         total.local_reads += c.counts.local_reads
         total.copy_bytes += c.counts.copy_bytes
-        total.written += _bytes(out_t)
+        total.written += memory_bytes(out_t)
     return total

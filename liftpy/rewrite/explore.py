@@ -32,6 +32,7 @@ from ..ir.expr import Call, Program
 from ..ir.printer import show_program
 from ..ir.types import ArrayType, Float, innermost
 from .algorithmic import coalesce, flatten_map2D, partial_reduce, split_join, tile2D, vectorize_reduce
+from .allpairs import tile_all_pairs
 from .blocking import register_block2D
 from .lowering import (
     MAP_GLB,
@@ -415,6 +416,7 @@ class ExploreOptions:
     split_k: bool = True  # with it, the reduction split across work-groups and a summing kernel
     reduce_kernels: bool = True  # a whole-array reduction as partial sums in one kernel, summed in the next
     let_global: bool = True  # a let-bound computed array becomes a kernel of its own (letGlobal)
+    all_pairs: bool = True  # all-pairs interactions tiled, each tile staged in local memory (tiled_all_pairs)
 
 
 def _macros(opts: ExploreOptions) -> list[tuple[str, Strategy]]:
@@ -541,6 +543,14 @@ def tiled_dot(opts: ExploreOptions) -> Strategy:
     )
 
 
+def tiled_all_pairs(opts: ExploreOptions) -> Strategy:
+    """The N-body shape of an all-pairs interaction: a work-group folds a chunk of the elements over the
+    other array a tile at a time (``tileAllPairs``), every nest of the group over its work-items, each
+    tile staged in local memory by the whole group (``localStage``) or read from global memory."""
+    staging = choice(once(local_stage), lambda v: [v]) if opts.local_stage else (lambda v: [v])
+    return seq(once(tile_all_pairs), apply_mapping(("wlall", 1, 1)), _accumulators, staging)
+
+
 def default_strategy(program: Program, options: ExploreOptions = ExploreOptions()) -> Strategy:
     """The strategy ``explore`` uses when given options: the general stages (algorithmic macros, work
     mapping, memory), or the tiled dot-product shape, then placement."""
@@ -550,6 +560,8 @@ def default_strategy(program: Program, options: ExploreOptions = ExploreOptions(
     general = seq(algorithmic_stage(options), boundaries, lower_all, memory_stage(options))
     if options.tile_reduce and not options.pipeline:
         general = choice(general, tiled_dot(options))
+    if options.all_pairs and not options.pipeline:
+        general = choice(general, tiled_all_pairs(options))
     return seq(general, placement_stage(program, options))
 
 

@@ -17,7 +17,7 @@ from ..ir import dsl
 from ..ir import primitives as P
 from ..ir.analysis import is_view
 from ..ir.expr import Call, Lambda, Var, fresh_name, subterms, substitute
-from ..ir.types import ArrayType, ScalarType, VectorType, contains_tuple, innermost
+from ..ir.types import ArrayType, ScalarType, TupleType, VectorType, memory_element
 from .rule import Rule, rule
 
 _PARALLEL = (P.MapGlb, P.MapWrg, P.MapLcl)
@@ -113,7 +113,7 @@ def unroll_reduce(e, site, ctx):
 def copy_of(x, t, parallel_dim: int | None = None):
     """An expression copying ``x`` of type ``t`` element by element (``id`` at the leaves); with
     ``parallel_dim`` the elements of the flattened array are shared among a work-group's work-items."""
-    if isinstance(t, (ScalarType, VectorType)):
+    if isinstance(t, (ScalarType, VectorType, TupleType)):
         return dsl.id(x)
     if parallel_dim is None:
         return dsl.mapSeq(lambda y: copy_of(y, t.elem), x)
@@ -139,7 +139,7 @@ def private_accumulator(e, site, ctx):
     if isinstance(init, Call) and isinstance(init.fn, P.ToMem):
         return None
     t = site.type_of(init)
-    if contains_tuple(t):
+    if memory_element(t) is None:
         return None
     if not is_view(init):
         # A computed initial value (distributed over work-items by mapLcl, say) is written into the
@@ -149,7 +149,8 @@ def private_accumulator(e, site, ctx):
 
 
 def _data_type(t) -> bool:
-    return not contains_tuple(t) and isinstance(innermost(t), (ScalarType, VectorType))
+    """Values memory rules may copy: arrays of scalars, vectors or tuples of them (structs)."""
+    return memory_element(t) is not None
 
 
 @rule("letPrivate", "map(y -> f(x, y), ys) => let(xp -> map(y -> f(xp, y), ys), toPrivate(copy(x)))", "memory")
@@ -163,7 +164,7 @@ def let_private(e, site, ctx):
         if name not in e.fn.f.free_vars:
             continue
         t = site.env[name]
-        if not _data_type(t) or isinstance(t, (ScalarType, VectorType)):
+        if not _data_type(t) or isinstance(t, (ScalarType, VectorType, TupleType)):
             continue
         v = Var(fresh_name(name.split("_")[0] + "p"))
         lam = e.fn.f
@@ -175,13 +176,16 @@ def let_private(e, site, ctx):
 @rule("localStage", "mapLcl(d, f, x) [uses t] => let(lt -> mapLcl(d, f, x)[t := lt], toLocal(copyLcl(t)))", "memory")
 def local_stage(e, site, ctx):
     """Data a work-group's items all read is copied to local memory by the items together (then a
-    barrier), so that each item then reads it from local memory."""
+    barrier), so that each item then reads it from local memory: data the mapped function reads (a tile
+    every item folds over), or a view the map deals out whose elements overlap (a stencil's windows).
+    Not an array the map merely deals out (``mapLcl(f, xs)``, or over ``zip(xs, ...)``), nor one read
+    in a computation before the map: each item reads its own elements of that, and a copy gains nothing."""
     if not (isinstance(e, Call) and isinstance(e.fn, P.MapLcl)):
         return None
     if not site.inside(P.MapWrg) or site.inside(P.MapLcl):
         return None
     for name in site.bound:
-        if name not in e.free_vars:
+        if not _shared(e, name):
             continue
         t = site.env[name]
         if not isinstance(t, ArrayType) or not _data_type(t):
@@ -190,6 +194,16 @@ def local_stage(e, site, ctx):
         body = substitute(e, {name: lv})
         return Call(P.Let(Lambda((lv,), body)), (dsl.toLocal(copy_of(Var(name), t, parallel_dim=0)),))
     return None
+
+
+def _shared(e: Call, name: str) -> bool:
+    if name in e.fn.f.free_vars:
+        return True
+    xs = e.args[0]
+    if name not in xs.free_vars or not is_view(xs):
+        return False
+    parts = xs.args if isinstance(xs, Call) and isinstance(xs.fn, P.Zip) else (xs,)
+    return any(name in a.free_vars and not (isinstance(a, Var) and a.name == name) for a in parts)
 
 
 def _replace_components(node, name: str, uses: dict):

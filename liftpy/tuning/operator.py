@@ -15,6 +15,7 @@ program (user functions included, see ``liftpy.ir.userfun``), sizes, and module-
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib
 import importlib.util
@@ -28,7 +29,8 @@ import numpy as np
 
 from ..errors import InputError, LiftError
 from ..ir.expr import Program
-from ..ir.types import ArrayType, free_size_symbols, scalar_of, subs_type
+from ..ir.inputs import input_shapes, random_inputs  # noqa: F401 - the operators' inputs
+from ..ir.types import free_size_symbols
 from .references import Validation, within
 
 
@@ -95,54 +97,19 @@ class Operator(ABC):
         return ()
 
 
-_INPUT_BYTES_LIMIT = 64 * 2**30  # beyond what any machine this runs on holds: refuse before numpy tries
-
-
-def input_shapes(program: Program, sizes: Mapping[str, int]) -> list[tuple[int, ...]]:
-    """The numpy shape of each input of a program at given sizes (a vector element adds its lanes)."""
-    bind = {k: int(v) for k, v in sizes.items()}
-    shapes = []
-    for p, t in zip(program.params, program.param_types):
-        tt = subs_type(t, {s: bind[str(s)] for s in free_size_symbols(t) if str(s) in bind})
-        shape = []
-        while isinstance(tt, ArrayType):
-            if not tt.size.is_Integer:
-                raise InputError(f"input {p.name} of {program.name}: no value for the size {tt.size}; give it with -s")
-            shape.append(int(tt.size))
-            tt = tt.elem
-        if hasattr(tt, "width"):
-            shape.append(int(tt.width))
-        if any(n < 1 for n in shape):
-            raise InputError(f"input {p.name} of {program.name} would have shape {tuple(shape)}; every length must be positive")
-        shapes.append(tuple(shape))
-    return shapes
-
-
-def random_inputs(program: Program, sizes: Mapping[str, int], seed: int = 0) -> list[np.ndarray]:
-    """Deterministic standard-normal inputs of a program's types; int arrays get integers from 0 up to 5 and
-    below the shortest outer length of any input, so that they are valid indices of a gather into any of them."""
-    rng = np.random.default_rng(seed)
-    shapes = input_shapes(program, sizes)
-    lengths = [shape[0] for shape, t in zip(shapes, program.param_types) if isinstance(t, ArrayType)]
-    top = max(0, min([5] + [n - 1 for n in lengths]))
-    out = []
-    for p, t, shape in zip(program.params, program.param_types, shapes):
-        nbytes = np.prod(shape, dtype=float) * 4
-        if nbytes > _INPUT_BYTES_LIMIT:
-            raise InputError(f"input {p.name} of {program.name} would have shape {shape} "
-                             f"({nbytes / 2**30:.3g} GiB); choose smaller sizes")
-        s = scalar_of(t)
-        if s is not None and s.name == "int":
-            out.append(rng.integers(0, top + 1, size=shape).astype(np.int32))
-        else:
-            out.append(rng.standard_normal(shape).astype(np.float32))
-    return out
-
-
 def compare(output: np.ndarray, expected: np.ndarray, rtol: float = 1e-3) -> Validation:
     """fp32 output against a reference: exact for integers; for floats within ``rtol`` of each element or
     of the reference's root-mean-square (sums in another order round differently; a missing or repeated
-    term is far outside)."""
+    term is far outside).  A tuple output (an array of tuples) is compared component by component."""
+    if isinstance(expected, tuple):
+        if not (isinstance(output, tuple) and len(output) == len(expected)):
+            return Validation(False, math.inf, math.inf, None, f"output is not a tuple of {len(expected)} components")
+        checks = [compare(o, e, rtol) for o, e in zip(output, expected)]
+        bad = [(k, c) for k, c in enumerate(checks) if not c.ok]
+        if bad:
+            k, c = bad[0]
+            return dataclasses.replace(c, message=f"component {k}: {c.message}")
+        return max(checks, key=lambda c: c.worst_ratio)
     out = np.asarray(output)
     exp = np.asarray(expected)
     if out.size != exp.size:

@@ -15,6 +15,7 @@ tuning parameters have values.
 from __future__ import annotations
 
 import abc
+import dataclasses
 
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -36,7 +37,34 @@ class Field:
 
 
 class Read:
-    """Base class of resolved accesses."""
+    """Base class of resolved accesses.  A read is a small tree: ``children`` are the reads it is made of
+    and ``exprs`` the index expressions, coordinates and conditions of its own, so passes over reads
+    (``transform``) need no case per kind of read."""
+
+    def children(self) -> tuple["Read", ...]:
+        return ()
+
+    def with_children(self, kids: tuple["Read", ...]) -> "Read":
+        return self
+
+    def map_exprs(self, fn: Callable[[sympy.Expr], sympy.Expr]) -> "Read":
+        """This read with ``fn`` applied to its own expressions (not its children's)."""
+        return self
+
+
+def transform(r: Read, fn: Callable[[Read], Read]) -> Read:
+    """Rebuild ``r`` bottom-up, replacing every read ``x`` in it (``r`` included) by ``fn(x)``."""
+    kids = r.children()
+    if kids:
+        r = r.with_children(tuple(transform(k, fn) for k in kids))
+    return fn(r)
+
+
+def walk_reads(r: Read):
+    """``r`` and every read inside it, outermost first."""
+    yield r
+    for k in r.children():
+        yield from walk_reads(k)
 
 
 @dataclass(frozen=True)
@@ -45,6 +73,9 @@ class MemRead(Read):
     index: sympy.Expr  # in scalar elements of the buffer
     width: int  # 1 for a scalar, n for an n-vector starting at index
     aligned: bool = False  # a vector read whose address is a multiple of its size (set by vectorization)
+
+    def map_exprs(self, fn):
+        return dataclasses.replace(self, index=fn(self.index))
 
 
 @dataclass(frozen=True)
@@ -60,6 +91,15 @@ class CondRead(Read):
     then: Read
     other: Read
 
+    def children(self):
+        return (self.then, self.other)
+
+    def with_children(self, kids):
+        return CondRead(self.cond, *kids)
+
+    def map_exprs(self, fn):
+        return CondRead(fn(self.cond), self.then, self.other)
+
 
 @dataclass(frozen=True)
 class FunCall(Read):
@@ -67,6 +107,12 @@ class FunCall(Read):
 
     name: str
     args: tuple[Read, ...]
+
+    def children(self):
+        return self.args
+
+    def with_children(self, kids):
+        return FunCall(self.name, kids)
 
 
 @dataclass(frozen=True)
@@ -76,6 +122,12 @@ class VecRead(Read):
     lanes: tuple[Read, ...]
     scalar: Any
 
+    def children(self):
+        return self.lanes
+
+    def with_children(self, kids):
+        return VecRead(kids, self.scalar)
+
 
 @dataclass(frozen=True)
 class LaneRead(Read):
@@ -83,6 +135,59 @@ class LaneRead(Read):
 
     vector: Read
     lane: sympy.Expr
+
+    def children(self):
+        return (self.vector,)
+
+    def with_children(self, kids):
+        return LaneRead(kids[0], self.lane)
+
+    def map_exprs(self, fn):
+        return LaneRead(self.vector, fn(self.lane))
+
+
+@dataclass(frozen=True)
+class FieldRead(Read):
+    """Component ``index`` of a tuple value (a struct in memory, or returned by a user function)."""
+
+    value: Read
+    index: int
+
+    def children(self):
+        return (self.value,)
+
+    def with_children(self, kids):
+        return FieldRead(kids[0], self.index)
+
+
+@dataclass(frozen=True)
+class TupleRead(Read):
+    """A tuple value assembled from its components (a zip's element passed whole to a user function)."""
+
+    parts: tuple[Read, ...]
+    type: Any  # ir.types.TupleType
+
+    def children(self):
+        return self.parts
+
+    def with_children(self, kids):
+        return TupleRead(kids, self.type)
+
+
+def tuple_read(parts: tuple[Read, ...], t) -> Read:
+    """The tuple of ``parts``; when they are the components of one tuple value in order, that value."""
+    bases = {p.value for p in parts if isinstance(p, FieldRead)}
+    if len(bases) == 1 and all(isinstance(p, FieldRead) and p.index == i for i, p in enumerate(parts)):
+        return parts[0].value
+    return TupleRead(tuple(parts), t)
+
+
+def field_of(r: Read, index: int) -> Read:
+    if isinstance(r, TupleRead):
+        return r.parts[index]
+    if isinstance(r, CondRead):
+        return CondRead(r.cond, field_of(r.then, index), field_of(r.other, index))
+    return FieldRead(r, index)
 
 
 @dataclass(frozen=True)
@@ -93,6 +198,9 @@ class ImageRead(Read):
     x: sympy.Expr
     y: sympy.Expr
     lane: sympy.Expr | None  # None: the whole texel
+
+    def map_exprs(self, fn):
+        return ImageRead(self.image, fn(self.x), fn(self.y), None if self.lane is None else fn(self.lane))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -122,26 +230,60 @@ class MemView(View):
     width: int = 1
 
     def access(self, path: tuple) -> Read:
-        if len(path) != len(self.dims) or any(isinstance(p, Field) for p in path):
+        n = len(self.dims)
+        if len(path) < n or any(isinstance(p, Field) for p in path[:n]) or not all(isinstance(p, Field) for p in path[n:]):
             raise CodegenError(
                 f"access to buffer {self.buffer.name} with {len(path)} indices, expected {len(self.dims)}"
             )
         flat = sympy.Integer(0)
         stride = self.width
-        for idx, d in zip(reversed(path), reversed(self.dims)):
+        for idx, d in zip(reversed(path[:n]), reversed(self.dims)):
             flat = flat + idx * stride
             stride *= d
-        return MemRead(self.buffer, flat, self.width)
+        return _fields(MemRead(self.buffer, flat, self.width), path[n:])
+
+
+def _fields(r: Read, fields: tuple) -> Read:
+    """Tuple components selected below a value (fields of a struct)."""
+    for f in fields:
+        r = field_of(r, f.index)
+    return r
 
 
 @dataclass(frozen=True)
 class ConstView(View):
+    """A constant: every element of an array literal is ``value``; for a tuple type (``leaf``, with
+    ``scalar`` None) ``value`` is a tuple and the path's components select from it."""
+
     value: Any
     scalar: Any
     width: int = 1
+    leaf: Any = None
 
     def access(self, path: tuple) -> Read:
-        return ConstRead(self.value, self.scalar, self.width)
+        fields = [p.index for p in path if isinstance(p, Field)]
+        if self.leaf is not None:
+            return _const(self.value, self.leaf, fields)
+        return _const_vector(self.value, self.scalar, self.width)
+
+
+def _const_vector(value, scalar, width: int) -> Read:
+    # A vector with a value per lane is assembled from its lanes.
+    if isinstance(value, tuple):
+        return VecRead(tuple(ConstRead(v, scalar, 1) for v in value), scalar)
+    return ConstRead(value, scalar, width)
+
+
+def _const(value, t, fields) -> Read:
+    from ..ir.types import TupleType, VectorType
+
+    for k in fields:
+        value, t = value[k], t.elems[k]
+    if isinstance(t, TupleType):
+        return TupleRead(tuple(_const(v, e, []) for v, e in zip(value, t.elems)), t)
+    if isinstance(t, VectorType):
+        return _const_vector(value, t.scalar, int(t.width))
+    return ConstRead(value, t, 1)
 
 
 @dataclass(frozen=True)
@@ -151,9 +293,9 @@ class ValueView(View):
     value: Read
 
     def access(self, path: tuple) -> Read:
-        if path:
+        if not all(isinstance(p, Field) for p in path):
             raise CodegenError(f"internal: indexing into the scalar value {self.value!r}")
-        return self.value
+        return _fields(self.value, path)
 
 
 @dataclass(frozen=True)

@@ -32,15 +32,9 @@ def _exprs(s):
         if isinstance(x, Store):
             yield x.index
             for r in reads(x.value):
-                if isinstance(r, V.MemRead):
-                    yield r.index
-                elif isinstance(r, V.CondRead):
-                    yield r.cond
-                elif isinstance(r, V.ImageRead):
-                    yield r.x
-                    yield r.y
-                    if r.lane is not None:
-                        yield r.lane
+                found: list = []
+                r.map_exprs(lambda e: found.append(e) or e)
+                yield from found
         elif isinstance(x, IndexDef):
             yield x.value
         elif isinstance(x, If):

@@ -112,19 +112,14 @@ def privatize(kernel: Kernel) -> Kernel:
         new, rests = replace[buf]
         return new, rests[index]
 
-    def fix_read(r):
+    def fix_one(r):
         if isinstance(r, V.MemRead) and r.buffer in replace:
             b, i = fix_index(r.buffer, r.index)
             return dataclasses.replace(r, buffer=b, index=i)
-        if isinstance(r, V.CondRead):
-            return V.CondRead(r.cond, fix_read(r.then), fix_read(r.other))
-        if isinstance(r, V.VecRead):
-            return V.VecRead(tuple(fix_read(l) for l in r.lanes), r.scalar)
-        if isinstance(r, V.FunCall):
-            return V.FunCall(r.name, tuple(fix_read(a) for a in r.args))
-        if isinstance(r, V.LaneRead):
-            return V.LaneRead(fix_read(r.vector), r.lane)
         return r
+
+    def fix_read(r):
+        return V.transform(r, fix_one)
 
     def go(s):
         if isinstance(s, Block):

@@ -16,25 +16,17 @@ from ..stmt import If, IndexDef, Kernel, Store, map_stmts
 
 
 def simplify_read(r: V.Read, ranges: dict) -> V.Read:
-    if isinstance(r, V.MemRead):
-        return dataclasses.replace(r, index=simplify_index(r.index, ranges))
-    if isinstance(r, V.CondRead):
-        c = simplify_condition(r.cond, ranges)
-        if c is sympy.true:
-            return simplify_read(r.then, ranges)
-        if c is sympy.false:
-            return simplify_read(r.other, ranges)
-        return V.CondRead(c, simplify_read(r.then, ranges), simplify_read(r.other, ranges))
-    if isinstance(r, V.VecRead):
-        return V.VecRead(tuple(simplify_read(l, ranges) for l in r.lanes), r.scalar)
-    if isinstance(r, V.ImageRead):
-        lane = None if r.lane is None else simplify_index(r.lane, ranges)
-        return V.ImageRead(r.image, simplify_index(r.x, ranges), simplify_index(r.y, ranges), lane)
-    if isinstance(r, V.FunCall):
-        return V.FunCall(r.name, tuple(simplify_read(a, ranges) for a in r.args))
-    if isinstance(r, V.LaneRead):
-        return V.LaneRead(simplify_read(r.vector, ranges), simplify_index(r.lane, ranges))
-    return r
+    def one(x: V.Read) -> V.Read:
+        if isinstance(x, V.CondRead):
+            c = simplify_condition(x.cond, ranges)
+            if c is sympy.true:
+                return x.then
+            if c is sympy.false:
+                return x.other
+            return V.CondRead(c, x.then, x.other)
+        return x.map_exprs(lambda e: simplify_index(e, ranges))
+
+    return V.transform(r, one)
 
 
 def _stmt(s, ranges):

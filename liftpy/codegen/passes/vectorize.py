@@ -71,21 +71,15 @@ def _alignable(buffer) -> bool:
 
 
 def vectorize_read(r: V.Read) -> V.Read:
-    if isinstance(r, V.VecRead):
-        lanes = [vectorize_read(l) for l in r.lanes]
-        merged = merge_lanes(lanes)
-        return vectorize_read(merged) if merged is not None else V.VecRead(tuple(lanes), r.scalar)
-    if isinstance(r, V.MemRead):
-        if r.width > 1 and not r.aligned and _alignable(r.buffer) and is_multiple(r.index, r.width):
-            return dataclasses.replace(r, aligned=True)
-        return r
-    if isinstance(r, V.CondRead):
-        return V.CondRead(r.cond, vectorize_read(r.then), vectorize_read(r.other))
-    if isinstance(r, V.FunCall):
-        return V.FunCall(r.name, tuple(vectorize_read(a) for a in r.args))
-    if isinstance(r, V.LaneRead):
-        return V.LaneRead(vectorize_read(r.vector), r.lane)
-    return r
+    def one(x: V.Read) -> V.Read:
+        if isinstance(x, V.VecRead):
+            merged = merge_lanes(list(x.lanes))
+            return x if merged is None else V.transform(merged, one)
+        if isinstance(x, V.MemRead) and x.width > 1 and not x.aligned and _alignable(x.buffer) and is_multiple(x.index, x.width):
+            return dataclasses.replace(x, aligned=True)
+        return x
+
+    return V.transform(r, one)
 
 
 def _reads_buffer(r: V.Read, buffer) -> bool:
@@ -171,21 +165,15 @@ def _combine_loads(items: tuple, counter) -> tuple:
         load = Store(tmp, sympy.Integer(0), V.MemRead(buf, base, 4, True), 4)
         loads_at.setdefault(first_use[key], []).extend([Declare(tmp), load])
 
-    def swap(r):
+    def swap_one(r):
         if isinstance(r, V.MemRead) and r.width == 1:
             split = _split_lane(r.index)
             if split is not None and (r.buffer, split[0]) in chosen:
                 return V.MemRead(chosen[(r.buffer, split[0])], sympy.Integer(split[1]), 1)
-            return r
-        if isinstance(r, V.CondRead):
-            return V.CondRead(r.cond, swap(r.then), swap(r.other))
-        if isinstance(r, V.VecRead):
-            return V.VecRead(tuple(swap(l) for l in r.lanes), r.scalar)
-        if isinstance(r, V.FunCall):
-            return V.FunCall(r.name, tuple(swap(a) for a in r.args))
-        if isinstance(r, V.LaneRead):
-            return V.LaneRead(swap(r.vector), r.lane)
         return r
+
+    def swap(r):
+        return V.transform(r, swap_one)
 
     out = []
     for pos, x in enumerate(items):
