@@ -1,6 +1,6 @@
 """A reduction of a whole array runs in parallel: partial sums in one kernel (one work-item or one
 work-group per chunk, coalesced or not, vectorized or not), their sum in a second; every sampled variant of
-the dot product and of a sum matches numpy on PoCL."""
+the dot product, of a sum and of a maximum matches numpy on PoCL."""
 
 from __future__ import annotations
 
@@ -34,7 +34,8 @@ def test_dot_product_of_a_million_elements_has_parallel_variants():
     assert widest >= 1024  # work-items computing partial sums at once (was 1 for every variant)
 
 
-@pytest.mark.parametrize("build,reference", [(linalg.dot, linalg.dot_reference), (linalg.total, linalg.total_reference)])
+@pytest.mark.parametrize("build,reference", [(linalg.dot, linalg.dot_reference), (linalg.total, linalg.total_reference),
+                                             (linalg.maximum, linalg.maximum_reference)])
 def test_every_parallel_reduction_variant_matches_numpy(build, reference):
     program = build()
     n = 3 * 512

@@ -117,6 +117,37 @@ def test_partial_reduce(n, dot, init, seed):
 
 
 @RULE_SETTINGS
+@given(st.integers(1, 12), st.sampled_from(["max", "min"]), st.booleans(), st.integers(0, 10**6))
+def test_partial_reduce_of_a_maximum_or_minimum(n, op, as_float, seed):
+    """The chunks start from the operation's identity (the lowest or highest value), not from 0: with
+    all values negative a maximum would otherwise come out 0."""
+    from liftpy.ir.userfun import BUILTINS
+
+    rng = np.random.default_rng(seed)
+    f = BUILTINS[op]
+    t, data = (Float, floats) if as_float else (Int, ints)
+    start = (-1e30 if op == "max" else 1e30) if as_float else (-100 if op == "max" else 100)
+    prog = make_program("p", [("a", Array(t, N))], lambda a: reduce(lambda acc, x: f(acc, mult(x, x) if op == "min" else sub(x, dsl.lit(9, t))),
+                                                                     dsl.lit(start, t), a))
+    results = checked(A.partial_reduce, prog, [data(rng, (n,))])
+    assert all(r.ok for r in results)
+
+
+@RULE_SETTINGS
+@given(st.sampled_from([(6, 2), (8, 4), (12, 3), (10, 5)]), st.sampled_from(["max", "min"]), st.integers(0, 10**6))
+def test_coalesce_of_a_maximum(nc, op, seed):
+    from liftpy.ir.userfun import BUILTINS
+
+    n, c = nc
+    f = BUILTINS[op]
+    rng = np.random.default_rng(seed)
+    prog = make_program("p", [("a", Array(Float, N))], lambda a: reduce(
+        f, -1e30 if op == "max" else 1e30, join(map(lambda chunk: reduce(lambda acc, x: f(acc, mult(x, x)), -1e30 if op == "max" else 1e30, chunk),
+                                                     split(c, a)))))
+    checked(A.coalesce, prog, [floats(rng, (n,))])
+
+
+@RULE_SETTINGS
 @given(st.sampled_from([(6, 2), (6, 3), (8, 4), (12, 3), (12, 4), (9, 3), (10, 5)]), st.booleans(), st.integers(0, 10**6))
 def test_coalesce(nc, as_float, seed):
     n, c = nc
@@ -472,6 +503,19 @@ def test_text_rules(hw, fi, seed):
         checked(rule, prog, [x])
 
 
+@RULE_SETTINGS
+@given(st.integers(1, 12), st.integers(-3, 3), st.integers(0, 10**6))
+def test_tile_all_pairs(n, init, seed):
+    """Every element of one array folds over all of another (here ints, acc + p * q - q): the folds
+    are only grouped in tiles, never reordered, so the result is exactly the original's."""
+    from liftpy.rewrite.allpairs import tile_all_pairs
+
+    rng = np.random.default_rng(seed)
+    prog = make_program("p", [("ps", Array(Int, N)), ("qs", Array(Int, M))], lambda ps, qs: map(
+        lambda p: reduce(lambda acc, q: sub(multAndSumUp(acc, p, q), q), init, qs), ps))
+    checked(tile_all_pairs, prog, [ints(rng, (n,)), ints(rng, ((n % 5) + 2,))])
+
+
 def test_every_rule_is_tested():
     """Runs last in this file (pytest keeps file order): every library rule met its property test."""
     from liftpy.rewrite.pipeline import crop_kernel, let_global, materialize_input, pad_opt, reduce_kernels, split_partial_kernels
@@ -480,6 +524,7 @@ def test_every_rule_is_tested():
 
     library = {r.name for r in A.ALGORITHMIC_RULES + L.LOWERING_RULES + L.MEMORY_RULES + TILING_RULES + [register_block2D]}
     library |= {r.name for r in (pad_opt, materialize_input, split_partial_kernels, crop_kernel, reduce_kernels, let_global)}
-    library |= {"fuseText", "splitJoinText", "transposeText"}
+    library |= {"fuseText", "splitJoinText", "transposeText", "tileAllPairs"}
     missing = library - TESTED
     assert not missing, f"rules without a property test run: {sorted(missing)}"
+

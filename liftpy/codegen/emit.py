@@ -193,6 +193,13 @@ class Emitter:
         self.functions[name] = f"constant {scalar.c_name} {name}[{len(values)}] = {{{text}}};"
         return self.mem_view(buf, t)
 
+    def const_leaf(self, t: Type):
+        """What ``views.ConstView`` needs to know of a tuple constant's type (views do not read types)."""
+        if isinstance(t, TupleType):
+            self.struct(t)
+            return (t, [self.const_leaf(e) for e in t.elems])
+        return (scalar_of(t), self.leaf_width(t))
+
     def flat_values(self, value, t: Type) -> list:
         if isinstance(t, ArrayType):
             n = self.conc(t.size)
@@ -429,7 +436,7 @@ class Emitter:
                 return self.constant_array(e)
             leaf = innermost(e.type)
             if isinstance(leaf, TupleType):
-                return V.ConstView(e.value, None, 1, leaf=leaf)
+                return V.ConstView(e.value, None, 1, leaf=self.const_leaf(leaf))
             return V.ConstView(e.value, scalar_of(e.type), self.leaf_width(leaf))
         if not isinstance(e, Call):
             raise CodegenError(f"internal: cannot view {e!r}")

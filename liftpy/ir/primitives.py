@@ -417,9 +417,7 @@ class At(Primitive):
     nargs: ClassVar[int] = 1
 
     def __post_init__(self):
-        if isinstance(self.index, bool) or not isinstance(self.index, (int, sympy.Basic, str)):
-            raise LiftTypeError("at", f"the index must be a whole number or a size expression, got {self.index!r}")
-        object.__setattr__(self, "index", sympy.Integer(self.index) if isinstance(self.index, int) else as_size(self.index))
+        object.__setattr__(self, "index", _index_size("at", self.index))
 
     def typecheck(self, args, tc):
         xs = _array(tc, args[0])
@@ -436,6 +434,14 @@ class At(Primitive):
         return V.AtView(conc(self.index), views[0])
 
 
+def _index_size(who: str, index) -> Size:
+    """An element index given to ``at`` or ``[ ]``: a whole number or a size expression."""
+    if isinstance(index, bool) or not isinstance(index, (int, sympy.Basic, str)):
+        raise LiftTypeError(who, f"the index must be a whole number or a size expression, got {index!r}; "
+                            "to read at positions held in an array use gather(indices, xs)")
+    return sympy.Integer(index) if isinstance(index, int) else as_size(index)
+
+
 @dataclass(frozen=True, eq=True)
 class Index(Primitive):
     """``x[i]`` of the embedded DSL and the text form: component ``i`` of a tuple or element ``i`` of an
@@ -449,10 +455,7 @@ class Index(Primitive):
     nargs: ClassVar[int] = 1
 
     def __post_init__(self):
-        if isinstance(self.index, bool) or not isinstance(self.index, (int, sympy.Basic, str)):
-            raise LiftTypeError("[ ]", f"an index is a whole number or a size expression, got {self.index!r}; "
-                                "to read at positions held in an array use gather(indices, xs)")
-        object.__setattr__(self, "index", sympy.Integer(self.index) if isinstance(self.index, int) else as_size(self.index))
+        object.__setattr__(self, "index", _index_size("[ ]", self.index))
 
     def resolved(self, t: Type) -> Primitive:
         """``get`` for a tuple ``t``, ``at`` for an array."""

@@ -76,6 +76,8 @@ OPERATORS: dict[str, LibraryEntry] = {e.name: e for e in [
                  linalg.dot_reference, lambda s, p: 2.0 * s["N"]),
     LibraryEntry("sum", "sum of the elements of [N] (a whole-array reduction)", ("N",), linalg.total,
                  linalg.total_reference, lambda s, p: float(s["N"])),
+    LibraryEntry("max", "largest element of [N] (a whole-array reduction by max)", ("N",), linalg.maximum,
+                 linalg.maximum_reference, lambda s, p: float(s["N"])),
     LibraryEntry("fully_connected", "relu(W x + b) for a batch: x [B][N], W [M][N], b [M] (relu=0: W x + b)",
                  ("B", "M", "N"), linalg.fully_connected, linalg.fully_connected_reference,
                  lambda s, p: 2.0 * s["B"] * s["M"] * s["N"], {"relu": 1}, {"relu": (0, 1)}),

@@ -98,3 +98,14 @@ def total() -> Program:
 
 def total_reference(x):
     return np.array([x.astype(np.float64).sum()], dtype=np.float32)
+
+
+def maximum() -> Program:
+    """The largest of a vector's elements (a whole-array reduction by max, split like a sum)."""
+    n = size_var("N")
+    return L.make_program("maximum", [("x", Array(Float, n))],
+                          lambda x: L.reduce(lambda acc, v: BUILTINS["max"](acc, v), float("-inf"), x))
+
+
+def maximum_reference(x):
+    return np.array([x.max()], dtype=np.float32)

@@ -16,7 +16,7 @@ from ..ir.analysis import is_view
 from ..ir.expr import Call, Lambda, Var, apply_lambda, fresh_name, rename_bound
 from ..ir.types import ArrayType, Float, ScalarType
 from ..ir.userfun import T, vectorize
-from .patterns import ADD, DOT, eta_userfun, is_call, match_map2D, match_slide2D, sum_form, zero_of
+from .patterns import ADD, DOT, eta_userfun, is_call, match_map2D, match_slide2D, sum_form
 from .rule import rule
 
 
@@ -74,9 +74,12 @@ def split_join(e, site, ctx):
     return dsl.join(dsl.map(lambda chunk: Call(P.Map(rename_bound(f)), (chunk,)), dsl.split(n, e.args[0])))
 
 
-@rule("partialReduce", "reduce(acc + h(x), init, xs) => reduce(add, init, join(map(reduce(acc + h(x), 0), split(n, xs))))")
+@rule("partialReduce", "reduce(acc (+) h(x), init, xs) => reduce((+), init, join(map(reduce(acc (+) h(x), id), split(n, xs))))")
 def partial_reduce(e, site, ctx):
-    if not _is_reduce(e) or sum_form(e.fn.f) is None:
+    """Partial results of chunks, combined: for sums, maxima and minima ((+) is add, max or min; ``id`` its
+    identity, 0 or the lowest or highest value)."""
+    form = sum_form(e.fn.f) if _is_reduce(e) else None
+    if form is None:
         return None
     init, xs = e.args
     t = site.type_of(init)
@@ -86,8 +89,8 @@ def partial_reduce(e, site, ctx):
         return None  # already split into partial reductions
     n = ctx.fresh("w")
     f = e.fn.f
-    partial = dsl.join(dsl.map(lambda chunk: Call(P.Reduce(rename_bound(f)), (zero_of(t), chunk)), dsl.split(n, xs)))
-    return Call(P.Reduce(dsl.as_lambda(lambda acc, s: ADD(acc, s), 2, "acc")), (init, partial))
+    partial = dsl.join(dsl.map(lambda chunk: Call(P.Reduce(rename_bound(f)), (form.identity(t), chunk)), dsl.split(n, xs)))
+    return Call(P.Reduce(dsl.as_lambda(lambda acc, s: form.op(acc, s), 2, "acc")), (init, partial))
 
 
 @rule(
@@ -97,7 +100,7 @@ def partial_reduce(e, site, ctx):
 )
 def coalesce(e, site, ctx):
     """Neighbouring work-items processing neighbouring chunks read neighbouring elements.  Valid because
-    the chunks are only summed: the order of the terms of a sum does not matter (up to rounding)."""
+    the chunks are only combined by a commutative operation (a sum, up to rounding; a maximum or minimum)."""
     if not _is_reduce(e) or sum_form(e.fn.f) is None:
         return None
     init, joined = e.args

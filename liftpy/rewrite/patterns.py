@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..ir import primitives as P
 from ..ir.expr import Call, Expr, Lambda, Literal, Var
-from ..ir.types import Float, Int, Type
+from ..ir.types import Int, Type
 from ..ir.userfun import BUILTINS, UserFun
 
 
@@ -82,9 +82,21 @@ def match_slide2D(e: Expr) -> Slide2D | None:
 
 @dataclass(frozen=True)
 class SumForm:
-    """A reduction function ``fun(acc, x) => acc + h(x)``: partial sums may be computed separately."""
+    """A reduction function ``fun(acc, x) => acc (+) h(x)`` for an associative and commutative ``(+)`` with
+    an identity (``add``, ``max``, ``min``): partial results may be computed separately, in any grouping
+    and order, and combined with ``op``."""
 
-    zero_type: Type
+    op: UserFun
+
+    def identity(self, t: Type) -> Literal:
+        """The value that changes nothing: 0 for a sum, the lowest value for a maximum."""
+        big = 2**31 - 1 if t == Int else float("inf")
+        value = {"add": 0, "max": -big - (1 if t == Int else 0), "min": big}[self.op.name]
+        return Literal(value if t == Int else float(value), t)
+
+
+# the user function a reduction's step applies, with the operation that combines its partial results
+_COMBINES = {"add": ("add", 2), "multAndSumUp": ("add", 3), "max": ("max", 2), "min": ("min", 2)}
 
 
 def sum_form(lam: Lambda) -> SumForm | None:
@@ -92,26 +104,17 @@ def sum_form(lam: Lambda) -> SumForm | None:
         return None
     acc, _ = lam.params
     b = lam.body
-    if not (isinstance(b, Call) and isinstance(b.fn, UserFun)):
+    if not (isinstance(b, Call) and isinstance(b.fn, UserFun)) or b.fn.base is not None:
         return None
-    name = b.fn.name
-    if b.fn.base is not None:
+    combine = _COMBINES.get(b.fn.name)
+    if combine is None or len(b.args) != combine[1]:
         return None
-    if name == "add" and len(b.args) == 2:
-        first, rest = b.args[0], b.args[1:]
-    elif name == "multAndSumUp" and len(b.args) == 3:
-        first, rest = b.args[0], b.args[1:]
-    else:
-        return None
+    first, rest = b.args[0], b.args[1:]
     if not (isinstance(first, Var) and first.name == acc.name):
         return None
     if any(acc.name in a.free_vars for a in rest):
         return None
-    return SumForm(Float)
-
-
-def zero_of(t: Type) -> Literal:
-    return Literal(0 if t == Int else 0.0, t)
+    return SumForm(BUILTINS[combine[0]])
 
 
 ADD = BUILTINS["add"]

@@ -21,7 +21,7 @@ from ..ir import primitives as P
 from ..ir.analysis import is_view
 from ..ir.expr import Call, Expr, Lambda, Var, fresh_name, substitute
 from ..ir.types import ArrayType, ScalarType, VectorType
-from .patterns import ADD, is_call, match_map2D, match_slide2D, sum_form
+from .patterns import is_call, match_map2D, match_slide2D, sum_form
 from .positions import get_at, positions, replace_at
 from .rule import rule
 
@@ -236,7 +236,8 @@ def _split_partials(e, site, whole):
     while isinstance(cur, Call) and type(cur.fn) is P.Map and not is_view(cur.fn.f.body):
         levels.append((cur.fn.f.params[0], cur.args[0]))
         cur = cur.fn.f.body
-    if bool(levels) == bool(whole) or not (isinstance(cur, Call) and type(cur.fn) is P.Reduce and sum_form(cur.fn.f)):
+    form = sum_form(cur.fn.f) if isinstance(cur, Call) and type(cur.fn) is P.Reduce else None
+    if bool(levels) == bool(whole) or form is None:
         return None
     init, partials = cur.args
     if not (is_call(partials, P.Join) and isinstance(partials.args[0], Call) and type(partials.args[0].fn) is P.Map):
@@ -264,7 +265,7 @@ def _split_partials(e, site, whole):
 
     def summed(x, depth, env):
         if depth == len(levels):
-            return Call(P.Reduce(dsl.as_lambda(lambda a, s: ADD(a, s), 2, "acc")), (substitute(init, env), x))
+            return Call(P.Reduce(dsl.as_lambda(lambda a, s: form.op(a, s), 2, "acc")), (substitute(init, env), x))
         p, inp = levels[depth]
         if depth in dep:
             return dsl.map(lambda q: summed(dsl.get(q, 0), depth + 1, {**env, p.name: dsl.get(q, 1)}), dsl.zip(x, inp))

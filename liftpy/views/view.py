@@ -252,8 +252,9 @@ def _fields(r: Read, fields: tuple) -> Read:
 
 @dataclass(frozen=True)
 class ConstView(View):
-    """A constant: every element of an array literal is ``value``; for a tuple type (``leaf``, with
-    ``scalar`` None) ``value`` is a tuple and the path's components select from it."""
+    """A constant: every element of an array literal is ``value``.  For a tuple, ``leaf`` describes its
+    components (``(tuple type, [component leaves])``, or ``(scalar, width)`` for a scalar or vector),
+    ``value`` is a tuple and the path's components select from it."""
 
     value: Any
     scalar: Any
@@ -274,16 +275,13 @@ def _const_vector(value, scalar, width: int) -> Read:
     return ConstRead(value, scalar, width)
 
 
-def _const(value, t, fields) -> Read:
-    from ..ir.types import TupleType, VectorType
-
+def _const(value, leaf, fields) -> Read:
     for k in fields:
-        value, t = value[k], t.elems[k]
-    if isinstance(t, TupleType):
-        return TupleRead(tuple(_const(v, e, []) for v, e in zip(value, t.elems)), t)
-    if isinstance(t, VectorType):
-        return _const_vector(value, t.scalar, int(t.width))
-    return ConstRead(value, t, 1)
+        value, leaf = value[k], leaf[1][k]
+    if isinstance(leaf[1], list):
+        return TupleRead(tuple(_const(v, e, []) for v, e in zip(value, leaf[1])), leaf[0])
+    scalar, width = leaf
+    return _const_vector(value, scalar, width)
 
 
 @dataclass(frozen=True)
