@@ -116,7 +116,7 @@ def main() -> None:
         run = compile_program(variant.program, sizes).run(*args[name]).output
         assert all(np.allclose(g, w, rtol=1e-4, atol=1e-4) for g, w in zip_(run, want)), name
         print(show_program(prog))
-        print(f"  matches numpy in the interpreter and on the OpenCL device\n")
+        print("  matches numpy in the interpreter and on the OpenCL device\n")
 
 
 def zip_(a, b):

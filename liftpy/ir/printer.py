@@ -51,7 +51,7 @@ _RESERVED = {"fun", "def", "value", "userfun", "true", "false", "reverse", "stri
 def format_value(v, t: Type | None = None) -> str:
     """A literal value as the grammar reads it back: floats keep their type and every bit (the shortest
     repr that round-trips), ``inf``/``-inf``/``nan`` included."""
-    from .types import ArrayType, Elements, TupleType, innermost, scalar_of
+    from .types import Elements, TupleType, innermost, scalar_of
 
     if isinstance(v, Elements):
         elem = t.elem if isinstance(t, ArrayType) else None

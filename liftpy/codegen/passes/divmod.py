@@ -19,7 +19,6 @@ import sympy
 from ...ir.levels import Level
 from ...views.arith import CDiv, CMod
 from ..stmt import Block, If, IndexDef, Kernel, Loop, Store, body_ranges, descend, map_stmts, reads, walk
-from ...views import view as V
 from .simplify import _stmt as _simplify_stmt
 
 _DIVMOD = (sympy.floor, sympy.Mod, CDiv, CMod)
