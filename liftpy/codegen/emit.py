@@ -219,7 +219,7 @@ class Emitter:
         return WMem(buf, dims, width)
 
     # ------------------------------------------------------------------------------ reading values
-    def read(self, view: V.View, t: Type | None = None) -> V.Read:
+    def read(self, view: V.View, t: Type) -> V.Read:
         """The value of ``view`` (of type ``t``); a tuple is read component by component (a zip's element
         has no memory of its own), which gives back the struct itself where it is one."""
         if isinstance(t, TupleType):

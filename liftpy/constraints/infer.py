@@ -24,7 +24,7 @@ import sympy
 from ..errors import ConstraintError
 from ..ir.expr import Program
 from ..ir.typecheck import typecheck
-from ..ir.types import ArrayType, as_size, flat_count, memory_bytes, subs_type
+from ..ir.types import ArrayType, Type, as_size, flat_count, memory_bytes, subs_type
 from .resources import analyze
 from .space import Constraint, Parameter, Space
 
@@ -118,9 +118,9 @@ def hardware_constraints(program: Program, profile, placements: Mapping[str, str
     total_bytes = sympy.Add(*[memory_bytes(t) for t in program.param_types])
     for st in stages:
         label = f" (kernel {st.program.name})" if len(stages) > 1 else ""
-        out.extend((pred, origin + label, prim) for pred, origin, prim in _kernel_limits(st.program, profile, placements))
-        # The buffer a stage writes: one allocation, indexed with 32-bit ints.
         t = typecheck(st.program).type
+        out.extend((pred, origin + label, prim) for pred, origin, prim in _kernel_limits(st.program, t, profile, placements))
+        # The buffer a stage writes: one allocation, indexed with 32-bit ints.
         count = flat_count(t)
         nbytes = memory_bytes(t)
         total_bytes += nbytes
@@ -130,7 +130,7 @@ def hardware_constraints(program: Program, profile, placements: Mapping[str, str
     return out
 
 
-def _kernel_limits(program: Program, profile, placements: Mapping[str, str]) -> list[tuple]:
+def _kernel_limits(program: Program, result: Type, profile, placements: Mapping[str, str]) -> list[tuple]:
     res = analyze(program)
     out = []
     ndim_local = []
@@ -156,7 +156,6 @@ def _kernel_limits(program: Program, profile, placements: Mapping[str, str]) -> 
     if items is not None and profile.min_parallelism > 1:
         # A kernel whose result has fewer elements than the device wants work-items (a fully connected
         # layer of batch 1, a last sum) is held to one work-item per element, not pruned away entirely.
-        result = typecheck(program).type
         elements = sympy.Mul(*result.dims) if isinstance(result, ArrayType) else sympy.Integer(1)
         need = sympy.Min(profile.min_parallelism, elements)
         out.append(

@@ -66,14 +66,13 @@ class Evaluator:
 
 
 def _literal_array(e: Literal, ev: Evaluator, batch):
-    t = e.type
-    dims = []
-    while isinstance(t, ArrayType) and not isinstance(e.value, Elements):
+    if isinstance(e.value, Elements):
+        arr = _elements(e.value, e.type, ev)
+        return np.broadcast_to(arr, batch + arr.shape)
+    t, dims = e.type, []
+    while isinstance(t, ArrayType):
         dims.append(ev.concrete(t.size))
         t = t.elem
-    if isinstance(e.value, Elements):
-        arr = _elements(e.value, t, ev)
-        return np.broadcast_to(arr, batch + arr.shape)
     return _constant(e.value, t, batch + tuple(dims), ev)
 
 

@@ -90,9 +90,10 @@ class SumForm:
 
     def identity(self, t: Type) -> Literal:
         """The value that changes nothing: 0 for a sum, the lowest value for a maximum."""
-        big = 2**31 - 1 if t == Int else float("inf")
-        value = {"add": 0, "max": -big - (1 if t == Int else 0), "min": big}[self.op.name]
-        return Literal(value if t == Int else float(value), t)
+        if self.op.name == "add":
+            return Literal(0 if t == Int else 0.0, t)
+        lowest, highest = (-(2**31), 2**31 - 1) if t == Int else (float("-inf"), float("inf"))
+        return Literal(lowest if self.op.name == "max" else highest, t)
 
 
 # the user function a reduction's step applies, with the operation that combines its partial results
