@@ -26,3 +26,10 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "liftpy-ci"))
+
+
+def on_simulator() -> bool:
+    """Whether the default device is the Oclgrind simulator (where PoCL cannot build for the CPU)."""
+    from liftpy.host.device import get_device
+
+    return "oclgrind" in get_device(None).info.platform.lower()

@@ -653,6 +653,11 @@ TARGETED = _targeted()
 
 @pytest.mark.parametrize("name", sorted(TARGETED))
 def test_targeted_composition(name):
+    from conftest import on_simulator
+
+    if name == "asScalar_pad_asVector" and on_simulator():
+        pytest.skip("Oclgrind 21.10 miscompiles this kernel's chain of conditions (3, 3, 3, 3 for 0, 1, 2, 3 of "
+                    "x = 0..7; PoCL and NVIDIA's driver compute it right)")
     program, sz, reference = TARGETED[name]
     rng = np.random.default_rng(7)
     inputs = []

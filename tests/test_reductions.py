@@ -53,3 +53,35 @@ def test_every_parallel_reduction_variant_matches_numpy(build, reference):
             assert abs(got - want) <= 1e-4 * max(1.0, abs(want)), (k, c, got, want, [str(s) for s in v.trace])
             ran += 1
     assert ran >= 8
+
+
+@pytest.mark.parametrize("build,reference", [(linalg.dot, linalg.dot_reference), (linalg.maximum, linalg.maximum_reference)])
+def test_each_work_group_combines_its_items_results_as_a_tree_in_local_memory(build, reference):
+    """Lift's parallel reduction: every ``reduceLcl`` variant halves its work-group's partial results in
+    local memory, a barrier after each step, with groups of a power of two and of other sizes (12 items:
+    12 -> 6 -> 3 -> 2 -> 1), and matches numpy."""
+    program = build()
+    n = 3 * 512
+    rng = np.random.default_rng(1)
+    inputs = [rng.standard_normal(n).astype(np.float32) for _ in program.params]
+    want = float(reference(*inputs)[0])
+    device, profile = get_device(None), resolve_profile(None)
+    trees = [v for v in explore(program) if "reduceLcl" in features(v)]
+    assert len(trees) >= 2  # with and without the coalescing reorder (and vectorized, for the dot product)
+    ran = 0
+    for k, v in enumerate(trees):
+        space = solve(variant_space(v, {"N": n}, profile))
+        configs = sample(space, 400, seed=k)
+        for items in (12, 64):
+            c = next((c for c in configs if c["w0"] // c["w1"] == items), None)
+            assert c is not None, (items, [str(s) for s in v.trace])
+            stages = generate_pipeline(v.program, {"N": n, **c}, placements=v.placement_map)
+            source = stages[0][0].source
+            assert stages[0][0].launch.local_size == (items,)
+            assert source.count("reduceLcl(0):") == int(np.ceil(np.log2(items)))
+            assert source.count("barrier(CLK_LOCAL_MEM_FENCE)") >= int(np.ceil(np.log2(items)))
+            out = CompiledPipeline(v.program, {"N": n, **c}, device, v.placement_map).run(*inputs, repeat=1, warmup=0).output
+            got = float(np.asarray(out).ravel()[0])
+            assert abs(got - want) <= 1e-4 * max(1.0, abs(want)), (c, got, want, [str(s) for s in v.trace])
+            ran += 1
+    assert ran >= 4

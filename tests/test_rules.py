@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from liftpy import (
-    Array, Float, Int, add, get, id, join, make_program, map, mapGlb, mapLcl, mapSeq, mapWrg, mult, multAndSumUp,
+    Array, Float, Int, add, fmax, fmin, get, id, join, make_program, map, mapGlb, mapLcl, mapSeq, mapWrg, mult, multAndSumUp,
     reduce, reduceSeq, relu, sizes, slide2D, split, sub, toPrivate, transpose, zip,
 )
 from liftpy.ir import dsl
@@ -360,6 +360,13 @@ def test_lowering_rules(rule):
         if rule.name.startswith("unroll"):
             prog = make_program("p", [("x", Array(Int, H, W)), ("v", Array(Int, W))], lambda x, v: mapGlb(0,
                 lambda row: mapSeq(lambda e: reduceSeq(lambda acc, p: multAndSumUp(acc, p[0], p[1]), e, zip(row, v)), row), x))
+        if rule.name == "reduceLcl":
+            # a work-group's reduction over values its items computed, as a tree (ints: exactly the fold's)
+            op = [add, fmax, fmin][seed % 3]
+            prog = make_program("p", [("x", Array(Int, H, W))], lambda x: mapWrg(0, lambda row: reduce(
+                op, 7, map(lambda e: mult(e, 3), row)), x))
+            checked(rule, prog, [ints(rng, (h, w))])
+            return
         if rule.name.startswith("mapLcl"):
             prog = make_program("p", [("x", Array(Int, H, W)), ("v", Array(Int, W))], lambda x, v: mapWrg(rule.name[-1] == "0" and 1 or 0,
                 lambda row: map(lambda e: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), e, zip(row, v)), row), x))

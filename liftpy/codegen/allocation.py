@@ -171,7 +171,7 @@ def needs_temporary(e: Expr, at: Position) -> Temporary | None:
         return None
     fn = e.fn
     form = read_form(e) if at.reads else store_form(e)
-    if form == "reduce" and isinstance(fn, P.ReduceSeq):
+    if form == "reduce" and type(fn) is not P.Reduce:
         return Temporary(accumulator_init(e.args[0])[0], "accumulator")
     if form == "memory" and (at.reads or fn.space != at.dest):
         return Temporary(fn.space, "temporary")

@@ -383,8 +383,8 @@ class Emitter:
     def emit_reduce(self, e: Call, env, ctx: Ctx, at: Position) -> V.View:
         """Emit a sequential reduction met at ``at``; returns a view of its accumulator (type T, not [T]1)."""
         fn = e.fn
-        if not isinstance(fn, P.ReduceSeq):
-            raise CodegenError(f"reduce must be lowered to reduceSeq before code generation (in {_short(e)})")
+        if type(fn) is P.Reduce:
+            raise CodegenError(f"reduce must be lowered to reduceSeq or reduceLcl before code generation (in {_short(e)})")
         init, xs = e.args
         acc_t = self.type_of(init, env)
         _, src = accumulator_init(init)
@@ -396,6 +396,10 @@ class Emitter:
         n = self.conc(xs_t.size)
         xs_view = self.view_of(xs, env, ctx)
         p_acc, p_x = fn.f.params
+        if isinstance(fn, P.ReduceLcl):
+            # the tree leaves one value in the first element, which the accumulator then takes in
+            self.emit_tree(e, xs_view, xs_t.elem, n, env, ctx)
+            n = 1
 
         def step(index):
             env2 = self.bind(env, [p_acc, p_x], [acc_t, xs_t.elem], [acc_view, V.IndexView(index, xs_view)])
@@ -408,8 +412,34 @@ class Emitter:
         body = Block(tuple(items))
         if ctx.level == "group" and stores_to(body, "local"):
             body = Block(body.items + (Barrier(),))
-        self.add(Loop(var, n, Level.SEQ, 0, body, unroll=fn.unroll, note=fn.text_name))
+        self.add(Loop(var, n, Level.SEQ, 0, body, unroll=getattr(fn, "unroll", n == 1), note=fn.text_name))
         return acc_view
+
+    def emit_tree(self, e: Call, xs_view: V.View, elem_t: Type, n: int, env, ctx: Ctx) -> None:
+        """The halving steps of a ``reduceLcl`` over the local array it reduces in place: while m > 1
+        values are left, the first m // 2 take in those ceil(m / 2) further on, a barrier after each step.
+        The sizes are known here, so the steps are unrolled: log2(n) loops over the work-items."""
+        fn = e.fn
+        if ctx.level != "group":
+            raise CodegenError(f"reduceLcl runs at work-group level, inside mapWrg and outside mapLcl (in {_short(e)})")
+        if not (isinstance(e.args[1], Call) and isinstance(e.args[1].fn, P.ToLocal) and isinstance(xs_view, V.MemView)):
+            raise CodegenError(f"reduceLcl reduces its array in place in local memory: its argument must be "
+                               f"toLocal(...) (in {_short(e)})")
+        dest = WMem(xs_view.buffer, xs_view.dims, xs_view.width)
+        p_acc, p_x = fn.f.params
+        inner = self.enter(Level.LCL, fn.dim, ctx)
+        m = n
+        while m > 1:
+            half = (m + 1) // 2
+            var = self.loop_var(Level.LCL)
+            items: list = []
+            with self.into(items):
+                env2 = self.bind(env, [p_acc, p_x], [elem_t, elem_t],
+                                 [V.IndexView(var, xs_view), V.IndexView(var + half, xs_view)])
+                self.emit_to(fn.f.body, WIndex(var, dest), env2, inner)
+            self.add(Loop(var, m // 2, Level.LCL, fn.dim, Block(tuple(items)), note=f"{fn.text_name}({fn.dim}): {m} -> {half}"))
+            self.add(Barrier())
+            m = half
 
     def call_userfun(self, e: Call, env, ctx: Ctx) -> V.Read:
         fn: UserFun = e.fn

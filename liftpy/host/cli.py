@@ -32,12 +32,13 @@ def register(sub) -> None:
 
 
 def cmd_devices(args) -> int:
-    from .device import _pick, list_devices
+    from .device import _pick, build_problem, list_devices
 
     default = _pick(None)
     for d in list_devices():
         mark = "*" if d.index == default else " "
-        print(f"{mark} {d}")
+        problem = build_problem(d.index) if d.type == "CPU" else None
+        print(f"{mark} {d}" + (f": {problem}" if problem else ""))
         print(
             f"      {d.version}; driver {d.driver}; {d.compute_units} compute units; work-group <= {d.max_work_group_size} "
             f"{d.max_work_item_sizes}; local {d.local_mem_bytes // 1024} KiB; global {d.global_mem_bytes / 2**30:.1f} GiB; "

@@ -2,7 +2,9 @@
 
 The device is chosen by, in order: the ``device`` argument (an index into ``list_devices()`` or part of a
 device name), the ``LIFTPY_DEVICE`` environment variable (same forms), then the first GPU, then the first
-device.  PoCL on the CPU, from ``pip install 'liftpy[pocl]'``, is the device every machine has.
+device that builds kernels.  PoCL on the CPU, from ``pip install 'liftpy[pocl]'``, is the device every
+machine has, but its LLVM 14 cannot compile for CPUs newer than it (AMD Zen 5); there the Oclgrind
+simulator (from the test extras) is the default, which checks results as well but times nothing useful.
 """
 
 from __future__ import annotations
@@ -100,13 +102,16 @@ def _pick(spec) -> int:
         spec = os.environ.get("LIFTPY_DEVICE")
     if spec is None or spec == "":
         cl = _cl()
-        # A simulator (Oclgrind, installed for checking kernels; it calls itself a GPU too) is never the
-        # default: it is a thousand times slower than the CPU device beside it.
-        real = [i for i, d in enumerate(devices) if "oclgrind" not in d.platform.name.lower()] or [0]
+        # A simulator (Oclgrind, installed for checking kernels; it calls itself a GPU too) is the default
+        # only when no other device can build kernels: it runs large kernels a thousand times slower.
+        simulators = [i for i, d in enumerate(devices) if _is_simulator(d)]
+        real = [i for i in range(len(devices)) if i not in simulators]
         for i in real:
             if devices[i].type & cl.device_type.GPU:
                 return i
-        return real[0]
+        # (``liftpy devices`` says why a device is passed over; explorations name the device they use.)
+        usable = [i for i in real if build_problem(i) is None]
+        return (usable or simulators or real or [0])[0]
     if isinstance(spec, int) or (isinstance(spec, str) and spec.isdigit()):
         i = int(spec)
         if not 0 <= i < len(devices):
@@ -116,6 +121,29 @@ def _pick(spec) -> int:
     if not matches:
         raise DeviceError(f"no OpenCL device matches '{spec}'; devices are: " + "; ".join(str(x) for x in list_devices()))
     return matches[0]
+
+
+def _is_simulator(d) -> bool:
+    return "oclgrind" in d.platform.name.lower()
+
+
+PROBE_KERNEL = "kernel void probe(global float* x) { x[get_global_id(0)] = 1.0f; }"
+
+
+@lru_cache(maxsize=None)
+def build_problem(index: int) -> str | None:
+    """Why a device cannot build even a trivial kernel, or None.  PoCL 3.0 (from ``pip install
+    pyopencl[pocl]``) compiles with LLVM 14, which does not know CPUs newer than it (AMD Zen 5: "unknown
+    target CPU 'generic'"); such a device is listed but not chosen by default."""
+    cl = _cl()
+    device = _all_devices()[index]
+    try:
+        cl.Program(cl.Context([device]), PROBE_KERNEL).build()
+    except Exception as e:  # pyopencl raises its own error types, and RuntimeError for build failures
+        lines = [l.strip() for l in str(e).splitlines() if "error" in l.lower() and l.strip()]
+        detail = next((l for l in lines if l.lower().startswith("error:")), lines[0] if lines else type(e).__name__)
+        return f"cannot build kernels ({detail})"
+    return None
 
 
 class Device:

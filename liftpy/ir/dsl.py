@@ -128,6 +128,10 @@ def reduceSeqUnroll(f: Fun, init, xs) -> Call:
     return reduceSeq(f, init, xs, unroll=True)
 
 
+def reduceLcl(dim: int, f: Fun, init, xs) -> Call:
+    return _call(P.ReduceLcl(_dim(dim), as_lambda(f, 2, "acc")), init, xs)
+
+
 # ------------------------------------------------------------------------------------------ layout
 
 

@@ -312,6 +312,41 @@ class ReduceSeq(ReduceLike):
         return "reduceSeqUnroll" if self.unroll else "reduceSeq"
 
 
+@dataclass(frozen=True, eq=True)
+class ReduceLcl(ReduceLike):
+    """A reduction performed by the work-items of a group together, as a tree in local memory (Lift's
+    parallel reduction): the array, already in local memory, is halved in place, each step adding its
+    second half onto its first with the work-items spread over dimension ``dim`` and a barrier between
+    steps, until one value is left, which is combined with ``init``.  The function must be associative
+    and commutative, ``(T, T) -> T`` (a sum, a maximum); the tree is the order the interpreter follows
+    too, so it computes what the kernel does, rounding included."""
+
+    dim: int
+    f: Lambda
+    name: ClassVar[str] = "reduceLcl"
+
+    def typecheck(self, args, tc):
+        if self.dim not in (0, 1, 2):
+            tc.fail(f"OpenCL has NDRange dimensions 0, 1 and 2, not {self.dim}")
+        out = super().typecheck(args, tc)
+        xs = _array(tc, args[1], "an array to reduce")
+        if types_equal(xs.elem, args[0]) is False:
+            tc.fail(f"a tree reduction combines elements with each other: their type {xs.elem} must be the "
+                    f"accumulator's {args[0]}")
+        return out
+
+    def evaluate(self, args, ev):
+        acc, xs = args
+        items = [at_axis(xs, lambda a, _ax, i=i: a[(slice(None),) * _ax + (i,)]) for i in range(xs.length())]
+        while len(items) > 1:
+            half = (len(items) + 1) // 2
+            items = [lift(ev.call(self.f, [items[i], items[i + half]], xs.batch), xs.batch) if i + half < len(items)
+                     else items[i] for i in range(half)]
+        if items:
+            acc = lift(ev.call(self.f, [acc, items[0]], xs.batch), xs.batch)
+        return at_axis(acc, lambda a, _ax: np.expand_dims(a, _ax))
+
+
 # ------------------------------------------------------------------------------------------- layout
 
 
@@ -852,6 +887,7 @@ PRIMITIVES: dict[str, tuple[type, dict]] = {
     "reduce": (Reduce, {}),
     "reduceSeq": (ReduceSeq, {"unroll": False}),
     "reduceSeqUnroll": (ReduceSeq, {"unroll": True}),
+    "reduceLcl": (ReduceLcl, {}),
     "zip": (Zip, {}),
     "get": (Get, {}),
     "split": (Split, {}),

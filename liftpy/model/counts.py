@@ -205,7 +205,7 @@ class _Counter:
             xs_t = self.type_of(xs, env)
             acc_t = self.type_of(init, env)
             k = len(self.loops)
-            self.loops.append(LoopInfo(xs_t.size, False, bool(getattr(fn, "unroll", False))))
+            self.loops.append(LoopInfo(xs_t.size, isinstance(fn, P.ReduceLcl), bool(getattr(fn, "unroll", False))))
             o = self.elem_origin(self.origin(xs, env), k)
             acc, x = fn.f.params
             self.walk(fn.f.body, self.bind(env, [acc, x], [acc_t, xs_t.elem], [Origin("private", frozenset({k})), o]))

@@ -43,6 +43,7 @@ from .lowering import (
     limit_unrolled_nests,
     local_stage,
     private_accumulator,
+    reduce_lcl,
     reduce_seq,
     stage_tiles,
     stage_tiles_t,
@@ -417,6 +418,7 @@ class ExploreOptions:
     reduce_kernels: bool = True  # a whole-array reduction as partial sums in one kernel, summed in the next
     let_global: bool = True  # a let-bound computed array becomes a kernel of its own (letGlobal)
     all_pairs: bool = True  # all-pairs interactions tiled, each tile staged in local memory (tiled_all_pairs)
+    tree_reduce: bool = True  # a whole-array reduction per work-group as a tree in local memory (tree_reduction)
 
 
 def _macros(opts: ExploreOptions) -> list[tuple[str, Strategy]]:
@@ -551,6 +553,22 @@ def tiled_all_pairs(opts: ExploreOptions) -> Strategy:
     return seq(once(tile_all_pairs), apply_mapping(("wlall", 1, 1)), _accumulators, staging)
 
 
+def tree_reduction(opts: ExploreOptions) -> Strategy:
+    """Lift's parallel reduction of a whole array (a dot product, a sum, a maximum): the array in chunks
+    of ``w0``, one per work-group, each split again into ``w0 / w1`` runs of ``w1`` that the group's
+    work-items reduce sequentially (neighbouring items reading neighbouring elements, with the
+    coalescing reorder, or each its own run); the group then combines its items' results as a tree in
+    local memory (``reduceLcl``) and writes one value; a second kernel adds the groups' values with the
+    initial one (``reduceKernels``)."""
+    from .pipeline import reduce_kernels
+
+    vectorize = optional(once(vectorize_reduce)) if opts.vectorize else (lambda v: [v])
+    coalesced = optional(once(coalesce)) if opts.coalesce else (lambda v: [v])
+    return seq(vectorize, once(partial_reduce), once(partial_reduce), coalesced, once(reduce_kernels),
+               once(MAP_WRG[0]), once(reduce_lcl), normalize(MAP_LCL[0]), normalize(MAP_SEQ), normalize(reduce_seq),
+               _accumulators)
+
+
 def default_strategy(program: Program, options: ExploreOptions = ExploreOptions()) -> Strategy:
     """The strategy ``explore`` uses when given options: the general stages (algorithmic macros, work
     mapping, memory), or the tiled dot-product shape, then placement."""
@@ -562,6 +580,8 @@ def default_strategy(program: Program, options: ExploreOptions = ExploreOptions(
         general = choice(general, tiled_dot(options))
     if options.all_pairs and not options.pipeline:
         general = choice(general, tiled_all_pairs(options))
+    if options.tree_reduce and options.partial and options.reduce_kernels and not options.pipeline:
+        general = choice(general, tree_reduction(options))
     return seq(general, placement_stage(program, options))
 
 

@@ -18,6 +18,7 @@ from ..ir import primitives as P
 from ..ir.analysis import is_view
 from ..ir.expr import Call, Lambda, Var, fresh_name, subterms, substitute
 from ..ir.types import ArrayType, ScalarType, TupleType, VectorType, memory_element
+from .patterns import sum_form
 from .rule import Rule, rule
 
 _PARALLEL = (P.MapGlb, P.MapWrg, P.MapLcl)
@@ -146,6 +147,38 @@ def private_accumulator(e, site, ctx):
         # accumulator directly; copying it again would need it in memory first.
         return Call(e.fn, (dsl.toPrivate(init), e.args[1]))
     return Call(e.fn, (dsl.toPrivate(copy_of(init, t)), e.args[1]))
+
+
+@rule(
+    "reduceLcl",
+    "reduce((+), init, xs) at work-group level, xs computed by the work-items => mapLcl(d, id, reduceLcl(d, (+), init, toLocal(xs)))",
+    "lowering",
+)
+def reduce_lcl(e, site, ctx):
+    """A reduction a work-group computes over values its work-items produced (the partial results of a
+    chunk each) is done by the items together, as a tree in local memory, rather than by every item
+    alone; one item then writes the result.  The last step of Lift's parallel reduction; valid for an
+    associative and commutative ``(+)`` (a sum, up to rounding; a maximum or minimum exactly)."""
+    if not (isinstance(e, Call) and type(e.fn) in (P.Reduce, P.ReduceSeq)) or getattr(e.fn, "unroll", False):
+        return None
+    if not site.inside(P.MapWrg) or site.inside(P.MapLcl, P.MapGlb, P.MapSeq, P.ReduceLike):
+        return None
+    lam = e.fn.f
+    init, xs = e.args
+    body = lam.body
+    if sum_form(lam) is None or len(body.args) != 2 or body.args[1] != lam.params[1]:
+        return None  # not a plain acc (+) x: the elements could not be combined with each other
+    if isinstance(init, Call) and isinstance(init.fn, P.ToMem):
+        return None
+    maps = [n.fn for n in subterms(xs) if isinstance(n, Call) and (isinstance(n.fn, P.MapLcl) or _plain_map(n))]
+    if not maps:
+        return None  # computed by every item alone: nothing to share
+    t = site.type_of(init)
+    if not isinstance(t, (ScalarType, VectorType, TupleType)) or site.type_of(xs).elem != t:
+        return None
+    d = getattr(maps[0], "dim", 0)  # a map not lowered yet becomes mapLcl(0) (see tree_reduction)
+    tree = Call(P.ReduceLcl(d, lam), (init, dsl.toLocal(xs)))
+    return dsl.mapLcl(d, lambda v: dsl.id(v), tree)
 
 
 def _data_type(t) -> bool:
@@ -394,5 +427,5 @@ def _fields(prim) -> dict:
     return {f.name: getattr(prim, f.name) for f in dataclasses.fields(prim)}
 
 
-LOWERING_RULES = MAP_GLB + MAP_WRG + MAP_LCL + [MAP_SEQ, reduce_seq, unroll_map, unroll_reduce, unroll_in_item]
+LOWERING_RULES = MAP_GLB + MAP_WRG + MAP_LCL + [MAP_SEQ, reduce_seq, reduce_lcl, unroll_map, unroll_reduce, unroll_in_item]
 MEMORY_RULES = [private_accumulator, let_private, local_stage, stage_tiles, stage_tiles_t]

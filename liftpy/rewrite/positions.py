@@ -153,7 +153,9 @@ class Site:
                 pass  # the value of a kernel boundary is written by a kernel of its own
             elif step[0] == "callee":
                 pass
-            elif step[0] == "arg" and isinstance(fn, (P.Join, P.Split, P.Transpose, P.AsScalar, P.AsVector, P.ToMem)):
+            elif step[0] == "arg" and isinstance(fn, P.ToMem):
+                ok = True  # stored into the memory the marker names, whatever reads it then
+            elif step[0] == "arg" and isinstance(fn, (P.Join, P.Split, P.Transpose, P.AsScalar, P.AsVector)):
                 pass
             elif step[0] == "arg" and type(fn) is P.Map and _is_layout_lambda(fn.f):
                 pass

@@ -84,7 +84,7 @@ def variant_id(v) -> str:
              "placeInImage": "image", "localStage": "local", "letPrivate": "let", "unrollReduceSeq": "unroll",
              "mapWrg": "wrg", "mapGlb": "glb", "cropKernel": "crop-kernel", "registerBlock2D": "block",
              "tile2DReduce": "tiled", "tile2DReduceStrided": "tiled-strided", "stageTiles": "stage",
-             "stageTilesT": "stageT", "unrollInItem": "unroll-item", "splitK": "splitK", "flattenMap2D": "flat", "reduceKernels": "reduce-kernels",
+             "stageTilesT": "stageT", "unrollInItem": "unroll-item", "splitK": "splitK", "flattenMap2D": "flat", "reduceKernels": "reduce-kernels", "reduceLcl": "tree",
              "tileAllPairs": "allpairs-tiles"}
     tags = sorted({short[f] for f in features(v) if f in short})
     return f"{'+'.join(tags) or 'plain'}#{digest}"

@@ -7,7 +7,8 @@
   unrolled register blocks produce) becomes one vector store of the values.
 - Scalar reads of one global or local buffer at four consecutive addresses starting at a multiple of four,
   in one straight-line block that does not write that buffer (an unrolled step of a register block reads
-  ``b[k][j..j+3]``), become one aligned vector load into a private temporary whose lanes they then read.
+  ``b[k][j..j+3]``), become one aligned vector load into a private temporary whose lanes they then read;
+  only reads made unconditionally (a read a padding condition guards may lie outside the buffer).
 - A vector access whose index is provably a multiple of its width is marked aligned: the printer then
   dereferences a vector pointer, which NVIDIA's compiler turns into one 128-bit access where ``vload4``
   stays four scalar ones (1.6x on SGEMM, ``shared/research/h100-anchors.md``).  Global buffers are
@@ -131,10 +132,19 @@ def _split_lane(index):
     return sympy.expand(rest + (c - c % 4)), c % 4
 
 
+def _unguarded(r: V.Read):
+    """The reads of a value that are made whatever its conditions say: not those in the branches of a
+    ``CondRead`` (a padded view reads the buffer only where the index is inside it; loading the four
+    addresses anyway would read before or after the buffer)."""
+    yield r
+    for k in (() if isinstance(r, V.CondRead) else r.children()):
+        yield from _unguarded(k)
+
+
 def _combine_loads(items: tuple, counter) -> tuple:
     """Groups of scalar reads of four consecutive, aligned addresses become one vector load."""
     from ..memory import Buffer
-    from ..stmt import Declare, reads
+    from ..stmt import Declare
 
     written = {x.buffer for x in items if isinstance(x, Store)}
     groups: dict = {}
@@ -142,7 +152,7 @@ def _combine_loads(items: tuple, counter) -> tuple:
     for pos, x in enumerate(items):
         if not isinstance(x, Store):
             continue
-        for r in reads(x.value):
+        for r in _unguarded(x.value):
             if not (isinstance(r, V.MemRead) and r.width == 1 and _alignable(r.buffer)):
                 continue
             if r.buffer in written or r.buffer.count % 4 or r.buffer.scalar.name != "float":

@@ -1,0 +1,37 @@
+"""The default device is one that builds kernels: a GPU, else a CPU device whose compiler works, else the
+Oclgrind simulator; ``liftpy devices`` says why a device was passed over."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from liftpy.host import device as D
+
+
+def _index(fragment: str):
+    return next((d.index for d in D.list_devices() if fragment in (d.name + " " + d.platform).lower()), None)
+
+
+def test_a_cpu_device_that_cannot_build_kernels_is_passed_over(monkeypatch):
+    pocl, sim = _index("portable"), _index("oclgrind")
+    if pocl is None or sim is None:
+        pytest.skip("needs PoCL and Oclgrind (pip install -e '.[pocl,test]')")
+    monkeypatch.delenv("LIFTPY_DEVICE", raising=False)
+    monkeypatch.setattr(D, "build_problem", lambda i: "cannot build kernels (error: unknown target CPU 'generic')" if i == pocl else None)
+    assert D._pick(None) == sim
+    monkeypatch.setattr(D, "build_problem", lambda i: None)
+    assert D._pick(None) == pocl  # the simulator is never the default while a CPU device works
+
+
+def test_the_probe_builds_a_kernel_on_the_default_device():
+    assert D.build_problem(D._pick(None)) is None
+
+
+def test_devices_command_marks_the_default():
+    out = subprocess.run([sys.executable, "-m", "liftpy", "devices"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    marked = [l for l in out.stdout.splitlines() if l.startswith("*")]
+    assert len(marked) == 1 and "cannot build" not in marked[0]
