@@ -6,8 +6,10 @@ They run in this order, each with one job (as TVM's ``tir.transform`` passes do)
    ``pipeline_copies`` issues the global loads of the next step's tiles before the current step computes;
    ``lower_copies`` gives cooperative copies into local memory their order, vector width and share of
    each work-item, now that the work-group size is known;
-1. ``unroll``: loops marked for unrolling (and loops of one iteration) become copies of their body;
-2. ``simplify``: indices and conditions simplified with the ranges of the loop variables in scope;
+1. ``simplify``: indices and conditions simplified with the ranges of the loop variables in scope, then
+   ``unroll``: loops marked for unrolling (and loops of one iteration) become copies of their body, and
+   ``simplify`` again for the constants the copies bring (substituting into the views' raw indices
+   instead, every copy rebuilt through sympy's assumptions, took half of code generation's time);
 3. ``privatize``: private arrays of a work-group's items shrink to the part each item touches;
 4. ``vectorize``: lane-built vectors over contiguous memory become vector loads, runs of scalar stores
    to consecutive addresses become vector stores, and accesses proven aligned are marked so;
@@ -37,7 +39,7 @@ from .vectorize import vectorize
 
 Pass = Callable[[Kernel], Kernel]
 
-DEFAULT_PASSES: tuple[Pass, ...] = (merge_barriers, pipeline_copies, lower_copies, unroll, simplify, privatize, vectorize, eliminate_divmod, hoist)
+DEFAULT_PASSES: tuple[Pass, ...] = (merge_barriers, pipeline_copies, lower_copies, simplify, unroll, simplify, privatize, vectorize, eliminate_divmod, hoist)
 
 
 def run_passes(kernel: Kernel, passes: Sequence[Pass] = DEFAULT_PASSES) -> Kernel:
