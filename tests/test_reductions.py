@@ -34,15 +34,18 @@ def test_dot_product_of_a_million_elements_has_parallel_variants():
     assert widest >= 1024  # work-items computing partial sums at once (was 1 for every variant)
 
 
+def _case(program, reference, n: int, seed: int):
+    """Random inputs of length ``n``, numpy's result, the default device and its profile."""
+    rng = np.random.default_rng(seed)
+    inputs = [rng.standard_normal(n).astype(np.float32) for _ in program.params]
+    return inputs, float(reference(*inputs)[0]), get_device(None), resolve_profile(None)
+
+
 @pytest.mark.parametrize("build,reference", [(linalg.dot, linalg.dot_reference), (linalg.total, linalg.total_reference),
                                              (linalg.maximum, linalg.maximum_reference)])
 def test_every_parallel_reduction_variant_matches_numpy(build, reference):
-    program = build()
-    n = 3 * 512
-    rng = np.random.default_rng(0)
-    inputs = [rng.standard_normal(n).astype(np.float32) for _ in program.params]
-    want = float(reference(*inputs)[0])
-    device, profile = get_device(None), resolve_profile(None)
+    program, n = build(), 3 * 512
+    inputs, want, device, profile = _case(program, reference, n, seed=0)
     ran = 0
     for k, v in enumerate(explore(program)):
         if "reduceKernels" not in features(v) or k % 2:  # every other variant: PoCL builds cost time
@@ -60,12 +63,8 @@ def test_each_work_group_combines_its_items_results_as_a_tree_in_local_memory(bu
     """Lift's parallel reduction: every ``reduceLcl`` variant halves its work-group's partial results in
     local memory, a barrier after each step, with groups of a power of two and of other sizes (12 items:
     12 -> 6 -> 3 -> 2 -> 1), and matches numpy."""
-    program = build()
-    n = 3 * 512
-    rng = np.random.default_rng(1)
-    inputs = [rng.standard_normal(n).astype(np.float32) for _ in program.params]
-    want = float(reference(*inputs)[0])
-    device, profile = get_device(None), resolve_profile(None)
+    program, n = build(), 3 * 512
+    inputs, want, device, profile = _case(program, reference, n, seed=1)
     trees = [v for v in explore(program) if "reduceLcl" in features(v)]
     assert len(trees) >= 2  # with and without the coalescing reorder (and vectorized, for the dot product)
     ran = 0

@@ -412,7 +412,7 @@ class Emitter:
         body = Block(tuple(items))
         if ctx.level == "group" and stores_to(body, "local"):
             body = Block(body.items + (Barrier(),))
-        self.add(Loop(var, n, Level.SEQ, 0, body, unroll=getattr(fn, "unroll", n == 1), note=fn.text_name))
+        self.add(Loop(var, n, Level.SEQ, 0, body, unroll=getattr(fn, "unroll", False), note=fn.text_name))
         return acc_view
 
     def emit_tree(self, e: Call, xs_view: V.View, elem_t: Type, n: int, env, ctx: Ctx) -> None:

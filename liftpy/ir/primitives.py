@@ -159,6 +159,11 @@ class Primitive(abc.ABC):
         return dataclasses.replace(self, **changes) if changes else self
 
 
+def _check_dim(tc, dim) -> None:
+    if dim not in (0, 1, 2):
+        tc.fail(f"OpenCL has NDRange dimensions 0, 1 and 2, not {dim}")
+
+
 def _array(tc, t: Type, what: str = "an array") -> ArrayType:
     if not isinstance(t, ArrayType):
         tc.fail(f"expects {what}, got {t}")
@@ -179,8 +184,7 @@ class MapLike(Primitive):
         return [arg_types[0].elem]
 
     def typecheck(self, args, tc):
-        if getattr(self, "dim", 0) not in (0, 1, 2):
-            tc.fail(f"OpenCL has NDRange dimensions 0, 1 and 2, not {self.dim}")
+        _check_dim(tc, getattr(self, "dim", 0))
         xs = _array(tc, args[0])
         return ArrayType(tc.apply(self.f, [xs.elem]), xs.size)
 
@@ -326,12 +330,10 @@ class ReduceLcl(ReduceLike):
     name: ClassVar[str] = "reduceLcl"
 
     def typecheck(self, args, tc):
-        if self.dim not in (0, 1, 2):
-            tc.fail(f"OpenCL has NDRange dimensions 0, 1 and 2, not {self.dim}")
-        out = super().typecheck(args, tc)
-        xs = _array(tc, args[1], "an array to reduce")
-        if types_equal(xs.elem, args[0]) is False:
-            tc.fail(f"a tree reduction combines elements with each other: their type {xs.elem} must be the "
+        _check_dim(tc, self.dim)
+        out = super().typecheck(args, tc)  # args[1] is an array from here on
+        if types_equal(args[1].elem, args[0]) is False:
+            tc.fail(f"a tree reduction combines elements with each other: their type {args[1].elem} must be the "
                     f"accumulator's {args[0]}")
         return out
 
