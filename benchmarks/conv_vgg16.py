@@ -14,6 +14,10 @@ point's reduction is split into across work-groups: 1 when it is not), and per r
 im2col_gemm, torch_cpu, as present) its ms and bytes.  ``--search model`` ranks candidates with the cost
 model and learns from what it measures; ``--rules 'tile2DReduce|tile2DReduceStrided'`` keeps the
 convolutions computed as a tiled matrix product over the im2col view.
+
+A layer ``dw:C,H,W,K,stride,pad`` is a depthwise convolution (groups = C = M): the library's ``conv2d``
+operator explored as it is (it has no matrix product to tile, so ``--rules`` does not apply to it),
+against PyTorch's depthwise conv2d (cuDNN on CUDA machines, the CPU otherwise) timed in this process.
 """
 
 import argparse
@@ -55,6 +59,11 @@ def main() -> int:
     records = []
     print(f"{'layer':<22}{'pts':>4}{'ok':>4}{'best ms':>10}{'GFLOP/s':>9}{'MB':>8}   references (ms, MB, time ratio ref/liftpy, memory ratio ref/liftpy)")
     for name in args.layers:
+        if name.startswith("dw:"):
+            rec = depthwise(name, args, samples, repeat, db)
+            records.append(rec)
+            Path(args.json).write_text(json.dumps(records, indent=1))
+            continue
         layer = get_layer(name)
         if args.quick:
             layer = layer.reduced(spatial=16, channels=8, kernels=8)
@@ -91,6 +100,82 @@ def main() -> int:
         Path(args.json).write_text(json.dumps(records, indent=1))
     print(f"wrote {args.json}")
     return 0
+
+
+def depthwise(name: str, args, samples: int, repeat: int, db: str) -> dict:
+    """Explore one depthwise layer and time PyTorch's on the same device; the record and its table line."""
+    from liftpy.errors import InputError
+    from liftpy.tuning.engine import explore_operator
+    from liftpy.tuning.operator import library_operator
+    from liftpy.tuning.store import Status
+
+    try:
+        c, h, w, k, stride, pad = (int(x) for x in name[3:].split(","))
+    except ValueError:
+        raise InputError(f"depthwise layer {name!r}: give dw:C,H,W,K,stride,pad (for example dw:32,112,112,3,1,1)") from None
+    if args.quick:
+        c, h, w = 8, 16, 16
+    op = library_operator(f"conv2d:k={k}x{k},stride={stride},pad={pad},groups={c}", {"C": c, "H": h, "W": w, "M": c})
+    t0 = time.time()
+    ex = explore_operator(op, samples=samples, db=db, device=args.device, profile_path=args.profile, timeout_s=args.timeout,
+                          repeat=repeat, warmup=2, progress=False, seed=args.seed, references=False, search=args.search,
+                          jobs=args.jobs)
+    points = [r for r in ex.records if not r.is_reference]
+    ok = [r for r in points if r.status is Status.OK]
+    best = min(ok, key=lambda r: r.time_ms) if ok else None
+    oh, ow = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
+    flops = 2.0 * c * k * k * oh * ow
+    rec = {"layer": name, "spec": f"C={c},H={h},W={w},K={k},stride={stride},pad={pad},groups={c}", "device": ex.device,
+           "samples": len(points), "valid": len(ok), "rules": None, "best_ms": best.time_ms if best else None,
+           "best_bytes": best.bytes if best else None, "memory_bytes": best.bytes if best else None, "split": 1,
+           "io_bytes": 4 * (c * h * w + c * k * k + c + c * oh * ow), "best_variant": best.variant if best else None,
+           "best_config": best.config if best else None, "gflops": flops / best.time_ms / 1e6 if best else None,
+           "statuses": {s: sum(1 for r in points if str(r.status) == s) for s in sorted({str(r.status) for r in points})},
+           "seconds": round(time.time() - t0, 1)}
+    ref = _torch_depthwise(c, h, w, k, stride, pad, repeat)
+    if ref is not None:
+        rec[ref["name"]] = ref
+    line = f"{name:<22}{len(points):>4}{len(ok):>4}"
+    line += f"{best.time_ms:>10.4g}{rec['gflops']:>9.4g}{best.bytes / 2**20:>8.3g}" if best else f"{'-':>10}{'-':>9}{'-':>8}"
+    if ref is not None and best:
+        line += f"   {ref['name']} {ref['ms']:.4g} ms x{ref['ms'] / best.time_ms:.3g}"
+    print(line, flush=True)
+    return rec
+
+
+def _torch_depthwise(c, h, w, k, stride, pad, repeat) -> dict | None:
+    """PyTorch's depthwise convolution (fp32, TF32 off) timed with CUDA events, or on the CPU."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    cuda = torch.cuda.is_available()
+    dev = torch.device("cuda" if cuda else "cpu")
+    torch.backends.cudnn.allow_tf32, torch.backends.cudnn.benchmark = False, True
+    x = torch.randn(1, c, h, w, device=dev)
+    wt = torch.randn(c, 1, k, k, device=dev)
+    b = torch.randn(c, device=dev)
+    times = []
+    batch = 10  # calls between two events, so that the host's launch latency is not counted (as in references)
+    with torch.inference_mode():
+        for _ in range(3):
+            torch.nn.functional.conv2d(x, wt, b, stride=stride, padding=pad, groups=c)
+        for _ in range(max(repeat, 5)):
+            if cuda:
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                for _ in range(batch):
+                    torch.nn.functional.conv2d(x, wt, b, stride=stride, padding=pad, groups=c)
+                end.record()
+                end.synchronize()
+                times.append(float(start.elapsed_time(end)) / batch)
+            else:
+                t = time.perf_counter()
+                torch.nn.functional.conv2d(x, wt, b, stride=stride, padding=pad, groups=c)
+                times.append((time.perf_counter() - t) * 1e3)
+    oh, ow = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
+    return {"ms": sorted(times)[len(times) // 2], "bytes": 4 * (c * h * w + c * k * k + c + c * oh * ow),
+            "name": "cudnn" if cuda else "torch_cpu"}
 
 
 def _split(record, layer) -> int:

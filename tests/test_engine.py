@@ -48,6 +48,39 @@ def test_program_explored_with_model_search_and_resumed(tmp_path):
     assert len(keys) == len(set(keys)) == 8
 
 
+def test_model_search_expands_its_fastest_points():
+    """Neighbours of the fastest measured point (one or two parameters moved, valid by the constraints)
+    and its configuration on sibling variants become candidates, and part of the next batch."""
+    from liftpy.host.profile import DeviceProfile
+    from liftpy.tuning.engine import select_variants
+    from liftpy.tuning.operator import program_operator
+    from liftpy.tuning.search import ModelSearch, Spaces, config_key
+
+    op = program_operator(str(MATMUL), "M=64,N=64,K=64")
+    variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
+    gpu = DeviceProfile("test GPU", "test", max_work_group_size=1024, max_work_item_sizes=(1024, 1024, 64), device_type="GPU")
+    spaces = Spaces(variants, op.sizes(), gpu, 0)
+    search = ModelSearch(spaces, 0)
+    first = search.propose(8, set())
+    for k, (i, c) in enumerate(first):
+        search.observe(i, c, 1.0 + k)  # the first proposal is the fastest
+    taken = {(i, config_key(c)) for i, c in first}
+    second = search.propose(8, taken)
+    fastest = first[: search.expand_best]
+
+    def moved(a, b):
+        return sum(a[k] != b[k] for k in a) if set(a) == set(b) else 99
+
+    assert search._neighbours
+    for cand in search._neighbours:
+        assert spaces.valid(cand.variant, cand.config)
+        assert any((cand.variant == i and 1 <= moved(cand.config, c) <= 2) or (cand.variant != i and moved(cand.config, c) == 0)
+                   for i, c in fastest), (cand.variant, cand.config)
+    near = {(c.variant, config_key(c.config)) for c in search._neighbours}
+    assert sum((i, config_key(c)) in near for i, c in second) >= 2
+    assert not any((i, config_key(c)) in taken for i, c in second)
+
+
 def test_user_function_travels_to_workers_and_parallel_codegen(tmp_path):
     op = ProgramOperator.of(twice_matmul(), {"M": 8, "N": 8, "K": 8})
     ex = explore_operator(op, samples=4, db=tmp_path / "r.sqlite", search="uniform", jobs=2, progress=False,

@@ -20,6 +20,7 @@ from liftpy.rewrite import algorithmic as A
 from liftpy.rewrite import lowering as L
 from liftpy.rewrite.blocking import register_block2D
 from liftpy.rewrite.checks import check_rule
+from liftpy.rewrite.rule import applications
 from liftpy.rewrite.text_rules import parse_rules
 
 RULE_SETTINGS = settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
@@ -306,7 +307,11 @@ def test_stage_tiles(case, name, seed):
     v = once(tile2D_reduce)(Variant(prog))[0]
     v = _accumulators(apply_mapping(("wlall", 2, 2))(v)[0])[0]
     rule = L.stage_tiles if name == "stageTiles" else L.stage_tiles_t
-    checked(rule, v.program, [floats(rng, (m, k)), floats(rng, (k, n))], {"M": m, "N": n, "K": k, **params}, rtol=1e-5, atol=1e-5)
+    inputs, bindings = [floats(rng, (m, k)), floats(rng, (k, n))], {"M": m, "N": n, "K": k, **params}
+    checked(rule, v.program, inputs, bindings, rtol=1e-5, atol=1e-5)
+    staged = once(rule)(v)[0]
+    checked(L.double_buffer, staged.program, inputs, bindings, rtol=1e-5, atol=1e-5)
+    assert not applications(v.program, [L.double_buffer])  # nothing staged: nothing to double
 
 
 # ----------------------------------------------------------------------------------- zip and identities

@@ -70,6 +70,7 @@ class Temporary:
 
     space: str  # 'local' or 'private' ('global' only to be refused: kernels write global memory once)
     role: str  # 'accumulator' or 'temporary'
+    copies: int = 1  # 2 for a double-buffered tile (``toLocalDouble``): two halves, used alternately
 
 
 @dataclass(frozen=True)
@@ -82,17 +83,20 @@ class Allocation:
     type: Type  # the value it holds, as declared
     share: Type  # the part of it one work-item keeps (the whole value, but for spread private values)
     level: str  # 'kernel', 'group' or 'item': who computes it
+    copies: int = 1  # halves of a double-buffered tile
 
     @property
     def bytes(self) -> sympy.Expr:
-        return memory_bytes(self.type)
+        return self.copies * memory_bytes(self.type)
 
     @property
     def item_bytes(self) -> sympy.Expr:
         """Private memory per work-item, after privatization; for local memory the group's bytes."""
-        return memory_bytes(self.share)
+        return self.copies * memory_bytes(self.share)
 
     def describe(self) -> str:
+        if self.copies > 1:
+            return f"{self.role} {self.name} of {self.copies} x {self.type} (double-buffered)"
         if self.share == self.type:
             return f"{self.role} {self.name} of {self.type}"
         return f"{self.role} {self.name} of {self.share} (a work-item's part of {self.type})"
@@ -174,7 +178,7 @@ def needs_temporary(e: Expr, at: Position) -> Temporary | None:
     if form == "reduce" and type(fn) is not P.Reduce:
         return Temporary(accumulator_init(e.args[0])[0], "accumulator")
     if form == "memory" and (at.reads or fn.space != at.dest):
-        return Temporary(fn.space, "temporary")
+        return Temporary(fn.space, "temporary", fn.copies)
     if form == "map" and at.reads:
         if P.is_parallel_map(fn) or at.level != "item":
             raise CodegenError(
@@ -250,7 +254,7 @@ class _Walk:
         k = self.counters.get(prefix, 0)
         self.counters[prefix] = k + 1
         share = item_share(value, t) if tmp.space == "private" and level == "group" else t
-        self.found.append(Allocation(f"{prefix}_{k}", tmp.space, tmp.role, t, share, level))
+        self.found.append(Allocation(f"{prefix}_{k}", tmp.space, tmp.role, t, share, level, tmp.copies))
 
     def store(self, e: Expr, at: Position, env) -> None:
         form = store_form(e)

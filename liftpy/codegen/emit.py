@@ -156,7 +156,9 @@ class Emitter:
                 "work-items of the group fill it together"
             )
         name = self.fresh(buffer_prefix(space, role))
-        buf = Buffer(name, space, scalar, count, sym, role, t)
+        # A double-buffered tile's second half is addressed by the loop that alternates them
+        # (passes.pipeline); views of the value read the first.
+        buf = Buffer(name, space, scalar, count * tmp.copies, sym * tmp.copies, role, t)
         self.buffers.append(buf)
         if space == "private":
             self.add(Declare(buf))

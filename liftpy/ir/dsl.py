@@ -210,6 +210,11 @@ def toLocal(x) -> Call:
     return _call(P.ToLocal(), x)
 
 
+def toLocalDouble(x) -> Call:
+    """``toLocal`` with two halves used alternately (a tile staged at every step of a loop)."""
+    return _call(P.ToLocal(True), x)
+
+
 def toPrivate(x) -> Call:
     return _call(P.ToPrivate(), x)
 

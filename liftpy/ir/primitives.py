@@ -857,6 +857,11 @@ class ToMem(Primitive):
     def evaluate(self, args, ev):
         return args[0]
 
+    @property
+    def copies(self) -> int:
+        """How many times over the value is allocated (two halves for a double-buffered tile)."""
+        return 1
+
 
 @dataclass(frozen=True, eq=True)
 class ToGlobal(ToMem):
@@ -866,8 +871,21 @@ class ToGlobal(ToMem):
 
 @dataclass(frozen=True, eq=True)
 class ToLocal(ToMem):
+    """``double``: the value is double-buffered (``toLocalDouble``): a tile a loop stages at every step
+    gets two halves, used alternately, so the next step's copy never waits for this step's readers."""
+
+    double: bool = False
     name: ClassVar[str] = "toLocal"
     space: ClassVar[str] = "local"
+    flags: ClassVar[tuple[str, ...]] = ("double",)
+
+    @property
+    def text_name(self):
+        return "toLocalDouble" if self.double else "toLocal"
+
+    @property
+    def copies(self) -> int:
+        return 2 if self.double else 1
 
 
 @dataclass(frozen=True, eq=True)
@@ -905,7 +923,8 @@ PRIMITIVES: dict[str, tuple[type, dict]] = {
     "asScalar": (AsScalar, {}),
     "let": (Let, {}),
     "toGlobal": (ToGlobal, {}),
-    "toLocal": (ToLocal, {}),
+    "toLocal": (ToLocal, {"double": False}),
+    "toLocalDouble": (ToLocal, {"double": True}),
     "toPrivate": (ToPrivate, {}),
 }
 

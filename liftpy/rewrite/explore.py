@@ -45,6 +45,7 @@ from .lowering import (
     private_accumulator,
     reduce_lcl,
     reduce_seq,
+    double_buffer,
     stage_tiles,
     stage_tiles_t,
     unroll_in_item,
@@ -415,6 +416,7 @@ class ExploreOptions:
     pipeline: bool = False  # derive multi-kernel pipelines (padding, partial sums, crop kernels)
     tile_reduce: bool = True  # two-level tiling of maps of maps over dot products (tiled_dot)
     split_k: bool = True  # with it, the reduction split across work-groups and a summing kernel
+    double_buffer: bool = True  # with it, tiles staged at every k step double-buffered too (doubleBuffer)
     reduce_kernels: bool = True  # a whole-array reduction as partial sums in one kernel, summed in the next
     let_global: bool = True  # a let-bound computed array becomes a kernel of its own (letGlobal)
     all_pairs: bool = True  # all-pairs interactions tiled, each tile staged in local memory (tiled_all_pairs)
@@ -524,9 +526,10 @@ def tiled_dot(opts: ExploreOptions) -> Strategy:
     """The vendor-class shape of a matrix product (or any map of maps over a dot product): work-group
     tiles accumulated over k-chunks (``tile2DReduce``), every nest of the group over its work-items
     (``wlall``), the chunks staged in local memory as they are or transposed (``stageTiles``,
-    ``stageTilesT``) or read from global memory, and the loops over each work-item's register block
-    unrolled (``unrollInItem``)."""
-    staging = choice(once(stage_tiles), once(stage_tiles_t), lambda v: [v])
+    ``stageTilesT``) or read from global memory, staged tiles double-buffered or not (``doubleBuffer``),
+    and the loops over each work-item's register block unrolled (``unrollInItem``)."""
+    doubled = optional(once(double_buffer)) if opts.double_buffer else (lambda v: [v])
+    staging = choice(seq(once(stage_tiles), doubled), seq(once(stage_tiles_t), doubled), lambda v: [v])
 
     def mapping(v: Variant) -> list[Variant]:
         # split-K adds the chunks of the reduction as a third dimension of work-groups

@@ -339,6 +339,32 @@ stage_tiles_t = rule(
 )(_stage_tiles(True))
 
 
+@rule("doubleBuffer", "reduceSeq((acc, x) -> let(a -> f, toLocal(t)), init, xs) => reduceSeq((acc, x) -> let(a -> f, toLocalDouble(t)), init, xs)", "memory")
+def double_buffer(e, site, ctx):
+    """The tiles a work-group stages at every step of a sequential reduction get two halves in local
+    memory, used alternately (``toLocalDouble``): the next step's copy may then start while slow
+    work-items still read this step's tiles, and the loop needs one barrier per step instead of two, for
+    twice the local memory (which the constraint inference sees through the allocation)."""
+    if not (isinstance(e, Call) and isinstance(e.fn, P.ReduceSeq)):
+        return None
+    lam = e.fn.f
+
+    def doubled(body):
+        if not (isinstance(body, Call) and isinstance(body.fn, P.Let) and len(body.args) == 1):
+            return None
+        (value,) = body.args
+        if not (isinstance(value, Call) and type(value.fn) is P.ToLocal and not value.fn.double):
+            return None
+        inner = doubled(body.fn.f.body)
+        f = body.fn.f if inner is None else Lambda(body.fn.f.params, inner)
+        return Call(P.Let(f), (Call(P.ToLocal(True), value.args),))
+
+    new = doubled(lam.body)
+    if new is None:
+        return None
+    return Call(P.ReduceSeq(Lambda(lam.params, new), e.fn.unroll), e.args)
+
+
 def _in_item(site) -> bool:
     return site.inside(P.MapLcl, P.MapGlb)
 
@@ -428,4 +454,4 @@ def _fields(prim) -> dict:
 
 
 LOWERING_RULES = MAP_GLB + MAP_WRG + MAP_LCL + [MAP_SEQ, reduce_seq, reduce_lcl, unroll_map, unroll_reduce, unroll_in_item]
-MEMORY_RULES = [private_accumulator, let_private, local_stage, stage_tiles, stage_tiles_t]
+MEMORY_RULES = [private_accumulator, let_private, local_stage, stage_tiles, stage_tiles_t, double_buffer]

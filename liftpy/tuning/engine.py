@@ -85,7 +85,7 @@ def variant_id(v) -> str:
              "mapWrg": "wrg", "mapGlb": "glb", "cropKernel": "crop-kernel", "registerBlock2D": "block",
              "tile2DReduce": "tiled", "tile2DReduceStrided": "tiled-strided", "stageTiles": "stage",
              "stageTilesT": "stageT", "unrollInItem": "unroll-item", "splitK": "splitK", "flattenMap2D": "flat", "reduceKernels": "reduce-kernels", "reduceLcl": "tree",
-             "tileAllPairs": "allpairs-tiles"}
+             "tileAllPairs": "allpairs-tiles", "doubleBuffer": "db"}
     tags = sorted({short[f] for f in features(v) if f in short})
     return f"{'+'.join(tags) or 'plain'}#{digest}"
 

@@ -240,7 +240,10 @@ def _torch_cpu(x, w, stride, pad, warmup, repeat) -> ReferenceResult:
                            sum(breakdown.values()), breakdown, f"{_cpu_name()}, torch {torch.__version__}")  # fmt: skip
 
 
-def _cuda(name: str, x, w, stride, pad, warmup, repeat) -> ReferenceResult:
+CUDA_BATCH = 10  # calls between two CUDA events: one call alone would count the launch gap before it
+
+
+def _cuda(name: str, x, w, stride, pad, warmup, repeat, batch: int = CUDA_BATCH) -> ReferenceResult:
     torch = _torch()
     c, h, wd, m, k, oh, ow = _check(x, w, stride, pad)
     dev = torch.device("cuda")
@@ -272,13 +275,16 @@ def _cuda(name: str, x, w, stride, pad, warmup, repeat) -> ReferenceResult:
             torch.cuda.synchronize(dev)
             grown = torch.cuda.max_memory_allocated(dev) - base
             times = []
+            # A batch of calls between the events keeps the GPU busy from one to the next, so the time is
+            # the kernels' (as liftpy's OpenCL profiling events are), not the host's launch latency too.
             for _ in range(max(repeat, 1)):
                 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 start.record()
-                out = run()
+                for _ in range(batch):
+                    out = run()
                 end.record()
                 end.synchronize()
-                times.append(float(start.elapsed_time(end)))
+                times.append(float(start.elapsed_time(end)) / batch)
             result = out[0].cpu().numpy().copy()
         output_bytes = 4 * m * oh * ow
         im2col_bytes = 4 * c * k * k * oh * ow if name == "im2col_gemm" else 0
@@ -303,9 +309,10 @@ def measure_reference(
     pad: int = 0,
     warmup: int | None = None,
     repeat: int | None = None,
+    batch: int = CUDA_BATCH,
 ) -> ReferenceResult:
     """Run and time one reference (see ``REFERENCES``); CPU ones default to 1 warm-up and 5 timed runs,
-    CUDA ones to 5 and 20."""
+    CUDA ones to 5 and 20, each the mean of ``batch`` calls timed together."""
     if name not in REFERENCES:
         raise TuningError(f"unknown reference {name!r}; references: {', '.join(REFERENCES)}")
     if name not in available_references():
@@ -315,7 +322,7 @@ def measure_reference(
     warmup = (5 if on_gpu else 1) if warmup is None else warmup
     repeat = (20 if on_gpu else 5) if repeat is None else repeat
     if on_gpu:
-        return _cuda(name, x, w, stride, pad, warmup, repeat)
+        return _cuda(name, x, w, stride, pad, warmup, repeat, batch)
     if name == "torch_cpu":
         return _torch_cpu(x, w, stride, pad, warmup, repeat)
     return _im2col_gemm_numpy(x, w, stride, pad, warmup, repeat)

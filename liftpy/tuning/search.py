@@ -11,7 +11,13 @@ tells the strategy what it measured (``observe``), and asks again.
   unmeasured candidates are proposed, plus a share of random ones (exploration).  After every batch the
   learned correction (``liftpy.model.learned``) is refitted to what was measured, and the ranking uses it.
   This is the loop of TVM's MetaSchedule and kernel_tuner's model-based strategies: model, measure the
-  best few, refit, repeat.
+  best few, refit, repeat.  Sampled pools alone rarely hold a space's best configuration (a tiled
+  variant of a convolution layer has hundreds of thousands; 400 are sampled), so, as MetaSchedule's
+  evolutionary search mutates its best measured schedules, the fastest measured points are expanded:
+  their neighbours (one or two parameters moved to other values the parameter takes in the pool, valid
+  by the variant's constraints) and the same configuration on every variant with the same parameters
+  (the sibling derived with or without one rule) join the candidates, and a share of every batch goes to
+  the best ranked of them (exploitation).
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ class Spaces:
         self.profile = profile
         self.seed = seed
         self._counted: dict = {}
+        self._spaces: dict = {}
         self._models: dict = {}
         self._machine = None
         self._profile_key = None
@@ -57,11 +64,28 @@ class Spaces:
             from ..errors import LiftError
 
             try:
-                c = solve(variant_space(self.variants[i], self.sizes, self.profile), seed=self.seed)
+                space = variant_space(self.variants[i], self.sizes, self.profile)
+                c = solve(space, seed=self.seed)
                 self._counted[i] = c if c.size.valid else None
+                self._spaces[i] = space
             except LiftError:
                 self._counted[i] = None
         return self._counted[i]
+
+    def valid(self, i: int, config: dict) -> bool:
+        """Whether ``config`` meets every constraint of variant ``i``'s space."""
+        from ..constraints.solver import violated
+        from ..errors import LiftError
+
+        if self.counted(i) is None:
+            return False
+        space = self._spaces[i]
+        if set(space.names) != set(config):
+            return False
+        try:
+            return not violated(space, config)
+        except LiftError:
+            return False
 
     def sample(self, i: int, n: int, seed: int) -> list[dict]:
         from ..constraints import sample
@@ -178,7 +202,7 @@ class ModelSearch:
     name = "model"
 
     def __init__(self, spaces: Spaces, seed: int = 0, pool: int = 400, screen: int = 128, explore_share: float = 0.2,
-                 features_of=None):
+                 features_of=None, exploit_share: float = 0.3, expand_best: int = 3):
         from ..model.learned import LearnedModel
         from ..rewrite.explore import features
 
@@ -205,6 +229,15 @@ class ModelSearch:
         self._index: dict = {}
         self._dirty = False
         self._pending: list = []
+        self.exploit_share = exploit_share
+        self.expand_best = expand_best
+        self.measured: list[tuple[float, int, dict]] = []  # (ms, variant, config) of every observed point
+        self._expanded: set = set()
+        self._neighbours: list[_Candidate] = []
+        by_params: dict = {}
+        for i, v in enumerate(spaces.variants):
+            by_params.setdefault(tuple(sorted(str(p) for p in getattr(v, "params", ()))), []).append(i)
+        self._siblings = {i: g for g in by_params.values() for i in g}
 
     def _screen(self, count: int) -> None:
         from ..model.learned import feature_vector
@@ -222,12 +255,61 @@ class ModelSearch:
             return []
         return list(self.learned.predict_log([c.features for c in cands], [c.prediction.seconds for c in cands]))
 
+    def _values(self, i: int) -> dict:
+        """The values each parameter of variant ``i`` takes among its candidates."""
+        out: dict = {}
+        for c in self.candidates:
+            if c.variant == i:
+                for k, v in c.config.items():
+                    out.setdefault(k, set()).add(v)
+        return out
+
+    def _add(self, i: int, config: dict) -> None:
+        from ..model.learned import feature_vector
+
+        key = (i, config_key(config))
+        if key in self._index or not self.spaces.valid(i, config):
+            return
+        p = self.spaces.model(i).predict(config)
+        if not math.isfinite(p.seconds):
+            return
+        cand = _Candidate(i, config, p, feature_vector(p, self.rules[i], self.learned.rule_names))
+        self._index[key] = cand
+        self.candidates.append(cand)
+        self._neighbours.append(cand)
+
+    def _expand(self) -> None:
+        """Neighbours and siblings of the fastest measured points become candidates (module docstring)."""
+        for _, i, config in sorted(self.measured, key=lambda m: m[0])[: self.expand_best]:
+            key = (i, config_key(config))
+            if key in self._expanded:
+                continue
+            self._expanded.add(key)
+            for j in self._siblings.get(i, ()):
+                if j != i:
+                    self._add(j, dict(config))
+            values = self._values(i)
+            names = sorted(config)
+            for a in names:
+                for va in sorted(values.get(a, ())):
+                    if va == config[a]:
+                        continue
+                    moved = {**config, a: va}
+                    self._add(i, moved)
+                    for b in names:
+                        if b <= a:
+                            continue
+                        for vb in sorted(values.get(b, ())):
+                            if vb != config[b]:
+                                self._add(i, {**moved, b: vb})
+
     def propose(self, n: int, taken: set) -> list[tuple[int, dict]]:
         if self.screened < len(self.order):
             # A full chunk first; then a quarter chunk per batch, so the ranking keeps meeting new variants
             # without the screening costing more than the measuring.
             self._screen(self.screen_size if not self.screened else max(1, self.screen_size // 4))
         self.refit()
+        self._expand()
         open_ = [c for c in self.candidates if (c.variant, config_key(c.config)) not in taken]
         while not open_ and self.screened < len(self.order):
             self._screen(self.screen_size)
@@ -237,9 +319,14 @@ class ModelSearch:
         scores = self.predicted_log(open_)
         ranked = [c for _, c in sorted(zip(scores, range(len(open_))), key=lambda sc: sc[0])]
         ranked = [open_[k] for k in ranked]
-        n_explore = int(round(n * self.explore_share)) if len(ranked) > n else 0
-        chosen = ranked[: n - n_explore]
-        rest = ranked[n - n_explore:]
+        near = {id(c) for c in self._neighbours}
+        n_exploit = min(int(round(n * self.exploit_share)), sum(1 for c in ranked if id(c) in near))
+        chosen = [c for c in ranked if id(c) in near][:n_exploit]
+        picked = {id(c) for c in chosen}
+        ranked = [c for c in ranked if id(c) not in picked]
+        n_explore = int(round(n * self.explore_share)) if len(ranked) > n - n_exploit else 0
+        chosen += ranked[: n - n_exploit - n_explore]
+        rest = ranked[n - n_exploit - n_explore:]
         if n_explore and rest:
             chosen += self.rng.sample(rest, min(n_explore, len(rest)))
         return [(c.variant, c.config) for c in chosen]
@@ -247,6 +334,7 @@ class ModelSearch:
     def observe(self, i: int, config: dict, time_ms: float | None) -> None:
         if time_ms is None or not (time_ms > 0):
             return
+        self.measured.append((time_ms, i, dict(config)))
         # Learned at the next proposal: a resumed run observes its stored points before it screens, and most
         # of them are then found among the (cached) screened candidates instead of being modelled one by one.
         self._pending.append((i, config, time_ms))

@@ -25,7 +25,10 @@ import sympy
 from ...views import view as V
 from ..stmt import Block, Kernel, Store, descend, flatten
 
-WIDTHS = (16, 8, 4, 2)
+# Widths of the vector stores runs of scalar stores become.  Not 16: no GPU stores more than 128 bits per
+# work-item at once, and PoCL 3.0 on a CPU without AVX-512 builds a kernel with a float16 store into a
+# program that lacks the kernel (clCreateKernel: INVALID_KERNEL_NAME).
+WIDTHS = (8, 4, 2)
 
 
 def merge_lanes(lanes: list) -> V.Read | None:
