@@ -125,7 +125,7 @@ def depthwise(name: str, args, samples: int, repeat: int, db: str) -> dict:
     best = min(ok, key=lambda r: r.time_ms) if ok else None
     oh, ow = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
     flops = 2.0 * c * k * k * oh * ow
-    rec = {"layer": name, "spec": f"C={c},H={h},W={w},K={k},stride={stride},pad={pad},groups={c}", "device": ex.device,
+    rec = {"layer": f"dw:{c},{h},{w},{k},{stride},{pad}", "spec": f"C={c},H={h},W={w},K={k},stride={stride},pad={pad},groups={c}", "device": ex.device,
            "samples": len(points), "valid": len(ok), "rules": None, "best_ms": best.time_ms if best else None,
            "best_bytes": best.bytes if best else None, "memory_bytes": best.bytes if best else None, "split": 1,
            "io_bytes": 4 * (c * h * w + c * k * k + c + c * oh * ow), "best_variant": best.variant if best else None,
@@ -135,7 +135,7 @@ def depthwise(name: str, args, samples: int, repeat: int, db: str) -> dict:
     ref = _torch_depthwise(c, h, w, k, stride, pad, repeat)
     if ref is not None:
         rec[ref["name"]] = ref
-    line = f"{name:<22}{len(points):>4}{len(ok):>4}"
+    line = f"{rec['layer']:<22}{len(points):>4}{len(ok):>4}"
     line += f"{best.time_ms:>10.4g}{rec['gflops']:>9.4g}{best.bytes / 2**20:>8.3g}" if best else f"{'-':>10}{'-':>9}{'-':>8}"
     if ref is not None and best:
         line += f"   {ref['name']} {ref['ms']:.4g} ms x{ref['ms'] / best.time_ms:.3g}"

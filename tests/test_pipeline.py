@@ -72,3 +72,16 @@ def test_the_allocation_analysis_counts_both_halves(staged):
         if b.space == "local":
             assert b.nbytes == int(local[b.name].item_bytes.subs({s: sizes[str(s)] for s in local[b.name].item_bytes.free_symbols}))
     assert "toLocalDouble" in kd.source  # the header records the choice
+
+
+def test_double_buffering_without_prefetching(staged, monkeypatch):
+    """Tiles too large to prefetch into registers are still double-buffered: their copies are lowered in
+    place and store into the step's half."""
+    from liftpy.codegen.passes import pipeline
+
+    op, vs, vd, sizes = staged
+    monkeypatch.setattr(pipeline, "MAX_PREFETCH", 0)
+    kd = generate_pipeline(vd.program, sizes, LIMITS, vd.placement_map)[0][0]
+    assert "pipelined" not in kd.ir.notes and kd.ir.notes["double_buffered"] == ("loc_0", "loc_1")
+    assert _barriers(_k_loop(kd.ir)) == 1
+    assert _run(op, vd, sizes, [(kd, "out")]).ok

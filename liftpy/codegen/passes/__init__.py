@@ -3,7 +3,8 @@
 They run in this order, each with one job (as TVM's ``tir.transform`` passes do):
 
 0. ``merge_barriers`` drops the barriers that separate only writes to local memory;
-   ``pipeline_copies`` issues the global loads of the next step's tiles before the current step computes;
+   ``pipeline_copies`` issues the global loads of the next step's tiles before the current step computes,
+   and alternates the halves of double-buffered tiles (``toLocalDouble``), one barrier per step;
    ``lower_copies`` gives cooperative copies into local memory their order, vector width and share of
    each work-item, now that the work-group size is known;
 1. ``simplify``: indices and conditions simplified with the ranges of the loop variables in scope, then

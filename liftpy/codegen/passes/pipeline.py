@@ -47,22 +47,22 @@ def _reads_inputs_only(copy: CoopCopy) -> bool:
     return True
 
 
-def _rebase(s, old: Buffer, new: Buffer, offset):
-    """``s`` with every access to ``old`` made to ``new`` at ``offset`` further."""
+def _shifted(s, buffer: Buffer, offset):
+    """``s`` with every access to ``buffer`` made ``offset`` elements further."""
     def read(r):
         def one(x):
-            if isinstance(x, V.MemRead) and x.buffer == old:
-                return dataclasses.replace(x, buffer=new, index=x.index + offset)
+            if isinstance(x, V.MemRead) and x.buffer == buffer:
+                return dataclasses.replace(x, index=x.index + offset)
             return x
         return V.transform(r, one)
 
     if isinstance(s, Block):
-        return Block(tuple(_rebase(x, old, new, offset) for x in s.items))
+        return Block(tuple(_shifted(x, buffer, offset) for x in s.items))
     if isinstance(s, (Loop, If)):
-        return dataclasses.replace(s, body=_rebase(s.body, old, new, offset))
+        return dataclasses.replace(s, body=_shifted(s.body, buffer, offset))
     if isinstance(s, Store):
-        if s.buffer == old:
-            s = dataclasses.replace(s, buffer=new, index=s.index + offset)
+        if s.buffer == buffer:
+            s = dataclasses.replace(s, index=s.index + offset)
         return dataclasses.replace(s, value=read(s.value))
     return s
 
@@ -78,7 +78,7 @@ def _double_buffered(loop: Loop, dests: list, body: tuple) -> list:
     """The loop with its copies' destinations alternating halves, its closing barrier moved after it."""
     half = sympy.Mod(loop.var, 2)
     for d in dests:
-        body = tuple(_rebase(x, d, d, half * (d.count // 2)) for x in body)
+        body = tuple(_shifted(x, d, half * (d.count // 2)) for x in body)
     if isinstance(body[-1], Barrier):
         body = body[:-1]
     return [dataclasses.replace(loop, body=Block(body)), Barrier()]
