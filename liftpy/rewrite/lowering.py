@@ -6,7 +6,7 @@
 - unrolling of sequential loops;
 - memory: the accumulator of a reduction in private memory; ``let`` that fetches a value used by every
   iteration of a map into private memory once; staging of a work-group's data in local memory, copied by
-  all its work-items together.
+  all its work-items together, and the tiles staged at every step of a loop double-buffered.
 
 A map whose function only rearranges data is a view and is never lowered.
 """
