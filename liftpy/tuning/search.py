@@ -15,11 +15,10 @@ tells the strategy what it measured (``observe``), and asks again.
   variant of a convolution layer has hundreds of thousands; 400 are sampled), so, as MetaSchedule's
   evolutionary search mutates its best measured schedules, every variant's pool is completed by the
   valid configurations whose parameters are all powers of two (the shapes of vendor kernels), and the
-  fastest measured points are expanded:
-  their neighbours (one or two parameters moved to other values the parameter takes in the pool, valid
-  by the variant's constraints) and the same configuration on every variant with the same parameters
-  (the sibling derived with or without one rule) join the candidates, and a share of every batch goes to
-  the best ranked of them (exploitation).
+  fastest measured points are expanded: their neighbours (one or two parameters moved to other values
+  the parameter takes in the pool, valid by the variant's constraints) and the same configuration on
+  every variant with the same parameters (the sibling derived with or without one rule) join the
+  candidates, and a share of every batch goes to the best ranked of them (exploitation).
 """
 
 from __future__ import annotations
