@@ -81,31 +81,6 @@ def test_model_search_expands_its_fastest_points():
     assert not any((i, config_key(c)) in taken for i, c in second)
 
 
-def test_pools_hold_power_of_two_configurations():
-    """Each variant's pool is completed by valid configurations whose every parameter is a power of two."""
-    from liftpy.host.profile import DeviceProfile
-    from liftpy.tuning.engine import select_variants
-    from liftpy.tuning.operator import program_operator
-    from liftpy.tuning.search import Spaces
-
-    op = program_operator(str(MATMUL), "M=96,N=64,K=48")
-    variants = select_variants(op.variants(), ["tile2DReduce"])
-    gpu = DeviceProfile("test GPU", "test", max_work_group_size=1024, max_work_item_sizes=(1024, 1024, 64), device_type="GPU")
-    spaces = Spaces(variants, op.sizes(), gpu, 0)
-    found = extra = 0
-    for i in range(len(variants)):
-        sampled = spaces.sample(i, 50, 1)
-        grid = spaces.power_of_two_grid(i, sampled, n=20, seed=1)
-        assert len(grid) <= 20
-        for c in grid:
-            assert spaces.valid(i, c) and all(v & (v - 1) == 0 for v in c.values()), c
-        found += len(grid)
-        pooled = [c for c, _ in spaces.screen(i, 50, 1)]
-        uniform = {tuple(sorted(c.items())) for c in sampled}
-        extra += sum(1 for c in pooled if tuple(sorted(c.items())) not in uniform)
-    assert found and extra  # the screened pools hold more than the uniform draws: the power-of-two ones
-
-
 def test_user_function_travels_to_workers_and_parallel_codegen(tmp_path):
     op = ProgramOperator.of(twice_matmul(), {"M": 8, "N": 8, "K": 8})
     ex = explore_operator(op, samples=4, db=tmp_path / "r.sqlite", search="uniform", jobs=2, progress=False,

@@ -13,12 +13,11 @@ tells the strategy what it measured (``observe``), and asks again.
   This is the loop of TVM's MetaSchedule and kernel_tuner's model-based strategies: model, measure the
   best few, refit, repeat.  Sampled pools alone rarely hold a space's best configuration (a tiled
   variant of a convolution layer has hundreds of thousands; 400 are sampled), so, as MetaSchedule's
-  evolutionary search mutates its best measured schedules, every variant's pool is completed by the
-  valid configurations whose parameters are all powers of two (the shapes of vendor kernels), and the
-  fastest measured points are expanded: their neighbours (one or two parameters moved to other values
-  the parameter takes in the pool, valid by the variant's constraints) and the same configuration on
-  every variant with the same parameters (the sibling derived with or without one rule) join the
-  candidates, and a share of every batch goes to the best ranked of them (exploitation).
+  evolutionary search mutates its best measured schedules, the fastest measured points are expanded:
+  their neighbours (one or two parameters moved to other values the parameter takes in the pool, valid
+  by the variant's constraints) and the same configuration on every variant with the same parameters
+  (the sibling derived with or without one rule) join the candidates, and a share of every batch goes to
+  the best ranked of them (exploitation).
 """
 
 from __future__ import annotations
@@ -106,8 +105,6 @@ class Spaces:
             configs = self.sample(i, n, seed)
             if not configs:
                 return []
-            seen = {config_key(c) for c in configs}
-            configs += [c for c in self.power_of_two_grid(i, configs, seed=seed) if config_key(c) not in seen]
             model = self.model(i)
             out = []
             for c in configs:
@@ -117,31 +114,6 @@ class Spaces:
             return out
 
         return memo("screens", f"{self._key(i)}|{n}|{seed}", compute, SCREEN_CODE)
-
-    def power_of_two_grid(self, i: int, configs: list[dict], n: int = 100, seed: int = 0) -> list[dict]:
-        """Up to ``n`` valid configurations of variant ``i`` drawn uniformly from those whose every parameter
-        is a power of two among the values the sampled ``configs`` take (the variant's space with those
-        domains, solved).  A uniform sample of divisors is mostly odd shapes (7, 14, 28, ...); vendor
-        kernels' tiles, work-groups and register blocks are powers of two (warps, banks and vector widths
-        are), and a pool of 400 uniform draws rarely holds the one that fits a device."""
-        import dataclasses
-
-        from ..constraints import sample, solve
-        from ..errors import LiftError
-
-        if not configs or self.counted(i) is None:
-            return []
-        space = self._spaces[i]
-        domains = {k: tuple(sorted({c[k] for c in configs if c[k] & (c[k] - 1) == 0})) for k in configs[0]}
-        if not all(domains.values()):
-            return []
-        try:
-            pow2 = dataclasses.replace(space, parameters=tuple(dataclasses.replace(p, domain=domains[p.name], lo=None, hi=None)
-                                                               for p in space.parameters))
-            counted = solve(pow2, seed=self.seed)
-            return sample(counted, min(n, counted.size.valid), seed=seed) if counted.size.valid else []
-        except LiftError:
-            return []
 
     def _key(self, i: int) -> str:
         import hashlib
