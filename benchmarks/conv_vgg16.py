@@ -35,7 +35,6 @@ REF_KEYS = {"cudnn": "cudnn", "im2col_gemm": "im2col_gemm", "im2col_gemm_numpy":
 def main() -> int:
     from liftpy.tuning.engine import explore_layer
     from liftpy.tuning.layers import get_layer
-    from liftpy.tuning.store import Status
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="reduced layers (16x16, 8 channels, 8 kernels) and few samples")
@@ -71,18 +70,10 @@ def main() -> int:
         ex = explore_layer(layer, samples=samples, db=db, device=args.device, profile_path=args.profile,
                            timeout_s=args.timeout, repeat=repeat, warmup=2, progress=False, seed=args.seed,
                            rules=tuple(r for r in args.rules.split(",") if r), search=args.search, jobs=args.jobs)
-        points = [r for r in ex.records if not r.is_reference]
-        ok = [r for r in points if r.status is Status.OK]
-        best = min(ok, key=lambda r: r.time_ms) if ok else None
-        rec = {"layer": name if not args.quick else layer.name, "spec": layer.spec, "device": ex.device,
-               "samples": len(points), "valid": len(ok), "rules": args.rules or None, "best_ms": best.time_ms if best else None,
-               "best_bytes": best.bytes if best else None, "memory_bytes": best.bytes if best else None,
-               "split": _split(best, layer) if best else None,
-               "io_bytes": 4 * (layer.C * layer.H * layer.W + layer.M * layer.C * layer.K * layer.K + layer.M + layer.M * layer.out_h * layer.out_w),
-               "best_variant": best.variant if best else None,
-               "best_config": best.config if best else None, "gflops": (layer.flops / best.time_ms / 1e6) if best else None,
-               "statuses": {s: sum(1 for r in points if str(r.status) == s) for s in sorted({str(r.status) for r in points})},
-               "seconds": round(time.time() - t0, 1)}
+        io_bytes = 4 * (layer.C * layer.H * layer.W + layer.M * layer.C * layer.K * layer.K + layer.M + layer.M * layer.out_h * layer.out_w)
+        rec, best, line = _summary(name if not args.quick else layer.name, layer.spec, ex, args.rules or None, io_bytes,
+                                   layer.flops, t0)
+        rec["split"] = _split(best, layer) if best else None
         refs = []
         # The GPU's im2col + cuBLAS is the im2col reference where there is one; numpy's only otherwise.
         order = {"cudnn": 0, "im2col_gemm": 1, "torch_cpu": 2, "im2col_gemm_numpy": 3}
@@ -94,8 +85,6 @@ def main() -> int:
             if best:
                 refs.append(f"{key} {r.time_ms:.4g} ms {r.bytes / 2**20:.3g} MB x{r.time_ms / best.time_ms:.3g} m{r.bytes / best.bytes:.3g}")
         records.append(rec)
-        line = f"{rec['layer']:<22}{len(points):>4}{len(ok):>4}"
-        line += f"{best.time_ms:>10.4g}{rec['gflops']:>9.4g}{best.bytes / 2**20:>8.3g}" if best else f"{'-':>10}{'-':>9}{'-':>8}"
         print(line + "   " + "; ".join(refs), flush=True)
         Path(args.json).write_text(json.dumps(records, indent=1))
     print(f"wrote {args.json}")
@@ -107,7 +96,6 @@ def depthwise(name: str, args, samples: int, repeat: int, db: str) -> dict:
     from liftpy.errors import InputError
     from liftpy.tuning.engine import explore_operator
     from liftpy.tuning.operator import library_operator
-    from liftpy.tuning.store import Status
 
     try:
         c, h, w, k, stride, pad = (int(x) for x in name[3:].split(","))
@@ -120,62 +108,71 @@ def depthwise(name: str, args, samples: int, repeat: int, db: str) -> dict:
     ex = explore_operator(op, samples=samples, db=db, device=args.device, profile_path=args.profile, timeout_s=args.timeout,
                           repeat=repeat, warmup=2, progress=False, seed=args.seed, references=False, search=args.search,
                           jobs=args.jobs)
-    points = [r for r in ex.records if not r.is_reference]
-    ok = [r for r in points if r.status is Status.OK]
-    best = min(ok, key=lambda r: r.time_ms) if ok else None
     oh, ow = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
-    flops = 2.0 * c * k * k * oh * ow
-    rec = {"layer": f"dw:{c},{h},{w},{k},{stride},{pad}", "spec": f"C={c},H={h},W={w},K={k},stride={stride},pad={pad},groups={c}", "device": ex.device,
-           "samples": len(points), "valid": len(ok), "rules": None, "best_ms": best.time_ms if best else None,
-           "best_bytes": best.bytes if best else None, "memory_bytes": best.bytes if best else None, "split": 1,
-           "io_bytes": 4 * (c * h * w + c * k * k + c + c * oh * ow), "best_variant": best.variant if best else None,
-           "best_config": best.config if best else None, "gflops": flops / best.time_ms / 1e6 if best else None,
-           "statuses": {s: sum(1 for r in points if str(r.status) == s) for s in sorted({str(r.status) for r in points})},
-           "seconds": round(time.time() - t0, 1)}
-    ref = _torch_depthwise(c, h, w, k, stride, pad, repeat)
-    if ref is not None:
-        rec[ref["name"]] = ref
-    line = f"{rec['layer']:<22}{len(points):>4}{len(ok):>4}"
-    line += f"{best.time_ms:>10.4g}{rec['gflops']:>9.4g}{best.bytes / 2**20:>8.3g}" if best else f"{'-':>10}{'-':>9}{'-':>8}"
-    if ref is not None and best:
-        line += f"   {ref['name']} {ref['ms']:.4g} ms x{ref['ms'] / best.time_ms:.3g}"
+    rec, best, line = _summary(f"dw:{c},{h},{w},{k},{stride},{pad}", f"C={c},H={h},W={w},K={k},stride={stride},pad={pad},groups={c}",
+                               ex, None, 4 * (c * h * w + c * k * k + c + c * oh * ow), op.flops(), t0)
+    rec["split"] = 1
+    timed = _torch_depthwise(c, h, w, k, stride, pad, repeat)
+    if timed is not None:
+        name, ms = timed
+        rec[name] = {"ms": ms, "bytes": rec["io_bytes"], "name": name}
+        if best:
+            line += f"   {name} {ms:.4g} ms x{ms / best.time_ms:.3g}"
     print(line, flush=True)
     return rec
 
 
-def _torch_depthwise(c, h, w, k, stride, pad, repeat) -> dict | None:
-    """PyTorch's depthwise convolution (fp32, TF32 off) timed with CUDA events, or on the CPU."""
+def _summary(layer: str, spec: str, ex, rules, io_bytes: int, flops: float, t0: float):
+    """The record of an exploration's points (best time, memory, statuses), its best point and the start of
+    its table line."""
+    from liftpy.tuning.store import Status
+
+    points = [r for r in ex.records if not r.is_reference]
+    ok = [r for r in points if r.status is Status.OK]
+    best = min(ok, key=lambda r: r.time_ms) if ok else None
+    rec = {"layer": layer, "spec": spec, "device": ex.device, "samples": len(points), "valid": len(ok), "rules": rules,
+           "best_ms": best.time_ms if best else None, "best_bytes": best.bytes if best else None,
+           "memory_bytes": best.bytes if best else None, "split": None, "io_bytes": io_bytes,
+           "best_variant": best.variant if best else None, "best_config": best.config if best else None,
+           "gflops": flops / best.time_ms / 1e6 if best else None,
+           "statuses": {s: sum(1 for r in points if str(r.status) == s) for s in sorted({str(r.status) for r in points})},
+           "seconds": round(time.time() - t0, 1)}
+    line = f"{layer:<22}{len(points):>4}{len(ok):>4}"
+    line += f"{best.time_ms:>10.4g}{rec['gflops']:>9.4g}{best.bytes / 2**20:>8.3g}" if best else f"{'-':>10}{'-':>9}{'-':>8}"
+    return rec, best, line
+
+
+def _torch_depthwise(c, h, w, k, stride, pad, repeat) -> tuple[str, float] | None:
+    """PyTorch's depthwise convolution (fp32, TF32 off): its name and median ms, timed with CUDA events in
+    batches (``references.cuda_times``), or on the CPU; None without PyTorch."""
     try:
         import torch
     except ImportError:
         return None
+    from liftpy.tuning.references import cuda_times
+
     cuda = torch.cuda.is_available()
     dev = torch.device("cuda" if cuda else "cpu")
     torch.backends.cudnn.allow_tf32, torch.backends.cudnn.benchmark = False, True
     x = torch.randn(1, c, h, w, device=dev)
     wt = torch.randn(c, 1, k, k, device=dev)
     b = torch.randn(c, device=dev)
-    times = []
-    batch = 10  # calls between two events, so that the host's launch latency is not counted (as in references)
+
+    def run():
+        return torch.nn.functional.conv2d(x, wt, b, stride=stride, padding=pad, groups=c)
+
     with torch.inference_mode():
         for _ in range(3):
-            torch.nn.functional.conv2d(x, wt, b, stride=stride, padding=pad, groups=c)
-        for _ in range(max(repeat, 5)):
-            if cuda:
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                start.record()
-                for _ in range(batch):
-                    torch.nn.functional.conv2d(x, wt, b, stride=stride, padding=pad, groups=c)
-                end.record()
-                end.synchronize()
-                times.append(float(start.elapsed_time(end)) / batch)
-            else:
+            run()
+        if cuda:
+            times, _ = cuda_times(run, max(repeat, 5))
+        else:
+            times = []
+            for _ in range(max(repeat, 5)):
                 t = time.perf_counter()
-                torch.nn.functional.conv2d(x, wt, b, stride=stride, padding=pad, groups=c)
+                run()
                 times.append((time.perf_counter() - t) * 1e3)
-    oh, ow = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
-    return {"ms": sorted(times)[len(times) // 2], "bytes": 4 * (c * h * w + c * k * k + c + c * oh * ow),
-            "name": "cudnn" if cuda else "torch_cpu"}
+    return ("cudnn" if cuda else "torch_cpu"), sorted(times)[len(times) // 2]
 
 
 def _split(record, layer) -> int:

@@ -29,6 +29,7 @@ def main() -> int:
     from liftpy.host.device import get_device
     from liftpy.host.kernel import CompiledPipeline, device_limits
     from liftpy.tuning.engine import variant_id
+    from liftpy.tuning.operator import parse_sizes
     from search import workload
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -59,9 +60,9 @@ def main() -> int:
             print(f"--variant {want!r} names {len(hits)} variants", file=sys.stderr)
             return 2
         v = variants[hits[0]]
-        config = {k: int(x) for k, x in (kv.split("=") for kv in cfg.split(","))}
-        sizes = {**op.sizes(), **config}
         try:
+            config = parse_sizes(cfg)
+            sizes = {**op.sizes(), **config}
             stages = generate_pipeline(v.program, sizes, limits, v.placement_map)
             if args.source_dir:
                 path = Path(args.source_dir) / f"{args.workload.replace(':', '-')}-{ids[hits[0]].split('#')[1]}-{len(records)}.cl"

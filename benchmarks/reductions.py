@@ -40,20 +40,13 @@ def vendor_ms(name: str, inputs: list, repeat: int = 20) -> tuple[str, float]:
     except ImportError:
         cuda = False
     if cuda:
+        from liftpy.tuning.references import cuda_times
+
         xs = [torch.from_numpy(x).cuda() for x in inputs]
         fn = {"dot": lambda: torch.dot(xs[0], xs[1]), "sum": lambda: torch.sum(xs[0]), "max": lambda: torch.max(xs[0])}[name]
         for _ in range(3):
             fn()
-        times = []
-        batch = 10  # calls between two events: one call alone would count the host's launch latency too
-        for _ in range(repeat):
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            a.record()
-            for _ in range(batch):
-                fn()
-            b.record()
-            torch.cuda.synchronize()
-            times.append(a.elapsed_time(b) / batch)
+        times, _ = cuda_times(fn, repeat)
         return f"torch {torch.__version__} CUDA", float(np.median(times))
     fn = {"dot": lambda: np.dot(*inputs), "sum": lambda: inputs[0].sum(), "max": lambda: inputs[0].max()}[name]
     times = []

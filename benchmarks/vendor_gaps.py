@@ -6,7 +6,7 @@ liftpy's times are OpenCL profiling events of the kernels alone.  A PyTorch call
 CUDA events also counts the time the GPU waits for the host to launch it, which on small layers is a
 large part; the references now time batches of calls (``references.CUDA_BATCH``).  This prints, for VGG-16's
 nine 3x3 layers (cuDNN, im2col + cuBLAS) and the reductions of 2^24 floats, the per-call median timed one
-call at a time and in batches of 10, so that results measured before the change can be read against it.
+call at a time and in batches, so that results measured before the change can be read against it.
 """
 
 import argparse
@@ -19,21 +19,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 LAYERS = ["vgg16:0", "vgg16:2", "vgg16:5", "vgg16:7", "vgg16:10", "vgg16:12", "vgg16:17", "vgg16:19", "vgg16:24"]
 
 
-def _reduction_ms(fn, batch: int, torch) -> float:
+def _reduction_ms(fn, batch: int) -> float:
     import numpy as np
+
+    from liftpy.tuning.references import cuda_times
 
     for _ in range(3):
         fn()
-    times = []
-    for _ in range(30):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        for _ in range(batch):
-            fn()
-        e.record()
-        torch.cuda.synchronize()
-        times.append(s.elapsed_time(e) / batch)
-    return float(np.median(times))
+    return float(np.median(cuda_times(fn, 30, batch)[0]))
 
 
 def main() -> int:
@@ -49,7 +42,7 @@ def main() -> int:
         print("vendor_gaps: needs PyTorch with a CUDA GPU", file=sys.stderr)
         return 2
     from liftpy.tuning.layers import get_layer
-    from liftpy.tuning.references import measure_reference, random_inputs
+    from liftpy.tuning.references import CUDA_BATCH, measure_reference, random_inputs
 
     out = []
     print(f"{'workload':<12}{'reference':<14}{'1 call ms':>11}{'batch ms':>10}{'gap':>7}")
@@ -58,13 +51,13 @@ def main() -> int:
         x, w = random_inputs(layer, 0)
         for ref in ("cudnn", "im2col_gemm"):
             one = measure_reference(ref, x, w, layer.stride, layer.pad, batch=1).time_ms
-            many = measure_reference(ref, x, w, layer.stride, layer.pad, batch=10).time_ms
+            many = measure_reference(ref, x, w, layer.stride, layer.pad, batch=CUDA_BATCH).time_ms
             out.append({"workload": name, "reference": ref, "single_call_ms": one, "batch_ms": many})
             print(f"{name:<12}{ref:<14}{one:>11.4f}{many:>10.4f}{one / many:>7.2f}", flush=True)
     x = torch.randn(1 << 24, device="cuda")
     y = torch.randn(1 << 24, device="cuda")
     for name, fn in {"dot": lambda: torch.dot(x, y), "sum": lambda: torch.sum(x), "max": lambda: torch.max(x)}.items():
-        one, many = _reduction_ms(fn, 1, torch), _reduction_ms(fn, 10, torch)
+        one, many = _reduction_ms(fn, 1), _reduction_ms(fn, CUDA_BATCH)
         out.append({"workload": name, "reference": "torch", "single_call_ms": one, "batch_ms": many})
         print(f"{name:<12}{'torch':<14}{one:>11.4f}{many:>10.4f}{one / many:>7.2f}", flush=True)
     Path(args.json).write_text(json.dumps(out, indent=1))

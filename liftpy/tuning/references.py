@@ -243,6 +243,23 @@ def _torch_cpu(x, w, stride, pad, warmup, repeat) -> ReferenceResult:
 CUDA_BATCH = 10  # calls between two CUDA events: one call alone would count the launch gap before it
 
 
+def cuda_times(run: Callable[[], object], repeat: int, batch: int = CUDA_BATCH) -> tuple[list[float], object]:
+    """Per-call milliseconds of ``run`` on the current CUDA stream, each the mean of ``batch`` calls between
+    two events, and the last call's result.  A batch keeps the GPU busy from one call to the next, so the
+    time is the kernels' (as liftpy's OpenCL profiling events are), not the host's launch latency too."""
+    torch = _torch()
+    times, out = [], None
+    for _ in range(max(repeat, 1)):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(batch):
+            out = run()
+        end.record()
+        end.synchronize()
+        times.append(float(start.elapsed_time(end)) / batch)
+    return times, out
+
+
 def _cuda(name: str, x, w, stride, pad, warmup, repeat, batch: int = CUDA_BATCH) -> ReferenceResult:
     torch = _torch()
     c, h, wd, m, k, oh, ow = _check(x, w, stride, pad)
@@ -274,17 +291,7 @@ def _cuda(name: str, x, w, stride, pad, warmup, repeat, batch: int = CUDA_BATCH)
             out = run()
             torch.cuda.synchronize(dev)
             grown = torch.cuda.max_memory_allocated(dev) - base
-            times = []
-            # A batch of calls between the events keeps the GPU busy from one to the next, so the time is
-            # the kernels' (as liftpy's OpenCL profiling events are), not the host's launch latency too.
-            for _ in range(max(repeat, 1)):
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                start.record()
-                for _ in range(batch):
-                    out = run()
-                end.record()
-                end.synchronize()
-                times.append(float(start.elapsed_time(end)) / batch)
+            times, out = cuda_times(run, repeat, batch)
             result = out[0].cpu().numpy().copy()
         output_bytes = 4 * m * oh * ow
         im2col_bytes = 4 * c * k * k * oh * ow if name == "im2col_gemm" else 0

@@ -22,6 +22,7 @@ tells the strategy what it measured (``observe``), and asks again.
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from dataclasses import dataclass, field
@@ -236,7 +237,7 @@ class ModelSearch:
         self._neighbours: list[_Candidate] = []
         by_params: dict = {}
         for i, v in enumerate(spaces.variants):
-            by_params.setdefault(tuple(sorted(str(p) for p in getattr(v, "params", ()))), []).append(i)
+            by_params.setdefault(tuple(sorted(str(p) for p in v.params)), []).append(i)
         self._siblings = {i: g for g in by_params.values() for i in g}
 
     def _screen(self, count: int) -> None:
@@ -288,20 +289,8 @@ class ModelSearch:
             for j in self._siblings.get(i, ()):
                 if j != i:
                     self._add(j, dict(config))
-            values = self._values(i)
-            names = sorted(config)
-            for a in names:
-                for va in sorted(values.get(a, ())):
-                    if va == config[a]:
-                        continue
-                    moved = {**config, a: va}
-                    self._add(i, moved)
-                    for b in names:
-                        if b <= a:
-                            continue
-                        for vb in sorted(values.get(b, ())):
-                            if vb != config[b]:
-                                self._add(i, {**moved, b: vb})
+            for moved in _moves(config, self._values(i)):
+                self._add(i, moved)
 
     def propose(self, n: int, taken: set) -> list[tuple[int, dict]]:
         if self.screened < len(self.order):
@@ -320,13 +309,13 @@ class ModelSearch:
         ranked = [c for _, c in sorted(zip(scores, range(len(open_))), key=lambda sc: sc[0])]
         ranked = [open_[k] for k in ranked]
         near = {id(c) for c in self._neighbours}
-        n_exploit = min(int(round(n * self.exploit_share)), sum(1 for c in ranked if id(c) in near))
-        chosen = [c for c in ranked if id(c) in near][:n_exploit]
+        chosen = [c for c in ranked if id(c) in near][: int(round(n * self.exploit_share))]
         picked = {id(c) for c in chosen}
         ranked = [c for c in ranked if id(c) not in picked]
-        n_explore = int(round(n * self.explore_share)) if len(ranked) > n - n_exploit else 0
-        chosen += ranked[: n - n_exploit - n_explore]
-        rest = ranked[n - n_exploit - n_explore:]
+        left = n - len(chosen)
+        n_explore = int(round(n * self.explore_share)) if len(ranked) > left else 0
+        chosen += ranked[: left - n_explore]
+        rest = ranked[left - n_explore:]
         if n_explore and rest:
             chosen += self.rng.sample(rest, min(n_explore, len(rest)))
         return [(c.variant, c.config) for c in chosen]
@@ -357,6 +346,20 @@ class ModelSearch:
                 cand = _Candidate(i, config, p, feature_vector(p, self.rules[i], self.learned.rule_names))
             self.learned.add(cand.features, cand.prediction.seconds, time_ms)
         self._pending = []
+
+
+def _moves(config: dict, values: dict):
+    """``config`` with one or two parameters moved to other values they take in ``values``."""
+    def other(k):
+        return [v for v in sorted(values.get(k, ())) if v != config[k]]
+
+    names = sorted(config)
+    for a in names:
+        for va in other(a):
+            yield {**config, a: va}
+    for a, b in itertools.combinations(names, 2):
+        for va, vb in itertools.product(other(a), other(b)):
+            yield {**config, a: va, b: vb}
 
 
 SEARCHES = {"uniform": UniformSearch, "model": ModelSearch}

@@ -31,7 +31,7 @@ import sympy
 from ...ir.levels import Level
 from ...views import view as V
 from ..memory import Buffer
-from ..stmt import Barrier, Block, CoopCopy, Declare, If, Kernel, Loop, Store, descend
+from ..stmt import Barrier, Block, CoopCopy, Declare, If, Kernel, Loop, Store, descend, map_stmts
 from .copies import group_of, lower_copy, plan_copy
 
 MAX_PREFETCH = 64  # floats of prefetched tiles per work-item
@@ -49,22 +49,17 @@ def _reads_inputs_only(copy: CoopCopy) -> bool:
 
 def _shifted(s, buffer: Buffer, offset):
     """``s`` with every access to ``buffer`` made ``offset`` elements further."""
-    def read(r):
-        def one(x):
-            if isinstance(x, V.MemRead) and x.buffer == buffer:
-                return dataclasses.replace(x, index=x.index + offset)
-            return x
-        return V.transform(r, one)
+    def read(x):
+        return dataclasses.replace(x, index=x.index + offset) if isinstance(x, V.MemRead) and x.buffer == buffer else x
 
-    if isinstance(s, Block):
-        return Block(tuple(_shifted(x, buffer, offset) for x in s.items))
-    if isinstance(s, (Loop, If)):
-        return dataclasses.replace(s, body=_shifted(s.body, buffer, offset))
-    if isinstance(s, Store):
-        if s.buffer == buffer:
-            s = dataclasses.replace(s, index=s.index + offset)
-        return dataclasses.replace(s, value=read(s.value))
-    return s
+    def store(x, _ranges):
+        if not isinstance(x, Store):
+            return x
+        if x.buffer == buffer:
+            x = dataclasses.replace(x, index=x.index + offset)
+        return dataclasses.replace(x, value=V.transform(x.value, read))
+
+    return map_stmts(s, store)
 
 
 def _is_double(copy: CoopCopy) -> bool:
