@@ -7,6 +7,7 @@ CI is reproducible; tests bound their own ``max_examples`` with ``@settings``.  
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -33,3 +34,16 @@ def on_simulator() -> bool:
     from liftpy.host.device import get_device
 
     return "oclgrind" in get_device(None).info.platform.lower()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_derivation_cache(tmp_path_factory):
+    """One cache of derived variants for the whole run (in a fresh directory, so nothing is read from an
+    earlier run or the user's cache): the convolution's 3,000 variants are derived once, not once per
+    module that needs them; the command-line tests' subprocesses inherit it."""
+    if os.environ.get("LIFTPY_CACHE_DIR"):
+        yield
+        return
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("LIFTPY_CACHE_DIR", str(tmp_path_factory.mktemp("liftpy-cache")))
+        yield

@@ -40,13 +40,6 @@ OPERATORS = {
 SAMPLES = {"matmul": 24, "stencil": 24, "maxpool": 24, "conv": 16}  # the convolution's 3,500 variants take longest
 
 
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("LIFTPY_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
-        yield
-
-
 def _check_kernel(program, values: dict, placements: dict) -> None:
     kernel = generate_kernel(program, values, GPU.limits(), None, placements)
     symbols = {as_size(k): v for k, v in values.items()}
@@ -71,7 +64,7 @@ def _check_kernel(program, values: dict, placements: dict) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(OPERATORS))
-def test_the_analysis_is_the_plan_of_every_sampled_kernel(cache, name):
+def test_the_analysis_is_the_plan_of_every_sampled_kernel(name):
     op = OPERATORS[name]()
     variants = list(cached_variants(op))
     points = choose_points(variants, op.sizes(), SAMPLES[name], GPU, seed=0)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import fields
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from liftpy.probe import curves
 from liftpy.probe.document import profile_document, read, validate, write
 from liftpy.probe.errors import ProbeError
 from liftpy.probe.order import analyse
+from liftpy.probe.plan import ProbePlan, make_plan, reported
 from liftpy.probe.roofline import attained, roofline
 from liftpy.probe.runner import PROBES, run_probes
 
@@ -56,8 +58,19 @@ def test_every_probe_runs(run):
             assert 0.0 <= m.confidence <= 1.0 and m.method and m.unit
 
 
-def test_quick_mode_is_quick(run):
-    assert run.seconds < 75, f"quick mode took {run.seconds:.1f} s"
+def test_quick_plan_sweeps_less_than_the_full_plan(device):
+    # Quick mode's promise ("about a minute") is a property of its plan: no sweep longer and no timing
+    # stricter than the full plan's, and the long sweeps much shorter. A wall-time assertion here failed on a
+    # loaded CI machine while the plan was unchanged, so the plan is what is tested.
+    rep = reported(device)
+    quick, full = make_plan(rep, True), make_plan(rep, False)
+    sweeps = [f.name for f in fields(ProbePlan) if isinstance(getattr(full, f.name), tuple)]
+    for name in sweeps:
+        assert len(getattr(quick, name)) <= len(getattr(full, name)), name
+    for name in ("repeats", "launch_count", "chase_levels", "chase_warm_s", "target_s"):
+        assert getattr(quick, name) <= getattr(full, name), name
+    assert sum(len(getattr(quick, n)) for n in sweeps) < 0.6 * sum(len(getattr(full, n)) for n in sweeps)
+    assert not quick.register_refine and full.register_refine
 
 
 def test_document_validates_and_round_trips(doc, tmp_path):

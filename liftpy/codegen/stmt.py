@@ -169,7 +169,9 @@ def substitute(s: Stmt, mapping: dict) -> Stmt:
     """``s`` with loop variables replaced (``{i: 3}`` when unrolling, ``{i: 4*a + b}`` when splitting)."""
     if not mapping:
         return s
-    return map_exprs(s, lambda e: sympy.sympify(e).xreplace(mapping) if isinstance(e, sympy.Basic) else e)
+    from ..views.arith import substitute as subst
+
+    return map_exprs(s, lambda e: subst(e, mapping))
 
 
 def walk(s: Stmt) -> Iterator[Stmt]:

@@ -45,6 +45,128 @@ class CLoad(sympy.Function):
     is_integer = True
 
 
+_EXPANDED: dict = {}
+
+
+def _is_expanded(e) -> bool:
+    """Whether ``sympy.expand`` would leave ``e`` as it is: no product or power of a sum anywhere.
+    Memoised: most indices handed to ``_expand`` are already expanded, and checking is far cheaper than
+    expanding (which was a third of the simplifier's time)."""
+    hit = _EXPANDED.get(e)
+    if hit is None:
+        if not e.args:
+            hit = True
+        elif e.is_Mul or e.is_Pow:
+            hit = not any(a.is_Add for a in e.args) and all(_is_expanded(a) for a in e.args)
+        else:
+            hit = all(_is_expanded(a) for a in e.args)
+        if len(_EXPANDED) > 200_000:
+            _EXPANDED.clear()
+        _EXPANDED[e] = hit
+    return hit
+
+
+def expand_index(e) -> sympy.Expr:
+    """``sympy.expand(e)``, skipped where it would change nothing (most indices)."""
+    e = sympy.sympify(e)
+    return e if _is_expanded(e) else sympy.expand(e)
+
+
+_SYMBOLS: dict = {}
+
+
+def _symbols(e) -> frozenset:
+    """``e.free_symbols``, memoised (sympy recomputes it on every call, over the whole tree)."""
+    hit = _SYMBOLS.get(e)
+    if hit is None:
+        if e.is_Symbol:
+            hit = frozenset((e,))
+        elif not e.args:
+            hit = frozenset()
+        else:
+            hit = frozenset().union(*(_symbols(a) for a in e.args))
+        if len(_SYMBOLS) > 200_000:
+            _SYMBOLS.clear()
+        _SYMBOLS[e] = hit
+    return hit
+
+
+def free_symbols(e) -> frozenset:
+    """The symbols of an index expression (memoised; passes ask for them of every node)."""
+    return _symbols(sympy.sympify(e))
+
+
+DIVMOD = (sympy.floor, sympy.Mod, CDiv, CMod)  # the nodes that divide
+
+
+def divmod_nodes(e) -> tuple:
+    """The divisions and moduli in ``e`` (floor, Mod, CDiv, CMod), outermost first; memoised."""
+    e = sympy.sympify(e)
+    hit = _DIVMODS.get(e)
+    if hit is None:
+        inner = tuple(n for a in e.args for n in divmod_nodes(a))
+        hit = ((e,) + inner) if isinstance(e, DIVMOD) else inner
+        if len(_DIVMODS) > 200_000:
+            _DIVMODS.clear()
+        _DIVMODS[e] = hit
+    return hit
+
+
+_DIVMODS: dict = {}
+
+
+def substitute(e, mapping: Mapping):
+    """``e`` with symbols replaced (``{i: 3}`` when unrolling, ``{i: 4*q + r}`` when splitting a loop),
+    like ``xreplace``, but rebuilding floors, moduli and comparisons without sympy's evaluation (which
+    queries assumptions; ``simplify`` decides them from the ranges), except where all operands are
+    numbers and the node is folded."""
+    if not isinstance(e, sympy.Basic):
+        return e
+    if not mapping or not (_symbols(e) & mapping.keys()):
+        return e
+    return _subst(e, mapping)
+
+
+def _subst(e, mapping):
+    if e.is_Symbol:
+        return mapping.get(e, e)
+    if not e.args or not (_symbols(e) & mapping.keys()):
+        return e
+    args = tuple(_subst(a, mapping) for a in e.args)
+    numbers = all(a.is_Number for a in args)
+    if isinstance(e, (sympy.floor, sympy.Mod)) or e.is_Relational:
+        return e.func(*args) if numbers else e.func(*args, evaluate=False)
+    return e.func(*args)
+
+
+def floor_div(a, n) -> sympy.Expr:
+    """``floor(a / n)`` as a view writes it, for an integer ``n > 0``, left unevaluated: sympy's evaluation
+    of ``floor`` and ``Mod`` queries the assumptions of every term (a third of code generation's time),
+    and ``simplify`` below decides these nodes with the ranges sympy does not know anyway."""
+    a = sympy.sympify(a)
+    if not (isinstance(n, int) or getattr(n, "is_Integer", False)):
+        return sympy.floor(a / n)
+    n = int(n)
+    if n == 1:
+        return a
+    if a.is_Integer:
+        return sympy.Integer(int(a) // n)
+    return sympy.floor(a / n, evaluate=False)
+
+
+def floor_mod(a, n) -> sympy.Expr:
+    """``a mod n`` (the sign of ``n``), for an integer ``n > 0``, left unevaluated like ``floor_div``."""
+    a = sympy.sympify(a)
+    if not (isinstance(n, int) or getattr(n, "is_Integer", False)):
+        return sympy.Mod(a, n)
+    n = int(n)
+    if n == 1:
+        return sympy.Integer(0)
+    if a.is_Integer:
+        return sympy.Integer(int(a) % n)
+    return sympy.Mod(a, n, evaluate=False)
+
+
 def _nonneg(num: sympy.Expr, d: int, ranges: Ranges) -> tuple[sympy.Expr, int] | None:
     """``(num + k*d, k)`` with k >= 0 the smallest shift that makes the dividend provably non-negative, or
     None when ``num`` has no known lower bound."""
@@ -52,7 +174,7 @@ def _nonneg(num: sympy.Expr, d: int, ranges: Ranges) -> tuple[sympy.Expr, int] |
     if b is None:
         return None
     k = 0 if b[0] >= 0 else -((b[0]) // d)
-    return sympy.expand(num + k * d), k
+    return expand_index(num + k * d), k
 
 
 def bounds(e, ranges: Ranges) -> tuple[int, int] | None:
@@ -133,14 +255,14 @@ def bounds(e, ranges: Ranges) -> tuple[int, int] | None:
 
 def _as_fraction(arg) -> tuple[sympy.Expr | None, int]:
     """Write ``arg`` as ``num / den`` with an integer-coefficient numerator and a positive integer den."""
-    arg = sympy.expand(arg)
+    arg = expand_index(arg)
     den = 1
     for t in sympy.Add.make_args(arg):
         c = t.as_coeff_Mul()[0]
         if not c.is_Rational:
             return None, 1
         den = den * int(c.q) // gcd(den, int(c.q))
-    num = sympy.expand(arg * den)
+    num = expand_index(arg * den)
     for t in sympy.Add.make_args(num):
         c = t.as_coeff_Mul()[0]
         if not c.is_Integer:
@@ -162,13 +284,15 @@ def _split_terms(num: sympy.Expr, d: int) -> tuple[sympy.Expr, sympy.Expr]:
 
 def fdiv(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
     """Floor division of an integer expression by a positive integer, simplified."""
-    num = sympy.expand(num)
+    num = expand_index(num)
     if d == 1:
         return num
     if isinstance(num, sympy.floor):  # floor(floor(x/a)/d) = floor(x/(a*d))
         inner, a = _as_fraction(num.args[0])
         if inner is not None:
             return fdiv(inner, a * d, ranges)
+    if isinstance(num, CDiv):  # the same for a quotient already simplified (views nest joins)
+        return fdiv(num.args[0], int(num.args[1]) * d, ranges)
     # Split off the terms d divides only when what remains is provably non-negative: the C form of a
     # floor division is C's truncating division, which agrees with floor on non-negative operands only
     # (indices are non-negative as a whole, their parts need not be).
@@ -183,13 +307,13 @@ def fdiv(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
     split = _small_remainder(num, d, ranges)
     if split is not None:
         a, big, _ = split
-        return fdiv(sympy.expand(big / a), d // a, ranges)
+        return fdiv(expand_index(big / a), d // a, ranges)
     terms = sympy.Add.make_args(num)
     coeffs = [t.as_coeff_Mul()[0] for t in terms]
     if all(c.is_Integer for c in coeffs):
         g = _fold(gcd, [int(c) for c in coeffs] + [d])
         if g > 1:  # floor(2*x/4) = floor(x/2)
-            return fdiv(sympy.expand(num / g), d // g, ranges)
+            return fdiv(expand_index(num / g), d // g, ranges)
     shifted = _nonneg(num, d, ranges)
     if shifted is None:
         return sympy.floor(num / d)  # printed with a floor-division helper
@@ -199,20 +323,23 @@ def fdiv(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
 
 def fmod(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
     """``num mod d`` for an integer expression and a positive integer, simplified."""
-    num = sympy.expand(num)
+    num = expand_index(num)
     if d == 1:
         return sympy.Integer(0)
-    if isinstance(num, sympy.Mod) and num.args[1].is_Integer and int(num.args[1]) % d == 0:
-        return fmod(num.args[0], d, ranges)
+    if isinstance(num, (sympy.Mod, CMod)) and num.args[1].is_Integer and int(num.args[1]) % d == 0:
+        return fmod(num.args[0], d, ranges)  # (x mod a*d) mod d = x mod d
     _, r = _split_terms(num, d)
     b = bounds(r, ranges)
     if b is not None and b[0] // d == b[1] // d:
-        return sympy.expand(r - (b[0] // d) * d)
+        return expand_index(r - (b[0] // d) * d)
     split = _small_remainder(num, d, ranges)
     if split is not None:  # (a*X + R) mod (a*m) = a*(X mod m) + R
         a, big, small = split
-        return sympy.expand(a * fmod(sympy.expand(big / a), d // a, ranges) + small)
+        return expand_index(a * fmod(expand_index(big / a), d // a, ranges) + small)
     if b is not None and b[0] >= 0:
+        c = r.as_coeff_Add()[0]  # (x + 9) mod 4 = (x + 1) mod 4 while the dividend stays non-negative
+        if c.is_Integer and int(c) >= d and b[0] - (int(c) - int(c) % d) >= 0:
+            r = r - (int(c) - int(c) % d)
         return CMod(r, d)
     shifted = _nonneg(num, d, ranges)
     if shifted is None:
@@ -251,7 +378,7 @@ def simplify(e, ranges: Ranges) -> sympy.Expr:
     e = sympy.sympify(e)
     if e.is_Atom and not e.is_Symbol:
         return e
-    key = (e, tuple(sorted(((s, ranges[s]) for s in e.free_symbols if s in ranges), key=lambda kv: str(kv[0]))))
+    key = (e, frozenset((s, ranges[s]) for s in _symbols(e) if s in ranges))
     hit = _SIMPLIFIED.get(key)
     if hit is None:
         if len(_SIMPLIFIED) > 200_000:
@@ -282,7 +409,7 @@ def _simplify(e, ranges: Ranges) -> sympy.Expr:
             return fmod(a, int(m), ranges)
         return sympy.Mod(a, m)
     if e.is_Add or e.is_Mul:
-        return sympy.expand(e.func(*[simplify(a, ranges) for a in e.args]))
+        return expand_index(e.func(*[simplify(a, ranges) for a in e.args]))
     if isinstance(e, sympy.logic.boolalg.BooleanFunction) or e.is_Relational:
         return simplify_condition(e, ranges)
     return e
@@ -323,7 +450,7 @@ def simplify_condition(c, ranges: Ranges):
                 return sympy.true
             if verdict[1]:
                 return sympy.false
-        return type(c)(lhs, 0)
+        return type(c)(lhs, 0, evaluate=False)  # undecided by the ranges: sympy's evaluation would only ask assumptions
     return c
 
 

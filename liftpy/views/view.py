@@ -23,6 +23,7 @@ from typing import Any, Callable
 import sympy
 
 from ..errors import CodegenError
+from .arith import floor_div, floor_mod
 
 
 @dataclass(frozen=True)
@@ -335,7 +336,7 @@ class JoinView(View):
     def access(self, path: tuple) -> Read:
         _need(path, 1, "join")
         i, rest = path[0], path[1:]
-        return self.inner.access((sympy.floor(i / self.n), sympy.Mod(i, self.n)) + rest)
+        return self.inner.access((floor_div(i, self.n), floor_mod(i, self.n)) + rest)
 
 
 @dataclass(frozen=True)
@@ -486,8 +487,8 @@ class AsScalarView(View):
         i, rest = path[0], path[1:]
         if rest:
             raise CodegenError("internal: asScalar accessed below its scalar elements")
-        whole = self.inner.access((sympy.floor(i / self.n),))
-        lane = sympy.Mod(i, self.n)
+        whole = self.inner.access((floor_div(i, self.n),))
+        lane = floor_mod(i, self.n)
         return _lane_of(whole, lane, self.n)
 
 
@@ -539,7 +540,7 @@ class ImageView(View):
             raise CodegenError(f"image {self.image.name} accessed with {len(path)} indices, expected 3")
         y, x, c = path
         groups = self.channels // 4
-        return ImageRead(self.image, x * groups + sympy.floor(c / 4), y, sympy.Mod(c, 4))
+        return ImageRead(self.image, x * groups + floor_div(c, 4), y, floor_mod(c, 4))
 
 
 @dataclass(frozen=True)

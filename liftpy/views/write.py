@@ -17,6 +17,7 @@ from typing import Any
 import sympy
 
 from ..errors import CodegenError
+from .arith import floor_div, floor_mod
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ class WSplit(WView):
 
     def locate(self, path: tuple) -> Loc:
         i = path[0]
-        return self.inner.locate((sympy.floor(i / self.n), sympy.Mod(i, self.n)) + path[1:])
+        return self.inner.locate((floor_div(i, self.n), floor_mod(i, self.n)) + path[1:])
 
 
 @dataclass(frozen=True)
@@ -120,8 +121,8 @@ class WAsVector(WView):
 
     def locate(self, path: tuple) -> Loc:
         i = path[0]
-        loc = self.inner.locate((sympy.floor(i / self.n),) + path[1:])
-        return Loc(loc.buffer, loc.index + sympy.Mod(i, self.n))
+        loc = self.inner.locate((floor_div(i, self.n),) + path[1:])
+        return Loc(loc.buffer, loc.index + floor_mod(i, self.n))
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from functools import lru_cache
 
 import sympy
 
@@ -26,6 +27,7 @@ from ...errors import CodegenError
 from ...ir.levels import Level
 from ...ir.types import VectorType
 from ...views import view as V
+from ...views.arith import floor_div, floor_mod, substitute
 from ...views.arith import simplify as simplify_index
 from ..memory import Buffer
 from ..stmt import Block, CoopCopy, Declare, If, Kernel, Loop, Store, descend
@@ -79,6 +81,7 @@ class CopyPlan:
         return size
 
 
+@lru_cache(maxsize=256)  # the pipelining pass and the lowering ask for the plan of the same copy
 def plan_copy(copy: CoopCopy, group: tuple[int, ...]) -> CopyPlan:
     dims = copy.dims
     n = len(dims)
@@ -129,8 +132,8 @@ def lower_copy(copy: CoopCopy, plan: CopyPlan, k: int, phase: str = "copy", regs
     for pos in reversed(range(n)):
         dim = plan.order[pos]
         u = plan.units[pos]
-        idx[dim] = sympy.Mod(rest, u) if pos > 0 else rest
-        rest = sympy.floor(rest / u)
+        idx[dim] = floor_mod(rest, u) if pos > 0 else rest
+        rest = floor_div(rest, u)
     if width > 1:
         idx[fast] = idx[fast] * width
     dest_strides = []
@@ -145,7 +148,7 @@ def lower_copy(copy: CoopCopy, plan: CopyPlan, k: int, phase: str = "copy", regs
 
     def source(path):
         r = copy.source.access(tuple(path))
-        return map_read(r, lambda e: sympy.sympify(e).xreplace(shift)) if shift else r
+        return map_read(r, lambda e: substitute(e, shift)) if shift else r
 
     path = tuple(idx[d] for d in range(n))
     lane_paths = []

@@ -17,11 +17,10 @@ from math import gcd
 import sympy
 
 from ...ir.levels import Level
-from ...views.arith import CDiv, CMod
+from ...views.arith import CDiv, CMod, divmod_nodes, expand_index, free_symbols
 from ..stmt import Block, If, IndexDef, Kernel, Loop, Store, body_ranges, descend, map_stmts, reads, walk
 from .simplify import _stmt as _simplify_stmt
 
-_DIVMOD = (sympy.floor, sympy.Mod, CDiv, CMod)
 MAX_SPLITS = 6
 
 
@@ -42,10 +41,7 @@ def _exprs(s):
 
 def _divmods(s):
     for e in _exprs(s):
-        e = sympy.sympify(e)
-        for node in sympy.preorder_traversal(e):
-            if isinstance(node, _DIVMOD):
-                yield node
+        yield from divmod_nodes(e)
 
 
 def _count(s) -> int:
@@ -62,16 +58,31 @@ def _divisor(node):
     return (num, int(den)) if den.is_Integer else (None, 0)
 
 
+_PERIODS: dict = {}
+
+
+def _period(node, var) -> int:
+    """The k > 1 such that splitting ``var`` by k removes ``node`` (a division or modulus whose dividend
+    has an integer coefficient c of ``var``: k = d / gcd(c, d)), or 0; memoised, since the same nodes
+    are asked about for every loop and every trial split."""
+    hit = _PERIODS.get((node, var))
+    if hit is None:
+        hit = 0
+        dividend, d = _divisor(node)
+        if dividend is not None and d > 1:
+            c = expand_index(dividend).coeff(var)
+            if c.is_Integer and c != 0:
+                hit = d // gcd(abs(int(c)), d)
+        if len(_PERIODS) > 100_000:
+            _PERIODS.clear()
+        _PERIODS[(node, var)] = hit
+    return hit
+
+
 def _candidates(loop: Loop) -> list[int]:
     out = set()
-    for node in _divmods(loop.body):
-        dividend, d = _divisor(node)
-        if dividend is None or d <= 1:
-            continue
-        c = sympy.expand(dividend).coeff(loop.var)
-        if not c.is_Integer or c == 0:
-            continue
-        k = d // gcd(abs(int(c)), d)
+    for node in set(_divmods(loop.body)):
+        k = _period(node, loop.var)
         if 1 < k < loop.extent and loop.extent % k == 0:
             out.add(k)
     return sorted(out, reverse=True)
@@ -82,11 +93,17 @@ def _split(loop: Loop, d: int, ranges: dict) -> Loop:
     r = sympy.Symbol(f"{loop.var.name}r")
     from ..stmt import substitute
 
-    body = substitute(loop.body, {loop.var: d * q + r})
+    mapping = {loop.var: d * q + r}
     inner_ranges = dict(ranges)
     inner_ranges[q] = (0, loop.extent // d - 1)
     inner_ranges[r] = (0, d - 1)
-    body = map_stmts(body, _simplify_stmt, inner_ranges)
+
+    def one(s, scope):  # statements without the counter are left alone: most of an unrolled body
+        if not any(loop.var in free_symbols(e) for e in _exprs(s)):
+            return s
+        return _simplify_stmt(substitute(s, mapping), scope)
+
+    body = map_stmts(loop.body, one, inner_ranges)
     inner = Loop(r, d, Level.SEQ, 0, body, False, "")
     return Loop(q, loop.extent // d, Level.SEQ, 0, Block((inner,)), False, loop.note)
 

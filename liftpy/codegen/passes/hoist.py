@@ -13,10 +13,8 @@ import itertools
 
 import sympy
 
-from ...views.arith import CDiv, CMod
+from ...views.arith import DIVMOD, free_symbols
 from ..stmt import Block, If, IndexDef, Kernel, Loop, Store, map_read
-
-_DIVMOD = (sympy.floor, sympy.Mod, CDiv, CMod)
 
 
 def hoist(kernel: Kernel) -> Kernel:
@@ -34,7 +32,7 @@ def hoist(kernel: Kernel) -> Kernel:
         e = sympy.sympify(e)
 
         def rec(x):
-            if isinstance(x, _DIVMOD) and x.free_symbols and innermost not in x.free_symbols:
+            if isinstance(x, DIVMOD) and free_symbols(x) and innermost not in free_symbols(x):
                 sym = name_of(x)
                 lifted[x] = sym
                 return sym
@@ -52,9 +50,9 @@ def hoist(kernel: Kernel) -> Kernel:
         for x in block.items:
             if isinstance(x, Loop):
                 body, inner = visit(x.body, loop_vars + (x.var,))
-                here = [(sym, e) for e, sym in inner.items() if x.var in e.free_symbols]
+                here = [(sym, e) for e, sym in inner.items() if x.var in free_symbols(e)]
                 for e, sym in inner.items():
-                    if x.var not in e.free_symbols:
+                    if x.var not in free_symbols(e):
                         lifted[e] = sym
                 defs = tuple(IndexDef(sym, e) for sym, e in sorted(here, key=lambda p: p[0].name))
                 items.append(dataclasses.replace(x, body=Block(defs + body.items)))

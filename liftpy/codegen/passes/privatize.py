@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import dataclasses
 
-import sympy
 
 from ...ir.levels import Level
 from ...views import view as V
-from ...views.arith import bounds
+from ...views.arith import bounds, expand_index
 from ..memory import Buffer
 from ..stmt import CONTAINERS, Block, Declare, IndexDef, Kernel, Loop, Store, body_ranges, descend, reads, walk
 
@@ -49,7 +48,7 @@ def _accesses(s, enclosing, ranges, out):
 def _split(index, loops):
     """``{dim: coefficient}`` of the local ids in ``index`` and the rest, or None if ``index`` is not
     linear in them with constant coefficients."""
-    e = sympy.expand(index)
+    e = expand_index(index)
     coeffs = {}
     for lp in loops:
         c = e.coeff(lp.var)
@@ -58,7 +57,7 @@ def _split(index, loops):
         if not c.is_Integer:
             return None
         coeffs[lp.dim] = (int(c), lp.extent)
-        e = sympy.expand(e - c * lp.var)
+        e = expand_index(e - c * lp.var)
     if any(e.has(lp.var) for lp in loops):
         return None
     return coeffs, e

@@ -19,10 +19,12 @@
 from __future__ import annotations
 
 import dataclasses
+from functools import lru_cache
 
 import sympy
 
 from ...views import view as V
+from ...views.arith import expand_index
 from ..stmt import Block, Kernel, Store, descend, flatten
 
 # Widths of the vector stores runs of scalar stores become.  Not 16: no GPU stores more than 128 bits per
@@ -37,7 +39,7 @@ def merge_lanes(lanes: list) -> V.Read | None:
     n, first = len(lanes), lanes[0]
     if all(isinstance(l, V.MemRead) and l.width == 1 and l.buffer == first.buffer for l in lanes):
         if first.buffer.space != "private" or first.buffer.count > 1:
-            if all(sympy.expand(l.index - first.index) == t for t, l in enumerate(lanes)):
+            if all(expand_index(l.index - first.index) == t for t, l in enumerate(lanes)):
                 return V.MemRead(first.buffer, first.index, n)
         return None
     if all(isinstance(l, V.ConstRead) and l.width == 1 and l.value == first.value for l in lanes):
@@ -56,13 +58,14 @@ def merge_lanes(lanes: list) -> V.Read | None:
     return None
 
 
+@lru_cache(maxsize=65536)
 def is_multiple(index, width: int) -> bool:
     """Whether an index expression is a multiple of ``width`` for every value of its variables (and a
     vector of that width may be accessed through a vector pointer there: 3-vectors occupy four
     elements in OpenCL, so they are always loaded with ``vload3``)."""
     if width not in (2, 4, 8, 16):
         return False
-    index = sympy.expand(index)
+    index = expand_index(index)
     for term in sympy.Add.make_args(index):
         c, _ = term.as_coeff_Mul()
         if not c.is_Integer or int(c) % width:
@@ -103,7 +106,7 @@ def _group_stores(items: tuple) -> tuple:
                 run = items[i : i + w]
                 if len(run) < w or not all(isinstance(x, Store) and x.width == 1 and x.buffer == s.buffer for x in run):
                     continue
-                if not all(sympy.expand(x.index - s.index) == t for t, x in enumerate(run)):
+                if not all(expand_index(x.index - s.index) == t for t, x in enumerate(run)):
                     continue
                 if any(_reads_buffer(x.value, s.buffer) for x in run):
                     continue
@@ -122,17 +125,18 @@ def _group_stores(items: tuple) -> tuple:
     return tuple(out)
 
 
+@lru_cache(maxsize=65536)
 def _split_lane(index):
     """``(base, lane)`` with ``index = base + lane``, base a provable multiple of 4, or None."""
-    e = sympy.expand(index)
+    e = expand_index(index)
     c = 0
     for term in sympy.Add.make_args(e):
         if term.is_Integer:
             c = int(term)
-    rest = sympy.expand(e - c)
+    rest = expand_index(e - c)
     if not is_multiple(rest, 4) and rest != 0:
         return None
-    return sympy.expand(rest + (c - c % 4)), c % 4
+    return expand_index(rest + (c - c % 4)), c % 4
 
 
 def _unguarded(r: V.Read):

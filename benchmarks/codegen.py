@@ -1,0 +1,115 @@
+"""Benchmark: code-generation time per point (IR -> OpenCL source), the time a search spends before a
+kernel can be built.
+
+    python benchmarks/codegen.py --json benchmarks/results/cpu-codegen.json
+    python benchmarks/codegen.py --workloads vgg16:12 --points 40 --profile benchmarks/results/h100-profile.json
+
+For each workload it draws ``--points`` points (variant and configuration) uniformly from the valid
+space for the device limits of ``--profile`` (the H100's by default: the kernels a GPU search generates),
+generates every kernel of each point once, after one warm-up point, and reports the median, p90 and
+maximum seconds per point.  No device is needed: code generation is pure Python, so the numbers say
+how fast this machine's CPU runs it (one process, one core).  The workloads are those of
+``benchmarks/search.py``; a layer workload keeps the variants of ``--conv-rules`` (the tiled ones a
+GPU search explores), ``sgemm:N`` all of them.
+
+JSON: one record per workload with ``workload``, ``points``, ``median_s``, ``p90_s``, ``max_s``,
+``total_s``, ``variants``, ``python``, ``cpu``; and ``source_sha1`` (a digest of every generated source,
+to tell a faster code generator that changed its output from one that did not).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+
+def _cpu() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--workloads", nargs="*", default=["sgemm:1024", "vgg16:12", "vgg16:5"])
+    ap.add_argument("--points", type=int, default=40)
+    ap.add_argument("--conv-rules", default="tile2DReduce|tile2DReduceStrided")
+    ap.add_argument("--profile", default=str(ROOT / "benchmarks/results/h100-profile.json"))
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+
+    from liftpy.codegen.kernel import generate_pipeline
+    from liftpy.errors import LiftError
+    from liftpy.host.profile import DeviceProfile
+    from liftpy.tuning.cache import cached_variants
+    from liftpy.tuning.engine import choose_points, select_variants
+    from search import workload
+
+    profile = DeviceProfile.load(args.profile)
+    limits = profile.limits()
+    records = []
+    print(f"{'workload':<14}{'variants':>9}{'points':>8}{'median s':>10}{'p90 s':>9}{'max s':>9}{'total s':>9}", flush=True)
+    for name in args.workloads:
+        op, rules = workload(name)
+        rules = tuple(r for r in args.conv_rules.split(",") if r) if rules is None else rules
+        variants = select_variants(cached_variants(op), rules)
+        points = choose_points(variants, op.sizes(), args.points + 1, profile, args.seed)
+        times, digest, failed = [], hashlib.sha1(), 0
+        for n, p in enumerate(points):
+            v = variants[p.variant_index]
+            t = time.perf_counter()
+            try:
+                stages = generate_pipeline(v.program, {**op.sizes(), **p.config}, limits, v.placement_map)
+            except LiftError:
+                failed += 1  # a point the limits admit but generation refuses: not timed
+                continue
+            dt = time.perf_counter() - t
+            if n == 0:
+                continue  # warm-up: imports and first-use caches
+            times.append(dt)
+            for ks, _ in stages:
+                digest.update(ks.source.encode())
+        if not times:
+            print(f"{name:<14} no point could be generated", flush=True)
+            continue
+        times.sort()
+        rec = {
+            "workload": name,
+            "variants": len(variants),
+            "points": len(times),
+            "failed": failed,
+            "median_s": statistics.median(times),
+            "p90_s": times[int(0.9 * (len(times) - 1))],
+            "max_s": times[-1],
+            "total_s": sum(times),
+            "source_sha1": digest.hexdigest()[:16],
+            "python": platform.python_version(),
+            "cpu": _cpu(),
+        }
+        records.append(rec)
+        print(f"{name:<14}{rec['variants']:>9}{rec['points']:>8}{rec['median_s']:>10.3f}{rec['p90_s']:>9.3f}"
+              f"{rec['max_s']:>9.3f}{rec['total_s']:>9.1f}", flush=True)
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(records, indent=2) + "\n")
+        print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
