@@ -159,7 +159,8 @@ def map_exprs(s: Stmt, fn: Callable[[sympy.Expr], sympy.Expr]) -> Stmt:
     if isinstance(s, Loop):
         return dataclasses.replace(s, body=map_exprs(s.body, fn))
     if isinstance(s, Store):
-        return dataclasses.replace(s, index=fn(s.index), value=map_read(s.value, fn))
+        index, value = fn(s.index), map_read(s.value, fn)
+        return s if (index is s.index and value is s.value) else dataclasses.replace(s, index=index, value=value)
     if isinstance(s, IndexDef):
         return IndexDef(s.var, fn(s.value))
     return s

@@ -136,6 +136,8 @@ def _subst(e, mapping):
     numbers = all(a.is_Number for a in args)
     if isinstance(e, (sympy.floor, sympy.Mod)) or e.is_Relational:
         return e.func(*args) if numbers else e.func(*args, evaluate=False)
+    if isinstance(e, (sympy.And, sympy.Or)) and not any(isinstance(a, sympy.logic.boolalg.BooleanAtom) for a in args):
+        return e.func(*args, evaluate=False)  # simplify_condition rebuilds it, decided parts dropped
     return e.func(*args)
 
 
@@ -383,7 +385,8 @@ def simplify(e, ranges: Ranges) -> sympy.Expr:
     if hit is None:
         if len(_SIMPLIFIED) > 200_000:
             _SIMPLIFIED.clear()
-        hit = _SIMPLIFIED[key] = _simplify(e, ranges)
+        hit = _simplify(e, ranges)
+        hit = _SIMPLIFIED[key] = e if hit == e else hit  # the same object: passes keep unchanged statements
     return hit
 
 
@@ -416,10 +419,25 @@ def _simplify(e, ranges: Ranges) -> sympy.Expr:
 
 
 def simplify_condition(c, ranges: Ranges):
-    """Decide a comparison or conjunction where the ranges allow; otherwise simplify its operands."""
+    """Decide a comparison or conjunction where the ranges allow; otherwise simplify its operands.
+    Memoised like ``simplify``."""
     c = sympy.sympify(c)
     if c in (sympy.true, sympy.false):
         return c
+    key = (c, frozenset((s, ranges[s]) for s in _symbols(c) if s in ranges))
+    hit = _CONDITIONS.get(key)
+    if hit is None:
+        if len(_CONDITIONS) > 100_000:
+            _CONDITIONS.clear()
+        hit = _simplify_condition(c, ranges)
+        hit = _CONDITIONS[key] = c if hit == c else hit
+    return hit
+
+
+_CONDITIONS: dict = {}
+
+
+def _simplify_condition(c, ranges: Ranges):
     if isinstance(c, sympy.And):
         parts = [simplify_condition(a, ranges) for a in c.args]
         if any(p is sympy.false for p in parts):

@@ -57,7 +57,9 @@ def transform(r: Read, fn: Callable[[Read], Read]) -> Read:
     """Rebuild ``r`` bottom-up, replacing every read ``x`` in it (``r`` included) by ``fn(x)``."""
     kids = r.children()
     if kids:
-        r = r.with_children(tuple(transform(k, fn) for k in kids))
+        new = tuple(transform(k, fn) for k in kids)
+        if any(a is not b for a, b in zip(new, kids)):  # an unchanged tree is kept, not copied
+            r = r.with_children(new)
     return fn(r)
 
 
@@ -76,7 +78,8 @@ class MemRead(Read):
     aligned: bool = False  # a vector read whose address is a multiple of its size (set by vectorization)
 
     def map_exprs(self, fn):
-        return dataclasses.replace(self, index=fn(self.index))
+        index = fn(self.index)
+        return self if index is self.index else dataclasses.replace(self, index=index)
 
 
 @dataclass(frozen=True)
@@ -99,7 +102,8 @@ class CondRead(Read):
         return CondRead(self.cond, *kids)
 
     def map_exprs(self, fn):
-        return CondRead(fn(self.cond), self.then, self.other)
+        cond = fn(self.cond)
+        return self if cond is self.cond else CondRead(cond, self.then, self.other)
 
 
 @dataclass(frozen=True)

@@ -38,9 +38,11 @@ def _stmt(s, ranges):
             return ()
         return If(c, s.body)
     if isinstance(s, Store):
-        return dataclasses.replace(s, index=simplify_index(s.index, ranges), value=simplify_read(s.value, ranges))
+        index, value = simplify_index(s.index, ranges), simplify_read(s.value, ranges)
+        return s if (index is s.index and value is s.value) else dataclasses.replace(s, index=index, value=value)
     if isinstance(s, IndexDef):
-        return IndexDef(s.var, simplify_index(s.value, ranges))
+        value = simplify_index(s.value, ranges)
+        return s if value is s.value else IndexDef(s.var, value)
     return s
 
 
