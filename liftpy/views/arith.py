@@ -45,25 +45,38 @@ class CLoad(sympy.Function):
     is_integer = True
 
 
-_EXPANDED: dict = {}
+class Memo:
+    """A table of results of a pure function of immutable expressions, emptied when it grows past
+    ``limit`` entries (a long search generates millions of distinct indices).  Code generation asks the
+    same questions of the same index terms thousands of times: every unrolled copy, every pass."""
+
+    def __init__(self, limit: int = 200_000):
+        self.table: dict = {}
+        self.limit = limit
+
+    def get(self, key, compute):
+        hit = self.table.get(key)
+        if hit is None:
+            if len(self.table) > self.limit:
+                self.table.clear()
+            hit = self.table[key] = compute()
+        return hit
+
+
+_EXPANDED, _SYMBOLS, _DIVMODS, _SIMPLIFIED, _CONDITIONS = Memo(), Memo(), Memo(), Memo(), Memo()
 
 
 def _is_expanded(e) -> bool:
-    """Whether ``sympy.expand`` would leave ``e`` as it is: no product or power of a sum anywhere.
-    Memoised: most indices handed to ``_expand`` are already expanded, and checking is far cheaper than
-    expanding (which was a third of the simplifier's time)."""
-    hit = _EXPANDED.get(e)
-    if hit is None:
+    """Whether ``sympy.expand`` would leave ``e`` as it is: no product or power of a sum anywhere
+    (checking is far cheaper than expanding, which was a third of the simplifier's time)."""
+    def compute():
         if not e.args:
-            hit = True
-        elif e.is_Mul or e.is_Pow:
-            hit = not any(a.is_Add for a in e.args) and all(_is_expanded(a) for a in e.args)
-        else:
-            hit = all(_is_expanded(a) for a in e.args)
-        if len(_EXPANDED) > 200_000:
-            _EXPANDED.clear()
-        _EXPANDED[e] = hit
-    return hit
+            return True
+        if e.is_Mul or e.is_Pow:
+            return not any(a.is_Add for a in e.args) and all(_is_expanded(a) for a in e.args)
+        return all(_is_expanded(a) for a in e.args)
+
+    return _EXPANDED.get(e, compute)
 
 
 def expand_index(e) -> sympy.Expr:
@@ -72,23 +85,14 @@ def expand_index(e) -> sympy.Expr:
     return e if _is_expanded(e) else sympy.expand(e)
 
 
-_SYMBOLS: dict = {}
-
-
 def _symbols(e) -> frozenset:
-    """``e.free_symbols``, memoised (sympy recomputes it on every call, over the whole tree)."""
-    hit = _SYMBOLS.get(e)
-    if hit is None:
+    """``e.free_symbols`` (which sympy recomputes on every call, over the whole tree)."""
+    def compute():
         if e.is_Symbol:
-            hit = frozenset((e,))
-        elif not e.args:
-            hit = frozenset()
-        else:
-            hit = frozenset().union(*(_symbols(a) for a in e.args))
-        if len(_SYMBOLS) > 200_000:
-            _SYMBOLS.clear()
-        _SYMBOLS[e] = hit
-    return hit
+            return frozenset((e,))
+        return frozenset().union(*(_symbols(a) for a in e.args)) if e.args else frozenset()
+
+    return _SYMBOLS.get(e, compute)
 
 
 def free_symbols(e) -> frozenset:
@@ -100,19 +104,24 @@ DIVMOD = (sympy.floor, sympy.Mod, CDiv, CMod)  # the nodes that divide
 
 
 def divmod_nodes(e) -> tuple:
-    """The divisions and moduli in ``e`` (floor, Mod, CDiv, CMod), outermost first; memoised."""
+    """The divisions and moduli in ``e`` (floor, Mod, CDiv, CMod), outermost first."""
     e = sympy.sympify(e)
-    hit = _DIVMODS.get(e)
-    if hit is None:
+
+    def compute():
         inner = tuple(n for a in e.args for n in divmod_nodes(a))
-        hit = ((e,) + inner) if isinstance(e, DIVMOD) else inner
-        if len(_DIVMODS) > 200_000:
-            _DIVMODS.clear()
-        _DIVMODS[e] = hit
-    return hit
+        return ((e,) + inner) if isinstance(e, DIVMOD) else inner
+
+    return _DIVMODS.get(e, compute)
 
 
-_DIVMODS: dict = {}
+def _scoped(e, ranges: Ranges):
+    """The key of a result that depends on ``e`` and on the ranges of its own symbols only."""
+    return (e, frozenset((s, ranges[s]) for s in _symbols(e) if s in ranges))
+
+
+def _same_if_equal(e, result):
+    """``e`` itself when the result equals it: passes keep unchanged statements as the same objects."""
+    return e if result == e else result
 
 
 def substitute(e, mapping: Mapping):
@@ -369,25 +378,14 @@ def _small_remainder(num: sympy.Expr, d: int, ranges: Ranges):
     return None
 
 
-_SIMPLIFIED: dict = {}
-
 
 def simplify(e, ranges: Ranges) -> sympy.Expr:
-    """Simplify an index expression bottom-up using ``ranges``.
-
-    Memoised on the expression and the ranges of its own symbols: code generation simplifies the same
-    index terms thousands of times (every unrolled copy, every pass), and both are immutable."""
+    """Simplify an index expression bottom-up using ``ranges`` (memoised on the expression and the ranges
+    of its own symbols)."""
     e = sympy.sympify(e)
     if e.is_Atom and not e.is_Symbol:
         return e
-    key = (e, frozenset((s, ranges[s]) for s in _symbols(e) if s in ranges))
-    hit = _SIMPLIFIED.get(key)
-    if hit is None:
-        if len(_SIMPLIFIED) > 200_000:
-            _SIMPLIFIED.clear()
-        hit = _simplify(e, ranges)
-        hit = _SIMPLIFIED[key] = e if hit == e else hit  # the same object: passes keep unchanged statements
-    return hit
+    return _SIMPLIFIED.get(_scoped(e, ranges), lambda: _same_if_equal(e, _simplify(e, ranges)))
 
 
 def _simplify(e, ranges: Ranges) -> sympy.Expr:
@@ -419,22 +417,12 @@ def _simplify(e, ranges: Ranges) -> sympy.Expr:
 
 
 def simplify_condition(c, ranges: Ranges):
-    """Decide a comparison or conjunction where the ranges allow; otherwise simplify its operands.
-    Memoised like ``simplify``."""
+    """Decide a comparison or conjunction where the ranges allow; otherwise simplify its operands
+    (memoised like ``simplify``)."""
     c = sympy.sympify(c)
     if c in (sympy.true, sympy.false):
         return c
-    key = (c, frozenset((s, ranges[s]) for s in _symbols(c) if s in ranges))
-    hit = _CONDITIONS.get(key)
-    if hit is None:
-        if len(_CONDITIONS) > 100_000:
-            _CONDITIONS.clear()
-        hit = _simplify_condition(c, ranges)
-        hit = _CONDITIONS[key] = c if hit == c else hit
-    return hit
-
-
-_CONDITIONS: dict = {}
+    return _CONDITIONS.get(_scoped(c, ranges), lambda: _same_if_equal(c, _simplify_condition(c, ranges)))
 
 
 def _simplify_condition(c, ranges: Ranges):

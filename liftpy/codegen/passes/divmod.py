@@ -17,7 +17,7 @@ from math import gcd
 import sympy
 
 from ...ir.levels import Level
-from ...views.arith import CDiv, CMod, divmod_nodes, expand_index, free_symbols
+from ...views.arith import CDiv, CMod, Memo, divmod_nodes, expand_index, free_symbols
 from ..stmt import Block, If, IndexDef, Kernel, Loop, Store, body_ranges, descend, map_stmts, reads, walk
 from .simplify import _stmt as _simplify_stmt
 
@@ -58,25 +58,21 @@ def _divisor(node):
     return (num, int(den)) if den.is_Integer else (None, 0)
 
 
-_PERIODS: dict = {}
+_PERIODS = Memo(100_000)
 
 
 def _period(node, var) -> int:
     """The k > 1 such that splitting ``var`` by k removes ``node`` (a division or modulus whose dividend
     has an integer coefficient c of ``var``: k = d / gcd(c, d)), or 0; memoised, since the same nodes
     are asked about for every loop and every trial split."""
-    hit = _PERIODS.get((node, var))
-    if hit is None:
-        hit = 0
+    def compute():
         dividend, d = _divisor(node)
-        if dividend is not None and d > 1:
-            c = expand_index(dividend).coeff(var)
-            if c.is_Integer and c != 0:
-                hit = d // gcd(abs(int(c)), d)
-        if len(_PERIODS) > 100_000:
-            _PERIODS.clear()
-        _PERIODS[(node, var)] = hit
-    return hit
+        if dividend is None or d <= 1:
+            return 0
+        c = expand_index(dividend).coeff(var)
+        return d // gcd(abs(int(c)), d) if c.is_Integer and c != 0 else 0
+
+    return _PERIODS.get((node, var), compute)
 
 
 def _candidates(loop: Loop) -> list[int]:

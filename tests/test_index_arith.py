@@ -1,0 +1,108 @@
+"""The index algebra (``liftpy.views.arith``) against plain integer arithmetic: for random index
+expressions of the kind views build (affine terms, nested floor divisions and moduli by constants) and
+random loop ranges, the simplified expression has the value of the original at every point of the
+ranges, its C divisions and moduli only ever see non-negative dividends (so C's truncation is floor),
+substitution agrees with evaluation, and decided conditions are right."""
+
+import itertools
+
+import sympy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from liftpy.views.arith import CDiv, CMod, floor_div, floor_mod, simplify, simplify_condition, substitute
+
+SYMS = sympy.symbols("i j k")
+
+
+def value(e, env: dict) -> int:
+    """``e`` at the point ``env`` in exact integers; CDiv and CMod must get non-negative dividends."""
+    e = sympy.sympify(e)
+    if e.is_Integer:
+        return int(e)
+    if e.is_Symbol:
+        return env[e]
+    if e.is_Add:
+        return sum(value(a, env) for a in e.args)
+    if e.is_Mul:
+        out = sympy.Integer(1)
+        for a in e.args:
+            out *= a if a.is_Rational else value(a, env)
+        assert out.is_Integer, e
+        return int(out)
+    if isinstance(e, (CDiv, CMod)):
+        a, d = value(e.args[0], env), int(e.args[1])
+        assert a >= 0, f"{e} divides {a} < 0 at {env}: C's truncation is not floor there"
+        return a // d if isinstance(e, CDiv) else a % d
+    if isinstance(e, sympy.floor):
+        num, den = sympy.fraction(sympy.together(e.args[0]))
+        return value(num, env) // int(den)
+    if isinstance(e, sympy.Mod):
+        return value(e.args[0], env) % value(e.args[1], env)
+    raise AssertionError(f"unexpected node {e!r}")
+
+
+@st.composite
+def indices(draw, depth=3):
+    """An index: an affine combination of the symbols and of smaller indices divided or reduced by a
+    constant (what join, split, asVector and the copies' work sharing produce)."""
+    terms = [draw(st.integers(-2, 6)) * s for s in SYMS[: draw(st.integers(1, 3))]]
+    terms.append(sympy.Integer(draw(st.integers(0, 40))))
+    if depth > 0 and draw(st.booleans()):
+        inner = draw(indices(depth=depth - 1))
+        d = draw(st.sampled_from([2, 3, 4, 8, 12, 32]))
+        node = floor_div(inner, d) if draw(st.booleans()) else floor_mod(inner, d)
+        if draw(st.booleans()):
+            return node  # nested directly: a join of a join, a modulus of a modulus
+        terms.append(draw(st.integers(1, 5)) * node)
+    return sympy.Add(*terms)
+
+
+ranges_st = st.tuples(*[st.tuples(st.integers(0, 5), st.integers(0, 9)) for _ in SYMS]).map(
+    lambda rs: {s: (lo, lo + span) for s, (lo, span) in zip(SYMS, rs)})
+
+
+def points(ranges):
+    for vals in itertools.product(*[range(lo, hi + 1) for lo, hi in ranges.values()]):
+        yield dict(zip(ranges, vals))
+
+
+@settings(max_examples=150)
+@given(indices(), ranges_st)
+def test_simplified_indices_keep_their_values(e, ranges):
+    s = simplify(e, ranges)
+    for env in points(ranges):
+        assert value(s, env) == value(e, env), (e, s, env)
+
+
+@settings(max_examples=80)
+@given(indices(depth=1), st.sampled_from([2, 3, 4, 8]), st.sampled_from([2, 3, 4, 7]), st.booleans(), ranges_st)
+def test_nested_divisions_and_moduli_fold(e, a, b, div, ranges):
+    """``(x / a) / b`` and ``(x % (a*b)) % b``: what a join of a join and a split of a modulus build."""
+    nested = floor_div(floor_div(e, a), b) if div else floor_mod(floor_mod(e, a * b), b)
+    s = simplify(nested, ranges)
+    for env in points(ranges):
+        assert value(s, env) == value(nested, env), (nested, s, env)
+
+
+@settings(max_examples=60)
+@given(indices(), ranges_st, st.integers(0, 14))
+def test_substitution_is_evaluation(e, ranges, k):
+    i = SYMS[0]
+    lo, hi = ranges[i]
+    k = lo + k % (hi - lo + 1)  # a value the simplification was valid for
+    s = simplify(e, ranges)
+    sub = simplify(substitute(s, {i: sympy.Integer(k)}), {**ranges, i: (k, k)})
+    for env in points({**ranges, i: (k, k)}):
+        assert value(sub, env) == value(e, env), (e, sub, env)
+
+
+@settings(max_examples=60)
+@given(indices(), ranges_st, st.integers(0, 60))
+def test_decided_conditions_are_right(e, ranges, bound):
+    c = simplify_condition(sympy.Lt(e, bound), ranges)
+    truth = {value(e, env) < bound for env in points(ranges)}
+    if c is sympy.true:
+        assert truth == {True}
+    elif c is sympy.false:
+        assert truth == {False}
