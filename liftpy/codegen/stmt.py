@@ -172,7 +172,8 @@ def substitute(s: Stmt, mapping: dict) -> Stmt:
         return s
     from ..views.arith import substitute as subst
 
-    return map_exprs(s, lambda e: subst(e, mapping))
+    seen: dict = {}  # the statements share most of their terms
+    return map_exprs(s, lambda e: subst(e, mapping, seen))
 
 
 def walk(s: Stmt) -> Iterator[Stmt]:

@@ -124,30 +124,37 @@ def _same_if_equal(e, result):
     return e if result == e else result
 
 
-def substitute(e, mapping: Mapping):
+def substitute(e, mapping: Mapping, seen: dict | None = None):
     """``e`` with symbols replaced (``{i: 3}`` when unrolling, ``{i: 4*q + r}`` when splitting a loop),
     like ``xreplace``, but rebuilding floors, moduli and comparisons without sympy's evaluation (which
     queries assumptions; ``simplify`` decides them from the ranges), except where all operands are
-    numbers and the node is folded."""
+    numbers and the node is folded.  ``seen``: results already computed for this mapping (the indices
+    of one statement share most of their terms)."""
     if not isinstance(e, sympy.Basic):
         return e
     if not mapping or not (_symbols(e) & mapping.keys()):
         return e
-    return _subst(e, mapping)
+    return _subst(e, mapping, {} if seen is None else seen)
 
 
-def _subst(e, mapping):
+def _subst(e, mapping, seen: dict):
     if e.is_Symbol:
         return mapping.get(e, e)
     if not e.args or not (_symbols(e) & mapping.keys()):
         return e
-    args = tuple(_subst(a, mapping) for a in e.args)
+    hit = seen.get(e)
+    if hit is not None:
+        return hit
+    args = tuple(_subst(a, mapping, seen) for a in e.args)
     numbers = all(a.is_Number for a in args)
     if isinstance(e, (sympy.floor, sympy.Mod)) or e.is_Relational:
-        return e.func(*args) if numbers else e.func(*args, evaluate=False)
-    if isinstance(e, (sympy.And, sympy.Or)) and not any(isinstance(a, sympy.logic.boolalg.BooleanAtom) for a in args):
-        return e.func(*args, evaluate=False)  # simplify_condition rebuilds it, decided parts dropped
-    return e.func(*args)
+        out = e.func(*args) if numbers else e.func(*args, evaluate=False)
+    elif isinstance(e, (sympy.And, sympy.Or)) and not any(isinstance(a, sympy.logic.boolalg.BooleanAtom) for a in args):
+        out = e.func(*args, evaluate=False)  # simplify_condition rebuilds it, decided parts dropped
+    else:
+        out = e.func(*args)
+    seen[e] = out
+    return out
 
 
 def floor_div(a, n) -> sympy.Expr:
@@ -176,6 +183,16 @@ def floor_mod(a, n) -> sympy.Expr:
     if a.is_Integer:
         return sympy.Integer(int(a) % n)
     return sympy.Mod(a, n, evaluate=False)
+
+
+def in_bounds(j, n) -> sympy.Basic:
+    """``0 <= j < n`` as a padded view's condition, built unevaluated unless ``j`` is a number (sympy's
+    evaluation of a comparison asks the assumption system, which knows nothing of loop ranges;
+    ``simplify_condition`` decides it)."""
+    j = sympy.sympify(j)
+    if j.is_Number:
+        return sympy.And(j >= 0, j < n)
+    return sympy.And(sympy.Ge(j, 0, evaluate=False), sympy.Lt(j, n, evaluate=False))
 
 
 def _nonneg(num: sympy.Expr, d: int, ranges: Ranges) -> tuple[sympy.Expr, int] | None:

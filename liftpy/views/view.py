@@ -23,7 +23,7 @@ from typing import Any, Callable
 import sympy
 
 from ..errors import CodegenError
-from .arith import floor_div, floor_mod
+from .arith import floor_div, floor_mod, in_bounds
 
 
 @dataclass(frozen=True)
@@ -387,7 +387,7 @@ class PadView(View):
         inside = self.inner.access((j,) + rest)
         if self.left <= 0 and self.right <= 0:  # pure cropping never reads outside the array
             return inside
-        cond = sympy.And(j >= 0, j < self.length)
+        cond = in_bounds(j, self.length)
         return CondRead(cond, inside, ConstRead(self.value, self.scalar, self.width))
 
 

@@ -13,7 +13,7 @@ import itertools
 
 import sympy
 
-from ...views.arith import DIVMOD, free_symbols
+from ...views.arith import DIVMOD, divmod_nodes, free_symbols
 from ..stmt import Block, If, IndexDef, Kernel, Loop, Store, map_read
 
 
@@ -36,10 +36,10 @@ def hoist(kernel: Kernel) -> Kernel:
                 sym = name_of(x)
                 lifted[x] = sym
                 return sym
-            if not x.args or x.is_Atom:
+            if not x.args or x.is_Atom or not divmod_nodes(x):  # nothing to name below
                 return x
             args = tuple(rec(a) for a in x.args)
-            return x if args == x.args else x.func(*args)
+            return x if all(a is b for a, b in zip(args, x.args)) else x.func(*args)
 
         return rec(e)
 
