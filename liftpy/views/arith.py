@@ -565,6 +565,6 @@ def _term(t, first: bool) -> str:
 
 def _factor(f) -> str:
     s = to_c(f)
-    if f.is_Add or isinstance(f, (sympy.floor, sympy.Mod, CDiv, CMod, sympy.Pow)):
+    if f.is_Add or isinstance(f, DIVMOD + (sympy.Pow,)):
         return f"({s})"
     return s
