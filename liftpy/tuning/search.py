@@ -63,9 +63,13 @@ class Spaces:
             from ..constraints import solve
             from ..constraints.infer import variant_space
             from ..errors import LiftError
+            from .cache import SCREEN_CODE, memo
 
             try:
-                space = variant_space(self.variants[i], self.sizes, self.profile)
+                # Cached on disk like the screens: a resumed search asks for the spaces of the variants
+                # of its best points (to expand them) before its first run, and inferring them is most
+                # of that time.
+                space = memo("spaces", self._key(i), lambda: variant_space(self.variants[i], self.sizes, self.profile), SCREEN_CODE)
                 c = solve(space, seed=self.seed)
                 self._counted[i] = c if c.size.valid else None
                 self._spaces[i] = space
