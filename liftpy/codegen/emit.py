@@ -50,6 +50,7 @@ from ..ir.types import (
     innermost,
     memory_element,
     scalar_of,
+    substitute_sizes,
 )
 from ..ir.userfun import UserFun
 from ..ir.levels import Level
@@ -83,9 +84,7 @@ class Ctx:
 class Emitter:
     def __init__(self, bindings: Mapping):
         self.bindings = dict(bindings)
-        self._symbols_only = all(isinstance(k, sympy.Symbol) for k in self.bindings)
-        self._values = {k: sympy.sympify(v) for k, v in self.bindings.items()}
-        self._concrete: dict = {}
+        self._concrete: dict = {}  # size -> its value: the same sizes are asked for again and again
         self.buffers: list[Buffer] = []
         self.functions: dict[str, str] = {}
         self.counters: dict[str, int] = {}
@@ -101,9 +100,7 @@ class Emitter:
             return int(size)
         v = self._concrete.get(size)
         if v is None:
-            # The keys are size symbols: exact replacement, not subs' algebraic search (a tenth of
-            # code generation's time when it was subs)
-            v = self._concrete[size] = size.xreplace(self._values) if self._symbols_only else size.subs(self.bindings)
+            v = self._concrete[size] = substitute_sizes(size, self.bindings)
         if not v.is_Integer:
             missing = ", ".join(sorted(str(s) for s in v.free_symbols))
             raise CodegenError(f"no value for {missing} (needed for the size {size}); pass it in sizes=")

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import keyword
 import re
-from functools import lru_cache
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Mapping
-
 
 from ..errors import CodegenError
 from ..ir.expr import Program

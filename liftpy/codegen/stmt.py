@@ -162,7 +162,8 @@ def map_exprs(s: Stmt, fn: Callable[[sympy.Expr], sympy.Expr]) -> Stmt:
         index, value = fn(s.index), map_read(s.value, fn)
         return s if (index is s.index and value is s.value) else dataclasses.replace(s, index=index, value=value)
     if isinstance(s, IndexDef):
-        return IndexDef(s.var, fn(s.value))
+        value = fn(s.value)
+        return s if value is s.value else IndexDef(s.var, value)
     return s
 
 

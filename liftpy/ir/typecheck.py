@@ -18,7 +18,7 @@ import sympy
 from ..errors import LiftTypeError
 from .expr import Call, Expr, Lambda, Literal, Program, Var, primitive_functions, replace_functions, subterms
 from .primitives import Index, Primitive
-from .types import ArrayType, ScalarType, TupleType, Type, VectorType, as_size, size_str, sizes_equal, subs_type
+from .types import ArrayType, TupleType, Type, VectorType, as_size, size_str, sizes_equal, subs_type, substitute_sizes
 from .userfun import UserFun
 
 
@@ -64,19 +64,13 @@ _CACHE: dict = {}
 class _Checker:
     def __init__(self, bindings: Mapping | None):
         self.bindings = {as_size(k) if isinstance(k, str) else k: v for k, v in (bindings or {}).items()}
-        self._symbols_only = all(isinstance(k, sympy.Symbol) for k in self.bindings)
-        self._values = {k: sympy.sympify(v) for k, v in self.bindings.items()} if self._symbols_only else {}
         self.requirements: list[Requirement] = []
         self._seen: set = set()
         self.indexed: dict | None = None  # id of an x[i] node -> the type of x, while resolving them
 
     # -- the context primitives' type rules talk to ------------------------------------------------
     def record(self, pred, message, prim: str, node) -> None:
-        pred = sympy.sympify(pred)
-        if self.bindings and pred.free_symbols:
-            # Every key is a size symbol: exact replacement is what subs would do, without its
-            # algebraic search (most of the time of type-checking a configured program).
-            pred = pred.xreplace(self._values) if self._symbols_only else pred.subs(self.bindings)
+        pred = substitute_sizes(pred, self.bindings)
         if pred is sympy.true or pred == True:  # noqa: E712 - sympy booleans
             return
         if pred is sympy.false or pred == False:  # noqa: E712

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Mapping
 
 import numpy as np
 import sympy
@@ -343,16 +344,28 @@ def free_size_symbols(t: Type) -> set[sympy.Symbol]:
     return set()
 
 
+def substitute_sizes(expr, bindings: Mapping):
+    """``expr`` with size symbols given values.  When every key is a symbol this is exact replacement
+    (``xreplace``), which is what ``subs`` would do without its algebraic search: that search was most of
+    the time of type-checking and generating a configured program."""
+    expr = sympy.sympify(expr)
+    if not bindings or not expr.free_symbols:
+        return expr
+    if all(isinstance(k, sympy.Symbol) for k in bindings):
+        return expr.xreplace({k: sympy.sympify(v) for k, v in bindings.items()})
+    return expr.subs(bindings)
+
+
 def subs_type(t: Type, bindings: dict) -> Type:
     """Substitute size variables in a type."""
     if not bindings:
         return t
     if isinstance(t, ArrayType):
-        return ArrayType(subs_type(t.elem, bindings), sympy.sympify(t.size).subs(bindings))
+        return ArrayType(subs_type(t.elem, bindings), substitute_sizes(t.size, bindings))
     if isinstance(t, TupleType):
         return TupleType(tuple(subs_type(e, bindings) for e in t.elems))
     if isinstance(t, VectorType):
-        return VectorType(t.scalar, t.width.subs(bindings))
+        return VectorType(t.scalar, substitute_sizes(t.width, bindings))
     return t
 
 

@@ -21,7 +21,7 @@ rules that produced them, their tuning parameters and the requirements the rules
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
 import sympy
@@ -39,13 +39,13 @@ from .lowering import (
     MAP_LCL,
     MAP_SEQ,
     MAP_WRG,
+    double_buffer,
     let_private,
     limit_unrolled_nests,
     local_stage,
     private_accumulator,
     reduce_lcl,
     reduce_seq,
-    double_buffer,
     stage_tiles,
     stage_tiles_t,
     unroll_in_item,

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 
-
 from ...ir.levels import Level
 from ...views import view as V
 from ...views.arith import bounds, expand_index
