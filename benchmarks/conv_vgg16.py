@@ -142,14 +142,15 @@ def _summary(layer: str, spec: str, ex, rules, io_bytes: int, flops: float, t0: 
     return rec, best, line
 
 
-def _torch_depthwise(c, h, w, k, stride, pad, repeat) -> tuple[str, float] | None:
+def _torch_depthwise(c, h, w, k, stride, pad, repeat, batch: int | None = None) -> tuple[str, float] | None:
     """PyTorch's depthwise convolution (fp32, TF32 off): its name and median ms, timed with CUDA events in
-    batches (``references.cuda_times``), or on the CPU; None without PyTorch."""
+    batches of ``batch`` calls (``references.cuda_times``; ``CUDA_BATCH`` by default), or on the CPU; None
+    without PyTorch."""
     try:
         import torch
     except ImportError:
         return None
-    from liftpy.tuning.references import cuda_times
+    from liftpy.tuning.references import CUDA_BATCH, cuda_times
 
     cuda = torch.cuda.is_available()
     dev = torch.device("cuda" if cuda else "cpu")
@@ -165,7 +166,7 @@ def _torch_depthwise(c, h, w, k, stride, pad, repeat) -> tuple[str, float] | Non
         for _ in range(3):
             run()
         if cuda:
-            times, _ = cuda_times(run, max(repeat, 5))
+            times, _ = cuda_times(run, max(repeat, 5), batch or CUDA_BATCH)
         else:
             times = []
             for _ in range(max(repeat, 5)):

@@ -31,8 +31,9 @@ sys.path.insert(0, str(ROOT))
 WORKLOADS = ("dot", "sum", "max")
 
 
-def vendor_ms(name: str, inputs: list, repeat: int = 20) -> tuple[str, float]:
-    """The median time of the vendor's reduction: PyTorch on CUDA (events) when there is a GPU, else numpy."""
+def vendor_ms(name: str, inputs: list, repeat: int = 20, batch: int | None = None) -> tuple[str, float]:
+    """The median time of the vendor's reduction: PyTorch on CUDA (events around ``batch`` calls, by default
+    ``references.CUDA_BATCH``) when there is a GPU, else numpy."""
     try:
         import torch
 
@@ -40,13 +41,13 @@ def vendor_ms(name: str, inputs: list, repeat: int = 20) -> tuple[str, float]:
     except ImportError:
         cuda = False
     if cuda:
-        from liftpy.tuning.references import cuda_times
+        from liftpy.tuning.references import CUDA_BATCH, cuda_times
 
         xs = [torch.from_numpy(x).cuda() for x in inputs]
         fn = {"dot": lambda: torch.dot(xs[0], xs[1]), "sum": lambda: torch.sum(xs[0]), "max": lambda: torch.max(xs[0])}[name]
         for _ in range(3):
             fn()
-        times, _ = cuda_times(fn, repeat)
+        times, _ = cuda_times(fn, repeat, batch or CUDA_BATCH)
         return f"torch {torch.__version__} CUDA", float(np.median(times))
     fn = {"dot": lambda: np.dot(*inputs), "sum": lambda: inputs[0].sum(), "max": lambda: inputs[0].max()}[name]
     times = []

@@ -1,0 +1,136 @@
+"""Benchmark: the best points of earlier result files timed again, beside the vendor's references timed now
+in the same process, one call at a time and in batches.
+
+    python benchmarks/retime.py --profile benchmarks/results/h100-profile.json --json out.json \
+        --from benchmarks/results/h100-vgg16-gemmview.json benchmarks/results/h100-conv-depthwise.json
+
+Why: a ratio is only as fair as its reference.  Files measured before the CUDA references timed batches of
+calls (``references.CUDA_BATCH``) counted the host's launch latency in the vendor's time; a new search is
+not needed to correct them, only the same kernel and the vendor timed again side by side.  Each record of
+a ``--from`` file that names a best point (``best_variant``, ``best_config``) of a convolution layer
+(``vgg16:N`` or a layer spec), a depthwise layer (``dw:C,H,W,K,stride,pad``) or a reduction
+(``dot-N``, ``sum-N``, ``max-N``) is regenerated, run, checked against the operator's reference and timed;
+the vendor's references are timed with ``batch`` 1 and ``CUDA_BATCH``.
+
+JSON: one record per point: ``workload``, ``source`` (the file it came from), ``variant``, ``config``,
+``ok``, ``ms``, ``earlier_ms``, ``memory_bytes``, ``references`` (name -> ``batch_ms``, ``single_call_ms``),
+``vendor`` and ``vendor_ms`` (the fastest batched reference), ``ratio_vs_vendor`` (``vendor_ms / ms``),
+``single_call_ratio`` (the same against single-call times, as the earlier files measured).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+REDUCTION = re.compile(r"(dot|sum|max)-(\d+)$")
+
+
+def _operator(name: str):
+    """The operator of a workload name and a function timing its vendor references: batch -> {name: ms}."""
+    from liftpy.tuning.conv import ConvOperator
+    from liftpy.tuning.layers import get_layer
+    from liftpy.tuning.operator import library_operator
+
+    if m := REDUCTION.match(name):
+        from reductions import vendor_ms
+
+        op = library_operator(m.group(1), {"N": int(m.group(2))})
+        inputs = op.inputs(0)
+        return op, lambda batch: dict([vendor_ms(m.group(1), inputs, batch=batch)])
+    if name.startswith("dw:"):
+        from conv_vgg16 import _torch_depthwise
+
+        c, h, w, k, stride, pad = (int(x) for x in name[3:].split(","))
+        op = library_operator(f"conv2d:k={k}x{k},stride={stride},pad={pad},groups={c}", {"C": c, "H": h, "W": w, "M": c})
+        return op, lambda batch: dict([_torch_depthwise(c, h, w, k, stride, pad, 20, batch=batch)])
+    from liftpy.tuning.references import available_references, measure_reference, random_inputs
+
+    layer = get_layer(name)
+    x, wt = random_inputs(layer, 0)
+    names = [n for n in available_references() if n in ("cudnn", "im2col_gemm")] or list(available_references())
+    return ConvOperator.of(layer), lambda batch: {
+        n: measure_reference(n, x, wt, layer.stride, layer.pad, batch=batch).time_ms for n in names}
+
+
+def main() -> int:
+    from liftpy.codegen.kernel import generate_pipeline
+    from liftpy.errors import LiftError
+    from liftpy.host.device import get_device
+    from liftpy.host.kernel import CompiledPipeline, device_limits
+    from liftpy.host.profile import DeviceProfile
+    from liftpy.tuning.engine import variant_id
+    from liftpy.tuning.operator import parse_sizes
+    from liftpy.tuning.references import CUDA_BATCH
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--from", dest="sources", nargs="*", default=[], metavar="FILE")
+    ap.add_argument("--point", nargs=3, action="append", default=[], metavar=("WORKLOAD", "VARIANT", "K=V,..."),
+                    help="a point of a workload's space to time beside the files' best points")
+    ap.add_argument("--json", required=True)
+    ap.add_argument("--only", nargs="*", default=None, help="only these workloads")
+    ap.add_argument("--repeat", type=int, default=30)
+    ap.add_argument("--device", default=None)
+    ap.add_argument("--profile", default=None, help="device profile JSON whose limits code generation respects")
+    args = ap.parse_args()
+    if not args.sources and not args.point:
+        ap.error("give --from files or --point")
+
+    device = get_device(args.device)
+    limits = DeviceProfile.load(args.profile).limits() if args.profile else device_limits(device)
+    records, ops = [], {}
+    print(f"{'workload':<24}{'ms':>9}{'earlier':>9}{'vendor':>13}{'batch ms':>10}{'1-call ms':>10}{'ratio':>7}{'1-call':>7}")
+    points = [(s, r) for s in args.sources for r in json.loads(Path(s).read_text())]
+    points += [("--point", {"layer": w, "best_variant": v, "best_config": parse_sizes(c)}) for w, v, c in args.point]
+    for source, rec in points:
+        name = rec.get("layer") or rec.get("workload")
+        if not rec.get("best_variant") or (args.only and name not in args.only):
+            continue
+        t0 = time.time()
+        if name not in ops:
+            op, vendor = _operator(name)
+            ops[name] = op, vendor, {variant_id(v): v for v in op.variants()}
+        op, vendor, ids = ops[name]
+        out = {"workload": name, "source": Path(source).name, "variant": rec["best_variant"],
+               "config": rec["best_config"], "earlier_ms": rec.get("best_ms")}
+        if rec["best_variant"] not in ids:
+            out["error"] = "variant not derived by this version"
+            print(f"{name:<24} {out['error']}: {rec['best_variant']}", flush=True)
+            records.append(out)
+            continue
+        v = ids[rec["best_variant"]]
+        try:
+            sizes = {**op.sizes(), **rec["best_config"]}
+            stages = generate_pipeline(v.program, sizes, limits, v.placement_map)
+            inputs, check = op.prepare(0)
+            result = CompiledPipeline(v.program, sizes, device, v.placement_map, stages=stages).run(
+                *inputs, repeat=args.repeat, warmup=5)
+        except LiftError as e:
+            out["error"] = f"{type(e).__name__}: {e}"
+            print(f"{name:<24} {out['error']}", flush=True)
+            records.append(out)
+            continue
+        batched, single = vendor(CUDA_BATCH), vendor(1)
+        best = min(batched, key=batched.get)
+        out.update(ok=bool(check(result.output).ok), ms=result.time_ms, memory_bytes=result.device_bytes,
+                   references={n: {"batch_ms": batched[n], "single_call_ms": single[n]} for n in batched},
+                   vendor=best, vendor_ms=batched[best], ratio_vs_vendor=batched[best] / result.time_ms,
+                   single_call_ratio=min(single.values()) / result.time_ms, seconds=round(time.time() - t0, 1))
+        records.append(out)
+        print(f"{name:<24}{result.time_ms:>9.4f}{out['earlier_ms'] or 0:>9.4f}{best:>13}{batched[best]:>10.4f}"
+              f"{min(single.values()):>10.4f}{out['ratio_vs_vendor']:>7.2f}{out['single_call_ratio']:>7.2f}"
+              f"{'' if out['ok'] else '  WRONG'}  {out['seconds']} s", flush=True)
+        Path(args.json).write_text(json.dumps(records, indent=1) + "\n")
+    Path(args.json).write_text(json.dumps(records, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
