@@ -1,6 +1,7 @@
 """The generic exploration engine (issue 12): any program explored, stored and resumed; model-ranked search;
 user functions in worker processes; parallel code generation; aborted runs; the variant cache; the CLI."""
 
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -193,3 +194,21 @@ def test_cli_explores_a_program_and_rejects_bad_input(tmp_path):
         r = _liftpy("explore", str(MATMUL), *bad, "--db", db)
         assert r.returncode != 0
         assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_register_overflow_is_slower_not_impossible():
+    """A group whose private arrays exceed the register file still runs (spilled): the model ranks it
+    behind the same work that fits, with a finite time; local memory beyond the device's cannot launch."""
+    from liftpy.model.analytical import Machine, predict_kernel
+
+    gpu = Machine(compute_units=132, fma_per_s=33e12, dram_bytes_per_s=3e12, cache_bytes_per_s=12e12,
+                  local_bytes_per_s=24e12, launch_s=5e-6, registers_per_cu=65536, local_bytes_per_cu=4 * 49152,
+                  items_per_cu=2048, warp=32, is_gpu=True)
+    work = {"flops": 2e9, "global_reads": 1e8, "local_reads": 1e9, "copy_bytes": 1e7, "written": 4e6,
+            "items": 256.0, "groups": 4096.0, "local_bytes": 8192.0, "input_bytes": 8e6}
+    fits = predict_kernel({**work, "private_bytes": 64 * 4}, gpu)
+    spills = predict_kernel({**work, "private_bytes": 1024 * 4}, gpu)
+    assert fits.occupancy >= 1 and spills.occupancy == 1
+    assert math.isfinite(spills.seconds) and spills.seconds > 2 * fits.seconds
+    too_much_local = predict_kernel({**work, "private_bytes": 64 * 4, "local_bytes": 1e6}, gpu)
+    assert too_much_local.bound == "invalid" and math.isinf(too_much_local.seconds)

@@ -111,7 +111,11 @@ def predict_kernel(f: Mapping[str, float], machine: Machine) -> Prediction:
     items = max(1.0, float(f["items"]))
     groups = max(1.0, float(f["groups"]))
     regs = float(f["private_bytes"]) / 4 + 24
-    occ = math.floor(machine.registers_per_cu / (items * regs)) if machine.is_gpu else 1
+    # A group whose registers do not fit still runs: the compiler spills the excess to (cached) memory.
+    # It is slower by about the share that does not fit, not impossible, so it ranks low but finite.
+    demand = items * regs / machine.registers_per_cu if machine.is_gpu else 0.0
+    spill = max(1.0, demand)
+    occ = max(1, math.floor(1 / demand)) if machine.is_gpu else 1
     if f["local_bytes"]:
         occ = min(occ, math.floor(machine.local_bytes_per_cu / float(f["local_bytes"])))
     occ = min(occ, math.floor(machine.items_per_cu / items), 32)
@@ -133,7 +137,7 @@ def predict_kernel(f: Mapping[str, float], machine: Machine) -> Prediction:
         "dram": (float(f["input_bytes"]) + float(f["written"])) / machine.dram_bytes_per_s,
     }
     bound = max(terms, key=terms.get)
-    return Prediction(terms[bound] / (wave_eff * hiding) + machine.launch_s, bound, occ, dict(f))
+    return Prediction(spill * terms[bound] / (wave_eff * hiding) + machine.launch_s, bound, occ, dict(f))
 
 
 class VariantModel:
