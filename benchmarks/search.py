@@ -18,7 +18,10 @@ and a model-guided search (``liftpy.tuning.search.ModelSearch``) of ``--guided``
   valid space; of all measured points (uniform and guided), ranked by the model, the smallest top share
   holding a point within 2% of the best is what the model keeps;
 - ``seconds`` of the guided search, code-generation time per point (median, p90, max) and the time from
-  starting a resumed search to its first new run finishing (``resume_first_run_s``).
+  starting a resumed search to its first new run finishing (``resume_first_run_s``), of which the search's
+  own part is the time to its first proposal (``resume_first_proposal_s``: loading, screening, refitting,
+  expanding) and the point's code generation and OpenCL build are ``resume_point_codegen_s`` and
+  ``resume_point_build_s`` (the rest: starting the worker processes and the device context, the runs).
 
 Workloads: ``sgemm:N`` or ``sgemm:MxNxK`` (the high-level matrix product, all variants), ``vgg16:L`` or any
 layer name (the convolution's tiled variants, ``--conv-rules``); ``@reduced`` after a layer shrinks it.
@@ -97,8 +100,10 @@ def main() -> int:
         guided = explore_operator(op, samples=n_guided, db=out_dir / f"search-{tag}-guided.sqlite", search="model", **common)
         t_guided = time.time() - t0
         t0 = time.time()
-        explore_operator(op, samples=n_guided + 1, db=out_dir / f"search-{tag}-guided.sqlite", search="model", batch=1, **common)
+        resumed = explore_operator(op, samples=n_guided + 1, db=out_dir / f"search-{tag}-guided.sqlite", search="model", batch=1, **common)
         resume_s = time.time() - t0
+        # The resumed run's own point: how much of the time to it was generating and building its kernel.
+        new = max((r for r in resumed.records if not r.is_reference), key=lambda r: r.finished_at or 0)
 
         u_ok = [r for r in uni.records if r.measured and not r.is_reference]
         g_pts = sorted((r for r in guided.records if not r.is_reference), key=lambda r: r.finished_at or 0)[:n_guided]
@@ -165,6 +170,8 @@ def main() -> int:
             "codegen_s": {"median": statistics.median(codegen), "p90": sorted(codegen)[int(0.9 * (len(codegen) - 1))],
                           "max": max(codegen)} if codegen else None,
             "resume_first_run_s": round(resume_s, 2),
+            "resume_first_proposal_s": round(resumed.first_proposal_s, 2) if resumed.first_proposal_s is not None else None,
+            "resume_point_codegen_s": new.metrics.get("codegen_s"), "resume_point_build_s": new.metrics.get("build_s"),
         }
         records.append(rec)
         print(json.dumps(rec), flush=True)

@@ -60,6 +60,7 @@ class Exploration:
     seconds: float = 0.0
     lost_workers: int = 0  # device workers that died during the run (with workers on Ray)
     requeued: int = 0  # points given to another device worker because theirs died
+    first_proposal_s: float | None = None  # from the call to the first points chosen (a resume's own overhead)
 
     @property
     def layer(self):
@@ -256,6 +257,7 @@ def explore_operator(
                 raise TuningError(f"no variant has a valid configuration for {op.name} on {device_name}")
             bar = Progress(resumed + remaining, label=op.name, stream=stream if progress else _Null(), resumed=resumed)
             ran = failed = 0
+            first_proposal_s = None
             while remaining > 0:
                 if budget_s is not None and time.time() - t0 > budget_s:
                     break
@@ -268,6 +270,8 @@ def explore_operator(
                     if not taken:
                         raise TuningError(f"no variant has a valid configuration for {op.name} on {device_name}")
                     break
+                if first_proposal_s is None:
+                    first_proposal_s = time.time() - t0
                 for i, config in chosen:
                     taken.add((i, config_key(config)))
                 abort_ms = abort_factor * best_ms if (abort_factor and best_ms) else None
@@ -289,7 +293,7 @@ def explore_operator(
         refs = [r for r in records if r.is_reference and r.measured]
         lost, requeued = (cluster.lost, cluster.requeued) if workers is not None else (0, 0)
         return Exploration(op, device_key, records, pareto_front(measured), refs, ran, resumed, failed, search,
-                           time.time() - t0, lost, requeued)
+                           time.time() - t0, lost, requeued, first_proposal_s)
 
 
 

@@ -57,22 +57,33 @@ class Spaces:
         self._machine = None
         self._profile_key = None
 
-    def counted(self, i: int):
-        """The solved space of variant ``i`` (None when it has no valid configuration)."""
-        if i not in self._counted:
-            from ..constraints import solve
+    def space(self, i: int):
+        """The inferred space (parameters and constraints) of variant ``i``; None when inference fails."""
+        if i not in self._spaces:
             from ..constraints.infer import variant_space
             from ..errors import LiftError
             from .cache import SCREEN_CODE, memo
 
             try:
                 # Cached on disk like the screens: a resumed search asks for the spaces of the variants
-                # of its best points (to expand them) before its first run, and inferring them is most
-                # of that time.
-                space = memo("spaces", self._key(i), lambda: variant_space(self.variants[i], self.sizes, self.profile), SCREEN_CODE)
-                c = solve(space, seed=self.seed)
-                self._counted[i] = c if c.size.valid else None
-                self._spaces[i] = space
+                # of its best points and their siblings (to expand them) before its first run, and
+                # inferring them is most of that time.
+                self._spaces[i] = memo("spaces", self._key(i), lambda: variant_space(self.variants[i], self.sizes, self.profile), SCREEN_CODE)
+            except LiftError:
+                self._spaces[i] = None
+        return self._spaces[i]
+
+    def counted(self, i: int):
+        """The solved space of variant ``i`` (None when it has no valid configuration): what sampling
+        needs; checking one configuration needs only ``space``."""
+        if i not in self._counted:
+            from ..constraints import solve
+            from ..errors import LiftError
+
+            space = self.space(i)
+            try:
+                c = solve(space, seed=self.seed) if space is not None else None
+                self._counted[i] = c if c is not None and c.size.valid else None
             except LiftError:
                 self._counted[i] = None
         return self._counted[i]
@@ -82,10 +93,8 @@ class Spaces:
         from ..constraints.solver import violated
         from ..errors import LiftError
 
-        if self.counted(i) is None:
-            return False
-        space = self._spaces[i]
-        if set(space.names) != set(config):
+        space = self.space(i)
+        if space is None or set(space.names) != set(config):
             return False
         try:
             return not violated(space, config)
