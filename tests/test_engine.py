@@ -212,3 +212,44 @@ def test_register_overflow_is_slower_not_impossible():
     assert math.isfinite(spills.seconds) and spills.seconds > 2 * fits.seconds
     too_much_local = predict_kernel({**work, "private_bytes": 64 * 4, "local_bytes": 1e6}, gpu)
     assert too_much_local.bound == "invalid" and math.isinf(too_much_local.seconds)
+
+
+def test_other_problems_fastest_points_are_hints(tmp_path):
+    """An exploration of new sizes is offered the fastest points the store holds for other sizes of the
+    same program on this device; those valid for the new sizes become candidates of the model search."""
+    from liftpy.host.profile import DeviceProfile
+    from liftpy.tuning.engine import HINTS_PER_PROBLEM, _hint_from_other_problems, _LazyIds
+    from liftpy.tuning.operator import program_operator
+    from liftpy.tuning.search import ModelSearch, Spaces, config_key
+    from liftpy.tuning.store import Store
+
+    db = tmp_path / "r.sqlite"
+    small = explore_program(MATMUL, {"M": 32, "N": 32, "K": 16}, samples=6, db=db, search="uniform", progress=False,
+                            repeat=1, warmup=0, references=False)
+    fastest = sorted((r for r in small.records if r.status is Status.OK), key=lambda r: r.time_ms)[:HINTS_PER_PROBLEM]
+    op = program_operator(str(MATMUL), "M=64,N=64,K=32")
+    variants = op.variants()
+    position = {k: k for k in range(len(variants))}
+
+    class Spy:
+        def __init__(self):
+            self.hints = []
+
+        def hint(self, i, config):
+            self.hints.append((i, config_key(config)))
+
+    spy = Spy()
+    with Store(db) as store:
+        _hint_from_other_problems(store, spy, small.device, op.problem, position, _LazyIds(variants))
+        assert spy.hints == [(r.metrics["variant_index"], config_key(r.config)) for r in fastest]
+        # Hints for the problem itself: none (its own points are observed, not hinted).
+        again = Spy()
+        _hint_from_other_problems(store, again, small.device, small.records[0].layer, position, _LazyIds(variants))
+        assert again.hints == []
+    gpu = DeviceProfile("test GPU", "test", max_work_group_size=1024, max_work_item_sizes=(1024, 1024, 64), device_type="GPU")
+    search = ModelSearch(Spaces(variants, op.sizes(), gpu, 0), 0)
+    for r in fastest:
+        search.hint(r.metrics["variant_index"], r.config)
+    near = {(c.variant, config_key(c.config)) for c in search._neighbours}
+    valid = {h for h in spy.hints if search.spaces.valid(h[0], dict(h[1]))}
+    assert valid and near == valid

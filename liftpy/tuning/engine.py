@@ -244,6 +244,7 @@ def explore_operator(
                 strategy.observe(i, r.config, r.time_ms if r.status is Status.OK else None)
                 if r.status is Status.OK and r.time_ms is not None:
                     best_ms = r.time_ms if best_ms is None else min(best_ms, r.time_ms)
+            _hint_from_other_problems(store, strategy, device_key, problem, position, ids)
             if search == "uniform":
                 # The same seed names the same points: those already in the store are skipped, not replaced.
                 planned = strategy.propose(samples, set())
@@ -295,6 +296,30 @@ def explore_operator(
         return Exploration(op, device_key, records, pareto_front(measured), refs, ran, resumed, failed, search,
                            time.time() - t0, lost, requeued, first_proposal_s)
 
+
+
+HINTS_PER_PROBLEM = 3
+
+
+def _hint_from_other_problems(store, strategy, device_key: str, problem: str, position: dict, ids) -> None:
+    """The fastest points the store holds for other problems of the same variants on this device (the other
+    layers of a network, other sizes of a matrix product) are offered to the strategy as candidates: a
+    tiling that is fast on one layer is often fast, or one move away from fast, on the next, as TVM's
+    transfer learning and vendors' heuristics assume.  The strategy checks each against this problem's
+    constraints and ranks it with its model like any other candidate."""
+    hint = getattr(strategy, "hint", None)
+    if hint is None:
+        return
+    best: dict[str, list] = {}
+    for r in store.records(device=device_key):
+        if r.layer == problem or r.is_reference or r.status is not Status.OK or r.time_ms is None:
+            continue
+        best.setdefault(r.layer, []).append(r)
+    for records in best.values():
+        for r in sorted(records, key=lambda r: r.time_ms)[:HINTS_PER_PROBLEM]:
+            i = position.get(r.metrics.get("variant_index", -1))
+            if i is not None and ids[i] == r.variant:
+                hint(i, r.config)
 
 
 def _select(every: tuple, rules) -> tuple[list[int], list]:

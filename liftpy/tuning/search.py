@@ -17,7 +17,9 @@ tells the strategy what it measured (``observe``), and asks again.
   their neighbours (one or two parameters moved to other values the parameter takes in the pool, valid
   by the variant's constraints) and the same configuration on every variant with the same parameters
   (the sibling derived with or without one rule) join the candidates, and a share of every batch goes to
-  the best ranked of them (exploitation).
+  the best ranked of them (exploitation).  The fastest points the store holds for other problems of the same
+  variants (the other layers of a network, other sizes) join the same candidates (``hint``) before the
+  first proposal.
 """
 
 from __future__ import annotations
@@ -201,6 +203,9 @@ class UniformSearch:
     def observe(self, i: int, config: dict, time_ms: float | None) -> None:
         pass
 
+    def hint(self, i: int, config: dict) -> None:
+        """Uniform sampling takes no hints: it is the baseline."""
+
 
 @dataclass
 class _Candidate:
@@ -291,6 +296,11 @@ class ModelSearch:
         self._index[key] = cand
         self.candidates.append(cand)
         self._neighbours.append(cand)
+
+    def hint(self, i: int, config: dict) -> None:
+        """A point worth measuring from elsewhere (another problem's fastest): a candidate among the
+        neighbours, if this problem's constraints allow it."""
+        self._add(i, dict(config))
 
     def _expand(self) -> None:
         """Neighbours and siblings of the fastest measured points become candidates (module docstring)."""
