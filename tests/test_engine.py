@@ -214,11 +214,12 @@ def test_register_overflow_is_slower_not_impossible():
     assert too_much_local.bound == "invalid" and math.isinf(too_much_local.seconds)
 
 
-def test_other_problems_fastest_points_are_hints(tmp_path):
+def test_other_problems_inform_the_search(tmp_path):
     """An exploration of new sizes is offered the fastest points the store holds for other sizes of the
-    same program on this device; those valid for the new sizes become candidates of the model search."""
+    same program on this device (those valid for the new sizes become candidates of the model search), and
+    their measurements train its learned model."""
     from liftpy.host.profile import DeviceProfile
-    from liftpy.tuning.engine import HINTS_PER_PROBLEM, _hint_from_other_problems, _LazyIds
+    from liftpy.tuning.engine import HINTS_PER_PROBLEM, _LazyIds, _use_other_problems
     from liftpy.tuning.operator import program_operator
     from liftpy.tuning.search import ModelSearch, Spaces, config_key
     from liftpy.tuning.store import Store
@@ -226,26 +227,34 @@ def test_other_problems_fastest_points_are_hints(tmp_path):
     db = tmp_path / "r.sqlite"
     small = explore_program(MATMUL, {"M": 32, "N": 32, "K": 16}, samples=6, db=db, search="uniform", progress=False,
                             repeat=1, warmup=0, references=False)
-    fastest = sorted((r for r in small.records if r.status is Status.OK), key=lambda r: r.time_ms)[:HINTS_PER_PROBLEM]
+    ok = [r for r in small.records if r.status is Status.OK]
+    fastest = sorted(ok, key=lambda r: r.time_ms)[:HINTS_PER_PROBLEM]
     op = program_operator(str(MATMUL), "M=64,N=64,K=32")
+    assert op.problem_sizes(small.records[0].layer) == {"M": 32, "N": 32, "K": 16}
     variants = op.variants()
     position = {k: k for k in range(len(variants))}
 
     class Spy:
         def __init__(self):
-            self.hints = []
+            self.hints, self.learned = [], []
 
         def hint(self, i, config):
             self.hints.append((i, config_key(config)))
 
+        def learn_elsewhere(self, i, config, time_ms, sizes):
+            self.learned.append((i, config_key(config), time_ms, sizes))
+
     spy = Spy()
     with Store(db) as store:
-        _hint_from_other_problems(store, spy, small.device, op.problem, position, _LazyIds(variants))
+        _use_other_problems(store, spy, op, small.device, position, _LazyIds(variants))
         assert spy.hints == [(r.metrics["variant_index"], config_key(r.config)) for r in fastest]
-        # Hints for the problem itself: none (its own points are observed, not hinted).
+        assert sorted(spy.learned) == sorted((r.metrics["variant_index"], config_key(r.config), r.time_ms,
+                                              {"M": 32, "N": 32, "K": 16}) for r in ok)
+        # The problem itself: nothing (its own points are observed, not hinted).
+        same = program_operator(str(MATMUL), "M=32,N=32,K=16")
         again = Spy()
-        _hint_from_other_problems(store, again, small.device, small.records[0].layer, position, _LazyIds(variants))
-        assert again.hints == []
+        _use_other_problems(store, again, same, small.device, position, _LazyIds(variants))
+        assert again.hints == [] and again.learned == []
     gpu = DeviceProfile("test GPU", "test", max_work_group_size=1024, max_work_item_sizes=(1024, 1024, 64), device_type="GPU")
     search = ModelSearch(Spaces(variants, op.sizes(), gpu, 0), 0)
     for r in fastest:
@@ -253,3 +262,16 @@ def test_other_problems_fastest_points_are_hints(tmp_path):
     near = {(c.variant, config_key(c.config)) for c in search._neighbours}
     valid = {h for h in spy.hints if search.spaces.valid(h[0], dict(h[1]))}
     assert valid and near == valid
+    for r in ok:
+        search.learn_elsewhere(r.metrics["variant_index"], r.config, r.time_ms, {"M": 32, "N": 32, "K": 16})
+    assert len(search.learned.y) == len(ok)
+
+
+def test_conv_problem_sizes_are_those_of_layers_with_the_same_kernel():
+    from liftpy.tuning.conv import ConvOperator
+    from liftpy.tuning.layers import get_layer
+
+    op = ConvOperator.of(get_layer("vgg16:5"))
+    assert op.problem_sizes(get_layer("vgg16:7").spec) == {"C": 128, "H": 112, "W": 112, "M": 128}
+    assert op.problem_sizes("3,224,224,64,7,2,3") is None  # another kernel: other variants
+    assert op.problem_sizes("not a layer") is None

@@ -95,6 +95,18 @@ class ConvOperator(Operator):
     def problem(self) -> str:  # the layer's spec: stores written before operators existed stay valid
         return self.layer.spec
 
+    def problem_sizes(self, problem: str) -> dict[str, int] | None:
+        """The sizes of another layer of this operator's kernel, stride and padding, from its spec."""
+        from ..errors import LiftError
+        from .layers import get_layer
+
+        try:
+            other = get_layer(problem)
+        except (LiftError, ValueError):
+            return None
+        same = (other.K, other.stride, other.pad) == (self.layer.K, self.layer.stride, self.layer.pad)
+        return layer_sizes(other) if same else None
+
     def program(self) -> Program:
         return conv_program(self.layer.K, self.layer.stride, self.layer.pad)
 

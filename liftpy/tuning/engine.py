@@ -244,7 +244,7 @@ def explore_operator(
                 strategy.observe(i, r.config, r.time_ms if r.status is Status.OK else None)
                 if r.status is Status.OK and r.time_ms is not None:
                     best_ms = r.time_ms if best_ms is None else min(best_ms, r.time_ms)
-            _hint_from_other_problems(store, strategy, device_key, problem, position, ids)
+            _use_other_problems(store, strategy, op, device_key, position, ids)
             if search == "uniform":
                 # The same seed names the same points: those already in the store are skipped, not replaced.
                 planned = strategy.propose(samples, set())
@@ -299,27 +299,37 @@ def explore_operator(
 
 
 HINTS_PER_PROBLEM = 3
+TRANSFER_POINTS = 256
 
 
-def _hint_from_other_problems(store, strategy, device_key: str, problem: str, position: dict, ids) -> None:
-    """The fastest points the store holds for other problems of the same variants on this device (the other
-    layers of a network, other sizes of a matrix product) are offered to the strategy as candidates: a
-    tiling that is fast on one layer is often fast, or one move away from fast, on the next, as TVM's
-    transfer learning and vendors' heuristics assume.  The strategy checks each against this problem's
-    constraints and ranks it with its model like any other candidate."""
-    hint = getattr(strategy, "hint", None)
-    if hint is None:
+def _use_other_problems(store, strategy, op, device_key: str, position: dict, ids) -> None:
+    """What the store measured on this device for other problems of the same variants (the other layers of a
+    network, other sizes of a matrix product) informs the strategy before its first proposal, as TVM's
+    transfer learning and vendors' heuristics do: the fastest points of each problem are offered as
+    candidates (``hint``; a tiling fast on one layer is often fast, or one move away from fast, on the
+    next), and up to ``TRANSFER_POINTS`` of the most recent measurements train its learned model
+    (``learn_elsewhere``: which variants' code the formula misjudges carries over between sizes)."""
+    hint, learn = getattr(strategy, "hint", None), getattr(strategy, "learn_elsewhere", None)
+    if hint is None and learn is None:
         return
-    best: dict[str, list] = {}
+    problem = op.problem
+    by_problem: dict[str, list] = {}
     for r in store.records(device=device_key):
         if r.layer == problem or r.is_reference or r.status is not Status.OK or r.time_ms is None:
             continue
-        best.setdefault(r.layer, []).append(r)
-    for records in best.values():
-        for r in sorted(records, key=lambda r: r.time_ms)[:HINTS_PER_PROBLEM]:
-            i = position.get(r.metrics.get("variant_index", -1))
-            if i is not None and ids[i] == r.variant:
+        i = position.get(r.metrics.get("variant_index", -1))
+        if i is not None and ids[i] == r.variant:
+            by_problem.setdefault(r.layer, []).append((i, r))
+    sizes = {p: op.problem_sizes(p) for p in by_problem}
+    if hint is not None:
+        for points in by_problem.values():
+            for i, r in sorted(points, key=lambda p: p[1].time_ms)[:HINTS_PER_PROBLEM]:
                 hint(i, r.config)
+    if learn is not None:
+        recent = sorted(((i, r) for p, points in by_problem.items() if sizes[p] for i, r in points),
+                        key=lambda p: p[1].finished_at or 0)[-TRANSFER_POINTS:]
+        for i, r in recent:
+            learn(i, r.config, r.time_ms, sizes[r.layer])
 
 
 def _select(every: tuple, rules) -> tuple[list[int], list]:

@@ -64,6 +64,17 @@ class Operator(ABC):
         sizes = ",".join(f"{k}={v}" for k, v in sorted(self.sizes().items()))
         return f"{self.program().name}#{digest}:{sizes}"
 
+    def problem_sizes(self, problem: str) -> dict[str, int] | None:
+        """The sizes of another problem of this operator's program, from its name in the store (the inverse of
+        ``problem``); None when ``problem`` is not one of this program's."""
+        head, _, sizes = problem.rpartition(":")
+        if head != self.problem.rpartition(":")[0]:
+            return None
+        try:
+            return {k: int(v) for k, v in (kv.split("=") for kv in sizes.split(",") if kv)}
+        except ValueError:
+            return None
+
     def inputs(self, seed: int = 0) -> list[np.ndarray]:
         return random_inputs(self.program(), self.sizes(), seed)
 

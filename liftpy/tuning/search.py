@@ -17,9 +17,9 @@ tells the strategy what it measured (``observe``), and asks again.
   their neighbours (one or two parameters moved to other values the parameter takes in the pool, valid
   by the variant's constraints) and the same configuration on every variant with the same parameters
   (the sibling derived with or without one rule) join the candidates, and a share of every batch goes to
-  the best ranked of them (exploitation).  The fastest points the store holds for other problems of the same
-  variants (the other layers of a network, other sizes) join the same candidates (``hint``) before the
-  first proposal.
+  the best ranked of them (exploitation).  What the store measured for other problems of the same variants (the other
+  layers of a network, other sizes) is used before the first proposal: their fastest points join the same
+  candidates (``hint``), their measurements train the learned correction (``learn_elsewhere``).
 """
 
 from __future__ import annotations
@@ -140,15 +140,17 @@ class Spaces:
         text = self.keys[i] if self.keys is not None else variant_text(self.variants[i])
         return hashlib.sha1(f"{text}|{sorted(self.sizes.items())}|{self._profile_key}|{self.seed}".encode()).hexdigest()
 
-    def model(self, i: int):
-        if i not in self._models:
+    def model(self, i: int, sizes: dict | None = None):
+        """The analytical model of variant ``i`` at this problem's sizes (or at other ``sizes``)."""
+        key = i if sizes is None else (i, tuple(sorted(sizes.items())))
+        if key not in self._models:
             from ..model import Machine, VariantModel
 
             if self._machine is None:
                 self._machine = Machine.from_profile(self.profile)
             v = self.variants[i]
-            self._models[i] = VariantModel(v.program, self.sizes, v.params, self._machine)
-        return self._models[i]
+            self._models[key] = VariantModel(v.program, self.sizes if sizes is None else sizes, v.params, self._machine)
+        return self._models[key]
 
 
 class UniformSearch:
@@ -301,6 +303,16 @@ class ModelSearch:
         """A point worth measuring from elsewhere (another problem's fastest): a candidate among the
         neighbours, if this problem's constraints allow it."""
         self._add(i, dict(config))
+
+    def learn_elsewhere(self, i: int, config: dict, time_ms: float, sizes: dict) -> None:
+        """A measurement of variant ``i`` at other sizes (another problem of the same variants): training data
+        for the learned correction, its features from the analytical model at those sizes."""
+        from ..model.learned import feature_vector
+
+        p = self.spaces.model(i, sizes).predict(config)
+        if math.isfinite(p.seconds):
+            self.learned.add(feature_vector(p, self.rules[i], self.learned.rule_names), p.seconds, time_ms)
+            self._dirty = True
 
     def _expand(self) -> None:
         """Neighbours and siblings of the fastest measured points become candidates (module docstring)."""
