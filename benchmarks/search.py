@@ -18,7 +18,8 @@ and a model-guided search (``liftpy.tuning.search.ModelSearch``) of ``--guided``
   valid space; of all measured points (uniform and guided), ranked by the model, the smallest top share
   holding a point within 2% of the best is what the model keeps;
 - ``seconds`` of the guided search, code-generation time per point (median, p90, max) and the time from
-  starting a resumed search to its first new run finishing (``resume_first_run_s``), of which the search's
+  starting a resumed search to its first new run finishing (``resume_first_run_s``; ``resume_call_s`` is the
+  whole call, closing the worker processes included), of which the search's
   own part is the time to its first proposal (``resume_first_proposal_s``: loading, screening, refitting,
   expanding) and the point's code generation and OpenCL build are ``resume_point_codegen_s`` and
   ``resume_point_build_s`` (the rest: starting the worker processes and the device context, the runs).
@@ -169,7 +170,8 @@ def main() -> int:
             "seconds": round(t_guided, 1), "uniform_seconds": round(t_uniform, 1),
             "codegen_s": {"median": statistics.median(codegen), "p90": sorted(codegen)[int(0.9 * (len(codegen) - 1))],
                           "max": max(codegen)} if codegen else None,
-            "resume_first_run_s": round(resume_s, 2),
+            "resume_first_run_s": round(resumed.first_result_s, 2) if resumed.first_result_s is not None else None,
+            "resume_call_s": round(resume_s, 2),
             "resume_first_proposal_s": round(resumed.first_proposal_s, 2) if resumed.first_proposal_s is not None else None,
             "resume_point_codegen_s": new.metrics.get("codegen_s"), "resume_point_build_s": new.metrics.get("build_s"),
         }

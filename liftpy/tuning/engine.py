@@ -61,6 +61,7 @@ class Exploration:
     lost_workers: int = 0  # device workers that died during the run (with workers on Ray)
     requeued: int = 0  # points given to another device worker because theirs died
     first_proposal_s: float | None = None  # from the call to the first points chosen (a resume's own overhead)
+    first_result_s: float | None = None  # from the call to the first new point's outcome
 
     @property
     def layer(self):
@@ -203,7 +204,7 @@ def explore_operator(
             dev = get_device(device)
             device_key, device_name, width = dev.key, dev.info.name, 1
             compiling = pools.enter_context(compile_pool(jobs, timeout_s)) if jobs > 1 else None
-            measuring = pools.enter_context(measure_pool(dev.index, timeout_s))
+            measuring = pools.enter_context(measure_pool(dev.index, timeout_s, (op, seed)))
             profile = resolve_profile(dev.index, profile_path)
             limits = profile.limits()
 
@@ -258,7 +259,7 @@ def explore_operator(
                 raise TuningError(f"no variant has a valid configuration for {op.name} on {device_name}")
             bar = Progress(resumed + remaining, label=op.name, stream=stream if progress else _Null(), resumed=resumed)
             ran = failed = 0
-            first_proposal_s = None
+            first_proposal_s = first_result_s = None
             while remaining > 0:
                 if budget_s is not None and time.time() - t0 > budget_s:
                     break
@@ -279,6 +280,8 @@ def explore_operator(
                 for (i, config), outcome, where in run_points(chosen, abort_ms):
                     record = _record(op, variants[i], ids[i], config, outcome, device_key, profile, origin[i], where)
                     store.put(record)
+                    if first_result_s is None:
+                        first_result_s = time.time() - t0
                     strategy.observe(i, config, record.time_ms if record.status is Status.OK else None)
                     if record.status is Status.OK and record.time_ms is not None:
                         best_ms = record.time_ms if best_ms is None else min(best_ms, record.time_ms)
@@ -294,7 +297,7 @@ def explore_operator(
         refs = [r for r in records if r.is_reference and r.measured]
         lost, requeued = (cluster.lost, cluster.requeued) if workers is not None else (0, 0)
         return Exploration(op, device_key, records, pareto_front(measured), refs, ran, resumed, failed, search,
-                           time.time() - t0, lost, requeued, first_proposal_s)
+                           time.time() - t0, lost, requeued, first_proposal_s, first_result_s)
 
 
 

@@ -43,12 +43,13 @@ def compile_pool(workers: int, timeout_s: float):
                       initializer=WARM_COMPILE).warm()
 
 
-def measure_pool(device, timeout_s: float):
-    """The one worker process that builds and runs points on ``device``, started now with its context."""
+def measure_pool(device, timeout_s: float, prepare=None):
+    """The one worker process that builds and runs points on ``device``, started now with its context;
+    ``prepare``: ``(operator, seed)`` whose inputs and reference it computes while starting."""
     from .worker import WorkerPool
 
     return WorkerPool(1, default_timeout_s=timeout_s, max_tasks_per_worker=TASKS_PER_WORKER,
-                      initializer=WARM_MEASURE, init_args=(device,)).warm()
+                      initializer=WARM_MEASURE, init_args=(device, prepare)).warm()
 
 
 def reference_result(r, **extra) -> dict:
@@ -89,12 +90,20 @@ def warm_compile() -> None:
     from ..codegen import kernel  # noqa: F401
 
 
-def warm_measure(device) -> None:
-    """Worker initializer of the measuring worker: the device's context made before the first point."""
+def warm_measure(device, prepare=None) -> None:
+    """Worker initializer of the measuring worker: the device's context made, and the inputs and reference
+    result of ``prepare`` (operator, seed) computed, before the first point (a layer's float64 reference
+    takes seconds, which a resumed search would otherwise wait for after its first kernel is built)."""
+    from ..errors import LiftError
     from ..host.device import get_device
     from ..host import kernel  # noqa: F401
 
     get_device(device)
+    if prepare is not None:
+        try:
+            _prepared(*prepare)
+        except (LiftError, ValueError, MemoryError):
+            pass  # the first point prepares again, and reports the error as that point's
 
 
 _PREPARED: dict = {}

@@ -442,6 +442,13 @@ class WorkerPool:
     def close(self) -> None:
         if self._closed:
             return
+        # Every worker is told first, so that they exit together instead of one join after another.
+        for slot in self._slots:
+            if slot.proc is not None and slot.proc.is_alive():
+                try:
+                    slot.conn.send(None)
+                except (OSError, ValueError):
+                    pass  # already gone: _stop below reaps it
         for slot in self._slots:
             self._stop(slot, kill=False)
         shutil.rmtree(self._dir, ignore_errors=True)
