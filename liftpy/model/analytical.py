@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 import sympy
+from sympy.printing.pycode import PythonCodePrinter
 
 from ..constraints.resources import analyze
 from ..ir.expr import Program
@@ -141,23 +142,21 @@ def predict_kernel(f: Mapping[str, float], machine: Machine) -> Prediction:
 
 
 class VariantModel:
-    """The analytical model of one variant: symbolic once, numeric per configuration."""
+    """The analytical model of one variant: symbolic once (``model_code``), numeric per configuration."""
 
-    def __init__(self, program: Program, sizes: Mapping, params, machine: Machine):
+    def __init__(self, code: tuple, params, machine: Machine):
+        """``code``: what ``model_code`` returned for the variant; ``params``: its tuning parameters."""
         self.machine = machine
-        bind = {sympy.Symbol(str(k), positive=True, integer=True): int(v) for k, v in sizes.items()}
-        self.params = [sympy.Symbol(str(p), positive=True, integer=True) for p in params]
-        self.kernels = []
-        for st in split_kernels(program):
-            exprs = _kernel_expressions(st.program)
-            fns = {}
-            for name, ex in exprs.items():
-                ex = sympy.sympify(ex).subs(bind)
-                fns[name] = sympy.lambdify(self.params, ex, modules=["math", {"Min": min, "Max": max}])
-            self.kernels.append(fns)
+        self.params = [str(p) for p in params]
+        self.code = code
+        self.kernels = [{name: _function(self.params, text) for name, text in kernel} for kernel in code]
+
+    @classmethod
+    def of(cls, program: Program, sizes: Mapping, params, machine: Machine) -> "VariantModel":
+        return cls(model_code(program, sizes, params), params, machine)
 
     def features(self, config: Mapping) -> list[dict]:
-        args = [int(config[str(p)]) for p in self.params]
+        args = [int(config[p]) for p in self.params]
         return [{k: float(fn(*args)) for k, fn in fns.items()} for fns in self.kernels]
 
     def predict(self, config: Mapping) -> Prediction:
@@ -170,3 +169,23 @@ class VariantModel:
             for k, v in f.items():
                 feats[k] = feats.get(k, 0.0) + v
         return Prediction(total, bound, occ, feats)
+
+
+def model_code(program: Program, sizes: Mapping, params) -> tuple:
+    """The model's expressions for each kernel of a variant at given sizes, as Python expressions over its
+    tuning parameters: plain text, so that a search keeps them on disk and a resumed one skips the symbolic
+    counting (and sympy's lambdify) of every variant it meets again."""
+    bind = {sympy.Symbol(str(k), positive=True, integer=True): int(v) for k, v in sizes.items()}
+    printer = PythonCodePrinter()
+    out = []
+    for st in split_kernels(program):
+        exprs = _kernel_expressions(st.program)
+        out.append(tuple((name, printer.doprint(sympy.sympify(ex).subs(bind))) for name, ex in exprs.items()))
+    return tuple(out)
+
+
+_NAMESPACE = {"math": math, "Min": min, "Max": max}
+
+
+def _function(params: list[str], text: str):
+    return eval(f"lambda {', '.join(params)}: {text}", dict(_NAMESPACE))  # noqa: S307 - our own printed expressions

@@ -26,6 +26,22 @@ MIN_FIT = 8  # measurements before a correction beyond the mean residual is fitt
 TREES_FROM = 48  # measurements before trees replace the linear correction
 
 
+def prefetch() -> None:
+    """Import scikit-learn's trees in a background thread: a resumed search with enough measurements fits
+    them before its first proposal, and the import (a second or more) then overlaps with loading the
+    variants, the store and the screens instead of following them."""
+    import threading
+
+    def load():
+        try:
+            import sklearn.ensemble  # noqa: F401
+            import threadpoolctl  # noqa: F401
+        except ImportError:
+            pass  # fit reports it when it needs them
+
+    threading.Thread(target=load, name="liftpy-prefetch-sklearn", daemon=True).start()
+
+
 def feature_vector(prediction, rules: frozenset, rule_names: tuple[str, ...]) -> list[float]:
     f = prediction.features
     out = [math.log1p(max(float(f.get(k, 0.0)), 0.0)) for k in FEATURES]

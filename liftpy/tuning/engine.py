@@ -183,6 +183,10 @@ def explore_operator(
                           "the device Ray assigns it")
     stream = stream or sys.stdout
     t0 = time.time()
+    if search == "model":
+        from ..model.learned import prefetch
+
+        prefetch()
     # The pools close however the exploration ends (an error, Ctrl-C).  Their workers start first, so
     # that their imports and the device context overlap with loading and screening the variants (a
     # resumed run then reaches its first point sooner).

@@ -131,13 +131,16 @@ class Spaces:
 
         return memo("screens", f"{self._key(i)}|{n}|{seed}", compute, SCREEN_CODE)
 
+    def _variant_key(self, i: int) -> str:
+        return self.keys[i] if self.keys is not None else variant_text(self.variants[i])
+
     def _key(self, i: int) -> str:
         import hashlib
         import json
 
         if self._profile_key is None:
             self._profile_key = json.dumps(self.profile.record(), sort_keys=True, default=str)
-        text = self.keys[i] if self.keys is not None else variant_text(self.variants[i])
+        text = self._variant_key(i)
         return hashlib.sha1(f"{text}|{sorted(self.sizes.items())}|{self._profile_key}|{self.seed}".encode()).hexdigest()
 
     def model(self, i: int, sizes: dict | None = None):
@@ -145,11 +148,17 @@ class Spaces:
         key = i if sizes is None else (i, tuple(sorted(sizes.items())))
         if key not in self._models:
             from ..model import Machine, VariantModel
+            from ..model.analytical import model_code
+            from .cache import SCREEN_CODE, memo
 
             if self._machine is None:
                 self._machine = Machine.from_profile(self.profile)
             v = self.variants[i]
-            self._models[key] = VariantModel(v.program, self.sizes if sizes is None else sizes, v.params, self._machine)
+            at = self.sizes if sizes is None else dict(sizes)
+            # The expressions are kept on disk (by variant and sizes): a resumed search meets the same variants.
+            code = memo("models", f"{self._variant_key(i)}|{sorted(at.items())}",
+                        lambda: model_code(v.program, at, v.params), SCREEN_CODE)
+            self._models[key] = VariantModel(code, v.params, self._machine)
         return self._models[key]
 
 
