@@ -18,6 +18,10 @@ convolutions computed as a tiled matrix product over the im2col view.
 A layer ``dw:C,H,W,K,stride,pad`` is a depthwise convolution (groups = C = M): the library's ``conv2d``
 operator explored as it is (it has no matrix product to tile, so ``--rules`` does not apply to it),
 against PyTorch's depthwise conv2d (cuDNN on CUDA machines, the CPU otherwise) timed in this process.
+
+The references are timed in this run even when the store already holds them (from the run that first
+explored a layer); the liftpy points of a resumed store keep their earlier times (``retime.py`` times a
+store's best points again beside the references).
 """
 
 import argparse
@@ -30,11 +34,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 LAYERS = ["vgg16:0", "vgg16:2", "vgg16:5", "vgg16:7", "vgg16:10", "vgg16:12", "vgg16:17", "vgg16:19", "vgg16:24"]
 REF_KEYS = {"cudnn": "cudnn", "im2col_gemm": "im2col_gemm", "im2col_gemm_numpy": "im2col_gemm", "torch_cpu": "torch_cpu"}
+ORDER = {"cudnn": 0, "im2col_gemm": 1, "torch_cpu": 2, "im2col_gemm_numpy": 3}
 
 
 def main() -> int:
     from liftpy.tuning.engine import explore_layer
     from liftpy.tuning.layers import get_layer
+    from liftpy.tuning.references import available_references, measure_reference, random_inputs
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="reduced layers (16x16, 8 channels, 8 kernels) and few samples")
@@ -54,6 +60,7 @@ def main() -> int:
     samples = args.samples or (4 if args.quick else 24)
     repeat = args.repeat or (2 if args.quick else 10)
     db = args.db or str(Path(args.json).with_suffix(".sqlite"))
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
 
     records = []
     print(f"{'layer':<22}{'pts':>4}{'ok':>4}{'best ms':>10}{'GFLOP/s':>9}{'MB':>8}   references (ms, MB, time ratio ref/liftpy, memory ratio ref/liftpy)")
@@ -75,13 +82,16 @@ def main() -> int:
                                    layer.flops, t0)
         rec["split"] = _split(best, layer) if best else None
         refs = []
+        # The references are timed again here, in this run: a resumed store keeps the ones of the run that
+        # first met the layer, maybe on another machine of the same kind, whose vendor times differ.
         # The GPU's im2col + cuBLAS is the im2col reference where there is one; numpy's only otherwise.
-        order = {"cudnn": 0, "im2col_gemm": 1, "torch_cpu": 2, "im2col_gemm_numpy": 3}
-        for r in sorted(ex.references, key=lambda r: order.get(r.variant.split(":", 1)[-1], 9)):
-            key = REF_KEYS.get(r.variant.split(":", 1)[-1])
+        x, w = random_inputs(layer, args.seed)
+        for name in sorted(available_references(), key=lambda n: ORDER.get(n, 9)):
+            key = REF_KEYS.get(name)
             if key is None or key in rec:
                 continue
-            rec[key] = {"ms": r.time_ms, "bytes": r.bytes, "name": r.variant.split(":", 1)[-1]}
+            r = measure_reference(name, x, w, layer.stride, layer.pad)
+            rec[key] = {"ms": r.time_ms, "bytes": r.bytes, "name": name}
             if best:
                 refs.append(f"{key} {r.time_ms:.4g} ms {r.bytes / 2**20:.3g} MB x{r.time_ms / best.time_ms:.3g} m{r.bytes / best.bytes:.3g}")
         records.append(rec)
