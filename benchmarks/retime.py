@@ -86,16 +86,28 @@ def main() -> int:
     device = get_device(args.device)
     limits = DeviceProfile.load(args.profile).limits() if args.profile else device_limits(device)
     records, ops = [], {}
+    try:
+        points = [(s, r) for s in args.sources for r in json.loads(Path(s).read_text())]
+    except (OSError, ValueError) as e:
+        print(f"retime: cannot read the results file: {e}", file=sys.stderr)
+        return 2
+    try:
+        points += [("--point", {"layer": w, "best_variant": v, "best_config": parse_sizes(c)}) for w, v, c in args.point]
+    except LiftError as e:
+        print(f"retime: --point: {e}", file=sys.stderr)
+        return 2
     print(f"{'workload':<24}{'ms':>9}{'earlier':>9}{'vendor':>13}{'batch ms':>10}{'1-call ms':>10}{'ratio':>7}{'1-call':>7}")
-    points = [(s, r) for s in args.sources for r in json.loads(Path(s).read_text())]
-    points += [("--point", {"layer": w, "best_variant": v, "best_config": parse_sizes(c)}) for w, v, c in args.point]
     for source, rec in points:
         name = rec.get("layer") or rec.get("workload")
         if not rec.get("best_variant") or (args.only and name not in args.only):
             continue
         t0 = time.time()
         if name not in ops:
-            op, vendor = _operator(name)
+            try:
+                op, vendor = _operator(name)
+            except (LiftError, ValueError) as e:
+                print(f"retime: workload {name!r}: {e}", file=sys.stderr)
+                return 2
             ops[name] = op, vendor, {variant_id(v): v for v in op.variants()}
         op, vendor, ids = ops[name]
         out = {"workload": name, "source": Path(source).name, "variant": rec["best_variant"],
