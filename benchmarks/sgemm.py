@@ -116,6 +116,7 @@ def main() -> int:
     sizes = [parse_size(s) for s in args.sizes.split(",")] if args.sizes else (QUICK if args.quick else SIZES)
     samples = args.samples or (6 if args.quick else 32)
     db = args.db or str(Path(args.json).with_suffix(".sqlite"))
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     program = parse_program((ROOT / "examples/programs/matmul_highlevel.lift").read_text())
     rules = tuple(r for r in args.rules.split(",") if r)
     records = []

@@ -579,3 +579,12 @@ def test_worker_is_replaced_after_an_error_that_retires_it():
         after = pool.run(Task("os:getpid"))
         assert after.ok and after.result != first.result
         assert pool.restarts >= 1
+
+
+def test_store_creates_its_folder_or_says_why_not(tmp_path):
+    with Store(tmp_path / "new" / "deeper" / "r.sqlite") as store:
+        assert store.count() == 0
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where a folder should be")
+    with pytest.raises(TuningError, match="cannot create the folder"):
+        Store(blocker / "r.sqlite")

@@ -212,10 +212,15 @@ def _row_to_record(row: sqlite3.Row) -> Record:
 
 
 class Store:
-    """An SQLite results database; open with ``Store(path)`` (created if missing), close or use ``with``."""
+    """An SQLite results database; open with ``Store(path)`` (created if missing, with its folder), close or
+    use ``with``."""
 
     def __init__(self, path: str | Path, timeout_s: float = 60.0):
         self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise TuningError(f"cannot create the folder of the results database {self.path}: {e.strerror}; give another --db path") from None
         try:
             # isolation_level=None: transactions are explicit, one per finished point.
             self._db = sqlite3.connect(str(self.path), timeout=timeout_s, isolation_level=None)
