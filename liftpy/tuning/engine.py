@@ -249,7 +249,10 @@ def explore_operator(
                 strategy.observe(i, r.config, r.time_ms if r.status is Status.OK else None)
                 if r.status is Status.OK and r.time_ms is not None:
                     best_ms = r.time_ms if best_ms is None else min(best_ms, r.time_ms)
-            _use_other_problems(store, strategy, op, device_key, position, ids)
+            others, other_points = _use_other_problems(store, strategy, op, device_key, position, ids)
+            if others and progress:
+                print(f"{op.name}: the {search} search uses {other_points} points of {others} other problem(s) of these "
+                      f"variants in {Path(db).name} (their fastest as candidates, all to train its model)", file=stream)
             if search == "uniform":
                 # The same seed names the same points: those already in the store are skipped, not replaced.
                 planned = strategy.propose(samples, set())
@@ -309,16 +312,17 @@ HINTS_PER_PROBLEM = 3
 TRANSFER_POINTS = 256
 
 
-def _use_other_problems(store, strategy, op, device_key: str, position: dict, ids) -> None:
+def _use_other_problems(store, strategy, op, device_key: str, position: dict, ids) -> tuple[int, int]:
     """What the store measured on this device for other problems of the same variants (the other layers of a
     network, other sizes of a matrix product) informs the strategy before its first proposal, as TVM's
     transfer learning and vendors' heuristics do: the fastest points of each problem are offered as
     candidates (``hint``; a tiling fast on one layer is often fast, or one move away from fast, on the
     next), and up to ``TRANSFER_POINTS`` of the most recent measurements train its learned model
-    (``learn_elsewhere``: which variants' code the formula misjudges carries over between sizes)."""
+    (``learn_elsewhere``: which variants' code the formula misjudges carries over between sizes).  Returns
+    how many other problems and points there were."""
     hint, learn = getattr(strategy, "hint", None), getattr(strategy, "learn_elsewhere", None)
     if hint is None and learn is None:
-        return
+        return 0, 0
     problem = op.problem
     by_problem: dict[str, list] = {}
     for r in store.records(device=device_key):
@@ -337,6 +341,7 @@ def _use_other_problems(store, strategy, op, device_key: str, position: dict, id
                         key=lambda p: p[1].finished_at or 0)[-TRANSFER_POINTS:]
         for i, r in recent:
             learn(i, r.config, r.time_ms, sizes[r.layer])
+    return len(by_problem), sum(len(points) for points in by_problem.values())
 
 
 def _select(every: tuple, rules) -> tuple[list[int], list]:

@@ -214,9 +214,6 @@ class UniformSearch:
     def observe(self, i: int, config: dict, time_ms: float | None) -> None:
         pass
 
-    def hint(self, i: int, config: dict) -> None:
-        """Uniform sampling takes no hints: it is the baseline."""
-
 
 @dataclass
 class _Candidate:
