@@ -101,19 +101,27 @@ def main() -> int:
     return 0
 
 
-def depthwise(name: str, args, samples: int, repeat: int, db: str) -> dict:
-    """Explore one depthwise layer and time PyTorch's on the same device; the record and its table line."""
+def depthwise_operator(name: str, quick: bool = False):
+    """The library's ``conv2d`` with groups = C = M for ``dw:C,H,W,K,stride,pad`` (``quick``: C, H, W reduced
+    to 8, 16, 16), and its (C, H, W, K, stride, pad)."""
     from liftpy.errors import InputError
-    from liftpy.tuning.engine import explore_operator
     from liftpy.tuning.operator import library_operator
 
     try:
         c, h, w, k, stride, pad = (int(x) for x in name[3:].split(","))
     except ValueError:
         raise InputError(f"depthwise layer {name!r}: give dw:C,H,W,K,stride,pad (for example dw:32,112,112,3,1,1)") from None
-    if args.quick:
+    if quick:
         c, h, w = 8, 16, 16
     op = library_operator(f"conv2d:k={k}x{k},stride={stride},pad={pad},groups={c}", {"C": c, "H": h, "W": w, "M": c})
+    return op, (c, h, w, k, stride, pad)
+
+
+def depthwise(name: str, args, samples: int, repeat: int, db: str) -> dict:
+    """Explore one depthwise layer and time PyTorch's on the same device; the record and its table line."""
+    from liftpy.tuning.engine import explore_operator
+
+    op, (c, h, w, k, stride, pad) = depthwise_operator(name, args.quick)
     t0 = time.time()
     ex = explore_operator(op, samples=samples, db=db, device=args.device, profile_path=args.profile, timeout_s=args.timeout,
                           repeat=repeat, warmup=2, progress=False, seed=args.seed, references=False, search=args.search,

@@ -46,11 +46,10 @@ def _operator(name: str):
         inputs = op.inputs(0)
         return op, lambda batch: dict([vendor_ms(m.group(1), inputs, batch=batch)])
     if name.startswith("dw:"):
-        from conv_vgg16 import _torch_depthwise
+        from conv_vgg16 import _torch_depthwise, depthwise_operator
 
-        c, h, w, k, stride, pad = (int(x) for x in name[3:].split(","))
-        op = library_operator(f"conv2d:k={k}x{k},stride={stride},pad={pad},groups={c}", {"C": c, "H": h, "W": w, "M": c})
-        return op, lambda batch: dict([_torch_depthwise(c, h, w, k, stride, pad, 20, batch=batch)])
+        op, shape = depthwise_operator(name)
+        return op, lambda batch: dict([_torch_depthwise(*shape, 20, batch=batch)])
     from liftpy.tuning.references import available_references, measure_reference, random_inputs
 
     layer = get_layer(name)

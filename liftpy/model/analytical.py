@@ -148,12 +148,7 @@ class VariantModel:
         """``code``: what ``model_code`` returned for the variant; ``params``: its tuning parameters."""
         self.machine = machine
         self.params = [str(p) for p in params]
-        self.code = code
         self.kernels = [{name: _function(self.params, text) for name, text in kernel} for kernel in code]
-
-    @classmethod
-    def of(cls, program: Program, sizes: Mapping, params, machine: Machine) -> "VariantModel":
-        return cls(model_code(program, sizes, params), params, machine)
 
     def features(self, config: Mapping) -> list[dict]:
         args = [int(config[p]) for p in self.params]

@@ -307,7 +307,6 @@ def explore_operator(
                            time.time() - t0, lost, requeued, first_proposal_s, first_result_s)
 
 
-
 HINTS_PER_PROBLEM = 3
 TRANSFER_POINTS = 256
 

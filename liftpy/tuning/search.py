@@ -17,9 +17,9 @@ tells the strategy what it measured (``observe``), and asks again.
   their neighbours (one or two parameters moved to other values the parameter takes in the pool, valid
   by the variant's constraints) and the same configuration on every variant with the same parameters
   (the sibling derived with or without one rule) join the candidates, and a share of every batch goes to
-  the best ranked of them (exploitation).  What the store measured for other problems of the same variants (the other
-  layers of a network, other sizes) is used before the first proposal: their fastest points join the same
-  candidates (``hint``), their measurements train the learned correction (``learn_elsewhere``).
+  the best ranked of them (exploitation).  What the store measured for other problems of the same variants
+  (the other layers of a network, other sizes) is used before the first proposal: their fastest points join
+  the same candidates (``hint``), their measurements train the learned correction (``learn_elsewhere``).
 """
 
 from __future__ import annotations

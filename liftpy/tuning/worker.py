@@ -260,14 +260,16 @@ class WorkerPool:
         slot.pid, slot.task, slot.tasks_run = proc.pid, None, 0
         slot.deadline = time.monotonic() + self._start_timeout_s
 
-    def _stop(self, slot: _Slot, kill: bool) -> None:
+    def _stop(self, slot: _Slot, kill: bool, told: bool = False) -> None:
+        """Stop a worker: asked to leave (unless ``told`` already) and given five seconds, else killed."""
         if slot.proc is None:
             return
         if not kill and slot.proc.is_alive():
-            try:
-                slot.conn.send(None)
-            except (OSError, ValueError):
-                kill = True
+            if not told:
+                try:
+                    slot.conn.send(None)
+                except (OSError, ValueError):
+                    pass  # already going: the join below reaps it, the kill below if it hangs
             slot.proc.join(5)
         if slot.proc.is_alive():
             slot.proc.kill()  # SIGKILL: a hung driver call may ignore SIGTERM
@@ -450,7 +452,7 @@ class WorkerPool:
                 except (OSError, ValueError):
                     pass  # already gone: _stop below reaps it
         for slot in self._slots:
-            self._stop(slot, kill=False)
+            self._stop(slot, kill=False, told=True)
         shutil.rmtree(self._dir, ignore_errors=True)
         self._closed = True
 
