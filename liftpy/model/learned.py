@@ -6,10 +6,13 @@ and which term bounds it, the occupancy) and which rules derived the variant; th
 of the measured time.  A gradient-boosted tree ensemble (scikit-learn's ``HistGradientBoostingRegressor``)
 learns what the formula misses: the cost of bank conflicts in one local layout, of a register block that
 is too large for the compiler, of uncoalesced reads the counts do not see.  With few measurements it
-predicts the analytical value plus the mean residual, so it never does worse than the formula it
-corrects; from ``MIN_FIT`` measurements a ridge regression of the residual on the features corrects it
-(numpy, closed form: a tree ensemble over a dozen rows only memorises them, and importing scikit-learn
-alone costs a resumed search three seconds before its first run), and from ``TREES_FROM`` the trees do.
+predicts the analytical value plus the median residual, so it never does worse than the formula it
+corrects; from ``MIN_FIT`` measurements the trees do.  A linear (ridge) correction over the first few
+dozen measurements was tried and dropped: measured on the H100 searches' stores (SGEMM 1024, VGG-16
+layers 5 and 12), trained on a guided search's first 10-30 points and ranking the 300-1,000 uniform
+points, it extrapolated to configurations at the edge of the features (Kendall tau -0.39 to 0.65, and
+a second batch of 17 points at k0 = 1) where the trees, whose predictions stay within the residuals
+they saw, ranked at 0.40-0.63.
 """
 
 from __future__ import annotations
@@ -22,8 +25,7 @@ import numpy as np
 from .analytical import FEATURES
 
 BOUNDS = ("compute", "local", "cache", "dram", "invalid")
-MIN_FIT = 8  # measurements before a correction beyond the mean residual is fitted
-TREES_FROM = 48  # measurements before trees replace the linear correction
+MIN_FIT = 8  # measurements before the trees are fitted (the median residual before)
 
 
 def prefetch() -> None:
@@ -59,7 +61,6 @@ class LearnedModel:
     y: list = field(default_factory=list)  # log(measured seconds)
     base: list = field(default_factory=list)  # log(analytical seconds)
     _trees: object = None
-    _ridge: tuple | None = None  # (feature means, scales, weights) of the linear correction
     _offset: float = 0.0
 
     def add(self, features: list[float], analytical_s: float, measured_ms: float) -> None:
@@ -73,11 +74,8 @@ class LearnedModel:
             return
         residual = np.asarray(self.y) - np.asarray(self.base)
         self._offset = float(np.median(residual))
-        self._trees = self._ridge = None
+        self._trees = None
         if n < MIN_FIT:
-            return
-        if n < TREES_FROM:
-            self._ridge = _ridge(np.asarray(self.X, dtype=float), residual - self._offset)
             return
         from sklearn.ensemble import HistGradientBoostingRegressor
         from threadpoolctl import threadpool_limits
@@ -97,9 +95,6 @@ class LearnedModel:
     def predict_log(self, features: list[list[float]], analytical_s: list[float]) -> np.ndarray:
         """log(predicted seconds) for many points: the analytical time corrected by the learned residual."""
         base = np.asarray([math.log(max(a, 1e-9)) if math.isfinite(a) else 10.0 for a in analytical_s])
-        if self._ridge is not None:
-            mean, scale, w = self._ridge
-            return base + self._offset + ((np.asarray(features, dtype=float) - mean) / scale) @ w
         if self._trees is None:
             return base + self._offset
         from threadpoolctl import threadpool_limits
@@ -107,13 +102,3 @@ class LearnedModel:
         with threadpool_limits(1):
             return base + self._trees.predict(np.asarray(features))
 
-
-def _ridge(X: np.ndarray, r: np.ndarray, alpha: float = 1.0) -> tuple:
-    """Weights of ``r ~ standardised(X) @ w`` with an L2 penalty ``alpha`` (features constant over the
-    measurements get no weight)."""
-    mean = X.mean(axis=0)
-    scale = X.std(axis=0)
-    scale[scale < 1e-12] = np.inf
-    Z = (X - mean) / scale
-    w = np.linalg.solve(Z.T @ Z + alpha * np.eye(Z.shape[1]), Z.T @ r)
-    return mean, scale, w

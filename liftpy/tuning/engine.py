@@ -76,20 +76,31 @@ class Exploration:
         return min(ok, key=lambda r: r.time_ms) if ok else None
 
 
-def variant_id(v) -> str:
-    """A short, stable name for a variant: its main rules and a hash of its text."""
+_SHORT = {"tile2D": "tile", "vectorizeReduce": "vec", "partialReduce": "partial", "coalesce": "coal",
+          "splitPartialKernels": "sum-kernel", "materializeInput": "pad-kernel", "padOpt": "padopt",
+          "placeInImage": "image", "localStage": "local", "letPrivate": "let", "unrollReduceSeq": "unroll",
+          "mapWrg": "wrg", "mapGlb": "glb", "cropKernel": "crop-kernel", "registerBlock2D": "block",
+          "tile2DReduce": "tiled", "tile2DReduceStrided": "tiled-strided", "stageTiles": "stage",
+          "stageTilesT": "stageT", "unrollInItem": "unroll-item", "splitK": "splitK", "flattenMap2D": "flat",
+          "reduceKernels": "reduce-kernels", "reduceLcl": "tree", "tileAllPairs": "allpairs-tiles", "doubleBuffer": "db"}
+
+
+def _tags(v) -> str:
     from ..rewrite.explore import features
 
-    digest = hashlib.sha1(variant_text(v).encode()).hexdigest()[:10]
-    short = {"tile2D": "tile", "vectorizeReduce": "vec", "partialReduce": "partial", "coalesce": "coal",
-             "splitPartialKernels": "sum-kernel", "materializeInput": "pad-kernel", "padOpt": "padopt",
-             "placeInImage": "image", "localStage": "local", "letPrivate": "let", "unrollReduceSeq": "unroll",
-             "mapWrg": "wrg", "mapGlb": "glb", "cropKernel": "crop-kernel", "registerBlock2D": "block",
-             "tile2DReduce": "tiled", "tile2DReduceStrided": "tiled-strided", "stageTiles": "stage",
-             "stageTilesT": "stageT", "unrollInItem": "unroll-item", "splitK": "splitK", "flattenMap2D": "flat", "reduceKernels": "reduce-kernels", "reduceLcl": "tree",
-             "tileAllPairs": "allpairs-tiles", "doubleBuffer": "db"}
-    tags = sorted({short[f] for f in features(v) if f in short})
-    return f"{'+'.join(tags) or 'plain'}#{digest}"
+    return "+".join(sorted({_SHORT[f] for f in features(v) if f in _SHORT})) or "plain"
+
+
+def variant_id(v) -> str:
+    """A short, stable name for a variant: its main rules and a hash of its text."""
+    return f"{_tags(v)}#{hashlib.sha1(variant_text(v).encode()).hexdigest()[:10]}"
+
+
+def find_variant(variants: Sequence, vid: str):
+    """The variant named ``vid`` (``variant_id``) or None; only variants with its rules are printed and hashed
+    (naming all of a convolution's 3,000 variants takes longer than deriving them)."""
+    tags = vid.split("#")[0]
+    return next((v for v in variants if _tags(v) == tags and variant_id(v) == vid), None)
 
 
 def select_variants(variants: Sequence, rules: Sequence[str]) -> tuple:

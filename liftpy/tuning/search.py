@@ -13,13 +13,22 @@ tells the strategy what it measured (``observe``), and asks again.
   This is the loop of TVM's MetaSchedule and kernel_tuner's model-based strategies: model, measure the
   best few, refit, repeat.  Sampled pools alone rarely hold a space's best configuration (a tiled
   variant of a convolution layer has hundreds of thousands; 400 are sampled), so, as MetaSchedule's
-  evolutionary search mutates its best measured schedules, the fastest measured points are expanded:
-  their neighbours (one or two parameters moved to other values the parameter takes in the pool, valid
-  by the variant's constraints) and the same configuration on every variant with the same parameters
-  (the sibling derived with or without one rule) join the candidates, and a share of every batch goes to
-  the best ranked of them (exploitation).  What the store measured for other problems of the same variants
-  (the other layers of a network, other sizes) is used before the first proposal: their fastest points join
-  the same candidates (``hint``), their measurements train the learned correction (``learn_elsewhere``).
+  evolutionary search mutates its best measured schedules, the fastest measured points (and the fastest
+  of each other kind of variant within 25% of the best) are expanded into candidates:
+  - neighbours: one or two parameters moved to other values the parameter takes in the pool, valid by
+    the variant's constraints;
+  - siblings: the same configuration on every variant with the same parameters (derived with or
+    without one rule);
+  - reduced forms: the point on every variant derived with fewer of its rules whose parameters are a
+    subset (a split-K tiling without the split), as it is and after climbing the analytical formula
+    from there one or two parameters at a time (what suits a split tile rarely suits an unsplit one).
+  A share of every batch goes to the best ranked of these (exploitation), one point in ten to the one
+  the analytical formula alone ranks best among kinds of variant measured at most once on the problem:
+  the learned correction, fitted to a few measurements, can condemn a whole kind of variant for what
+  only some of its points (or its points on other problems) did.  What the store measured for
+  other problems of the same variants (the other layers of a network, other sizes) is used before the
+  first proposal: their fastest points join the same candidates (``hint``), their measurements train
+  the learned correction (``learn_elsewhere``).
 """
 
 from __future__ import annotations
@@ -229,7 +238,8 @@ class ModelSearch:
     name = "model"
 
     def __init__(self, spaces: Spaces, seed: int = 0, pool: int = 400, screen: int = 128, explore_share: float = 0.2,
-                 features_of=None, exploit_share: float = 0.3, expand_best: int = 3):
+                 features_of=None, exploit_share: float = 0.3, expand_best: int = 3, formula_share: float = 0.1,
+                 expand_within: float = 1.25):
         from ..model.learned import LearnedModel
         from ..rewrite.explore import features
 
@@ -257,13 +267,17 @@ class ModelSearch:
         self._dirty = False
         self._pending: list = []
         self.exploit_share = exploit_share
+        self.formula_share = formula_share
         self.expand_best = expand_best
+        self.expand_within = expand_within
         self.measured: list[tuple[float, int, dict]] = []  # (ms, variant, config) of every observed point
         self._expanded: set = set()
         self._neighbours: list[_Candidate] = []
+        self._near: set = set()  # their keys
+        self._params = [frozenset(str(p) for p in v.params) for v in spaces.variants]
         by_params: dict = {}
-        for i, v in enumerate(spaces.variants):
-            by_params.setdefault(tuple(sorted(str(p) for p in v.params)), []).append(i)
+        for i, ps in enumerate(self._params):
+            by_params.setdefault(ps, []).append(i)
         self._siblings = {i: g for g in by_params.values() for i in g}
 
     def _screen(self, count: int) -> None:
@@ -295,7 +309,12 @@ class ModelSearch:
         from ..model.learned import feature_vector
 
         key = (i, config_key(config))
-        if key in self._index or not self.spaces.valid(i, config):
+        if key in self._index:
+            if key not in self._near:  # a pool candidate is a neighbour now too
+                self._near.add(key)
+                self._neighbours.append(self._index[key])
+            return
+        if not self.spaces.valid(i, config):
             return
         p = self.spaces.model(i).predict(config)
         if not math.isfinite(p.seconds):
@@ -303,6 +322,7 @@ class ModelSearch:
         cand = _Candidate(i, config, p, feature_vector(p, self.rules[i], self.learned.rule_names))
         self._index[key] = cand
         self.candidates.append(cand)
+        self._near.add(key)
         self._neighbours.append(cand)
 
     def hint(self, i: int, config: dict) -> None:
@@ -322,7 +342,19 @@ class ModelSearch:
 
     def _expand(self) -> None:
         """Neighbours and siblings of the fastest measured points become candidates (module docstring)."""
-        for _, i, config in sorted(self.measured, key=lambda m: m[0])[: self.expand_best]:
+        ranked = sorted(self.measured, key=lambda m: m[0])
+        chosen = ranked[: self.expand_best]
+        # and the best point of every other kind of variant (rule combination) close to the best: the
+        # fastest few are often one tiling on sibling variants, and a kind a little slower may be one
+        # move away from the fastest of all.
+        kinds = {self.rules[i] for _, i, _ in chosen}
+        for m in ranked[self.expand_best:]:
+            if m[0] > self.expand_within * ranked[0][0]:
+                break
+            if self.rules[m[1]] not in kinds:
+                kinds.add(self.rules[m[1]])
+                chosen.append(m)
+        for _, i, config in chosen:
             key = (i, config_key(config))
             if key in self._expanded:
                 continue
@@ -330,8 +362,52 @@ class ModelSearch:
             for j in self._siblings.get(i, ()):
                 if j != i:
                     self._add(j, dict(config))
+            for j in self._reduced(i):
+                start = {k: config[k] for k in self._params[j]}
+                self._add(j, start)
+                self._add(j, self._climbed(j, start))
             for moved in _moves(config, self._values(i)):
                 self._add(i, moved)
+
+    def _climbed(self, i: int, config: dict) -> dict:
+        """``_climb``, kept on disk: a resumed search expands the same points before its first proposal."""
+        from .cache import SCREEN_CODE, memo
+
+        key = f"{self.spaces._key(i)}|{config_key(config)}"
+        return dict(memo("climbs", key, lambda: self._climb(i, config), SCREEN_CODE + ("tuning",)))
+
+    def _climb(self, i: int, config: dict, steps: int = 8) -> dict:
+        """``config`` of variant ``i`` moved while the analytical formula predicts it faster: one parameter
+        to any value its constraints allow, or, where no single move helps, two parameters each to a value
+        next to their own (a tile twice as tall with a register block half as tall).  A point expanded into
+        a variant of another shape starts from a configuration chosen for the first (a split-K tile), and
+        the formula knows what suits the second."""
+        from ..constraints.domains import derive_domains
+
+        space = self.spaces.space(i)
+        if space is None or not self.spaces.valid(i, config):
+            return config
+        values = {k: tuple(d.values) for k, d in derive_domains(space).items()}
+        model = self.spaces.model(i)
+        best, best_s = config, model.predict(config).seconds
+        for _ in range(steps):
+            for moves in (_moves(best, values, pairs=False), _pairs_next(best, values)):
+                moved = [c for c in moves if self.spaces.valid(i, c)]
+                scored = [(model.predict(c).seconds, k) for k, c in enumerate(moved)]
+                if scored and min(scored)[0] < best_s:
+                    best_s, k = min(scored)
+                    best = moved[k]
+                    break
+            else:
+                return best
+        return best
+
+    def _reduced(self, i: int) -> list[int]:
+        """Variants derived with a strict subset of variant ``i``'s rules whose parameters are a subset of its
+        own: the same point without a rule (a split-K point's tiling without the split, which costs
+        no partial buffer and may be faster where the grid already fills the device)."""
+        return [j for j, (r, ps) in enumerate(zip(self.rules, self._params))
+                if r < self.rules[i] and ps <= self._params[i] and ps]
 
     def propose(self, n: int, taken: set) -> list[tuple[int, dict]]:
         if self.screened < len(self.order):
@@ -352,6 +428,20 @@ class ModelSearch:
         near = {id(c) for c in self._neighbours}
         chosen = [c for c in ranked if id(c) in near][: int(round(n * self.exploit_share))]
         picked = {id(c) for c in chosen}
+        # The formula's own favourite among the neighbours too: the learned correction generalises from a
+        # few measurements by rule (a layer whose unsplit points were slow for their tile shapes ranks every
+        # unsplit point slow), and only a measurement of the point the formula prefers can correct it.
+        # Only kinds of variant measured at most once on this problem: where the correction has seen a kind
+        # measured several times here, it knows better than the formula (unstaged tiles the formula loves).
+        seen: dict = {}
+        for _, i, _ in self.measured:
+            seen[self.rules[i]] = seen.get(self.rules[i], 0) + 1
+        n_formula = int(n * self.formula_share) or (1 if n >= 4 else 0)
+        by_formula = sorted((c for c in ranked if id(c) in near and id(c) not in picked
+                             and seen.get(self.rules[c.variant], 0) <= 1),
+                            key=lambda c: c.prediction.seconds)[:n_formula]
+        chosen += by_formula
+        picked |= {id(c) for c in by_formula}
         ranked = [c for c in ranked if id(c) not in picked]
         left = n - len(chosen)
         n_explore = int(round(n * self.explore_share)) if len(ranked) > left else 0
@@ -389,8 +479,22 @@ class ModelSearch:
         self._pending = []
 
 
-def _moves(config: dict, values: dict):
-    """``config`` with one or two parameters moved to other values they take in ``values``."""
+def _pairs_next(config: dict, values: dict):
+    """``config`` with two parameters each moved to a value next to its own in ``values``."""
+    def near(k):
+        vs = sorted(values.get(k, ()))
+        if config[k] not in vs:
+            return []
+        at = vs.index(config[k])
+        return vs[max(0, at - 1):at] + vs[at + 1:at + 2]
+
+    for a, b in itertools.combinations(sorted(config), 2):
+        for va, vb in itertools.product(near(a), near(b)):
+            yield {**config, a: va, b: vb}
+
+
+def _moves(config: dict, values: dict, pairs: bool = True):
+    """``config`` with one (or, with ``pairs``, two) parameters moved to other values they take in ``values``."""
     def other(k):
         return [v for v in sorted(values.get(k, ())) if v != config[k]]
 
@@ -398,6 +502,8 @@ def _moves(config: dict, values: dict):
     for a in names:
         for va in other(a):
             yield {**config, a: va}
+    if not pairs:
+        return
     for a, b in itertools.combinations(names, 2):
         for va, vb in itertools.product(other(a), other(b)):
             yield {**config, a: va, b: vb}
