@@ -28,8 +28,22 @@ def hoist(kernel: Kernel) -> Kernel:
             names[e] = sym
         return sym
 
+    memo: dict = {}
+
     def replace_in(e, innermost, lifted):
-        e = sympy.sympify(e)
+        # Unrolled bodies repeat the same indices many times: each is rewritten once per loop variable.
+        key = (e, innermost)
+        hit = memo.get(key)
+        if hit is not None:
+            lifted.update(hit[1])
+            return hit[0]
+        mine: dict = {}
+        out = _replace_in(sympy.sympify(e), innermost, mine)
+        memo[key] = (out, mine)
+        lifted.update(mine)
+        return out
+
+    def _replace_in(e, innermost, lifted):
 
         def rec(x):
             if isinstance(x, DIVMOD) and free_symbols(x) and innermost not in free_symbols(x):
