@@ -327,3 +327,32 @@ def test_find_variant_by_id():
         assert find_variant(variants, variant_id(v)) is v
     vid = variant_id(variants[0])
     assert find_variant(variants, vid.split("#")[0] + "#0000000000") is None
+
+
+def test_padded_reduction_compiles_and_validates():
+    """K = 27 terms, which k steps of 4 or 8 do not divide: with ``pad_k`` the tiled variants include ones
+    whose operands are padded with zeros (a view), and such a point with k step 4 over 27 + 1 terms runs
+    and matches the reference.  The convolution asks for them where C*K*K is no multiple of four."""
+    from liftpy.codegen.kernel import generate_pipeline
+    from liftpy.host.device import get_device
+    from liftpy.host.kernel import CompiledPipeline, device_limits
+    from liftpy.rewrite.explore import ExploreOptions, explore
+    from liftpy.tuning.conv import ConvOperator
+    from liftpy.tuning.engine import variant_id
+    from liftpy.tuning.operator import program_operator
+
+    assert ConvOperator.of("vgg16:0").pad_k and not ConvOperator.of("vgg16:2").pad_k
+    assert ConvOperator.of("vgg16:0").variant_key() == ConvOperator.of("4,224,224,64,3,1,1").variant_key() + "|padK"
+    op = program_operator(str(MATMUL), "M=16,N=16,K=27")
+    variants = explore(load_program(str(MATMUL)), ExploreOptions(pad_k=True, images=False, pipeline=False))
+    padded = [v for v in variants if "padK" in variant_id(v) and "splitK" not in variant_id(v)]
+    assert padded
+    v = padded[0]
+    config = {"kp0": 1, "k0": 4, **{p: 4 for p in ("m0", "n0")}, "r0": 2, "r1": 2}
+    config = {k: config[k] for k in (str(p) for p in v.params)}
+    sizes = {**op.sizes(), **config}
+    dev = get_device(None)
+    stages = generate_pipeline(v.program, sizes, device_limits(dev), v.placement_map)
+    inputs, check = op.prepare(0)
+    out = CompiledPipeline(v.program, sizes, dev, v.placement_map, stages=stages).run(*inputs).output
+    assert check(out).ok

@@ -294,6 +294,30 @@ def test_split_k(mkn, biased, seed):
 
 
 @RULE_SETTINGS
+@given(st.sampled_from([(4, 3, 4), (2, 5, 6), (3, 6, 4)]), st.booleans(), st.integers(0, 10**6))
+def test_pad_k(mkn, biased, seed):
+    """The dot products' operands padded with zeros: the same results, for every amount up to the bound,
+    with and without a bias as the initial value (the convolution's form)."""
+    from liftpy.rewrite.tiling import pad_k
+
+    m, k, n = mkn
+    rng = np.random.default_rng(seed)
+    if biased:
+        C = sizes("C")[0]
+        prog = make_program(
+            "conv1", [("x", Array(Float, H, W, C)), ("wb", Array(Float, M, 2, 2, C)), ("b", Array(Float, M))],
+            lambda x, wb, b: dsl.split(2, map(lambda win: map(
+                lambda kb: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), kb[1], zip(join(join(win)), join(join(kb[0])))),
+                zip(wb, b)), join(slide2D(2, 1, x)))))
+        inputs = [floats(rng, (3, 3, k)), floats(rng, (n, 2, 2, k)), floats(rng, (n,))]
+    else:
+        prog = make_program("mm", [("A", Array(Float, M, K)), ("B", Array(Float, K, N))], lambda A_, B_: map(
+            lambda row: map(lambda col: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), 0.0, zip(row, col)), transpose(B_)), A_))
+        inputs = [floats(rng, (m, k)), floats(rng, (k, n))]
+    checked(pad_k, prog, inputs, candidates=[0, 1, 3, 7], per_application=4, rtol=1e-5, atol=1e-5)
+
+
+@RULE_SETTINGS
 @given(st.sampled_from([(4, 4, 8, {"m0": 2, "n0": 4, "k0": 4, "r0": 1, "r1": 2}), (8, 4, 4, {"m0": 4, "n0": 4, "k0": 2, "r0": 2, "r1": 2})]),
        st.sampled_from(["stageTiles", "stageTilesT"]), st.integers(0, 10**6))
 def test_stage_tiles(case, name, seed):

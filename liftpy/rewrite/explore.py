@@ -53,7 +53,7 @@ from .lowering import (
 )
 from .positions import positions
 from .rule import Requirement, Rule, TraceStep, try_rule
-from .tiling import split_k, tile2D_reduce, tile2D_reduce_strided
+from .tiling import pad_k, split_k, tile2D_reduce, tile2D_reduce_strided
 
 
 @dataclass(frozen=True)
@@ -416,6 +416,7 @@ class ExploreOptions:
     pipeline: bool = False  # derive multi-kernel pipelines (padding, partial sums, crop kernels)
     tile_reduce: bool = True  # two-level tiling of maps of maps over dot products (tiled_dot)
     split_k: bool = True  # with it, the reduction split across work-groups and a summing kernel
+    pad_k: bool = False  # with it, the dot products' operands padded with up to 7 zeros (for a K no tile divides)
     double_buffer: bool = True  # with it, tiles staged at every k step double-buffered too (doubleBuffer)
     reduce_kernels: bool = True  # a whole-array reduction as partial sums in one kernel, summed in the next
     let_global: bool = True  # a let-bound computed array becomes a kernel of its own (letGlobal)
@@ -525,7 +526,8 @@ def placement_stage(program: Program, opts: ExploreOptions) -> Strategy:
 def tiled_dot(opts: ExploreOptions) -> Strategy:
     """The vendor-class shape of a matrix product (or any map of maps over a dot product): work-group
     tiles accumulated over k-chunks (``tile2DReduce``), every nest of the group over its work-items
-    (``wlall``), the chunks staged in local memory as they are or transposed (``stageTiles``,
+    (``wlall``), with ``pad_k`` the reduction padded with zeros first (``padK``), the chunks staged in local
+    memory as they are or transposed (``stageTiles``,
     ``stageTilesT``) or read from global memory, staged tiles double-buffered or not (``doubleBuffer``),
     and the loops over each work-item's register block unrolled (``unrollInItem``)."""
     doubled = optional(once(double_buffer)) if opts.double_buffer else (lambda v: [v])
@@ -538,6 +540,7 @@ def tiled_dot(opts: ExploreOptions) -> Strategy:
 
     return seq(
         try_(once(flatten_map2D)),
+        optional(once(pad_k)) if opts.pad_k else (lambda v: [v]),
         optional(once(split_k)) if opts.split_k else (lambda v: [v]),
         choice(once(tile2D_reduce), once(tile2D_reduce_strided)),
         mapping,

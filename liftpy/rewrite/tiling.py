@@ -26,6 +26,8 @@ initialisation and the write-out to the same work-items as the steps.
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..ir import dsl
 from ..ir import primitives as P
 from ..ir.primitives import divisible
@@ -212,4 +214,44 @@ def split_k(e, site, ctx):
     return dsl.let(lambda P_: rebuild(total(P_)), dsl.toGlobal(partials))
 
 
-TILING_RULES = [tile2D_reduce, tile2D_reduce_strided, split_k]
+PAD_K_MAX = 7  # at most this many zeros: enough to reach a multiple of 8 (a k step, two float4s)
+
+
+@rule(
+    "padK",
+    "map(a -> map(b -> reduce(+*, init, zip(xa, xb)), Bs), As) => the same over zip(pad(0, kp, 0, xa), "
+    "pad(0, kp, 0, xb)), 0 <= kp <= 7",
+)
+def pad_k(e, site, ctx):
+    """Both operands of every dot product padded with ``kp`` zeros, as views (nothing is copied; a read
+    past the end is the constant): a reduction of K = C*KH*KW terms that no tile or vector width divides
+    (K = 27 for a first convolution layer) becomes one of K + kp terms that k steps of 4 or 8 divide,
+    instead of leaving only the tiles that divide 27.  The added products are 0 * 0, so the sums are
+    unchanged, in the same order.  Applies under layout primitives only, like the tilings after it."""
+    rebuild, core = _peel_layouts(e)
+    if not (isinstance(core, Call) and type(core.fn) is P.Map):
+        return None
+    (a,) = core.fn.f.params
+    inner = core.fn.f.body
+    if not (isinstance(inner, Call) and type(inner.fn) is P.Map):
+        return None
+    (b,) = inner.fn.f.params
+    if a.name in inner.args[0].free_vars:
+        return None
+    red = inner.fn.f.body
+    if _dot_reduce(red, a, b) is None:
+        return None
+    kp = ctx.fresh("kp", lo=0)
+    ctx.require(kp <= PAD_K_MAX, f"at most {PAD_K_MAX} zeros pad the reduction ({kp} <= {PAD_K_MAX})")
+    init, xs = red.args
+    padded = dsl.zip(*[dsl.pad(0, kp, 0.0, x) for x in xs.args])
+    new_red = Call(red.fn, (init, padded))
+    return rebuild(_with_body(core, _with_body(inner, new_red)))
+
+
+def _with_body(call: Call, body: Expr) -> Call:
+    """``map(f, xs)`` with ``f``'s body replaced."""
+    return Call(dataclasses.replace(call.fn, f=dataclasses.replace(call.fn.f, body=body)), call.args)
+
+
+TILING_RULES = [tile2D_reduce, tile2D_reduce_strided, split_k, pad_k]

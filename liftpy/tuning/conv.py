@@ -64,12 +64,13 @@ def to_reference_layout(out: np.ndarray, layer: Layer) -> np.ndarray:
 
 
 @lru_cache(maxsize=16)
-def conv_variants(k: int, stride: int, pad: int, images: bool = True):
-    """The explored variants of the convolution: single-kernel ones and multi-kernel pipelines."""
+def conv_variants(k: int, stride: int, pad: int, images: bool = True, pad_k: bool = False):
+    """The explored variants of the convolution: single-kernel ones and multi-kernel pipelines; with
+    ``pad_k`` also the tiled ones whose reduction is padded with zeros (for C*k*k no k step divides)."""
     from ..rewrite.explore import ExploreOptions, dedup, explore
 
     program = conv_program(k, stride, pad)
-    single = explore(program, ExploreOptions(images=images))
+    single = explore(program, ExploreOptions(images=images, pad_k=pad_k))
     pipelines = explore(program, ExploreOptions(images=images, pipeline=True))
     return tuple(dedup(single + pipelines))
 
@@ -127,11 +128,17 @@ class ConvOperator(Operator):
     def flops(self) -> float:
         return self.layer.flops
 
+    @property
+    def pad_k(self) -> bool:
+        """Whether the reduction's C*K*K terms are no multiple of a float4 (a first layer's 27): then the
+        variants include those that pad it with zeros."""
+        return (self.layer.C * self.layer.K * self.layer.K) % 4 != 0
+
     def variants(self) -> tuple:
-        return conv_variants(self.layer.K, self.layer.stride, self.layer.pad, self.images)
+        return conv_variants(self.layer.K, self.layer.stride, self.layer.pad, self.images, self.pad_k)
 
     def variant_key(self) -> str:
-        return f"conv|{self.layer.K},{self.layer.stride},{self.layer.pad}|images={self.images}"
+        return f"conv|{self.layer.K},{self.layer.stride},{self.layer.pad}|images={self.images}" + ("|padK" if self.pad_k else "")
 
     def references(self) -> tuple[Reference, ...]:
         from .references import available_references, measure_reference, random_inputs

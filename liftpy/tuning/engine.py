@@ -82,7 +82,8 @@ _SHORT = {"tile2D": "tile", "vectorizeReduce": "vec", "partialReduce": "partial"
           "mapWrg": "wrg", "mapGlb": "glb", "cropKernel": "crop-kernel", "registerBlock2D": "block",
           "tile2DReduce": "tiled", "tile2DReduceStrided": "tiled-strided", "stageTiles": "stage",
           "stageTilesT": "stageT", "unrollInItem": "unroll-item", "splitK": "splitK", "flattenMap2D": "flat",
-          "reduceKernels": "reduce-kernels", "reduceLcl": "tree", "tileAllPairs": "allpairs-tiles", "doubleBuffer": "db"}
+          "reduceKernels": "reduce-kernels", "reduceLcl": "tree", "tileAllPairs": "allpairs-tiles", "doubleBuffer": "db",
+          "padK": "padK"}
 
 
 def _tags(v) -> str:
