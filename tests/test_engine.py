@@ -356,3 +356,32 @@ def test_padded_reduction_compiles_and_validates():
     inputs, check = op.prepare(0)
     out = CompiledPipeline(v.program, sizes, dev, v.placement_map, stages=stages).run(*inputs).output
     assert check(out).ok
+
+
+def test_relu_after_the_dot_product_is_fused_into_tiles_and_the_sum_kernel():
+    """map(relu, dot) still tiles: the ReLU is applied as a tile writes its results out, and after the
+    partial sums are added in split-K's sum kernel; both kinds of point match the reference on the device."""
+    from liftpy import multAndSumUp, relu
+    from liftpy.codegen.kernel import generate_pipeline
+    from liftpy.host.device import get_device
+    from liftpy.host.kernel import CompiledPipeline, device_limits
+    from liftpy.rewrite.explore import ExploreOptions, explore
+    from liftpy.tuning.engine import variant_id
+
+    prog = make_program("mmrelu", [("A", Array(Float, M, K)), ("B", Array(Float, K, N))], lambda A, B: map(
+        lambda row: map(lambda col: map(relu, reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), 0.0, lzip(row, col))),
+                        transpose(B)), A))
+    variants = {variant_id(v): v for v in explore(prog, ExploreOptions(images=False))}
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((16, 16)).astype(np.float32)
+    B = rng.standard_normal((16, 16)).astype(np.float32)
+    want = np.maximum(A.astype(np.float64) @ B, 0.0)
+    dev = get_device(None)
+    for kind, config in (("stage+tiled+unroll-item+wrg", {"m0": 8, "n0": 8, "k0": 4, "r0": 2, "r1": 2}),
+                         ("glb+splitK+stage+tiled+unroll-item+wrg", {"ks0": 8, "m0": 8, "n0": 8, "k0": 4, "r0": 2, "r1": 2})):
+        v = next(v for vid, v in variants.items() if vid.split("#")[0] == kind)
+        sizes_ = {"M": 16, "N": 16, "K": 16, **config}
+        stages = generate_pipeline(v.program, sizes_, device_limits(dev), v.placement_map)
+        out = CompiledPipeline(v.program, sizes_, dev, v.placement_map, stages=stages).run(A, B).output
+        assert np.allclose(out.reshape(16, 16), want, rtol=1e-4, atol=1e-4), kind
+        assert (out >= 0).all() and (want == 0).any()

@@ -19,6 +19,7 @@ from liftpy.ir import dsl
 from liftpy.rewrite import algorithmic as A
 from liftpy.rewrite import lowering as L
 from liftpy.rewrite.blocking import register_block2D
+from liftpy.ir.userfun import BUILTINS
 from liftpy.rewrite.checks import check_rule
 from liftpy.rewrite.rule import applications
 from liftpy.rewrite.text_rules import parse_rules
@@ -232,7 +233,7 @@ def test_register_block2D_with_bias_and_window_layouts(shape, seed):
 
 @RULE_SETTINGS
 @given(st.sampled_from([(4, 4, 4), (8, 2, 4), (4, 6, 8), (2, 8, 4)]), st.sampled_from(["tile2DReduce", "tile2DReduceStrided"]),
-       st.sampled_from(["matmul", "windows", "biased"]), st.integers(0, 10**6))
+       st.sampled_from(["matmul", "windows", "biased", "biased+relu"]), st.integers(0, 10**6))
 def test_tile2D_reduce(mkn, name, form, seed):
     from liftpy.rewrite.tiling import tile2D_reduce, tile2D_reduce_strided
 
@@ -247,12 +248,14 @@ def test_tile2D_reduce(mkn, name, form, seed):
                 lambda kb: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), 0.0, zip(join(join(win)), join(join(kb)))),
                 wb), join(slide2D(2, 1, x))))
         inputs = [floats(rng, (3, m // 2 + 1, 2)), floats(rng, (n, 2, 2, 2))]
-    elif form == "biased":  # and with the bias as the reduction's initial value
+    elif form.startswith("biased"):  # and with the bias as the reduction's initial value, and a ReLU after it
+        def dot(kb, win):
+            total = reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), kb[1], zip(join(join(win)), join(join(kb[0]))))
+            return map(BUILTINS["relu"], total) if form.endswith("relu") else total
+
         prog = make_program(
             "conv1", [("x", Array(Float, H, W, C)), ("wb", Array(Float, M, 2, 2, C)), ("b", Array(Float, M))],
-            lambda x, wb, b: map(lambda win: map(
-                lambda kb: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), kb[1], zip(join(join(win)), join(join(kb[0])))),
-                zip(wb, b)), join(slide2D(2, 1, x))))
+            lambda x, wb, b: map(lambda win: map(lambda kb: dot(kb, win), zip(wb, b)), join(slide2D(2, 1, x))))
         inputs = [floats(rng, (3, m // 2 + 1, 2)), floats(rng, (n, 2, 2, 2)), floats(rng, (n,))]
     else:
         prog = make_program("mm", [("A", Array(Float, M, K)), ("B", Array(Float, K, N))], lambda A_, B_: map(
@@ -272,7 +275,7 @@ def test_flatten_map2D(hw, fi, seed):
 
 
 @RULE_SETTINGS
-@given(st.sampled_from([(4, 4, 4), (2, 8, 6), (3, 6, 4)]), st.booleans(), st.integers(0, 10**6))
+@given(st.sampled_from([(4, 4, 4), (2, 8, 6), (3, 6, 4)]), st.sampled_from([False, True, "relu"]), st.integers(0, 10**6))
 def test_split_k(mkn, biased, seed):
     from liftpy.rewrite.tiling import split_k
 
@@ -280,11 +283,14 @@ def test_split_k(mkn, biased, seed):
     rng = np.random.default_rng(seed)
     if biased:  # the convolution's form with the bias as initial value, windows flattened under a layout
         C = sizes("C")[0]
+
+        def dot(kb, win):  # with a ReLU after it: applied in the sum kernel
+            total = reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), kb[1], zip(join(join(win)), join(join(kb[0]))))
+            return map(BUILTINS["relu"], total) if biased == "relu" else total
+
         prog = make_program(
             "conv1", [("x", Array(Float, H, W, C)), ("wb", Array(Float, M, 2, 2, C)), ("b", Array(Float, M))],
-            lambda x, wb, b: dsl.split(2, map(lambda win: map(
-                lambda kb: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), kb[1], zip(join(join(win)), join(join(kb[0])))),
-                zip(wb, b)), join(slide2D(2, 1, x)))))
+            lambda x, wb, b: dsl.split(2, map(lambda win: map(lambda kb: dot(kb, win), zip(wb, b)), join(slide2D(2, 1, x)))))
         inputs = [floats(rng, (3, 3, k // 2)), floats(rng, (n, 2, 2, k // 2)), floats(rng, (n,))]
     else:
         prog = make_program("mm", [("A", Array(Float, M, K)), ("B", Array(Float, K, N))], lambda A_, B_: map(

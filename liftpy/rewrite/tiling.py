@@ -38,8 +38,9 @@ from .blocking import ADD, MULT_AND_SUM_UP, _dot_reduce
 from .rule import rule
 
 
-def _copy4(x):
-    return dsl.map(lambda p: dsl.map(lambda q: dsl.map(lambda r: dsl.map(dsl.id, r), q), p), x)
+def _copy4(x, f=None):
+    """A copy of a 4-dimensional array, with ``f`` applied to every element on the way when given."""
+    return dsl.map(lambda p: dsl.map(lambda q: dsl.map(lambda r: dsl.map(f or dsl.id, r), q), p), x)
 
 
 def _tile2D(e, site, ctx, strided: bool):
@@ -53,7 +54,7 @@ def _tile2D(e, site, ctx, strided: bool):
     bs = inner.args[0]
     if a.name in bs.free_vars:
         return None
-    form = _dot_reduce(inner.fn.f.body, a, b)
+    form, post = _dot_then(inner.fn.f.body, a, b)
     if form is None or (isinstance(form.init, Literal) and form.init.value != 0):
         return None
     biased = not isinstance(form.init, Literal)  # the initial value of b (a convolution's bias)
@@ -111,13 +112,17 @@ def _tile2D(e, site, ctx, strided: bool):
             # work-item adds the values of its columns as it stores its block.
             inits = columns(dsl.map(lambda x: of(b, form.init, x), bt))  # [n/r2][r2]
             out = dsl.map(lambda ar: dsl.map(
-                lambda p: dsl.map(lambda row: dsl.map(lambda q: ADD(dsl.get(q, 0), dsl.get(q, 1)), dsl.zip(row, dsl.get(p, 1))),
+                lambda p: dsl.map(lambda row: dsl.map(lambda q: then(ADD(dsl.get(q, 0), dsl.get(q, 1))), dsl.zip(row, dsl.get(p, 1))),
                                   dsl.get(p, 0)),
                 dsl.zip(ar, inits)), acc)
         else:
-            out = _copy4(acc)
+            out = _copy4(acc, None if post is None else then)
         # The reduction's result is [float]1 per element: one-element rows, as the original had.
         return dsl.map(lambda row: dsl.split(1, row), untile(out))
+
+    def then(x):
+        """A function after the dot product (a ReLU) applied to a result as the tile writes it out."""
+        return x if post is None else substitute(post.f.body, {post.f.params[0].name: x})
 
     return untile2D(dsl.map(lambda at: dsl.map(lambda bt: tile(at, bt), dsl.split(n, bs)), dsl.split(m, e.args[0])))
 
@@ -141,6 +146,29 @@ def tile2D_reduce_strided(e, site, ctx):
     neighbouring float4s of a k-row of the B tile in local memory, free of bank conflicts (the register
     blocking of vendor SGEMM kernels, ``shared/research/h100-anchors.md``)."""
     return _tile2D(e, site, ctx, strided=True)
+
+
+def _dot_then(body, a: Var, b: Var):
+    """``(DotForm, post)`` for a dot product (``post`` None) or a function of its result applied after it,
+    ``map(g, dot(a, b))`` with ``g`` closed (a convolution's ReLU): the tilings fuse ``g`` into the
+    write-out of the results, split-K into its sum kernel."""
+    form = _dot_reduce(body, a, b)
+    if form is not None:
+        return form, None
+    if isinstance(body, Call) and type(body.fn) is P.Map and not body.fn.f.free_vars:
+        form = _dot_reduce(body.args[0], a, b)
+        if form is not None:
+            return form, body.fn
+    return None, None
+
+
+def _after(post, xs: Expr, depth: int) -> Expr:
+    """``post`` (a ``map`` of the element function) applied to the elements of ``xs`` ``depth`` levels down."""
+    if post is None:
+        return xs
+    if depth == 0:
+        return Call(post, (xs,))
+    return dsl.map(lambda x: _after(post, x, depth - 1), xs)
 
 
 def _peel_layouts(e):
@@ -182,7 +210,7 @@ def split_k(e, site, ctx):
     As, Bs = core.args[0], inner.args[0]
     if a.name in Bs.free_vars:
         return None
-    form = _dot_reduce(inner.fn.f.body, a, b)
+    form, post = _dot_then(inner.fn.f.body, a, b)
     if form is None or (isinstance(form.init, Literal) and form.init.value != 0):
         return None
     ks = ctx.fresh("ks")
@@ -209,7 +237,9 @@ def split_k(e, site, ctx):
             init = Literal(0.0, Float) if isinstance(form.init, Literal) else of(b, form.init, bv)
             return dsl.reduce(lambda acc, x: ADD(acc, x), init, col)
 
-        return dsl.map(lambda row: dsl.map(lambda q: summed(dsl.get(q, 0), dsl.get(q, 1)), dsl.zip(row, Bs)), by_element)
+        # a function after the dot product (ReLU) is applied in the sum kernel, to the finished sums
+        return dsl.map(lambda row: dsl.map(lambda q: _after(post, summed(dsl.get(q, 0), dsl.get(q, 1)), 0),
+                                           dsl.zip(row, Bs)), by_element)
 
     return dsl.let(lambda P_: rebuild(total(P_)), dsl.toGlobal(partials))
 
