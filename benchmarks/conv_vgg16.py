@@ -77,10 +77,9 @@ def main() -> int:
         ex = explore_layer(layer, samples=samples, db=db, device=args.device, profile_path=args.profile,
                            timeout_s=args.timeout, repeat=repeat, warmup=2, progress=False, seed=args.seed,
                            rules=tuple(r for r in args.rules.split(",") if r), search=args.search, jobs=args.jobs)
-        io_bytes = 4 * (layer.C * layer.H * layer.W + layer.M * layer.C * layer.K * layer.K + layer.M + layer.M * layer.out_h * layer.out_w)
-        rec, best, line = _summary(name if not args.quick else layer.name, layer.spec, ex, args.rules or None, io_bytes,
-                                   layer.flops, t0)
-        rec["split"] = _split(best, layer) if best else None
+        rec, best, line = _summary(name if not args.quick else layer.name, layer.spec, ex, args.rules or None,
+                                   io_bytes(layer), layer.flops, t0)
+        rec["split"] = split_of(best.config, layer) if best else None
         refs = []
         # The references are timed again here, in this run: a resumed store keeps the ones of the run that
         # first met the layer, maybe on another machine of the same kind, whose vendor times differ.
@@ -194,10 +193,16 @@ def _torch_depthwise(c, h, w, k, stride, pad, repeat, batch: int | None = None) 
     return ("cudnn" if cuda else "torch_cpu"), sorted(times)[len(times) // 2]
 
 
-def _split(record, layer) -> int:
+def split_of(config: dict, layer) -> int:
     """Parts of the reduction (C*K*K terms) done by separate work-groups: C*K*K / ks for split-K, else 1."""
-    ks = record.config.get("ks0")
+    ks = config.get("ks0")
     return (layer.C * layer.K * layer.K) // int(ks) if ks else 1
+
+
+def io_bytes(layer) -> int:
+    """Bytes of a layer's input, weights, biases and output: what a convolution needs at the least."""
+    return 4 * (layer.C * layer.H * layer.W + layer.M * layer.C * layer.K * layer.K + layer.M
+                + layer.M * layer.out_h * layer.out_w)
 
 
 if __name__ == "__main__":

@@ -227,6 +227,8 @@ def _pool_vendor(records: list[dict]) -> None:
 
 def _best_per_layer(records: list[dict], store: str | None) -> list[dict]:
     """Each convolution layer's fastest correct point as a ``conv_vgg16.py`` record (vendor: the pooled least)."""
+    from conv_vgg16 import io_bytes, split_of
+
     from liftpy.tuning.layers import get_layer
     from liftpy.tuning.store import Status, Store
 
@@ -237,12 +239,9 @@ def _best_per_layer(records: list[dict], store: str | None) -> list[dict]:
             continue
         layer = get_layer(workload)
         r = min(mine, key=lambda r: r["ms"])
-        io_bytes = 4 * (layer.C * layer.H * layer.W + layer.M * layer.C * layer.K * layer.K + layer.M
-                        + layer.M * layer.out_h * layer.out_w)
-        ks = r["config"].get("ks0")
         rec = {"layer": workload, "spec": layer.spec, "device": r.get("device"), "best_ms": r["ms"],
                "best_bytes": r["memory_bytes"], "memory_bytes": r["memory_bytes"],
-               "split": (layer.C * layer.K * layer.K) // int(ks) if ks else 1, "io_bytes": io_bytes,
+               "split": split_of(r["config"], layer), "io_bytes": io_bytes(layer),
                "best_variant": r["variant"], "best_config": r["config"], "gflops": layer.flops / r["ms"] / 1e6}
         for name, ms in r["pooled_references_ms"].items():
             rec[name] = {"ms": ms, "name": name}

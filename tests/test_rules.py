@@ -300,21 +300,24 @@ def test_split_k(mkn, biased, seed):
 
 
 @RULE_SETTINGS
-@given(st.sampled_from([(4, 3, 4), (2, 5, 6), (3, 6, 4)]), st.booleans(), st.integers(0, 10**6))
+@given(st.sampled_from([(4, 3, 4), (2, 5, 6), (3, 6, 4)]), st.sampled_from([False, True, "relu"]), st.integers(0, 10**6))
 def test_pad_k(mkn, biased, seed):
     """The dot products' operands padded with zeros: the same results, for every amount up to the bound,
-    with and without a bias as the initial value (the convolution's form)."""
+    with and without a bias as the initial value (the convolution's form), and with a ReLU after it."""
     from liftpy.rewrite.tiling import pad_k
 
     m, k, n = mkn
     rng = np.random.default_rng(seed)
     if biased:
         C = sizes("C")[0]
+
+        def dot(kb, win):
+            total = reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), kb[1], zip(join(join(win)), join(join(kb[0]))))
+            return map(BUILTINS["relu"], total) if biased == "relu" else total
+
         prog = make_program(
             "conv1", [("x", Array(Float, H, W, C)), ("wb", Array(Float, M, 2, 2, C)), ("b", Array(Float, M))],
-            lambda x, wb, b: dsl.split(2, map(lambda win: map(
-                lambda kb: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), kb[1], zip(join(join(win)), join(join(kb[0])))),
-                zip(wb, b)), join(slide2D(2, 1, x)))))
+            lambda x, wb, b: dsl.split(2, map(lambda win: map(lambda kb: dot(kb, win), zip(wb, b)), join(slide2D(2, 1, x)))))
         inputs = [floats(rng, (3, 3, k)), floats(rng, (n, 2, 2, k)), floats(rng, (n,))]
     else:
         prog = make_program("mm", [("A", Array(Float, M, K)), ("B", Array(Float, K, N))], lambda A_, B_: map(

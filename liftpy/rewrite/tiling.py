@@ -162,13 +162,29 @@ def _dot_then(body, a: Var, b: Var):
     return None, None
 
 
-def _after(post, xs: Expr, depth: int) -> Expr:
-    """``post`` (a ``map`` of the element function) applied to the elements of ``xs`` ``depth`` levels down."""
-    if post is None:
-        return xs
-    if depth == 0:
-        return Call(post, (xs,))
-    return dsl.map(lambda x: _after(post, x, depth - 1), xs)
+def _after(post, x: Expr) -> Expr:
+    """``post`` (the ``map`` of the function after a dot product) applied to a dot product's result ``x``."""
+    return x if post is None else Call(post, (x,))
+
+
+def _top_dot_products(e):
+    """``(rebuild, core, inner, form, post)`` where ``e`` is ``map(a -> map(b -> [map(g,] dot(a, b)[)], Bs), As)``
+    under layout primitives (``rebuild`` puts them back around a new core), else None: what split-K and
+    padK rewrite."""
+    rebuild, core = _peel_layouts(e)
+    if not (isinstance(core, Call) and type(core.fn) is P.Map):
+        return None
+    (a,) = core.fn.f.params
+    inner = core.fn.f.body
+    if not (isinstance(inner, Call) and type(inner.fn) is P.Map):
+        return None
+    (b,) = inner.fn.f.params
+    if a.name in inner.args[0].free_vars:
+        return None
+    form, post = _dot_then(inner.fn.f.body, a, b)
+    if form is None:
+        return None
+    return rebuild, core, inner, form, post
 
 
 def _peel_layouts(e):
@@ -199,20 +215,14 @@ def split_k(e, site, ctx):
     a matrix product with a long K).  Applies at the top of a program, under layout primitives only."""
     if site.path:
         return None
-    rebuild, core = _peel_layouts(e)
-    if not (isinstance(core, Call) and type(core.fn) is P.Map):
+    found = _top_dot_products(e)
+    if found is None:
         return None
-    (a,) = core.fn.f.params
-    inner = core.fn.f.body
-    if not (isinstance(inner, Call) and type(inner.fn) is P.Map):
+    rebuild, core, inner, form, post = found
+    if isinstance(form.init, Literal) and form.init.value != 0:
         return None
-    (b,) = inner.fn.f.params
+    (a,), (b,) = core.fn.f.params, inner.fn.f.params
     As, Bs = core.args[0], inner.args[0]
-    if a.name in Bs.free_vars:
-        return None
-    form, post = _dot_then(inner.fn.f.body, a, b)
-    if form is None or (isinstance(form.init, Literal) and form.init.value != 0):
-        return None
     ks = ctx.fresh("ks")
 
     def of(v: Var, body: Expr, x):
@@ -238,7 +248,7 @@ def split_k(e, site, ctx):
             return dsl.reduce(lambda acc, x: ADD(acc, x), init, col)
 
         # a function after the dot product (ReLU) is applied in the sum kernel, to the finished sums
-        return dsl.map(lambda row: dsl.map(lambda q: _after(post, summed(dsl.get(q, 0), dsl.get(q, 1)), 0),
+        return dsl.map(lambda row: dsl.map(lambda q: _after(post, summed(dsl.get(q, 0), dsl.get(q, 1))),
                                            dsl.zip(row, Bs)), by_element)
 
     return dsl.let(lambda P_: rebuild(total(P_)), dsl.toGlobal(partials))
@@ -257,26 +267,18 @@ def pad_k(e, site, ctx):
     past the end is the constant): a reduction of K = C*KH*KW terms that no tile or vector width divides
     (K = 27 for a first convolution layer) becomes one of K + kp terms that k steps of 4 or 8 divide,
     instead of leaving only the tiles that divide 27.  The added products are 0 * 0, so the sums are
-    unchanged, in the same order.  Applies under layout primitives only, like the tilings after it."""
-    rebuild, core = _peel_layouts(e)
-    if not (isinstance(core, Call) and type(core.fn) is P.Map):
+    unchanged, in the same order.  Applies under layout primitives only, like the tilings after it (and
+    keeps a function after the dot product, a ReLU, where it was)."""
+    found = _top_dot_products(e)
+    if found is None:
         return None
-    (a,) = core.fn.f.params
-    inner = core.fn.f.body
-    if not (isinstance(inner, Call) and type(inner.fn) is P.Map):
-        return None
-    (b,) = inner.fn.f.params
-    if a.name in inner.args[0].free_vars:
-        return None
-    red = inner.fn.f.body
-    if _dot_reduce(red, a, b) is None:
-        return None
+    rebuild, core, inner, _, post = found
+    red = inner.fn.f.body if post is None else inner.fn.f.body.args[0]
     kp = ctx.fresh("kp", lo=0)
     ctx.require(kp <= PAD_K_MAX, f"at most {PAD_K_MAX} zeros pad the reduction ({kp} <= {PAD_K_MAX})")
     init, xs = red.args
-    padded = dsl.zip(*[dsl.pad(0, kp, 0.0, x) for x in xs.args])
-    new_red = Call(red.fn, (init, padded))
-    return rebuild(_with_body(core, _with_body(inner, new_red)))
+    padded = Call(red.fn, (init, dsl.zip(*[dsl.pad(0, kp, 0.0, x) for x in xs.args])))
+    return rebuild(_with_body(core, _with_body(inner, _after(post, padded))))
 
 
 def _with_body(call: Call, body: Expr) -> Call:
