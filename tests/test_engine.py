@@ -45,6 +45,10 @@ def test_program_explored_with_model_search_and_resumed(tmp_path):
     again = explore_program(MATMUL, {"M": 32, "N": 32, "K": 16}, samples=8, db=db, search="model", progress=False,
                             repeat=1, warmup=0, references=False)
     assert again.resumed == 6 and again.ran == 2
+    # Where a resume's time to its first run goes: the measuring worker's start-up and the point's steps.
+    assert 0 < again.measure_ready_s < again.first_result_s
+    latest = max((r for r in again.records if not r.is_reference), key=lambda r: r.finished_at or 0)
+    assert all(latest.metrics[k] >= 0 for k in ("build_s", "prepare_s", "run_s", "check_s"))
     keys = [(r.variant, tuple(sorted(r.config.items()))) for r in again.records]
     assert len(keys) == len(set(keys)) == 8
 
@@ -155,6 +159,8 @@ def test_variant_cache_skips_derivation(tmp_path, monkeypatch):
     monkeypatch.setattr(ProgramOperator, "variants", lambda self: calls.append(1) or ())
     second = cache.cached_variants(op)
     assert not calls and len(second) == len(first) and second[0].program == first[0].program
+    # Read back without sympy's evaluation, the programs are the same expressions, hashes included.
+    assert second == first and [hash(v.program) for v in second] == [hash(v.program) for v in first]
     monkeypatch.setenv("LIFTPY_CACHE_DIR", "off")
     assert cache.cached_variants(op) == () and calls
 

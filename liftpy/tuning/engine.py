@@ -62,6 +62,7 @@ class Exploration:
     requeued: int = 0  # points given to another device worker because theirs died
     first_proposal_s: float | None = None  # from the call to the first points chosen (a resume's own overhead)
     first_result_s: float | None = None  # from the call to the first new point's outcome
+    measure_ready_s: float | None = None  # from the call to the measuring worker's start-up finished
 
     @property
     def layer(self):
@@ -315,8 +316,10 @@ def explore_operator(
         measured = [r for r in records if r.measured and not r.is_reference]
         refs = [r for r in records if r.is_reference and r.measured]
         lost, requeued = (cluster.lost, cluster.requeued) if workers is not None else (0, 0)
+        ready = measuring.ready_at if workers is None else []
         return Exploration(op, device_key, records, pareto_front(measured), refs, ran, resumed, failed, search,
-                           time.time() - t0, lost, requeued, first_proposal_s, first_result_s)
+                           time.time() - t0, lost, requeued, first_proposal_s, first_result_s,
+                           min(ready) - t0 if ready else None)
 
 
 HINTS_PER_PROBLEM = 3

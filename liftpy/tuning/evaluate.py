@@ -136,7 +136,10 @@ def measure_point(payload: dict) -> dict:
                                     payload.get("placements"), stages=stages)
         kernels = compiled.kernels
     build_s = time.perf_counter() - t  # the OpenCL compiler's time: on GPUs often more than the runs
+    t = time.perf_counter()
     inputs, check = _prepared(op, payload.get("seed", 0))
+    prepare_s = time.perf_counter() - t  # zero once the worker has the inputs and reference
+    t = time.perf_counter()
     abort_ms = payload.get("abort_ms")
     warmup, repeat = payload.get("warmup", 1), payload.get("repeat", 5)
     if abort_ms is not None:
@@ -144,7 +147,10 @@ def measure_point(payload: dict) -> dict:
         if first.time_ms > abort_ms:
             raise Aborted(f"one run took {first.time_ms:.4g} ms, more than the {abort_ms:.4g} ms allowed", first.time_ms)
     result = compiled.run(*inputs, repeat=repeat, warmup=warmup)
+    run_s = time.perf_counter() - t
+    t = time.perf_counter()
     validation = check(result.output)
+    check_s = time.perf_counter() - t
     if not validation.ok:
         raise WrongResult(validation.message)
     source = compiled.source
@@ -160,6 +166,9 @@ def measure_point(payload: dict) -> dict:
         "private_bytes": max(k.plan.private_bytes for k, _ in kernels),
         "device": compiled.device.key,
         "build_s": build_s,
+        "prepare_s": prepare_s,
+        "run_s": run_s,
+        "check_s": check_s,
     }
 
 

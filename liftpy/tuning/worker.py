@@ -129,7 +129,7 @@ def _worker_main(conn, log_path: str, initializer: str | None, init_args: tuple)
     except BaseException as e:  # noqa: BLE001 - reported to the driver, which stops the pool
         conn.send(("init_failed", f"{type(e).__name__}: {e}", tb_module.format_exc()))
         return
-    conn.send(("ready", os.getpid()))
+    conn.send(("ready", os.getpid(), time.time()))
     functions: dict[str, Any] = {}
     while True:
         try:
@@ -183,6 +183,7 @@ class _Slot:
         self.task_id = 0
         self.deadline: float | None = None
         self.started: float = 0.0
+        self.ready_at: float | None = None  # wall time its last start-up finished (imports, initializer)
         self.log_offset = 0
         self.tasks_run = 0
 
@@ -314,6 +315,12 @@ class WorkerPool:
                 self._start(slot)
         return self
 
+    @property
+    def ready_at(self) -> list[float]:
+        """The wall times at which the workers last finished starting, as far as the pool has heard: how long
+        a caller's first task waited for a worker's start-up (an OpenCL context, a reference result)."""
+        return [s.ready_at for s in self._slots if s.ready_at is not None]
+
     # -- running ---------------------------------------------------------------------------------------
 
     def run(self, task: Task) -> Outcome:
@@ -395,6 +402,7 @@ class WorkerPool:
                                     )
                         elif message[0] == "ready":
                             slot.state, slot.deadline = "idle", None
+                            slot.ready_at = message[2]
                             start_failures = 0
                         elif message[0] == "init_failed":
                             raise TuningError(f"the worker initializer {self._initializer} failed: {message[1]}\n{message[2]}")
