@@ -11,7 +11,10 @@ Ratios are reference time / liftpy time (above 1: liftpy faster) and reference m
 JSON: a list of records with layer, device, samples, valid, best_ms, best_bytes (= memory_bytes: every
 buffer of the best point, partial sums of a split reduction included), split (how many parts the best
 point's reduction is split into across work-groups: 1 when it is not), and per reference (cudnn,
-im2col_gemm, torch_cpu, as present) its ms and bytes.  ``--search model`` ranks candidates with the cost
+im2col_gemm, torch_cpu, as present) its ms and bytes.  ``--relu`` explores each layer as a network runs it
+(convolution, bias, ReLU: the tilings fuse the ReLU into their write-out, split-K into its sum kernel) against
+references that run the same (cuDNN's convolution with its bias, then an in-place ReLU; the GEMM with the bias
+as its addend, then the ReLU); the record's ``relu`` says which.  ``--search model`` ranks candidates with the cost
 model and learns from what it measures; ``--rules 'tile2DReduce|tile2DReduceStrided'`` keeps the
 convolutions computed as a tiled matrix product over the im2col view.
 
@@ -40,7 +43,7 @@ ORDER = {"cudnn": 0, "im2col_gemm": 1, "torch_cpu": 2, "im2col_gemm_numpy": 3}
 def main() -> int:
     from liftpy.tuning.engine import explore_layer
     from liftpy.tuning.layers import get_layer
-    from liftpy.tuning.references import available_references, measure_reference, random_inputs
+    from liftpy.tuning.references import NO_EPILOGUE, available_references, measure_reference, random_epilogue, random_inputs
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="reduced layers (16x16, 8 channels, 8 kernels) and few samples")
@@ -56,6 +59,8 @@ def main() -> int:
     ap.add_argument("--rules", default="", metavar="R1,R2", help="only variants derived with all these rules (e.g. registerBlock2D; A|B: either)")
     ap.add_argument("--search", default="uniform", choices=["uniform", "model"])
     ap.add_argument("--jobs", type=int, default=1, help="parallel code-generation processes")
+    ap.add_argument("--relu", action="store_true",
+                    help="each layer as a network runs it: convolution, bias, ReLU (the references too)")
     args = ap.parse_args()
     samples = args.samples or (4 if args.quick else 24)
     repeat = args.repeat or (2 if args.quick else 10)
@@ -76,20 +81,23 @@ def main() -> int:
         t0 = time.time()
         ex = explore_layer(layer, samples=samples, db=db, device=args.device, profile_path=args.profile,
                            timeout_s=args.timeout, repeat=repeat, warmup=2, progress=False, seed=args.seed,
-                           rules=tuple(r for r in args.rules.split(",") if r), search=args.search, jobs=args.jobs)
-        rec, best, line = _summary(name if not args.quick else layer.name, layer.spec, ex, args.rules or None,
-                                   io_bytes(layer), layer.flops, t0)
+                           rules=tuple(r for r in args.rules.split(",") if r), search=args.search, jobs=args.jobs,
+                           relu=args.relu)
+        rec, best, line = _summary(ex.operator.name if not args.quick else layer.name + ("+relu" if args.relu else ""),
+                                   ex.operator.problem, ex, args.rules or None, io_bytes(layer), layer.flops, t0)
         rec["split"] = split_of(best.config, layer) if best else None
+        rec["relu"] = args.relu
         refs = []
         # The references are timed again here, in this run: a resumed store keeps the ones of the run that
         # first met the layer, maybe on another machine of the same kind, whose vendor times differ.
         # The GPU's im2col + cuBLAS is the im2col reference where there is one; numpy's only otherwise.
         x, w = random_inputs(layer, args.seed)
+        epilogue = random_epilogue(layer, args.seed) if args.relu else NO_EPILOGUE
         for name in sorted(available_references(), key=lambda n: ORDER.get(n, 9)):
             key = REF_KEYS.get(name)
             if key is None or key in rec:
                 continue
-            r = measure_reference(name, x, w, layer.stride, layer.pad)
+            r = measure_reference(name, x, w, layer.stride, layer.pad, epilogue=epilogue)
             rec[key] = {"ms": r.time_ms, "bytes": r.bytes, "name": name}
             if best:
                 refs.append(f"{key} {r.time_ms:.4g} ms {r.bytes / 2**20:.3g} MB x{r.time_ms / best.time_ms:.3g} m{r.bytes / best.bytes:.3g}")

@@ -364,6 +364,29 @@ def test_padded_reduction_compiles_and_validates():
     assert check(out).ok
 
 
+def test_convolution_with_relu_is_its_own_problem_and_validated_after_the_relu(tmp_path):
+    """A layer with a ReLU is a problem of its own in the store (its points never mix with the plain
+    convolution's), its check rejects an output without the ReLU, and its tiled variants (the ReLU fused
+    into the tiles' write-out and split-K's sum kernel) run correctly."""
+    from liftpy.tuning.conv import ConvOperator, layer_inputs
+
+    op = ConvOperator.of("8,12,12,8,3,1,1", relu=True)
+    plain = ConvOperator.of("8,12,12,8,3,1,1")
+    assert op.problem == plain.problem + "+relu" and op.variant_key() == plain.variant_key() + "|relu"
+    assert op.problem_sizes("16,12,12,8,3,1,1+relu") == {"C": 16, "H": 12, "W": 12, "M": 8}
+    assert op.problem_sizes(plain.problem) is None and plain.problem_sizes(op.problem) is None
+    inputs, check = op.prepare(0)
+    exp = layer_inputs(op.layer, 0)[1].expected  # [M][OH][OW], bias included
+    as_program = lambda a: np.ascontiguousarray(a.transpose(1, 2, 0))[..., None].astype(np.float32)  # noqa: E731
+    assert (exp < 0).any() and not check(as_program(exp)).ok
+    assert check(as_program(np.maximum(exp, 0.0))).ok
+    ex = explore_operator(op, samples=4, db=tmp_path / "r.sqlite", search="model", progress=False, repeat=1,
+                          warmup=0, references=False, rules=("tile2DReduce|tile2DReduceStrided",))
+    points = [r for r in ex.records if not r.is_reference]
+    assert len(points) == 4 and all(r.status is Status.OK for r in points), [(r.variant, r.error) for r in points]
+    assert all(r.layer == op.problem for r in points)
+
+
 def test_relu_after_the_dot_product_is_fused_into_tiles_and_the_sum_kernel():
     """map(relu, dot) still tiles: the ReLU is applied as a tile writes its results out, and after the
     partial sums are added in split-K's sum kernel; both kinds of point match the reference on the device."""

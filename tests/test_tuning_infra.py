@@ -546,6 +546,25 @@ def test_references_agree_with_the_plain_convolution(name):
             assert ref.breakdown["im2col"] == 4 * layer.C * k * k * layer.out_h * layer.out_w
 
 
+@pytest.mark.parametrize("name", ["im2col_gemm_numpy", "torch_cpu", "cudnn", "im2col_gemm"])
+def test_references_run_a_bias_and_relu_after_the_convolution(name):
+    """With an epilogue each reference is a network's layer: the plain convolution plus the bias, then max(., 0)."""
+    from liftpy.tuning.references import random_epilogue
+
+    if name not in available_references():
+        pytest.skip(f"{name} needs PyTorch{' and CUDA' if name in ('cudnn', 'im2col_gemm') else ''}")
+    layer = Layer("k3s1p1", 5, 13, 11, 6, 3, 1, 1)
+    x, w = random_inputs(layer, seed=1)
+    for relu in (False, True):
+        epilogue = random_epilogue(layer, seed=1, relu=relu)
+        ref = measure_reference(name, x, w, layer.stride, layer.pad, warmup=1, repeat=1, epilogue=epilogue)
+        exp = expectation(x, w, layer.stride, layer.pad)
+        want = exp.expected + epilogue.bias.astype(np.float64)[:, None, None]
+        want = np.maximum(want, 0.0) if relu else want
+        assert np.allclose(ref.output, want, rtol=1e-4, atol=1e-4), (name, relu)
+        assert ((ref.output >= 0).all() and (want == 0).any()) if relu else (ref.output < 0).any()
+
+
 def test_reference_records_join_the_frontier_plot(tmp_path):
     layer = get_layer("vgg16:5").reduced(spatial=12, channels=4, kernels=4)
     x, w = random_inputs(layer)

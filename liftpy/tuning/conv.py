@@ -23,22 +23,29 @@ from .references import Expectation, expectation, validate
 
 C, H, W, M = sizes("C H W M")
 _MAS = BUILTINS["multAndSumUp"]
+_RELU = BUILTINS["relu"]
 
 
-def conv_program(k: int, stride: int, pad: int) -> Program:
+def conv_program(k: int, stride: int, pad: int, relu: bool = False) -> Program:
     """The high-level convolution for k x k kernels: pad2D, slide2D, then for every window and every
-    (weights, bias) pair a reduction of the flattened window against the flattened weights."""
+    (weights, bias) pair a reduction of the flattened window against the flattened weights; with ``relu``
+    a ReLU after each reduction (a network's layer: the tilings apply it as they write results out)."""
     return make_program(
-        "conv",
+        "conv_relu" if relu else "conv",
         [("weights", Array(Float, M, k, k, C)), ("biases", Array(Float, M)), ("input", Array(Float, H, W, C))],
         lambda weights, biases, input: map2D(
             lambda window: map(
-                lambda kb: reduce(lambda acc, xw: _MAS(acc, xw[0], xw[1]), kb[1], zip(join(join(window)), join(join(kb[0])))),
+                (lambda kb: map(_RELU, _dot(window, kb))) if relu else (lambda kb: _dot(window, kb)),
                 zip(weights, biases),
             ),
             slide2D(k, stride, pad2D(pad, pad, pad, pad, 0.0, input)),
         ),
     )
+
+
+def _dot(window, kb):
+    """A window flattened, against one output channel's flattened weights, starting from its bias."""
+    return reduce(lambda acc, xw: _MAS(acc, xw[0], xw[1]), kb[1], zip(join(join(window)), join(join(kb[0]))))
 
 
 def layer_sizes(layer: Layer) -> dict[str, int]:
@@ -64,12 +71,12 @@ def to_reference_layout(out: np.ndarray, layer: Layer) -> np.ndarray:
 
 
 @lru_cache(maxsize=16)
-def conv_variants(k: int, stride: int, pad: int, images: bool = True, pad_k: bool = False):
+def conv_variants(k: int, stride: int, pad: int, images: bool = True, pad_k: bool = False, relu: bool = False):
     """The explored variants of the convolution: single-kernel ones and multi-kernel pipelines; with
     ``pad_k`` also the tiled ones whose reduction is padded with zeros (for C*k*k no k step divides)."""
     from ..rewrite.explore import ExploreOptions, dedup, explore
 
-    program = conv_program(k, stride, pad)
+    program = conv_program(k, stride, pad, relu)
     single = explore(program, ExploreOptions(images=images, pad_k=pad_k))
     pipelines = explore(program, ExploreOptions(images=images, pipeline=True))
     return tuple(dedup(single + pipelines))
@@ -83,39 +90,44 @@ class ConvOperator(Operator):
 
     layer: Layer
     images: bool = True
+    relu: bool = False  # a ReLU after the bias: the layer as a network runs it
 
     @classmethod
-    def of(cls, layer, images: bool = True) -> "ConvOperator":
-        return cls(get_layer(layer), images)
+    def of(cls, layer, images: bool = True, relu: bool = False) -> "ConvOperator":
+        return cls(get_layer(layer), images, relu)
 
     @property
     def name(self) -> str:  # type: ignore[override]
-        return self.layer.name
+        return self.layer.name + (RELU_SUFFIX if self.relu else "")
 
     @property
     def problem(self) -> str:  # the layer's spec: stores written before operators existed stay valid
-        return self.layer.spec
+        return self.layer.spec + (RELU_SUFFIX if self.relu else "")
 
     def problem_sizes(self, problem: str) -> dict[str, int] | None:
-        """The sizes of another layer of this operator's kernel, stride and padding, from its spec."""
+        """The sizes of another layer of this operator's kernel, stride and padding (and ReLU or not), from
+        its spec."""
         from ..errors import LiftError
         from .layers import get_layer
 
+        if problem.endswith(RELU_SUFFIX) != self.relu:
+            return None
         try:
-            other = get_layer(problem)
+            other = get_layer(problem.removesuffix(RELU_SUFFIX))
         except (LiftError, ValueError):
             return None
         same = (other.K, other.stride, other.pad) == (self.layer.K, self.layer.stride, self.layer.pad)
         return layer_sizes(other) if same else None
 
     def program(self) -> Program:
-        return conv_program(self.layer.K, self.layer.stride, self.layer.pad)
+        return conv_program(self.layer.K, self.layer.stride, self.layer.pad, self.relu)
 
     def sizes(self) -> dict[str, int]:
         return layer_sizes(self.layer)
 
     def prepare(self, seed: int = 0):
         inputs, exp = layer_inputs(self.layer, seed)
+        exp = _after_relu(exp) if self.relu else exp
         return inputs, lambda output: validate(to_reference_layout(output, self.layer), exp)
 
     def inputs(self, seed: int = 0) -> list[np.ndarray]:
@@ -123,6 +135,7 @@ class ConvOperator(Operator):
 
     def check(self, output, inputs):
         exp = expectation_of(self.layer, inputs)
+        exp = _after_relu(exp) if self.relu else exp
         return validate(to_reference_layout(output, self.layer), exp)
 
     def flops(self) -> float:
@@ -135,22 +148,34 @@ class ConvOperator(Operator):
         return (self.layer.C * self.layer.K * self.layer.K) % 4 != 0
 
     def variants(self) -> tuple:
-        return conv_variants(self.layer.K, self.layer.stride, self.layer.pad, self.images, self.pad_k)
+        return conv_variants(self.layer.K, self.layer.stride, self.layer.pad, self.images, self.pad_k, self.relu)
 
     def variant_key(self) -> str:
-        return f"conv|{self.layer.K},{self.layer.stride},{self.layer.pad}|images={self.images}" + ("|padK" if self.pad_k else "")
+        return (f"conv|{self.layer.K},{self.layer.stride},{self.layer.pad}|images={self.images}"
+                + ("|padK" if self.pad_k else "") + ("|relu" if self.relu else ""))
 
     def references(self) -> tuple[Reference, ...]:
-        from .references import available_references, measure_reference, random_inputs
+        from .references import NO_EPILOGUE, available_references, measure_reference, random_epilogue, random_inputs
 
         def measure(name):
             def run(seed: int):
                 x, w = random_inputs(self.layer, seed)
-                return measure_reference(name, x, w, self.layer.stride, self.layer.pad)
+                # With a ReLU, the vendor runs the whole layer too: its bias, then the ReLU.
+                epilogue = random_epilogue(self.layer, seed) if self.relu else NO_EPILOGUE
+                return measure_reference(name, x, w, self.layer.stride, self.layer.pad, epilogue=epilogue)
 
             return run
 
         return tuple(Reference(name, measure(name)) for name in available_references())
+
+
+RELU_SUFFIX = "+relu"  # of a problem (and a name) whose convolution a ReLU follows
+
+
+def _after_relu(exp: Expectation) -> Expectation:
+    """What a correct result is after a ReLU: the rounding bounds of the convolution still hold, since
+    max(x, 0) moves no value further from an exact one than x was."""
+    return Expectation(np.maximum(exp.expected, 0.0), exp.magnitude, exp.terms)
 
 
 def expectation_of(layer: Layer, inputs) -> Expectation:

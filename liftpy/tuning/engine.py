@@ -131,12 +131,12 @@ def choose_points(variants: Sequence, layer, samples: int, profile, seed: int, s
     return [Point(variant_id(variants[i]), i, c) for i, c in strategy.propose(samples, set())]
 
 
-def explore_layer(layer, samples: int = 100, **kw) -> Exploration:
+def explore_layer(layer, samples: int = 100, relu: bool = False, **kw) -> Exploration:
     """Explore the direct convolution of ``layer`` (a name like ``vgg16:7``, a spec ``C,H,W,M,K,stride,pad``
-    or a ``Layer``); the keywords are those of ``explore_operator``."""
+    or a ``Layer``), with a ReLU after it where ``relu``; the keywords are those of ``explore_operator``."""
     from .conv import ConvOperator
 
-    return explore_operator(ConvOperator.of(layer), samples=samples, **kw)
+    return explore_operator(ConvOperator.of(layer, relu=relu), samples=samples, **kw)
 
 
 def explore_program(program, sizes: dict, samples: int = 100, reference=None, **kw) -> Exploration:

@@ -1,6 +1,6 @@
 """Reference convolutions: a plain one to validate against, and vendor ones to measure against.
 
-Layouts (single image, no batch, no bias, fp32 in and out):
+Layouts (single image, no batch, fp32 in and out; no bias unless an ``Epilogue`` says so):
 
 * input   ``x[C][H][W]``
 * weights ``w[M][C][K][K]``   (``w[m][c][i][j]`` multiplies ``x[c][oy*stride + i - pad][ox*stride + j - pad]``)
@@ -18,6 +18,10 @@ needs (with a breakdown):
 * ``cudnn``: PyTorch's ``conv2d`` on CUDA through cuDNN in fp32 with TF32 off, cuDNN's algorithm autotuner on
   (``cudnn.benchmark``, as the paper's baselines were auto-tuned);
 * ``im2col_gemm``: ``unfold`` (im2col) and one cuBLAS fp32 GEMM on CUDA, TF32 off.
+
+An ``Epilogue`` (a bias per output channel and a ReLU) makes each reference a network's layer, as a
+framework runs it: cuDNN's convolution with its bias, then an in-place ReLU; the GEMM with the bias as its
+addend, then the ReLU; numpy and PyTorch on the CPU likewise.
 
 CPU references are timed with ``time.perf_counter`` around the whole operation; CUDA ones with CUDA events
 around each run, after warm-up, the median of repeated runs, host transfers excluded (as OpenCL profiling
@@ -79,6 +83,12 @@ def random_inputs(layer: Layer, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     x = rng.uniform(-1, 1, size=layer.input_shape).astype(np.float32)
     w = rng.uniform(-1, 1, size=layer.weight_shape).astype(np.float32)
     return x, w
+
+
+def random_epilogue(layer: Layer, seed: int = 0, relu: bool = True) -> "Epilogue":
+    """A layer's fixed random biases (uniform in [-1, 1)) and, where ``relu``, its ReLU."""
+    bias = np.random.default_rng(seed + 1).uniform(-1, 1, size=layer.M).astype(np.float32)
+    return Epilogue(bias, relu)
 
 
 # -- validation ----------------------------------------------------------------------------------------
@@ -204,7 +214,30 @@ def _cpu_name() -> str:
     return f"CPU ({platform.processor() or platform.machine()})"
 
 
-def _im2col_gemm_numpy(x, w, stride, pad, warmup, repeat) -> ReferenceResult:
+@dataclass(frozen=True)
+class Epilogue:
+    """What follows the convolution in a network's layer: ``bias`` (one per output channel) added, then a
+    ReLU where ``relu``.  The default does nothing (the plain convolution)."""
+
+    bias: np.ndarray | None = None
+    relu: bool = False
+
+    def __bool__(self) -> bool:
+        return self.bias is not None or self.relu
+
+    def numpy(self, out: np.ndarray) -> np.ndarray:
+        """Applied to ``out[M][...]`` in place (float32 or float64)."""
+        if self.bias is not None:
+            out += np.asarray(self.bias, dtype=out.dtype).reshape((-1,) + (1,) * (out.ndim - 1))
+        if self.relu:
+            np.maximum(out, 0, out=out)
+        return out
+
+
+NO_EPILOGUE = Epilogue()
+
+
+def _im2col_gemm_numpy(x, w, stride, pad, warmup, repeat, epilogue: Epilogue = NO_EPILOGUE) -> ReferenceResult:
     c, h, wd, m, k, oh, ow = _check(x, w, stride, pad)
     x = np.ascontiguousarray(x, dtype=np.float32)
     wm = np.ascontiguousarray(w, dtype=np.float32).reshape(m, c * k * k)
@@ -214,7 +247,7 @@ def _im2col_gemm_numpy(x, w, stride, pad, warmup, repeat) -> ReferenceResult:
         windows = np.lib.stride_tricks.sliding_window_view(xp, (k, k), axis=(1, 2))[:, ::stride, ::stride]
         # [C][OH][OW][K][K] -> rows (c, i, j), columns (oy, ox): the copy is the im2col matrix.
         cols = np.ascontiguousarray(windows.transpose(0, 3, 4, 1, 2)).reshape(c * k * k, oh * ow)
-        return (wm @ cols).reshape(m, oh, ow)
+        return epilogue.numpy((wm @ cols).reshape(m, oh, ow))
 
     out, times = _time_cpu(run, warmup, repeat)
     breakdown = {
@@ -228,13 +261,19 @@ def _im2col_gemm_numpy(x, w, stride, pad, warmup, repeat) -> ReferenceResult:
                            breakdown, f"{_cpu_name()}, numpy BLAS")  # fmt: skip
 
 
-def _torch_cpu(x, w, stride, pad, warmup, repeat) -> ReferenceResult:
+def _torch_cpu(x, w, stride, pad, warmup, repeat, epilogue: Epilogue = NO_EPILOGUE) -> ReferenceResult:
     torch = _torch()
     c, h, wd, m, k, oh, ow = _check(x, w, stride, pad)
     xt = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))[None]
     wt = torch.from_numpy(np.ascontiguousarray(w, dtype=np.float32))
+    bt = None if epilogue.bias is None else torch.from_numpy(np.ascontiguousarray(epilogue.bias, dtype=np.float32))
+
+    def run():
+        out = torch.nn.functional.conv2d(xt, wt, bt, stride=stride, padding=pad)
+        return torch.relu_(out) if epilogue.relu else out
+
     with torch.inference_mode():
-        out, times = _time_cpu(lambda: torch.nn.functional.conv2d(xt, wt, stride=stride, padding=pad), warmup, repeat)
+        out, times = _time_cpu(run, warmup, repeat)
     breakdown = {"input": 4 * c * h * wd, "weights": 4 * m * c * k * k, "output": 4 * m * oh * ow}
     return ReferenceResult("torch_cpu", out[0].numpy().copy(), statistics.median(times), tuple(times),
                            sum(breakdown.values()), breakdown, f"{_cpu_name()}, torch {torch.__version__}")  # fmt: skip
@@ -260,7 +299,8 @@ def cuda_times(run: Callable[[], object], repeat: int, batch: int = CUDA_BATCH) 
     return times, out
 
 
-def _cuda(name: str, x, w, stride, pad, warmup, repeat, batch: int = CUDA_BATCH) -> ReferenceResult:
+def _cuda(name: str, x, w, stride, pad, warmup, repeat, batch: int = CUDA_BATCH,
+          epilogue: Epilogue = NO_EPILOGUE) -> ReferenceResult:
     torch = _torch()
     c, h, wd, m, k, oh, ow = _check(x, w, stride, pad)
     dev = torch.device("cuda")
@@ -271,15 +311,20 @@ def _cuda(name: str, x, w, stride, pad, warmup, repeat, batch: int = CUDA_BATCH)
     try:
         xt = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32)).to(dev)[None]
         wt = torch.from_numpy(np.ascontiguousarray(w, dtype=np.float32)).to(dev)
+        bt = None if epilogue.bias is None else torch.from_numpy(np.ascontiguousarray(epilogue.bias, dtype=np.float32)).to(dev)
         if name == "cudnn":
-            def run():
-                return torch.nn.functional.conv2d(xt, wt, stride=stride, padding=pad)
+            def conv():
+                return torch.nn.functional.conv2d(xt, wt, bt, stride=stride, padding=pad)
         else:
             wm = wt.reshape(m, c * k * k)
 
-            def run():
+            def conv():
                 cols = torch.nn.functional.unfold(xt, k, padding=pad, stride=stride)[0]  # [C*K*K][OH*OW]
-                return (wm @ cols).reshape(1, m, oh, ow)
+                product = wm @ cols if bt is None else torch.addmm(bt[:, None], wm, cols)
+                return product.reshape(1, m, oh, ow)
+
+        def run():
+            return torch.relu_(conv()) if epilogue.relu else conv()
 
         with torch.inference_mode():
             for _ in range(max(warmup, 1)):  # at least one: cuDNN's autotuner runs on the first call
@@ -302,6 +347,8 @@ def _cuda(name: str, x, w, stride, pad, warmup, repeat, batch: int = CUDA_BATCH)
         breakdown["workspace"] = max(int(grown) - output_bytes - im2col_bytes, 0)
         props = torch.cuda.get_device_properties(dev)
         what = f"cuDNN {cudnn.version()}" if name == "cudnn" else "unfold + cuBLAS"
+        if epilogue:
+            what += " + " + " + ".join(p for p, on in (("bias", epilogue.bias is not None), ("ReLU", epilogue.relu)) if on)
         return ReferenceResult(name, result, statistics.median(times), tuple(times), sum(breakdown.values()), breakdown,
                                f"{props.name}, torch {torch.__version__}, {what}, fp32 (TF32 off)")  # fmt: skip
     finally:
@@ -317,9 +364,11 @@ def measure_reference(
     warmup: int | None = None,
     repeat: int | None = None,
     batch: int = CUDA_BATCH,
+    epilogue: Epilogue = NO_EPILOGUE,
 ) -> ReferenceResult:
     """Run and time one reference (see ``REFERENCES``); CPU ones default to 1 warm-up and 5 timed runs,
-    CUDA ones to 5 and 20, each the mean of ``batch`` calls timed together."""
+    CUDA ones to 5 and 20, each the mean of ``batch`` calls timed together; ``epilogue``: a bias and a ReLU
+    after the convolution."""
     if name not in REFERENCES:
         raise TuningError(f"unknown reference {name!r}; references: {', '.join(REFERENCES)}")
     if name not in available_references():
@@ -329,10 +378,10 @@ def measure_reference(
     warmup = (5 if on_gpu else 1) if warmup is None else warmup
     repeat = (20 if on_gpu else 5) if repeat is None else repeat
     if on_gpu:
-        return _cuda(name, x, w, stride, pad, warmup, repeat, batch)
+        return _cuda(name, x, w, stride, pad, warmup, repeat, batch, epilogue)
     if name == "torch_cpu":
-        return _torch_cpu(x, w, stride, pad, warmup, repeat)
-    return _im2col_gemm_numpy(x, w, stride, pad, warmup, repeat)
+        return _torch_cpu(x, w, stride, pad, warmup, repeat, epilogue)
+    return _im2col_gemm_numpy(x, w, stride, pad, warmup, repeat, epilogue)
 
 
 def measure_references(
