@@ -19,6 +19,10 @@ JSON: one record per point: ``workload``, ``source`` (the file it came from), ``
 ``single_call_ratio`` (the same against single-call times, as the earlier files measured),
 ``pooled_vendor_ms`` and ``pooled_ratio`` (against the least time the workload's references reached in the
 whole run).  ``--best FILE``: each convolution layer's fastest point in ``conv_vgg16.py``'s record shape.
+``--relu``: each convolution point's counterpart with the layer's bias and ReLU (the variant the same rules
+derive from the convolution with a ReLU, the same configuration: the tile applies the ReLU as it writes out,
+split-K in its sum kernel), against references that run the bias and ReLU too; workloads get ``+relu``,
+``plain_variant`` names the point it came from.
 """
 
 from __future__ import annotations
@@ -36,8 +40,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 REDUCTION = re.compile(r"(dot|sum|max)-(\d+)$")
 
 
-def _operator(name: str):
-    """The operator of a workload name and a function timing its vendor references: batch -> {name: ms}."""
+def _operator(name: str, relu: bool = False):
+    """The operator of a workload name and a function timing its vendor references: batch -> {name: ms};
+    ``relu``: a convolution layer with its bias and ReLU (the references too)."""
     from liftpy.tuning.conv import ConvOperator
     from liftpy.tuning.layers import get_layer
     from liftpy.tuning.operator import library_operator
@@ -53,13 +58,30 @@ def _operator(name: str):
 
         op, shape = depthwise_operator(name)
         return op, lambda batch: dict([_torch_depthwise(*shape, 20, batch=batch)])
-    from liftpy.tuning.references import available_references, measure_reference, random_inputs
+    from liftpy.tuning.references import NO_EPILOGUE, available_references, measure_reference, random_epilogue, random_inputs
 
-    layer = get_layer(name)
+    layer = get_layer(name.removesuffix(RELU))
     x, wt = random_inputs(layer, 0)
+    epilogue = random_epilogue(layer, 0) if relu else NO_EPILOGUE
     names = [n for n in available_references() if n in ("cudnn", "im2col_gemm")] or list(available_references())
-    return ConvOperator.of(layer), lambda batch: {
-        n: measure_reference(n, x, wt, layer.stride, layer.pad, batch=batch).time_ms for n in names}
+    return ConvOperator.of(layer, relu=relu), lambda batch: {
+        n: measure_reference(n, x, wt, layer.stride, layer.pad, batch=batch, epilogue=epilogue).time_ms for n in names}
+
+
+RELU = "+relu"
+
+
+def _counterpart(plain: list, variants: list, vid: str):
+    """The variant of ``variants`` (a convolution with ReLU) derived as ``vid`` was from the plain convolution
+    (``plain``): the same rules (tags) and the same parameters, which name one variant among the tiled ones."""
+    from liftpy.tuning.engine import _tags, find_variant
+
+    v = find_variant(plain, vid)
+    if v is None:
+        return None
+    key = (_tags(v), frozenset(str(p) for p in v.params))
+    same = [w for w in variants if (_tags(w), frozenset(str(p) for p in w.params)) == key]
+    return same[0] if len(same) == 1 else None
 
 
 def _store_points(path: str, top: int) -> list[tuple[str, dict]]:
@@ -92,7 +114,7 @@ def main() -> int:
     from liftpy.host.kernel import CompiledPipeline, device_limits
     from liftpy.host.profile import DeviceProfile
     from liftpy.tuning.cache import cached_variants
-    from liftpy.tuning.engine import find_variant
+    from liftpy.tuning.engine import find_variant, variant_id
     from liftpy.tuning.operator import parse_sizes
     from liftpy.tuning.references import CUDA_BATCH
 
@@ -110,6 +132,9 @@ def main() -> int:
                     help="time the references this many times per point; a workload's vendor time is the least of all")
     ap.add_argument("--best", default=None, metavar="JSON",
                     help="also write each convolution layer's fastest point, in conv_vgg16.py's record shape")
+    ap.add_argument("--relu", action="store_true",
+                    help="time each convolution point's counterpart with the layer's bias and ReLU fused (same rules, "
+                         "same configuration) against references that run the bias and ReLU too")
     ap.add_argument("--device", default=None)
     ap.add_argument("--profile", default=None, help="device profile JSON whose limits code generation respects")
     args = ap.parse_args()
@@ -140,18 +165,27 @@ def main() -> int:
         name = rec.get("layer") or rec.get("workload")
         if not rec.get("best_variant") or (args.only and name not in args.only):
             continue
+        relu = args.relu and not (name.startswith("dw:") or REDUCTION.match(name))
+        name = name + RELU if relu else name
         t0 = time.time()
         if name not in ops:
             try:
-                op, vendor = _operator(name)
+                op, vendor = _operator(name, relu)
+                plain = cached_variants(_operator(name.removesuffix(RELU))[0]) if relu else None
             except (LiftError, ValueError) as e:
                 print(f"retime: workload {name!r}: {e}", file=sys.stderr)
                 return 2
-            ops[name] = op, vendor, cached_variants(op)
-        op, vendor, variants = ops[name]
+            ops[name] = op, vendor, cached_variants(op), plain
+        op, vendor, variants, plain = ops[name]
         out = {"workload": name, "device": device.key, "source": Path(source).name, "variant": rec["best_variant"],
                "config": rec["best_config"], "earlier_ms": rec.get("best_ms")}
-        v = find_variant(variants, rec["best_variant"])
+        if relu:
+            v = _counterpart(plain, variants, rec["best_variant"])
+            out["plain_variant"] = rec["best_variant"]
+            if v is not None:
+                out["variant"] = variant_id(v)
+        else:
+            v = find_variant(variants, rec["best_variant"])
         if v is None:
             out["error"] = "variant not derived by this version"
             print(f"{name:<24} {out['error']}: {rec['best_variant']}", flush=True)
@@ -237,9 +271,10 @@ def _best_per_layer(records: list[dict], store: str | None) -> list[dict]:
         mine = [r for r in records if r["workload"] == workload and r.get("ok")]
         if not mine or workload.startswith("dw:") or REDUCTION.match(workload):
             continue
-        layer = get_layer(workload)
+        layer = get_layer(workload.removesuffix(RELU))
+        suffix = RELU if workload.endswith(RELU) else ""
         r = min(mine, key=lambda r: r["ms"])
-        rec = {"layer": workload, "spec": layer.spec, "device": r.get("device"), "best_ms": r["ms"],
+        rec = {"layer": workload, "spec": layer.spec + suffix, "relu": bool(suffix), "device": r.get("device"), "best_ms": r["ms"],
                "best_bytes": r["memory_bytes"], "memory_bytes": r["memory_bytes"],
                "split": split_of(r["config"], layer), "io_bytes": io_bytes(layer),
                "best_variant": r["variant"], "best_config": r["config"], "gflops": layer.flops / r["ms"] / 1e6}
@@ -248,7 +283,7 @@ def _best_per_layer(records: list[dict], store: str | None) -> list[dict]:
         rec.update(vendor_ms=r["pooled_vendor_ms"], ratio_vs_vendor=r["pooled_ratio"], found_in=r["source"])
         if store and Path(store).is_file():
             with Store(store) as db:
-                points = [p for p in db.records(layer=layer.spec) if not p.is_reference]
+                points = [p for p in db.records(layer=layer.spec + suffix) if not p.is_reference]
             if points:  # else the point came from a --from file, whose search the store did not hold
                 rec["samples"] = len(points)
                 rec["valid"] = sum(1 for p in points if p.status is Status.OK)

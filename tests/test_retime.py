@@ -60,3 +60,25 @@ def test_bad_input_is_one_line():
     out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "retime.py"), "--store", "/nonexistent.sqlite",
                           "--json", "/tmp/never.json"], capture_output=True, text=True)
     assert out.returncode == 2 and "Traceback" not in out.stderr and "no results database" in out.stderr
+
+
+def test_relu_counterparts_of_stored_points_are_timed_and_checked(tmp_path):
+    """``--relu`` times each stored convolution point as the same rules and configuration derive it from the
+    convolution with a ReLU, checked against conv + bias + ReLU, beside references that run them too."""
+    import json
+
+    from liftpy.tuning.engine import explore_layer
+
+    db, out, best = tmp_path / "s.sqlite", tmp_path / "r.json", tmp_path / "b.json"
+    explore_layer("8,12,12,8,3,1,1", samples=2, db=db, search="uniform", progress=False, repeat=1, warmup=0,
+                  references=False, rules=("tile2DReduce|tile2DReduceStrided",))
+    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "retime.py"), "--store", str(db), "--top", "2", "--relu",
+                          "--repeat", "2", "--vendor-repeats", "1", "--json", str(out), "--best", str(best)],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    records = json.loads(out.read_text())
+    assert len(records) == 2 and all(r["workload"] == "8,12,12,8,3,1,1+relu" and r["ok"] for r in records), records
+    assert all(r["variant"] != r["plain_variant"] and r["variant"].split("#")[0] == r["plain_variant"].split("#")[0]
+               for r in records)
+    (layer,) = json.loads(best.read_text())
+    assert layer["relu"] and layer["spec"] == "8,12,12,8,3,1,1+relu" and layer["ratio_vs_vendor"] > 0
