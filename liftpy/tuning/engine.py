@@ -220,8 +220,11 @@ def explore_operator(
         else:
             dev = get_device(device)
             device_key, device_name, width = dev.key, dev.info.name, 1
-            compiling = pools.enter_context(compile_pool(jobs, timeout_s)) if jobs > 1 else None
+            # The measuring worker starts first, and no more compile workers than a batch has points: its
+            # start-up (a device context, the reference) is what a resumed search of one point waits for, and
+            # fifteen idle compile workers importing beside it took seconds from it on a 16-core host.
             measuring = pools.enter_context(measure_pool(dev.index, timeout_s, (op, seed)))
+            compiling = pools.enter_context(compile_pool(min(jobs, batch or jobs), timeout_s)) if jobs > 1 else None
             profile = resolve_profile(dev.index, profile_path)
             limits = profile.limits()
 
