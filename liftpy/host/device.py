@@ -44,6 +44,11 @@ class DeviceInfo:
     def __str__(self) -> str:
         return f"[{self.index}] {self.name} ({self.platform}, {self.type})"
 
+    @property
+    def key(self) -> str:
+        """Identity of the device for records: platform, name and driver version."""
+        return f"{self.platform} | {self.name} | {self.driver}"
+
 
 @lru_cache(maxsize=None)
 def _all_devices() -> tuple:
@@ -162,8 +167,7 @@ class Device:
 
     @property
     def key(self) -> str:
-        """Identity of the device for records: platform, name and driver version."""
-        return f"{self.info.platform} | {self.info.name} | {self.info.driver}"
+        return self.info.key
 
 
 @lru_cache(maxsize=None)
@@ -176,3 +180,13 @@ def get_device(spec=None) -> Device:
     if isinstance(spec, Device):
         return spec
     return _device(_pick(spec))
+
+
+def device_info(spec=None) -> DeviceInfo:
+    """What ``get_device(spec)`` would describe, without making its context: a process that only names and
+    profiles the device (an exploration's driver, whose worker process runs the kernels) then does not pay
+    for a GPU context (seconds on a CUDA driver) before it starts that worker."""
+    if isinstance(spec, Device):
+        return spec.info
+    i = _pick(spec)
+    return _info(i, _all_devices()[i])

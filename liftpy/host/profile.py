@@ -86,13 +86,12 @@ class DeviceProfile:
 
     @classmethod
     def from_device(cls, device=None) -> "DeviceProfile":
-        from .device import get_device
+        from .device import device_info
 
-        dev = get_device(device)
-        info = dev.info
+        info = device_info(device)
         sizes = tuple(info.max_work_item_sizes) + (1,) * (3 - len(info.max_work_item_sizes))
         return cls(
-            device=dev.key,
+            device=info.key,
             source="pyopencl",
             max_work_group_size=info.max_work_group_size,
             max_work_item_sizes=sizes[:3],

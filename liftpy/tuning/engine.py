@@ -181,7 +181,7 @@ def explore_operator(
     derivation uses every one of these rules; ``workers``: spread the points over device workers on Ray
     (``local:N``, ``ray://HOST:PORT``, ``ray`` or a ``cluster.Cluster``; see ``liftpy.tuning.cluster``),
     ``jobs`` code-generation processes each."""
-    from ..host.device import get_device
+    from ..host.device import device_info
     from ..host.profile import resolve_profile
     from .cache import cached_variants, memo
     from .search import SEARCHES, Spaces, config_key
@@ -218,19 +218,21 @@ def explore_operator(
                 return cluster.evaluate(op, variants, chosen, seed, repeat, warmup, limits, abort_ms,
                                         None if budget_s is None else t0 + budget_s)
         else:
-            dev = get_device(device)
-            device_key, device_name, width = dev.key, dev.info.name, 1
-            # The measuring worker starts first, and no more compile workers than a batch has points: its
-            # start-up (a device context, the reference) is what a resumed search of one point waits for, and
-            # fifteen idle compile workers importing beside it took seconds from it on a 16-core host.
-            measuring = pools.enter_context(measure_pool(dev.index, timeout_s, (op, seed)))
+            # The measuring worker starts first, before this process even lists the devices, and this
+            # process makes no device context (the worker runs every kernel), with no more compile workers
+            # than a batch has points: the worker's start-up (a GPU context, the reference) is what a resumed
+            # search of one point waits for, and fifteen idle compile workers importing beside it took seconds
+            # from it on a 16-core host.  The worker resolves ``device`` as this process does, to the same index.
+            measuring = pools.enter_context(measure_pool(getattr(device, "index", device), timeout_s, (op, seed)))
             compiling = pools.enter_context(compile_pool(min(jobs, batch or jobs), timeout_s)) if jobs > 1 else None
-            profile = resolve_profile(dev.index, profile_path)
+            info = device_info(device)
+            device_key, device_name, width = info.key, info.name, 1
+            profile = resolve_profile(info.index, profile_path)
             limits = profile.limits()
 
             def run_points(chosen, abort_ms):
                 # Workers get the device the driver resolved (by index), so both read the same limits.
-                for point, outcome in evaluate_points(op, variants, chosen, compiling, measuring, dev.index, seed,
+                for point, outcome in evaluate_points(op, variants, chosen, compiling, measuring, info.index, seed,
                                                 repeat, warmup, limits, abort_ms, Task):
                     yield point, outcome, None
         if variants is not None:
