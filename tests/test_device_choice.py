@@ -40,16 +40,20 @@ def test_devices_command_marks_the_default():
 def test_device_info_names_the_device_without_a_context(monkeypatch, tmp_path):
     """An exploration's driver names and profiles the device without making its context (the measuring worker
     makes one), and a device that does not exist is still the driver's one-line error."""
+    from pathlib import Path
+
     from liftpy.errors import DeviceError
     from liftpy.tuning.engine import explore_program
+
+    matmul = Path(__file__).resolve().parents[1] / "examples" / "programs" / "matmul_highlevel.lift"
 
     made = []
     monkeypatch.setattr(D, "_device", lambda index: made.append(index))  # in this process only
     info = D.device_info(None)
     assert info.index == D._pick(None) and info.key.count(" | ") == 2 and not made
-    ex = explore_program("examples/programs/matmul_highlevel.lift", {"M": 8, "N": 8, "K": 8}, samples=1,
+    ex = explore_program(matmul, {"M": 8, "N": 8, "K": 8}, samples=1,
                          db=tmp_path / "r.sqlite", progress=False, references=False, repeat=1, warmup=0)
     assert ex.ran == 1 and ex.device == info.key and not made
     with pytest.raises(DeviceError, match="no OpenCL device matches"):
-        explore_program("examples/programs/matmul_highlevel.lift", {"M": 8, "N": 8, "K": 8}, samples=1,
+        explore_program(matmul, {"M": 8, "N": 8, "K": 8}, samples=1,
                         db=tmp_path / "r.sqlite", device="no-such-device", progress=False)
