@@ -3,17 +3,11 @@
 Features of a point (a variant and a configuration) are what the analytical model computes for it (the
 logarithms of its flops, memory traffic, work-items, groups, local and private bytes, the predicted time
 and which term bounds it, the occupancy) and which rules derived the variant; the target is the logarithm
-of the measured time.  An ensemble of regression trees, fitted to the residual of the formula, learns what
-the formula misses: the cost of bank conflicts in one local layout, of a register block that
+of the measured time.  A gradient-boosted tree ensemble (scikit-learn's ``HistGradientBoostingRegressor``)
+learns what the formula misses: the cost of bank conflicts in one local layout, of a register block that
 is too large for the compiler, of uncoalesced reads the counts do not see.  With few measurements it
 predicts the analytical value plus the median residual, so it never does worse than the formula it
-corrects; from ``MIN_FIT`` measurements the trees do.  They are a random forest (scikit-learn's
-``RandomForestRegressor``: 100 trees, leaves of one, half the features per split).  Measured on the H100
-searches' stores (SGEMM 1024, VGG-16 layers 12, 10, 24; a guided search's first 8/16/30/50 points train,
-the 300-1,000 uniform points are ranked), the forest ranked at Kendall tau 0.46/0.52/0.54/0.58 on average
-against 0.43/0.46/0.49/0.52 for gradient-boosted trees, better on every workload at 50 points (SGEMM 0.44
-against 0.37), and fits in 60 ms instead of 100; averaging many deep trees over bootstrap samples varies
-less from one small training set to the next than a boosted sequence does.  A linear (ridge) correction over the first few
+corrects; from ``MIN_FIT`` measurements the trees do.  A linear (ridge) correction over the first few
 dozen measurements was tried and dropped: measured on the H100 searches' stores (SGEMM 1024, VGG-16
 layers 5 and 12), trained on a guided search's first 10-30 points and ranking the 300-1,000 uniform
 points, it extrapolated to configurations at the edge of the features (Kendall tau -0.39 to 0.65, and
@@ -83,12 +77,13 @@ class LearnedModel:
         self._trees = None
         if n < MIN_FIT:
             return
-        from sklearn.ensemble import RandomForestRegressor
+        from sklearn.ensemble import HistGradientBoostingRegressor
         from threadpoolctl import threadpool_limits
 
-        trees = RandomForestRegressor(n_estimators=100, min_samples_leaf=1, max_features=0.5, random_state=0, n_jobs=1)
-        # One thread: a few hundred rows fit in milliseconds, while threads would spin against the compile
-        # and measure workers beside them (17 s instead of 0.3 s for eight rows on two cores, with OpenMP).
+        trees = HistGradientBoostingRegressor(max_iter=150, learning_rate=0.1, max_leaf_nodes=15,
+                                              min_samples_leaf=max(2, n // 20), random_state=0)
+        # One thread: a few hundred rows fit in milliseconds, while OpenMP's threads spin against the
+        # compile and measure workers beside them (17 s instead of 0.3 s for eight rows on two cores).
         with threadpool_limits(1):
             trees.fit(np.asarray(self.X), residual)
         self._trees = trees
