@@ -179,6 +179,7 @@ def main() -> int:
             # The rest of the time to the first run: the measuring worker's start-up, and the point's own steps.
             "resume_measure_ready_s": round(resumed.measure_ready_s, 2) if resumed.measure_ready_s is not None else None,
             "resume_point_steps_s": {k: new.metrics.get(k) for k in ("prepare_s", "run_s", "check_s")},
+            "resume_measure_start_steps_s": resumed.measure_start_steps,
         }
         records.append(rec)
         print(json.dumps(rec), flush=True)

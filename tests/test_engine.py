@@ -47,6 +47,9 @@ def test_program_explored_with_model_search_and_resumed(tmp_path):
     assert again.resumed == 6 and again.ran == 2
     # Where a resume's time to its first run goes: the measuring worker's start-up and the point's steps.
     assert 0 < again.measure_ready_s < again.first_result_s
+    steps = again.measure_start_steps
+    assert set(steps) == {"interpreter_s", "imports_s", "device_s", "prepare_s", "total_s"}, steps
+    assert all(v >= 0 for v in steps.values()) and steps["total_s"] >= steps["device_s"] + steps["prepare_s"]
     latest = max((r for r in again.records if not r.is_reference), key=lambda r: r.finished_at or 0)
     assert all(latest.metrics[k] >= 0 for k in ("build_s", "prepare_s", "run_s", "check_s"))
     keys = [(r.variant, tuple(sorted(r.config.items()))) for r in again.records]

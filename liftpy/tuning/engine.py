@@ -63,6 +63,7 @@ class Exploration:
     first_proposal_s: float | None = None  # from the call to the first points chosen (a resume's own overhead)
     first_result_s: float | None = None  # from the call to the first new point's outcome
     measure_ready_s: float | None = None  # from the call to the measuring worker's start-up finished
+    measure_start_steps: dict | None = None  # seconds of that start-up's steps (``WorkerPool.start_steps``)
 
     @property
     def layer(self):
@@ -322,9 +323,10 @@ def explore_operator(
         refs = [r for r in records if r.is_reference and r.measured]
         lost, requeued = (cluster.lost, cluster.requeued) if workers is not None else (0, 0)
         ready = measuring.ready_at if workers is None else []
+        steps = measuring.start_steps if workers is None else []
         return Exploration(op, device_key, records, pareto_front(measured), refs, ran, resumed, failed, search,
                            time.time() - t0, lost, requeued, first_proposal_s, first_result_s,
-                           min(ready) - t0 if ready else None)
+                           min(ready) - t0 if ready else None, steps[0] if steps else None)
 
 
 HINTS_PER_PROBLEM = 3

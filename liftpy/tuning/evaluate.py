@@ -90,20 +90,27 @@ def warm_compile() -> None:
     from ..codegen import kernel  # noqa: F401
 
 
-def warm_measure(device, prepare=None) -> None:
+def warm_measure(device, prepare=None) -> dict:
     """Worker initializer of the measuring worker: the device's context made, and the inputs and reference
     result of ``prepare`` (operator, seed) computed, before the first point (a layer's float64 reference
     takes seconds, which a resumed search would otherwise wait for after its first kernel is built)."""
+    t = time.perf_counter()
     from ..errors import LiftError
     from ..host.device import get_device
     from ..host import kernel  # noqa: F401
 
+    steps = {"imports_s": time.perf_counter() - t}
+    t = time.perf_counter()
     get_device(device)
+    steps["device_s"] = time.perf_counter() - t
     if prepare is not None:
+        t = time.perf_counter()
         try:
             _prepared(*prepare)
         except (LiftError, ValueError, MemoryError):
             pass  # the first point prepares again, and reports the error as that point's
+        steps["prepare_s"] = time.perf_counter() - t
+    return steps
 
 
 _PREPARED: dict = {}

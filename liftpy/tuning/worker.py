@@ -110,6 +110,8 @@ def _worker_main(conn, log_path: str, initializer: str | None, init_args: tuple)
     """The body of a worker process: run tasks sent over ``conn`` until told to stop or orphaned."""
     import faulthandler
 
+    entered = time.time()  # after the interpreter started, imported the main module and unpickled the arguments
+
     # Ctrl-C in the terminal is the driver's to handle; it stops workers itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -123,13 +125,16 @@ def _worker_main(conn, log_path: str, initializer: str | None, init_args: tuple)
         except (AttributeError, ValueError):
             pass
     faulthandler.enable(file=sys.stderr, all_threads=True)
+    steps = {}
     try:
         if initializer:
-            _resolve(initializer)(*init_args)
+            steps = _resolve(initializer)(*init_args)
     except BaseException as e:  # noqa: BLE001 - reported to the driver, which stops the pool
         conn.send(("init_failed", f"{type(e).__name__}: {e}", tb_module.format_exc()))
         return
-    conn.send(("ready", os.getpid(), time.time()))
+    # What the start-up took, for a driver that wants to know what its first task waited for: the
+    # initializer may return a dict of its own steps' seconds.
+    conn.send(("ready", os.getpid(), time.time(), {"entered": entered, **(steps if isinstance(steps, dict) else {})}))
     functions: dict[str, Any] = {}
     while True:
         try:
@@ -184,6 +189,8 @@ class _Slot:
         self.deadline: float | None = None
         self.started: float = 0.0
         self.ready_at: float | None = None  # wall time its last start-up finished (imports, initializer)
+        self.spawned_at: float = 0.0  # wall time its process was started
+        self.start_steps: dict = {}  # seconds of the last start-up's steps, as the worker reported them
         self.log_offset = 0
         self.tasks_run = 0
 
@@ -255,6 +262,7 @@ class WorkerPool:
             name=f"liftpy-worker-{slot.index}",
             daemon=True,
         )
+        slot.spawned_at = time.time()
         proc.start()
         child.close()  # so the driver sees EOF the moment the worker dies
         slot.proc, slot.conn, slot.state = proc, parent, "starting"
@@ -320,6 +328,12 @@ class WorkerPool:
         """The wall times at which the workers last finished starting, as far as the pool has heard: how long
         a caller's first task waited for a worker's start-up (an OpenCL context, a reference result)."""
         return [s.ready_at for s in self._slots if s.ready_at is not None]
+
+    @property
+    def start_steps(self) -> list[dict]:
+        """Each started worker's last start-up in seconds: ``interpreter_s`` (a new interpreter importing the
+        main module and what the initializer's arguments need), the initializer's own steps, ``total_s``."""
+        return [dict(s.start_steps) for s in self._slots if s.start_steps]
 
     # -- running ---------------------------------------------------------------------------------------
 
@@ -403,6 +417,9 @@ class WorkerPool:
                         elif message[0] == "ready":
                             slot.state, slot.deadline = "idle", None
                             slot.ready_at = message[2]
+                            info = dict(message[3])
+                            slot.start_steps = {"interpreter_s": info.pop("entered") - slot.spawned_at, **info,
+                                                "total_s": slot.ready_at - slot.spawned_at}
                             start_failures = 0
                         elif message[0] == "init_failed":
                             raise TuningError(f"the worker initializer {self._initializer} failed: {message[1]}\n{message[2]}")
