@@ -53,6 +53,7 @@ CASES = [
     ("explore {MATMUL} -s M=4,N=4,K=4 --db {tmp}/a.sqlite --budget soon", "soon"),
     ("explore {MATMUL} -s M=4,N=4,K=4 --db {tmp}/a.sqlite --rules noSuchRule", "noSuchRule"),
     ("explore conv --layer 3,3 --db {tmp}/a.sqlite", "3,3"),
+    ("explore {MATMUL} -s M=4,N=4,K=4 --relu --db {tmp}/a.sqlite", "relu"),
     ("explore conv --layer vgg99:1 --db {tmp}/a.sqlite", "vgg99"),
     ("explore {missing} -s M=4 --db {tmp}/a.sqlite", "nowhere.lift"),
     ("pareto conv --layer vgg16:7 --db {junkdb}", "notsqlite.sqlite"),

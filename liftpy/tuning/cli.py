@@ -30,9 +30,12 @@ def _operator(args):
     if target == "conv":
         if not args.layer:
             raise TuningError("conv needs --layer (vgg16:0 ... vgg16:24, alexnet:0, or C,H,W,M,K,stride,pad)")
-        return ConvOperator.of(_layer(args))
+        return ConvOperator.of(_layer(args), relu=getattr(args, "relu", False))
     if args.layer:
         raise TuningError(f"--layer is for conv; give the sizes of {target} with -s NAME=VALUE,...")
+    if getattr(args, "relu", False):
+        raise TuningError(f"--relu is for conv; write the ReLU into {target} (map(relu, ...)) or use the library's "
+                          "conv2d:...,relu=1")
     from ..operators import is_library_spec
     from .operator import library_operator, parse_sizes
 
@@ -47,6 +50,8 @@ def _layer_args(p, required=True) -> None:
     p.add_argument("--spatial", type=positive_int, default=16, help="with --reduced: height and width at most this (default 16)")
     p.add_argument("--channels", type=positive_int, default=8, help="with --reduced: input channels at most this (default 8)")
     p.add_argument("--kernels", type=positive_int, default=8, help="with --reduced: kernels at most this (default 8)")
+    p.add_argument("--relu", action="store_true", help="the layer with a ReLU after its bias, fused into the kernels "
+                                                        "(a problem of its own in the store)")
 
 
 def register(sub) -> None:
