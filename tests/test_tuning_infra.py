@@ -215,6 +215,45 @@ def test_store_refuses_foreign_files(tmp_path):
         store.put(_rec(1, config={"f": object()}))
 
 
+def test_store_waits_out_a_lock_that_sqlite_reports_at_once(tmp_path, monkeypatch):
+    """Two explorations creating one store at the same instant: switching the new file to WAL can answer
+    "database is locked" without waiting (seen in CI).  Opening retries that like any other wait, and still
+    gives up with a usable message once its timeout has passed."""
+    import liftpy.tuning.store as store_module
+
+    real_connect = sqlite3.connect
+    refusals = {"left": 3}
+
+    class Busy:
+        def __init__(self, db):
+            self._db = db
+
+        def execute(self, sql, *args):
+            if sql.startswith("PRAGMA journal_mode") and refusals["left"] > 0:
+                refusals["left"] -= 1
+                raise sqlite3.OperationalError("database is locked")
+            return self._db.execute(sql, *args)
+
+        def __getattr__(self, name):
+            return getattr(self._db, name)
+
+        def __setattr__(self, name, value):
+            if name == "_db":
+                object.__setattr__(self, name, value)
+            else:
+                setattr(self._db, name, value)
+
+    monkeypatch.setattr(store_module.sqlite3, "connect", lambda *a, **k: Busy(real_connect(*a, **k)))
+    with Store(tmp_path / "s.sqlite") as store:
+        store.put(_rec(1))
+        assert refusals["left"] == 0 and store.get(_rec(1).key) is not None
+    refusals["left"] = 10**6
+    t0 = time.monotonic()
+    with pytest.raises(TuningError, match="not a usable liftpy results database .database is locked"):
+        Store(tmp_path / "t.sqlite", timeout_s=0.3)
+    assert time.monotonic() - t0 < 5
+
+
 def test_store_of_schema_1_migrates_in_place(tmp_path):
     """A store written by liftpy before the ``run`` column opens, keeps its rows and gains the column;
     opening it again (or from a second process) finds the new schema and changes nothing."""

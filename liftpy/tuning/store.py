@@ -221,18 +221,39 @@ class Store:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise TuningError(f"cannot create the folder of the results database {self.path}: {e.strerror}; give another --db path") from None
-        try:
-            # isolation_level=None: transactions are explicit, one per finished point.
-            self._db = sqlite3.connect(str(self.path), timeout=timeout_s, isolation_level=None)
-            self._db.row_factory = sqlite3.Row
-            self._db.execute("PRAGMA journal_mode=WAL")
-            # FULL: a commit is on disk before put() returns, so even a power cut keeps finished points.
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.executescript(_CREATE)
-        except sqlite3.DatabaseError as e:
-            raise TuningError(f"{self.path} is not a usable liftpy results database ({e}); give another --db path") from None
+        self._db = self._connect(timeout_s)
         self.run = f"{socket.gethostname()}:{os.getpid()}:{int(time.time())}"
         self._migrate()
+
+    def _connect(self, timeout_s: float) -> sqlite3.Connection:
+        """Open the database in WAL mode and create its tables.  Switching a new file to WAL takes an exclusive
+        lock for which SQLite does not call its busy handler, so two explorations that create one store at the
+        same instant can get "database is locked" at once: retry until ``timeout_s`` like any other wait."""
+        deadline = time.monotonic() + timeout_s
+        delay = 0.01
+        while True:
+            db = None
+            try:
+                # isolation_level=None: transactions are explicit, one per finished point.
+                db = sqlite3.connect(str(self.path), timeout=timeout_s, isolation_level=None)
+                db.row_factory = sqlite3.Row
+                db.execute("PRAGMA journal_mode=WAL")
+                # FULL: a commit is on disk before put() returns, so even a power cut keeps finished points.
+                db.execute("PRAGMA synchronous=FULL")
+                db.executescript(_CREATE)
+                return db
+            except sqlite3.OperationalError as e:
+                if db is not None:
+                    db.close()
+                busy = "locked" in str(e) or "busy" in str(e)
+                if not busy or time.monotonic() >= deadline:
+                    raise TuningError(f"{self.path} is not a usable liftpy results database ({e}); give another --db path") from None
+                time.sleep(delay)
+                delay = min(2 * delay, 0.5)
+            except sqlite3.DatabaseError as e:
+                if db is not None:
+                    db.close()
+                raise TuningError(f"{self.path} is not a usable liftpy results database ({e}); give another --db path") from None
 
     def _migrate(self) -> None:
         """Bring an older store to this version, one step per transaction; refuse a newer one."""
