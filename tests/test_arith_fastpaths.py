@@ -1,0 +1,100 @@
+"""The index algebra's shortcuts around sympy (``liftpy.views.arith``) build exactly the expressions
+sympy builds, argument order included: the generated OpenCL is printed from them, and must not change
+when code generation gets faster.  Each shortcut is compared with the sympy construction it replaces,
+on random conditions and indices of the kind views and unrolling produce."""
+
+import gc
+
+import sympy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from liftpy.views.arith import _ordered, make_and, substitute
+
+SYMS = sympy.symbols("i j k")
+REL = [sympy.Ge, sympy.Gt, sympy.Le, sympy.Lt, sympy.Eq, sympy.Ne]
+
+
+@st.composite
+def affine(draw, divisions=True):
+    terms = [draw(st.integers(-3, 4)) * s for s in SYMS[: draw(st.integers(1, 3))]]
+    terms.append(sympy.Integer(draw(st.integers(-20, 20))))
+    if divisions and draw(st.booleans()):
+        inner = sympy.Add(*[draw(st.integers(1, 4)) * s for s in SYMS[:2]])
+        d = draw(st.sampled_from([2, 3, 4]))
+        node = sympy.floor(inner / d, evaluate=False) if draw(st.booleans()) else sympy.Mod(inner, d, evaluate=False)
+        terms.append(draw(st.integers(1, 3)) * node)
+    return sympy.Add(*terms)
+
+
+@st.composite
+def comparisons(draw):
+    rel = draw(st.sampled_from(REL))
+    return rel(draw(affine()), draw(st.integers(-5, 5)), evaluate=False)
+
+
+@st.composite
+def conditions(draw):
+    """Comparisons (some repeated, some negations of others, as padding conditions are), the constants
+    ``true`` and ``false``, and conjunctions of them."""
+    base = draw(st.lists(comparisons(), min_size=1, max_size=3))
+    pool = list(base) + [c.negated for c in base] + [sympy.true, sympy.false]
+    if len(base) > 1:
+        pool.append(sympy.And(*base[:2]))
+    return draw(st.lists(st.sampled_from(pool), min_size=0, max_size=5))
+
+
+def same(a, b) -> bool:
+    """Equal and printed alike: the same tree with the same argument order."""
+    return a == b and type(a) is type(b) and str(a) == str(b) and a.args == b.args
+
+
+@settings(max_examples=300, deadline=None)
+@given(conditions())
+def test_make_and_is_sympys_and(args):
+    assert same(make_and(args), sympy.And(*args)), args
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(comparisons(), affine()), min_size=0, max_size=6, unique=True))
+def test_ordered_is_sympys_ordered(items):
+    assert _ordered(items) == list(sympy.ordered(items))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(comparisons(), affine()), min_size=1, max_size=3), st.integers(-6, 9), st.integers(-6, 9),
+       st.integers(-6, 9))
+def test_substituted_numbers_fold_as_sympy_folds(exprs, a, b, c):
+    """An unrolled copy's counters become numbers: sums, products, floors, moduli and comparisons of
+    them are what sympy's evaluation gives."""
+    mapping = dict(zip(SYMS, map(sympy.Integer, (a, b, c))))
+    for e in exprs:
+        assert same(substitute(e, mapping), e.xreplace(mapping)), e
+
+
+@settings(max_examples=200, deadline=None)
+@given(affine(divisions=False), st.integers(-6, 9), st.booleans())
+def test_sums_with_numbers_substituted_are_sympys_sums(e, a, second):
+    """Some counters replaced by numbers, the other terms kept: the constant is folded in, the terms
+    keep sympy's canonical order."""
+    mapping = {SYMS[1] if second else SYMS[0]: sympy.Integer(a)}
+    assert same(substitute(e, mapping), e.xreplace(mapping)), e
+
+
+def test_generation_leaves_the_collector_as_it_found_it():
+    from liftpy import Array, Float, id, mapGlb, program, sizes, toGlobal
+    from liftpy.codegen.kernel import generate_kernel
+
+    N, = sizes("N")
+
+    @program
+    def copy(xs: Array(Float, N)):
+        return mapGlb(0, lambda x: toGlobal(id(x)), xs)
+
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        try:
+            generate_kernel(copy, {"N": 16})
+            assert gc.isenabled() is enabled
+        finally:
+            gc.enable()
