@@ -9,7 +9,7 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from liftpy.views.arith import _ordered, make_and, substitute
+from liftpy.views.arith import _ordered, floor_of, make_and, substitute
 
 SYMS = sympy.symbols("i j k")
 REL = [sympy.Ge, sympy.Gt, sympy.Le, sympy.Lt, sympy.Eq, sympy.Ne]
@@ -79,6 +79,19 @@ def test_sums_with_numbers_substituted_are_sympys_sums(e, a, second):
     keep sympy's canonical order."""
     mapping = {SYMS[1] if second else SYMS[0]: sympy.Integer(a)}
     assert same(substitute(e, mapping), e.xreplace(mapping)), e
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(-9, 9), st.sampled_from([1, 2, 3, 4, 8, 256])), min_size=1, max_size=3),
+       st.integers(-9, 9), st.sampled_from([1, 2, 4, 256]), st.booleans())
+def test_floor_of_is_sympys_floor(coeffs, num, den, integer_symbol):
+    """Floors of sums of rational multiples of counters, as a division without known bounds makes
+    them (and of a symbol sympy knows is an integer, which takes sympy's own evaluation)."""
+    syms = list(SYMS)
+    if integer_symbol:
+        syms[0] = sympy.Symbol("n", integer=True)
+    arg = sympy.Add(*[sympy.Rational(c, d) * x for (c, d), x in zip(coeffs, syms)]) + sympy.Rational(num, den)
+    assert same(floor_of(arg), sympy.floor(arg)), arg
 
 
 def test_generation_leaves_the_collector_as_it_found_it():

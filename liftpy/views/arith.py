@@ -517,7 +517,7 @@ def fdiv(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
             return fdiv(expand_index(num / g), d // g, ranges)
     shifted = _nonneg(num, d, ranges)
     if shifted is None:
-        return sympy.floor(num / d)  # printed with a floor-division helper
+        return floor_of(num / d)  # printed with a floor-division helper
     a, k = shifted
     return CDiv(a, d) - k  # floor((a + k*d)/d) - k = floor(a/d)
 
@@ -546,6 +546,37 @@ def fmod(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
     if shifted is None:
         return sympy.Mod(num, d)  # printed with a floor-modulo helper
     return CMod(shifted[0], d)  # (a + k*d) mod d = a mod d
+
+
+def _is_plain(x) -> bool:
+    """A symbol created without assumptions (as loop counters are): sympy knows nothing of its values."""
+    return x.is_Symbol and x._assumptions0 == _PLAIN
+
+
+_PLAIN = sympy.Symbol("plain")._assumptions0
+
+
+def _plain_term(t) -> bool:
+    """``x`` or ``c*x`` for a plain symbol ``x`` and a rational ``c``."""
+    if t.is_Mul:
+        return len(t.args) == 2 and t.args[0].is_Rational and _is_plain(t.args[1])
+    return _is_plain(t)
+
+
+def floor_of(arg) -> sympy.Expr:
+    """``sympy.floor(arg)``, the same expression, without sympy's evaluation where its outcome is known:
+    for a sum of rational multiples of plain symbols and a constant, every assumption it asks about
+    (integer, real, imaginary) is unknown, so it keeps the integer constant outside and the rest in an
+    unevaluated floor.  That evaluation took milliseconds a call (a copy's contiguity test over the
+    indices of a tile makes dozens of them)."""
+    terms = sympy.Add.make_args(arg)
+    rest = [t for t in terms if not t.is_Rational]
+    if len(rest) < len(terms) - 1 or not rest or not all(_plain_term(t) for t in rest):
+        return sympy.floor(arg)
+    const = [t for t in terms if t.is_Rational]
+    if const and const[0].is_Integer:
+        return const[0] + sympy.floor(sympy.Add(*rest), evaluate=False)
+    return sympy.floor(arg, evaluate=False)
 
 
 def _small_remainder(num: sympy.Expr, d: int, ranges: Ranges):
