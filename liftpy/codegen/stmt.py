@@ -131,9 +131,26 @@ CONTAINERS = (Loop, If)  # statements with a body; everything else is a leaf
 
 def descend(s: Stmt, fn: Callable[[Block], Block]) -> Stmt:
     """A container statement with ``fn`` applied to its body; any other statement unchanged."""
-    if isinstance(s, CONTAINERS):
-        return dataclasses.replace(s, body=fn(s.body))
+    if isinstance(s, Loop):
+        return with_body(s, fn(s.body))
+    if isinstance(s, If):
+        return If(s.cond, fn(s.body))
     return s
+
+
+# The rebuilding helpers below call the constructors directly: ``dataclasses.replace`` inspects the
+# fields on every call, and the passes rebuild a hundred thousand statements and reads per kernel.
+
+def with_body(loop: Loop, body: Block) -> Loop:
+    """``loop`` with another body."""
+    return Loop(loop.var, loop.extent, loop.level, loop.dim, body, loop.unroll, loop.note)
+
+
+def store_with(s: Store, index, value) -> Store:
+    """``s`` storing ``value`` at ``index``; ``s`` itself when both are the same objects."""
+    if index is s.index and value is s.value:
+        return s
+    return Store(s.buffer, index, value, s.width, s.aligned)
 
 
 def body_ranges(s: Stmt, ranges: dict) -> dict:
@@ -157,10 +174,9 @@ def map_exprs(s: Stmt, fn: Callable[[sympy.Expr], sympy.Expr]) -> Stmt:
     if isinstance(s, If):
         return If(fn(s.cond), map_exprs(s.body, fn))
     if isinstance(s, Loop):
-        return dataclasses.replace(s, body=map_exprs(s.body, fn))
+        return with_body(s, map_exprs(s.body, fn))
     if isinstance(s, Store):
-        index, value = fn(s.index), map_read(s.value, fn)
-        return s if (index is s.index and value is s.value) else dataclasses.replace(s, index=index, value=value)
+        return store_with(s, fn(s.index), map_read(s.value, fn))
     if isinstance(s, IndexDef):
         value = fn(s.value)
         return s if value is s.value else IndexDef(s.var, value)

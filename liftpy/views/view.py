@@ -15,7 +15,6 @@ tuning parameters have values.
 from __future__ import annotations
 
 import abc
-import dataclasses
 
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -79,7 +78,7 @@ class MemRead(Read):
 
     def map_exprs(self, fn):
         index = fn(self.index)
-        return self if index is self.index else dataclasses.replace(self, index=index)
+        return self if index is self.index else MemRead(self.buffer, index, self.width, self.aligned)
 
 
 @dataclass(frozen=True)

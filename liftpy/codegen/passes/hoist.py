@@ -82,7 +82,7 @@ def hoist(kernel: Kernel) -> Kernel:
             elif isinstance(x, Store) and innermost is not None:
                 value = map_read(x.value, lambda e: replace_in(e, innermost, lifted))
                 index = replace_in(x.index, innermost, lifted)
-                items.append(dataclasses.replace(x, index=index, value=value))
+                items.append(Store(x.buffer, index, value, x.width, x.aligned))
             else:
                 items.append(x)
         return Block(tuple(items)), lifted

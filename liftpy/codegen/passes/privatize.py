@@ -113,7 +113,7 @@ def privatize(kernel: Kernel) -> Kernel:
     def fix_one(r):
         if isinstance(r, V.MemRead) and r.buffer in replace:
             b, i = fix_index(r.buffer, r.index)
-            return dataclasses.replace(r, buffer=b, index=i)
+            return V.MemRead(b, i, r.width, r.aligned)
         return r
 
     def fix_read(r):
@@ -126,7 +126,7 @@ def privatize(kernel: Kernel) -> Kernel:
             return Declare(replace[s.buffer][0])
         if isinstance(s, Store):
             b, i = fix_index(s.buffer, s.index)
-            return dataclasses.replace(s, buffer=b, index=i, value=fix_read(s.value))
+            return Store(b, i, fix_read(s.value), s.width, s.aligned)
         return descend(s, go)
 
     notes = dict(kernel.notes)

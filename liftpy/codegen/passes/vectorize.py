@@ -195,7 +195,7 @@ def _combine_loads(items: tuple, counter) -> tuple:
     out = []
     for pos, x in enumerate(items):
         out.extend(loads_at.get(pos, ()))
-        out.append(dataclasses.replace(x, value=swap(x.value)) if isinstance(x, Store) else x)
+        out.append(Store(x.buffer, x.index, swap(x.value), x.width, x.aligned) if isinstance(x, Store) else x)
     return tuple(out)
 
 
@@ -206,7 +206,7 @@ def _go(s, counter):
     if isinstance(s, Store):
         value = vectorize_read(s.value)
         aligned = s.aligned or (s.width > 1 and _alignable(s.buffer) and is_multiple(s.index, s.width))
-        return dataclasses.replace(s, value=value, aligned=aligned)
+        return Store(s.buffer, s.index, value, s.width, aligned)
     return descend(s, lambda b: _go(b, counter))
 
 
