@@ -25,6 +25,30 @@ from ..errors import CodegenError
 from .arith import floor_div, floor_mod, in_bounds
 
 
+def cached_hash(cls):
+    """A frozen dataclass whose hash is computed once per object.  The generated ``__hash__`` hashes
+    every field, recursively: a read's buffer, whose type is a tree of dataclasses, its children, and
+    so on, each time a pass keys a table by a read or a buffer.  The cached value is left out of
+    pickles (string hashes differ between processes)."""
+    compute = cls.__hash__
+
+    def __hash__(self):
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = compute(self)
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_hash", None)
+        return state
+
+    cls.__hash__ = __hash__
+    cls.__getstate__ = __getstate__
+    return cls
+
+
 @dataclass(frozen=True)
 class Field:
     """A tuple-component step in an access path."""
@@ -69,6 +93,7 @@ def walk_reads(r: Read):
         yield from walk_reads(k)
 
 
+@cached_hash
 @dataclass(frozen=True)
 class MemRead(Read):
     buffer: Any  # codegen.memory.Buffer
@@ -81,6 +106,7 @@ class MemRead(Read):
         return self if index is self.index else MemRead(self.buffer, index, self.width, self.aligned)
 
 
+@cached_hash
 @dataclass(frozen=True)
 class ConstRead(Read):
     value: Any
@@ -88,6 +114,7 @@ class ConstRead(Read):
     width: int = 1
 
 
+@cached_hash
 @dataclass(frozen=True)
 class CondRead(Read):
     cond: sympy.Basic
@@ -105,6 +132,7 @@ class CondRead(Read):
         return self if cond is self.cond else CondRead(cond, self.then, self.other)
 
 
+@cached_hash
 @dataclass(frozen=True)
 class FunCall(Read):
     """A call of a user function (its C name) on the values of its arguments."""
@@ -119,6 +147,7 @@ class FunCall(Read):
         return FunCall(self.name, kids)
 
 
+@cached_hash
 @dataclass(frozen=True)
 class VecRead(Read):
     """A vector assembled lane by lane, when its lanes are not contiguous in memory."""
@@ -133,6 +162,7 @@ class VecRead(Read):
         return VecRead(kids, self.scalar)
 
 
+@cached_hash
 @dataclass(frozen=True)
 class LaneRead(Read):
     """One lane of a computed vector value (``v.s2``, or chosen by comparisons for a variable lane)."""
@@ -150,6 +180,7 @@ class LaneRead(Read):
         return LaneRead(self.vector, fn(self.lane))
 
 
+@cached_hash
 @dataclass(frozen=True)
 class FieldRead(Read):
     """Component ``index`` of a tuple value (a struct in memory, or returned by a user function)."""
@@ -164,6 +195,7 @@ class FieldRead(Read):
         return FieldRead(kids[0], self.index)
 
 
+@cached_hash
 @dataclass(frozen=True)
 class TupleRead(Read):
     """A tuple value assembled from its components (a zip's element passed whole to a user function)."""
@@ -194,6 +226,7 @@ def field_of(r: Read, index: int) -> Read:
     return FieldRead(r, index)
 
 
+@cached_hash
 @dataclass(frozen=True)
 class ImageRead(Read):
     """One float4 texel of an OpenCL image, or one lane of it."""
