@@ -696,9 +696,20 @@ def _simplify_condition(c, ranges: Ranges):
 # C printing
 
 
+_C_TEXT = Memo()
+
+
 def to_c(e) -> str:
-    """Print an integer index expression (or condition) as OpenCL C."""
+    """Print an integer index expression (or condition) as OpenCL C (memoised: unrolled copies and the
+    kernels of one search print the same terms again and again)."""
     e = _sympify(e)
+    hit = _C_TEXT.table.get(e)
+    if hit is not None:
+        return hit
+    return _C_TEXT.get(e, lambda: _to_c(e))
+
+
+def _to_c(e) -> str:
     if e is sympy.true:
         return "true"
     if e is sympy.false:
@@ -758,7 +769,7 @@ def _operand(e) -> str:
 
 def _term_order(t):
     # Variables first in a stable order, the constant last: "wg * 8 + l + 3".
-    return (t.is_Integer, sympy.default_sort_key(t))
+    return (t.is_Integer, _sort_key(t))
 
 
 def _term(t, first: bool) -> str:
