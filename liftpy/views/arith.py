@@ -604,8 +604,12 @@ def simplify(e, ranges: Ranges) -> sympy.Expr:
     """Simplify an index expression bottom-up using ``ranges`` (memoised on the expression and the ranges
     of its own symbols)."""
     e = _sympify(e)
-    if e.is_Atom and not e.is_Symbol:
-        return e
+    if e.is_Atom:
+        return _simplify(e, ranges) if e.is_Symbol else e  # cheaper than the memo's key
+    if e.is_Mul and len(e.args) == 2 and e.args[0].is_Integer and e.args[1].is_Symbol:
+        r = ranges.get(e.args[1])  # c*x, the commonest term: unchanged unless x has a single value
+        if r is None or r[0] != r[1]:
+            return e
     key = _scoped(e, ranges)
     hit = _SIMPLIFIED.table.get(key)
     if hit is not None:
