@@ -151,9 +151,7 @@ def substitute(e, mapping: Mapping, seen: dict | None = None):
     queries assumptions; ``simplify`` decides them from the ranges), except where all operands are
     numbers and the node is folded.  ``seen``: results already computed for this mapping (the indices
     of one statement share most of their terms)."""
-    if not isinstance(e, sympy.Basic):
-        return e
-    if not mapping or not (_symbols(e) & mapping.keys()):
+    if not isinstance(e, sympy.Basic) or not mapping:
         return e
     return _subst(e, mapping, {} if seen is None else seen)
 
@@ -161,11 +159,14 @@ def substitute(e, mapping: Mapping, seen: dict | None = None):
 def _subst(e, mapping, seen: dict):
     if e.is_Symbol:
         return mapping.get(e, e)
-    if not e.args or not (_symbols(e) & mapping.keys()):
+    if not e.args:
         return e
     hit = seen.get(e)
     if hit is not None:
         return hit
+    if _symbols(e).isdisjoint(mapping):  # (iterates the mapping: a counter or two)
+        seen[e] = e
+        return e
     args = tuple(_subst(a, mapping, seen) for a in e.args)
     numbers = all(a.is_Number for a in args)
     if isinstance(e, (sympy.floor, sympy.Mod)) or e.is_Relational:
@@ -186,7 +187,9 @@ def _subst(e, mapping, seen: dict):
     return out
 
 
-def _rational(x: Fraction) -> sympy.Rational:
+def _rational(x: int | Fraction) -> sympy.Rational:
+    if isinstance(x, int):
+        return sympy.Integer(x)
     return sympy.Integer(x.numerator) if x.denominator == 1 else sympy.Rational(x.numerator, x.denominator)
 
 
@@ -194,9 +197,9 @@ def _product(args):
     """``Mul(*args)`` of rational numbers (a counter's coefficient times its unrolled value)."""
     if not all(a.is_Rational for a in args):
         return None
-    out = Fraction(1)
+    out = 1
     for a in args:
-        out *= Fraction(int(a.p), int(a.q))
+        out *= int(a) if a.is_Integer else Fraction(int(a.p), int(a.q))
     return _rational(out)
 
 
@@ -205,11 +208,13 @@ def _add_of_numbers(e, args):
     terms of an unrolled counter), or None for other changes.  The terms left are a subsequence of
     ``e``'s, already in sympy's canonical order and distinct, so the sum is the new constant followed by
     them, built without ``Add.flatten``'s collecting and sorting: what ``Add(*args)`` would return."""
-    const = Fraction(0)
+    const = 0  # an int while the numbers are integers (nearly always), a Fraction otherwise
     kept = []
     for old, new in zip(e.args, args):
         if new is old and not old.is_Number:
             kept.append(old)
+        elif new.is_Integer:
+            const += int(new)
         elif new.is_Rational:
             const += Fraction(int(new.p), int(new.q))
         else:
