@@ -478,14 +478,22 @@ def _as_fraction(arg) -> tuple[sympy.Expr | None, int]:
 
 def _split_terms(num: sympy.Expr, d: int) -> tuple[sympy.Expr, sympy.Expr]:
     """``num = d * q + r`` where q collects the terms whose coefficient d divides."""
-    q, r = sympy.Integer(0), sympy.Integer(0)
+    q, r = [], []
     for t in sympy.Add.make_args(num):
         c, rest = t.as_coeff_Mul()
         if c.is_Integer and int(c) % d == 0:
-            q += (int(c) // d) * rest
+            q.append((int(c) // d) * rest)
         else:
-            r += t
-    return q, r
+            r.append(t)
+    return _sum(q), _sum(r)
+
+
+def _sum(terms: list) -> sympy.Expr:
+    """``terms[0] + terms[1] + ...`` as one ``Add`` (sympy's sum does not depend on the grouping;
+    adding one term at a time flattened and sorted the growing sum again for each)."""
+    if not terms:
+        return sympy.Integer(0)
+    return terms[0] if len(terms) == 1 else sympy.Add(*terms)
 
 
 def fdiv(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
@@ -588,20 +596,28 @@ def _small_remainder(num: sympy.Expr, d: int, ranges: Ranges):
     """Find a > 1 dividing d such that num = big + small, every coefficient of big a multiple of a and
     small in [0, a).  Returns (a, big, small) for the largest such a, or None."""
     terms = sympy.Add.make_args(num)
+    coeffs = [t.as_coeff_Mul()[0] for t in terms]
     for a in sorted((k for k in range(2, d + 1) if d % k == 0), reverse=True):
-        big, small = sympy.Integer(0), sympy.Integer(0)
-        for t in terms:
-            c = t.as_coeff_Mul()[0]
-            if c.is_Integer and int(c) % a == 0:
-                big += t
-            else:
-                small += t
-        if small == 0 or big == 0:
+        big = [t for t, c in zip(terms, coeffs) if c.is_Integer and int(c) % a == 0]
+        small = [t for t, c in zip(terms, coeffs) if not (c.is_Integer and int(c) % a == 0)]
+        # The terms of a sum are distinct, so a part is zero only when it has none (or num is 0).
+        if not big or not small or num == 0:
             continue
-        b = bounds(small, ranges)
+        b = _bounds_of_sum(small, ranges)  # the sum itself is built only for the answer
         if b is not None and b[0] >= 0 and b[1] < a:
-            return a, big, small
+            return a, _sum(big), _sum(small)
     return None
+
+
+def _bounds_of_sum(terms: list, ranges: Ranges) -> tuple[int, int] | None:
+    """``bounds(Add(*terms), ranges)`` for distinct terms of one sum: the sum of their bounds."""
+    lo = hi = 0
+    for t in terms:
+        b = bounds(t, ranges)
+        if b is None:
+            return None
+        lo, hi = lo + b[0], hi + b[1]
+    return lo, hi
 
 
 
