@@ -22,6 +22,8 @@ import sympy
 
 from ..ir.levels import Level
 from ..views import view as V
+from ..views.arith import bounds
+from ..views.arith import substitute as _substitute_expr
 from .memory import Buffer
 
 
@@ -187,10 +189,8 @@ def substitute(s: Stmt, mapping: dict) -> Stmt:
     """``s`` with loop variables replaced (``{i: 3}`` when unrolling, ``{i: 4*a + b}`` when splitting)."""
     if not mapping:
         return s
-    from ..views.arith import substitute as subst
-
     seen: dict = {}  # the statements share most of their terms
-    return map_exprs(s, lambda e: subst(e, mapping, seen))
+    return map_exprs(s, lambda e: _substitute_expr(e, mapping, seen))
 
 
 def walk(s: Stmt) -> Iterator[Stmt]:
@@ -232,8 +232,6 @@ def map_block(s: Stmt, fn: Callable[[Block, dict], Block], ranges: dict | None =
         for x in s.items:
             items.append(map_block(x, fn, scope))
             if isinstance(x, IndexDef):
-                from ..views.arith import bounds
-
                 b = bounds(x.value, scope)
                 if b is not None:
                     scope[x.var] = b
@@ -245,7 +243,6 @@ def map_stmts(s: Stmt, fn: Callable[[Stmt, dict], object], ranges: dict | None =
     """Rebuild ``s``, letting ``fn(stmt, ranges)`` replace every statement that is not a block or a loop
     (by one statement, or a tuple of them; an ``If`` after its body); ``ranges`` holds the bounds of the
     loop variables and index definitions in scope at that statement."""
-    from ..views.arith import bounds
 
     def go(x: Stmt, scope: dict) -> Stmt:
         if isinstance(x, If):  # a container whose header holds an expression: fn sees it too

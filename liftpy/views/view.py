@@ -80,9 +80,11 @@ def transform(r: Read, fn: Callable[[Read], Read]) -> Read:
     """Rebuild ``r`` bottom-up, replacing every read ``x`` in it (``r`` included) by ``fn(x)``."""
     kids = r.children()
     if kids:
-        new = tuple(transform(k, fn) for k in kids)
-        if any(a is not b for a, b in zip(new, kids)):  # an unchanged tree is kept, not copied
-            r = r.with_children(new)
+        new = tuple([transform(k, fn) for k in kids])
+        for a, b in zip(new, kids):
+            if a is not b:  # an unchanged tree is kept, not copied
+                r = r.with_children(new)
+                break
     return fn(r)
 
 

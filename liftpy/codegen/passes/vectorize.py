@@ -25,7 +25,7 @@ import sympy
 
 from ...views import view as V
 from ...views.arith import expand_index
-from ..stmt import Block, Kernel, Store, descend, flatten
+from ..stmt import Block, Kernel, Store, descend, flatten, reads
 
 # Widths of the vector stores runs of scalar stores become.  Not 16: no GPU stores more than 128 bits per
 # work-item at once, and PoCL 3.0 on a CPU without AVX-512 builds a kernel with a float16 store into a
@@ -90,8 +90,6 @@ def vectorize_read(r: V.Read) -> V.Read:
 
 
 def _reads_buffer(r: V.Read, buffer) -> bool:
-    from ..stmt import reads
-
     return any(isinstance(x, V.MemRead) and x.buffer == buffer for x in reads(r))
 
 
