@@ -9,7 +9,7 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from liftpy.views.arith import _ordered, floor_of, make_and, substitute
+from liftpy.views.arith import CDiv, CMod, _ordered, floor_of, make_and, relation, substitute
 
 SYMS = sympy.symbols("i j k")
 REL = [sympy.Ge, sympy.Gt, sympy.Le, sympy.Lt, sympy.Eq, sympy.Ne]
@@ -92,6 +92,21 @@ def test_floor_of_is_sympys_floor(coeffs, num, den, integer_symbol):
         syms[0] = sympy.Symbol("n", integer=True)
     arg = sympy.Add(*[sympy.Rational(c, d) * x for (c, d), x in zip(coeffs, syms)]) + sympy.Rational(num, den)
     assert same(floor_of(arg), sympy.floor(arg)), arg
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(REL), st.lists(st.tuples(st.integers(-3, 3), st.sampled_from([1, 2, 4])), min_size=1, max_size=3),
+       st.lists(st.sampled_from(["cdiv", "cmod", "int", "const"]), max_size=2), st.integers(-5, 5))
+def test_relation_is_sympys_relation(rel, coeffs, extras, rhs):
+    """Comparisons as the hoisting pass rebuilds them: counters (plain, or known integers), hoisted
+    divisions, constants."""
+    syms = [SYMS[0], SYMS[1], sympy.Symbol("n", integer=True)]
+    terms = [sympy.Rational(c, d) * x for (c, d), x in zip(coeffs, syms)]
+    for k, extra in enumerate(extras):
+        terms.append({"cdiv": CDiv(SYMS[2] + k, 4), "cmod": 3 * CMod(SYMS[2], 4 + k),
+                      "int": sympy.Symbol("m", integer=True), "const": sympy.Integer(7)}[extra])
+    lhs = sympy.Add(*terms)
+    assert same(relation(rel, lhs, rhs), rel(lhs, rhs)), (rel, lhs, rhs)
 
 
 def test_generation_leaves_the_collector_as_it_found_it():

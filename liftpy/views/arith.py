@@ -576,6 +576,38 @@ def _plain_term(t) -> bool:
     return _is_plain(t)
 
 
+_INEQUALITIES = (sympy.Ge, sympy.Gt, sympy.Le, sympy.Lt)
+
+
+def _has_plain_term(e) -> bool:
+    """Whether ``e`` is a plain symbol, or a sum with one among its terms (``x`` or ``c*x``, c rational)
+    whose other terms are numbers or integer-valued: sympy cannot know that such a sum is real."""
+    if not e.is_Add:
+        return _plain_term(e)
+    plain = False
+    for t in e.args:
+        if _plain_term(t):
+            plain = True
+        elif not (t.is_Rational or _integer_node(t) or (t.is_Mul and len(t.args) == 2 and t.args[0].is_Rational
+                                                        and _integer_node(t.args[1]))):
+            return False
+    return plain
+
+
+def _integer_node(t) -> bool:
+    return isinstance(t, (CDiv, CMod, CLoad))
+
+
+def relation(cls, lhs, rhs):
+    """``cls(lhs, rhs)`` for a comparison class, the same expression, without sympy's evaluation where
+    its outcome is known: an inequality with a side sympy cannot prove real (a plain counter in it)
+    stays unevaluated, which sympy decided only after a round of assumption queries."""
+    lhs, rhs = _sympify(lhs), _sympify(rhs)
+    if cls in _INEQUALITIES and (_has_plain_term(lhs) or _has_plain_term(rhs)):
+        return cls(lhs, rhs, evaluate=False)
+    return cls(lhs, rhs)
+
+
 def floor_of(arg) -> sympy.Expr:
     """``sympy.floor(arg)``, the same expression, without sympy's evaluation where its outcome is known:
     for a sum of rational multiples of plain symbols and a constant, every assumption it asks about
