@@ -99,6 +99,17 @@ def expand_index(e) -> sympy.Expr:
     return e if _is_expanded(e) else sympy.expand(e)
 
 
+_DIFFERENCES = Memo()
+
+
+def difference(a, b) -> sympy.Expr:
+    """``expand_index(a - b)``, memoised: the vectorizer compares each address of a run of stores or
+    lanes with the first for every width it tries."""
+    key = (a, b)
+    hit = _DIFFERENCES.table.get(key)
+    return hit if hit is not None else _DIFFERENCES.get(key, lambda: expand_index(a - b))
+
+
 def _symbols(e) -> frozenset:
     """``e.free_symbols`` (which sympy recomputes on every call, over the whole tree)."""
     hit = _SYMBOLS.table.get(e)

@@ -24,7 +24,7 @@ from functools import lru_cache
 import sympy
 
 from ...views import view as V
-from ...views.arith import expand_index
+from ...views.arith import difference, expand_index
 from ..stmt import Block, Kernel, Store, descend, flatten, reads
 
 # Widths of the vector stores runs of scalar stores become.  Not 16: no GPU stores more than 128 bits per
@@ -39,7 +39,7 @@ def merge_lanes(lanes: list) -> V.Read | None:
     n, first = len(lanes), lanes[0]
     if all(isinstance(l, V.MemRead) and l.width == 1 and l.buffer == first.buffer for l in lanes):
         if first.buffer.space != "private" or first.buffer.count > 1:
-            if all(expand_index(l.index - first.index) == t for t, l in enumerate(lanes)):
+            if all(difference(l.index, first.index) == t for t, l in enumerate(lanes)):
                 return V.MemRead(first.buffer, first.index, n)
         return None
     if all(isinstance(l, V.ConstRead) and l.width == 1 and l.value == first.value for l in lanes):
@@ -104,7 +104,7 @@ def _group_stores(items: tuple) -> tuple:
                 run = items[i : i + w]
                 if len(run) < w or not all(isinstance(x, Store) and x.width == 1 and x.buffer == s.buffer for x in run):
                     continue
-                if not all(expand_index(x.index - s.index) == t for t, x in enumerate(run)):
+                if not all(difference(x.index, s.index) == t for t, x in enumerate(run)):
                     continue
                 if any(_reads_buffer(x.value, s.buffer) for x in run):
                     continue
