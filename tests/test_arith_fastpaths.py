@@ -126,3 +126,24 @@ def test_generation_leaves_the_collector_as_it_found_it():
             assert gc.isenabled() is enabled
         finally:
             gc.enable()
+
+
+def test_reads_and_buffers_hash_once_and_pickle_without_the_hash():
+    """Their cached hash equals the dataclass hash, and stays out of pickles: another process hashes
+    strings differently."""
+    import dataclasses
+    import pickle
+
+    from liftpy.codegen.memory import Buffer
+    from liftpy.ir.types import ArrayType, Float
+    from liftpy.views import view as V
+
+    buf = Buffer("x", "global", Float, 16, sympy.Integer(16), "input", ArrayType(Float, 16))
+    read = V.CondRead(sympy.Ge(SYMS[0], 1), V.MemRead(buf, SYMS[0] + 1, 1), V.ConstRead(0.0, Float))
+    for obj in (buf, read):
+        first = hash(obj)
+        assert first == hash(obj) == hash(tuple(getattr(obj, f.name) for f in dataclasses.fields(obj)))
+        state = pickle.dumps(obj)
+        assert b"_hash" not in state
+        back = pickle.loads(state)
+        assert back == obj and hash(back) == first
