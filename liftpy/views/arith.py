@@ -739,7 +739,7 @@ def _simplify_condition(c, ranges: Ranges):
         parts = [p for p in parts if p is not sympy.false]
         return sympy.Or(*parts) if parts else sympy.false
     if c.is_Relational:
-        lhs = simplify(c.lhs - c.rhs, ranges)
+        lhs = simplify(c.lhs if c.rhs == 0 else c.lhs - c.rhs, ranges)  # (x - 0 is x)
         b = bounds(lhs, ranges)
         op = c.rel_op
         if b is not None:
