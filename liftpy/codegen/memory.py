@@ -13,8 +13,10 @@ from dataclasses import dataclass
 import sympy
 
 from ..ir.types import ScalarType, TupleType, Type
+from ..views.view import cached_hash
 
 
+@cached_hash
 @dataclass(frozen=True)
 class Buffer:
     name: str

@@ -22,6 +22,8 @@ import sympy
 
 from ..ir.levels import Level
 from ..views import view as V
+from ..views.arith import bounds
+from ..views.arith import substitute as _substitute_expr
 from .memory import Buffer
 
 
@@ -131,9 +133,26 @@ CONTAINERS = (Loop, If)  # statements with a body; everything else is a leaf
 
 def descend(s: Stmt, fn: Callable[[Block], Block]) -> Stmt:
     """A container statement with ``fn`` applied to its body; any other statement unchanged."""
-    if isinstance(s, CONTAINERS):
-        return dataclasses.replace(s, body=fn(s.body))
+    if isinstance(s, Loop):
+        return with_body(s, fn(s.body))
+    if isinstance(s, If):
+        return If(s.cond, fn(s.body))
     return s
+
+
+# The rebuilding helpers below call the constructors directly: ``dataclasses.replace`` inspects the
+# fields on every call, and the passes rebuild a hundred thousand statements and reads per kernel.
+
+def with_body(loop: Loop, body: Block) -> Loop:
+    """``loop`` with another body."""
+    return Loop(loop.var, loop.extent, loop.level, loop.dim, body, loop.unroll, loop.note)
+
+
+def store_with(s: Store, index, value) -> Store:
+    """``s`` storing ``value`` at ``index``; ``s`` itself when both are the same objects."""
+    if index is s.index and value is s.value:
+        return s
+    return Store(s.buffer, index, value, s.width, s.aligned)
 
 
 def body_ranges(s: Stmt, ranges: dict) -> dict:
@@ -157,10 +176,9 @@ def map_exprs(s: Stmt, fn: Callable[[sympy.Expr], sympy.Expr]) -> Stmt:
     if isinstance(s, If):
         return If(fn(s.cond), map_exprs(s.body, fn))
     if isinstance(s, Loop):
-        return dataclasses.replace(s, body=map_exprs(s.body, fn))
+        return with_body(s, map_exprs(s.body, fn))
     if isinstance(s, Store):
-        index, value = fn(s.index), map_read(s.value, fn)
-        return s if (index is s.index and value is s.value) else dataclasses.replace(s, index=index, value=value)
+        return store_with(s, fn(s.index), map_read(s.value, fn))
     if isinstance(s, IndexDef):
         value = fn(s.value)
         return s if value is s.value else IndexDef(s.var, value)
@@ -171,10 +189,8 @@ def substitute(s: Stmt, mapping: dict) -> Stmt:
     """``s`` with loop variables replaced (``{i: 3}`` when unrolling, ``{i: 4*a + b}`` when splitting)."""
     if not mapping:
         return s
-    from ..views.arith import substitute as subst
-
     seen: dict = {}  # the statements share most of their terms
-    return map_exprs(s, lambda e: subst(e, mapping, seen))
+    return map_exprs(s, lambda e: _substitute_expr(e, mapping, seen))
 
 
 def walk(s: Stmt) -> Iterator[Stmt]:
@@ -216,8 +232,6 @@ def map_block(s: Stmt, fn: Callable[[Block, dict], Block], ranges: dict | None =
         for x in s.items:
             items.append(map_block(x, fn, scope))
             if isinstance(x, IndexDef):
-                from ..views.arith import bounds
-
                 b = bounds(x.value, scope)
                 if b is not None:
                     scope[x.var] = b
@@ -229,7 +243,6 @@ def map_stmts(s: Stmt, fn: Callable[[Stmt, dict], object], ranges: dict | None =
     """Rebuild ``s``, letting ``fn(stmt, ranges)`` replace every statement that is not a block or a loop
     (by one statement, or a tuple of them; an ``If`` after its body); ``ranges`` holds the bounds of the
     loop variables and index definitions in scope at that statement."""
-    from ..views.arith import bounds
 
     def go(x: Stmt, scope: dict) -> Stmt:
         if isinstance(x, If):  # a container whose header holds an expression: fn sees it too

@@ -11,6 +11,7 @@ first, so every requirement is decided.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Mapping
 
 import sympy
@@ -20,6 +21,19 @@ from .expr import Call, Expr, Lambda, Literal, Program, Var, primitive_functions
 from .primitives import Index, Primitive
 from .types import ArrayType, TupleType, Type, VectorType, as_size, size_str, sizes_equal, subs_type, substitute_sizes
 from .userfun import UserFun
+
+
+# The comparisons of sizes a type rule requires, memoised: sympy evaluates each one through its
+# assumption system, and code generation type-checks every point of a search, with the same
+# comparisons of the same symbolic sizes before the point's values are substituted.
+@lru_cache(maxsize=65536)
+def _at_least_one(n):
+    return sympy.Ge(n, 1)
+
+
+@lru_cache(maxsize=65536)
+def _equal(a, b):
+    return sympy.Eq(a, b)
 
 
 @dataclass(frozen=True)
@@ -169,7 +183,7 @@ class _PrimCtx:
         self.checker.record(pred, message, self.prim.text_name, self.node)
 
     def require_positive(self, n, message: str) -> None:
-        self.require(sympy.Ge(n, 1), message)
+        self.require(_at_least_one(n), message)
 
     def require_equal(self, a, b, message: str) -> None:
         same = sizes_equal(a, b)
@@ -177,7 +191,7 @@ class _PrimCtx:
             return
         if same is False:
             self.fail(message)
-        self.require(sympy.Eq(a, b), message)
+        self.require(_equal(a, b), message)
 
     def require_types_equal(self, a: Type, b: Type, what: str) -> None:
         if isinstance(a, ArrayType) and isinstance(b, ArrayType):

@@ -8,7 +8,7 @@ Array lengths are sympy expressions over named size variables (``N``, ``W``) and
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Mapping
 
 import numpy as np
@@ -71,6 +71,7 @@ class _SizePrinter(sympy.printing.str.StrPrinter):
         return super()._print_Pow(expr, rational)
 
 
+@lru_cache(maxsize=65536)  # pure; code generation type-checks every point's program, asking the same pairs
 def sizes_equal(a: Size, b: Size) -> bool | None:
     """True if provably equal, False if provably different, None if it depends on the variables."""
     diff = sympy.expand(a - b)

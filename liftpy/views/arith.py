@@ -12,11 +12,15 @@ integers; ranges are inclusive ``(lo, hi)`` pairs.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from functools import reduce as _fold
 from math import gcd
 from typing import Mapping
 
 import sympy
+from sympy.core.operations import AssocOp
+from sympy.core.sorting import _node_count
+from sympy.logic.boolalg import as_Boolean
 
 Ranges = Mapping[sympy.Symbol, tuple[int, int]]
 
@@ -66,9 +70,19 @@ class Memo:
 _EXPANDED, _SYMBOLS, _DIVMODS, _SIMPLIFIED, _CONDITIONS = Memo(), Memo(), Memo(), Memo(), Memo()
 
 
+def _sympify(e):
+    """``sympy.sympify(e)``, skipping sympify's dispatch for what is already a sympy object (nearly every
+    call: the passes hand indices around as sympy expressions)."""
+    return e if isinstance(e, sympy.Basic) else sympy.sympify(e)
+
+
 def _is_expanded(e) -> bool:
     """Whether ``sympy.expand`` would leave ``e`` as it is: no product or power of a sum anywhere
     (checking is far cheaper than expanding, which was a third of the simplifier's time)."""
+    hit = _EXPANDED.table.get(e)
+    if hit is not None:  # looked up before building the closure: most calls are hits
+        return hit
+
     def compute():
         if not e.args:
             return True
@@ -81,12 +95,27 @@ def _is_expanded(e) -> bool:
 
 def expand_index(e) -> sympy.Expr:
     """``sympy.expand(e)``, skipped where it would change nothing (most indices)."""
-    e = sympy.sympify(e)
+    e = _sympify(e)
     return e if _is_expanded(e) else sympy.expand(e)
+
+
+_DIFFERENCES = Memo()
+
+
+def difference(a, b) -> sympy.Expr:
+    """``expand_index(a - b)``, memoised: the vectorizer compares each address of a run of stores or
+    lanes with the first for every width it tries."""
+    key = (a, b)
+    hit = _DIFFERENCES.table.get(key)
+    return hit if hit is not None else _DIFFERENCES.get(key, lambda: expand_index(a - b))
 
 
 def _symbols(e) -> frozenset:
     """``e.free_symbols`` (which sympy recomputes on every call, over the whole tree)."""
+    hit = _SYMBOLS.table.get(e)
+    if hit is not None:
+        return hit
+
     def compute():
         if e.is_Symbol:
             return frozenset((e,))
@@ -97,7 +126,7 @@ def _symbols(e) -> frozenset:
 
 def free_symbols(e) -> frozenset:
     """The symbols of an index expression (memoised; passes ask for them of every node)."""
-    return _symbols(sympy.sympify(e))
+    return _symbols(_sympify(e))
 
 
 DIVMOD = (sympy.floor, sympy.Mod, CDiv, CMod)  # the nodes that divide
@@ -105,7 +134,10 @@ DIVMOD = (sympy.floor, sympy.Mod, CDiv, CMod)  # the nodes that divide
 
 def divmod_nodes(e) -> tuple:
     """The divisions and moduli in ``e`` (floor, Mod, CDiv, CMod), outermost first."""
-    e = sympy.sympify(e)
+    e = _sympify(e)
+    hit = _DIVMODS.table.get(e)
+    if hit is not None:
+        return hit
 
     def compute():
         inner = tuple(n for a in e.args for n in divmod_nodes(a))
@@ -130,9 +162,7 @@ def substitute(e, mapping: Mapping, seen: dict | None = None):
     queries assumptions; ``simplify`` decides them from the ranges), except where all operands are
     numbers and the node is folded.  ``seen``: results already computed for this mapping (the indices
     of one statement share most of their terms)."""
-    if not isinstance(e, sympy.Basic):
-        return e
-    if not mapping or not (_symbols(e) & mapping.keys()):
+    if not isinstance(e, sympy.Basic) or not mapping:
         return e
     return _subst(e, mapping, {} if seen is None else seen)
 
@@ -140,28 +170,187 @@ def substitute(e, mapping: Mapping, seen: dict | None = None):
 def _subst(e, mapping, seen: dict):
     if e.is_Symbol:
         return mapping.get(e, e)
-    if not e.args or not (_symbols(e) & mapping.keys()):
+    if not e.args:
         return e
     hit = seen.get(e)
     if hit is not None:
         return hit
+    if _symbols(e).isdisjoint(mapping):  # (iterates the mapping: a counter or two)
+        seen[e] = e
+        return e
     args = tuple(_subst(a, mapping, seen) for a in e.args)
     numbers = all(a.is_Number for a in args)
     if isinstance(e, (sympy.floor, sympy.Mod)) or e.is_Relational:
-        out = e.func(*args) if numbers else e.func(*args, evaluate=False)
-    elif isinstance(e, (sympy.And, sympy.Or)) and not any(isinstance(a, sympy.logic.boolalg.BooleanAtom) for a in args):
+        out = _fold_numbers(e, args) if numbers else e.func(*args, evaluate=False)
+    elif isinstance(e, sympy.And):
+        out = make_and(args)
+    elif isinstance(e, sympy.Or) and not any(isinstance(a, sympy.logic.boolalg.BooleanAtom) for a in args):
         out = e.func(*args, evaluate=False)  # simplify_condition rebuilds it, decided parts dropped
     else:
-        out = e.func(*args)
+        out = None
+        if e.is_Add:
+            out = _add_of_numbers(e, args)
+        elif e.is_Mul and numbers:
+            out = _product(args)
+        if out is None:
+            out = e.func(*args)
     seen[e] = out
     return out
+
+
+def _rational(x: int | Fraction) -> sympy.Rational:
+    if isinstance(x, int):
+        return sympy.Integer(x)
+    return sympy.Integer(x.numerator) if x.denominator == 1 else sympy.Rational(x.numerator, x.denominator)
+
+
+def _product(args):
+    """``Mul(*args)`` of rational numbers (a counter's coefficient times its unrolled value)."""
+    if not all(a.is_Rational for a in args):
+        return None
+    out = 1
+    for a in args:
+        out *= int(a) if a.is_Integer else Fraction(int(a.p), int(a.q))
+    return _rational(out)
+
+
+def _add_of_numbers(e, args):
+    """``Add(*args)`` where ``args`` are ``e.args`` with some terms replaced by rational numbers (the
+    terms of an unrolled counter), or None for other changes.  The terms left are a subsequence of
+    ``e``'s, already in sympy's canonical order and distinct, so the sum is the new constant followed by
+    them, built without ``Add.flatten``'s collecting and sorting: what ``Add(*args)`` would return."""
+    const = 0  # an int while the numbers are integers (nearly always), a Fraction otherwise
+    kept = []
+    for old, new in zip(e.args, args):
+        if new is old and not old.is_Number:
+            kept.append(old)
+        elif new.is_Integer:
+            const += int(new)
+        elif new.is_Rational:
+            const += Fraction(int(new.p), int(new.q))
+        else:
+            return None
+    if not kept:
+        return _rational(const)
+    if const:
+        kept.insert(0, _rational(const))
+    return kept[0] if len(kept) == 1 else sympy.Add._from_args(kept, True)
+
+
+_RATIONAL_COMPARISONS = {
+    ">=": lambda a, b: a >= b, ">": lambda a, b: a > b, "<=": lambda a, b: a <= b,
+    "<": lambda a, b: a < b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
+}
+
+
+def _fold_numbers(e, args):
+    """``e.func(*args)`` for a floor, modulus or comparison of numbers (an unrolled copy's constants),
+    computed with Python's exact integers and fractions where sympy's evaluation would get the same
+    value after consulting the assumption system."""
+    if all(a.is_Rational for a in args):
+        fracs = [Fraction(int(a.p), int(a.q)) for a in args]
+        if isinstance(e, sympy.floor):
+            return sympy.Integer(fracs[0].numerator // fracs[0].denominator)
+        if isinstance(e, sympy.Mod):
+            if all(a.is_Integer for a in args) and fracs[1] != 0:
+                return sympy.Integer(int(fracs[0]) % int(fracs[1]))
+        elif e.rel_op in _RATIONAL_COMPARISONS:
+            return sympy.true if _RATIONAL_COMPARISONS[e.rel_op](*fracs) else sympy.false
+    return e.func(*args)
+
+
+# sympy's ``And`` sorts its arguments with ``ordered`` (node counts, then ``default_sort_key``) twice
+# per construction, and compares their canonical forms: a condition of two comparisons cost a
+# millisecond.  Its keys and canonical forms are pure functions of the arguments, so they are memoised.
+_SORT_KEYS, _CANONICAL, _NEGATED = Memo(), Memo(), Memo()
+
+
+def _sort_key(e):
+    hit = _SORT_KEYS.table.get(e)
+    return hit if hit is not None else _SORT_KEYS.get(e, lambda: sympy.default_sort_key(e))
+
+
+def _ordered(items) -> list:
+    """``list(sympy.ordered(items))`` for distinct items: by node count, then (only among items of equal
+    counts, as there, since it is the costly key) by ``default_sort_key``; ties keep their order."""
+    items = list(items)
+    if len(items) < 2:
+        return items
+    groups: dict = {}
+    for x in items:
+        groups.setdefault(_node_count(x), []).append(x)
+    out = []
+    for n in sorted(groups):
+        group = groups[n]
+        if len(group) > 1:
+            heads = [_class_head(x) for x in group]
+            if None not in heads and len(set(heads)) == len(heads):
+                group = [x for _, x in sorted(zip(heads, group), key=lambda hx: hx[0])]
+            else:
+                group = sorted(group, key=_sort_key)
+        out.extend(group)
+    return out
+
+
+def _class_head(x):
+    """The first component of ``default_sort_key(x)`` where it is cheap to know: ``x.class_key()`` for
+    the objects whose key is ``Basic.sort_key`` (comparisons, conjunctions), None for others.  Two
+    comparisons of different kinds are ordered by it alone, without sorting the terms of their sides."""
+    if type(x).sort_key is sympy.Basic.sort_key and not x.is_Atom:
+        return x.class_key()
+    return None
+
+
+def _canonical(r):
+    hit = _CANONICAL.table.get(r)
+    return hit if hit is not None else _CANONICAL.get(r, lambda: r.canonical)
+
+
+def _negated_canonical(c):
+    hit = _NEGATED.table.get(c)
+    return hit if hit is not None else _NEGATED.get(c, lambda: c.negated.canonical)
+
+
+def make_and(args):
+    """``sympy.And(*args)``, the same expression, built with memoised sort keys and canonical forms: the
+    steps of sympy's ``And._new_args_filter`` and ``LatticeOp.__new__`` in their order."""
+    flat = []
+    for a in args:
+        a = as_Boolean(a)
+        if a == sympy.false:
+            return sympy.false
+        if a == sympy.true:
+            continue
+        if a.func == sympy.And:
+            flat.extend(a.args)
+        else:
+            flat.append(a)
+    kept, rel = [], set()
+    for x in _ordered(flat):
+        if x.is_Relational:
+            c = _canonical(x)
+            if c in rel:
+                continue
+            if _negated_canonical(c) in rel:
+                kept = [sympy.false]
+                break
+            rel.add(c)
+        kept.append(x)
+    argset = frozenset(kept)
+    if not argset:
+        return sympy.true
+    if len(argset) == 1:
+        return next(iter(argset))
+    obj = super(AssocOp, sympy.And).__new__(sympy.And, *_ordered(argset))
+    obj._argset = argset
+    return obj
 
 
 def floor_div(a, n) -> sympy.Expr:
     """``floor(a / n)`` as a view writes it, for an integer ``n > 0``, left unevaluated: sympy's evaluation
     of ``floor`` and ``Mod`` queries the assumptions of every term (a third of code generation's time),
     and ``simplify`` below decides these nodes with the ranges sympy does not know anyway."""
-    a = sympy.sympify(a)
+    a = _sympify(a)
     if not (isinstance(n, int) or getattr(n, "is_Integer", False)):
         return sympy.floor(a / n)
     n = int(n)
@@ -174,7 +363,7 @@ def floor_div(a, n) -> sympy.Expr:
 
 def floor_mod(a, n) -> sympy.Expr:
     """``a mod n`` (the sign of ``n``), for an integer ``n > 0``, left unevaluated like ``floor_div``."""
-    a = sympy.sympify(a)
+    a = _sympify(a)
     if not (isinstance(n, int) or getattr(n, "is_Integer", False)):
         return sympy.Mod(a, n)
     n = int(n)
@@ -189,10 +378,10 @@ def in_bounds(j, n) -> sympy.Basic:
     """``0 <= j < n`` as a padded view's condition, built unevaluated unless ``j`` is a number (sympy's
     evaluation of a comparison asks the assumption system, which knows nothing of loop ranges;
     ``simplify_condition`` decides it)."""
-    j = sympy.sympify(j)
+    j = _sympify(j)
     if j.is_Number:
         return sympy.And(j >= 0, j < n)
-    return sympy.And(sympy.Ge(j, 0, evaluate=False), sympy.Lt(j, n, evaluate=False))
+    return make_and((sympy.Ge(j, 0, evaluate=False), sympy.Lt(j, n, evaluate=False)))
 
 
 def _nonneg(num: sympy.Expr, d: int, ranges: Ranges) -> tuple[sympy.Expr, int] | None:
@@ -207,7 +396,7 @@ def _nonneg(num: sympy.Expr, d: int, ranges: Ranges) -> tuple[sympy.Expr, int] |
 
 def bounds(e, ranges: Ranges) -> tuple[int, int] | None:
     """Inclusive integer bounds of ``e``, or None if unknown."""
-    e = sympy.sympify(e)
+    e = _sympify(e)
     if e.is_Integer:
         return (int(e), int(e))
     if e.is_Symbol:
@@ -300,14 +489,22 @@ def _as_fraction(arg) -> tuple[sympy.Expr | None, int]:
 
 def _split_terms(num: sympy.Expr, d: int) -> tuple[sympy.Expr, sympy.Expr]:
     """``num = d * q + r`` where q collects the terms whose coefficient d divides."""
-    q, r = sympy.Integer(0), sympy.Integer(0)
+    q, r = [], []
     for t in sympy.Add.make_args(num):
         c, rest = t.as_coeff_Mul()
         if c.is_Integer and int(c) % d == 0:
-            q += (int(c) // d) * rest
+            q.append((int(c) // d) * rest)
         else:
-            r += t
-    return q, r
+            r.append(t)
+    return _sum(q), _sum(r)
+
+
+def _sum(terms: list) -> sympy.Expr:
+    """``terms[0] + terms[1] + ...`` as one ``Add`` (sympy's sum does not depend on the grouping;
+    adding one term at a time flattened and sorted the growing sum again for each)."""
+    if not terms:
+        return sympy.Integer(0)
+    return terms[0] if len(terms) == 1 else sympy.Add(*terms)
 
 
 def fdiv(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
@@ -344,7 +541,7 @@ def fdiv(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
             return fdiv(expand_index(num / g), d // g, ranges)
     shifted = _nonneg(num, d, ranges)
     if shifted is None:
-        return sympy.floor(num / d)  # printed with a floor-division helper
+        return floor_of(num / d)  # printed with a floor-division helper
     a, k = shifted
     return CDiv(a, d) - k  # floor((a + k*d)/d) - k = floor(a/d)
 
@@ -375,34 +572,113 @@ def fmod(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
     return CMod(shifted[0], d)  # (a + k*d) mod d = a mod d
 
 
+def _is_plain(x) -> bool:
+    """A symbol created without assumptions (as loop counters are): sympy knows nothing of its values."""
+    return x.is_Symbol and x._assumptions0 == _PLAIN
+
+
+_PLAIN = sympy.Symbol("plain")._assumptions0
+
+
+def _plain_term(t) -> bool:
+    """``x`` or ``c*x`` for a plain symbol ``x`` and a rational ``c``."""
+    if t.is_Mul:
+        return len(t.args) == 2 and t.args[0].is_Rational and _is_plain(t.args[1])
+    return _is_plain(t)
+
+
+_INEQUALITIES = (sympy.Ge, sympy.Gt, sympy.Le, sympy.Lt)
+
+
+def _has_plain_term(e) -> bool:
+    """Whether ``e`` is a plain symbol, or a sum with one among its terms (``x`` or ``c*x``, c rational)
+    whose other terms are numbers or integer-valued: sympy cannot know that such a sum is real."""
+    if not e.is_Add:
+        return _plain_term(e)
+    plain = False
+    for t in e.args:
+        if _plain_term(t):
+            plain = True
+        elif not (t.is_Rational or _integer_node(t) or (t.is_Mul and len(t.args) == 2 and t.args[0].is_Rational
+                                                        and _integer_node(t.args[1]))):
+            return False
+    return plain
+
+
+def _integer_node(t) -> bool:
+    return isinstance(t, (CDiv, CMod, CLoad))
+
+
+def relation(cls, lhs, rhs):
+    """``cls(lhs, rhs)`` for a comparison class, the same expression, without sympy's evaluation where
+    its outcome is known: an inequality with a side sympy cannot prove real (a plain counter in it)
+    stays unevaluated, which sympy decided only after a round of assumption queries."""
+    lhs, rhs = _sympify(lhs), _sympify(rhs)
+    if cls in _INEQUALITIES and (_has_plain_term(lhs) or _has_plain_term(rhs)):
+        return cls(lhs, rhs, evaluate=False)
+    return cls(lhs, rhs)
+
+
+def floor_of(arg) -> sympy.Expr:
+    """``sympy.floor(arg)``, the same expression, without sympy's evaluation where its outcome is known:
+    for a sum of rational multiples of plain symbols and a constant, every assumption it asks about
+    (integer, real, imaginary) is unknown, so it keeps the integer constant outside and the rest in an
+    unevaluated floor.  That evaluation took milliseconds a call (a copy's contiguity test over the
+    indices of a tile makes dozens of them)."""
+    terms = sympy.Add.make_args(arg)
+    rest = [t for t in terms if not t.is_Rational]
+    if len(rest) < len(terms) - 1 or not rest or not all(_plain_term(t) for t in rest):
+        return sympy.floor(arg)
+    const = [t for t in terms if t.is_Rational]
+    if const and const[0].is_Integer:
+        return const[0] + sympy.floor(sympy.Add(*rest), evaluate=False)
+    return sympy.floor(arg, evaluate=False)
+
+
 def _small_remainder(num: sympy.Expr, d: int, ranges: Ranges):
     """Find a > 1 dividing d such that num = big + small, every coefficient of big a multiple of a and
     small in [0, a).  Returns (a, big, small) for the largest such a, or None."""
     terms = sympy.Add.make_args(num)
+    coeffs = [t.as_coeff_Mul()[0] for t in terms]
     for a in sorted((k for k in range(2, d + 1) if d % k == 0), reverse=True):
-        big, small = sympy.Integer(0), sympy.Integer(0)
-        for t in terms:
-            c = t.as_coeff_Mul()[0]
-            if c.is_Integer and int(c) % a == 0:
-                big += t
-            else:
-                small += t
-        if small == 0 or big == 0:
+        big = [t for t, c in zip(terms, coeffs) if c.is_Integer and int(c) % a == 0]
+        small = [t for t, c in zip(terms, coeffs) if not (c.is_Integer and int(c) % a == 0)]
+        # The terms of a sum are distinct, so a part is zero only when it has none (or num is 0).
+        if not big or not small or num == 0:
             continue
-        b = bounds(small, ranges)
+        b = _bounds_of_sum(small, ranges)  # the sum itself is built only for the answer
         if b is not None and b[0] >= 0 and b[1] < a:
-            return a, big, small
+            return a, _sum(big), _sum(small)
     return None
+
+
+def _bounds_of_sum(terms: list, ranges: Ranges) -> tuple[int, int] | None:
+    """``bounds(Add(*terms), ranges)`` for distinct terms of one sum: the sum of their bounds."""
+    lo = hi = 0
+    for t in terms:
+        b = bounds(t, ranges)
+        if b is None:
+            return None
+        lo, hi = lo + b[0], hi + b[1]
+    return lo, hi
 
 
 
 def simplify(e, ranges: Ranges) -> sympy.Expr:
     """Simplify an index expression bottom-up using ``ranges`` (memoised on the expression and the ranges
     of its own symbols)."""
-    e = sympy.sympify(e)
-    if e.is_Atom and not e.is_Symbol:
-        return e
-    return _SIMPLIFIED.get(_scoped(e, ranges), lambda: _same_if_equal(e, _simplify(e, ranges)))
+    e = _sympify(e)
+    if e.is_Atom:
+        return _simplify(e, ranges) if e.is_Symbol else e  # cheaper than the memo's key
+    if e.is_Mul and len(e.args) == 2 and e.args[0].is_Integer and e.args[1].is_Symbol:
+        r = ranges.get(e.args[1])  # c*x, the commonest term: unchanged unless x has a single value
+        if r is None or r[0] != r[1]:
+            return e
+    key = _scoped(e, ranges)
+    hit = _SIMPLIFIED.table.get(key)
+    if hit is not None:
+        return hit
+    return _SIMPLIFIED.get(key, lambda: _same_if_equal(e, _simplify(e, ranges)))
 
 
 def _simplify(e, ranges: Ranges) -> sympy.Expr:
@@ -427,7 +703,10 @@ def _simplify(e, ranges: Ranges) -> sympy.Expr:
             return fmod(a, int(m), ranges)
         return sympy.Mod(a, m)
     if e.is_Add or e.is_Mul:
-        return expand_index(e.func(*[simplify(a, ranges) for a in e.args]))
+        args = [simplify(a, ranges) for a in e.args]
+        if all(a is b for a, b in zip(args, e.args)):  # rebuilding from its own arguments gives e back
+            return expand_index(e)
+        return expand_index(e.func(*args))
     if isinstance(e, sympy.logic.boolalg.BooleanFunction) or e.is_Relational:
         return simplify_condition(e, ranges)
     return e
@@ -436,10 +715,14 @@ def _simplify(e, ranges: Ranges) -> sympy.Expr:
 def simplify_condition(c, ranges: Ranges):
     """Decide a comparison or conjunction where the ranges allow; otherwise simplify its operands
     (memoised like ``simplify``)."""
-    c = sympy.sympify(c)
+    c = _sympify(c)
     if c in (sympy.true, sympy.false):
         return c
-    return _CONDITIONS.get(_scoped(c, ranges), lambda: _same_if_equal(c, _simplify_condition(c, ranges)))
+    key = _scoped(c, ranges)
+    hit = _CONDITIONS.table.get(key)
+    if hit is not None:
+        return hit
+    return _CONDITIONS.get(key, lambda: _same_if_equal(c, _simplify_condition(c, ranges)))
 
 
 def _simplify_condition(c, ranges: Ranges):
@@ -448,7 +731,7 @@ def _simplify_condition(c, ranges: Ranges):
         if any(p is sympy.false for p in parts):
             return sympy.false
         parts = [p for p in parts if p is not sympy.true]
-        return sympy.And(*parts) if parts else sympy.true
+        return make_and(parts) if parts else sympy.true
     if isinstance(c, sympy.Or):
         parts = [simplify_condition(a, ranges) for a in c.args]
         if any(p is sympy.true for p in parts):
@@ -456,7 +739,7 @@ def _simplify_condition(c, ranges: Ranges):
         parts = [p for p in parts if p is not sympy.false]
         return sympy.Or(*parts) if parts else sympy.false
     if c.is_Relational:
-        lhs = simplify(c.lhs - c.rhs, ranges)
+        lhs = simplify(c.lhs if c.rhs == 0 else c.lhs - c.rhs, ranges)  # (x - 0 is x)
         b = bounds(lhs, ranges)
         op = c.rel_op
         if b is not None:
@@ -481,9 +764,20 @@ def _simplify_condition(c, ranges: Ranges):
 # C printing
 
 
+_C_TEXT = Memo()
+
+
 def to_c(e) -> str:
-    """Print an integer index expression (or condition) as OpenCL C."""
-    e = sympy.sympify(e)
+    """Print an integer index expression (or condition) as OpenCL C (memoised: unrolled copies and the
+    kernels of one search print the same terms again and again)."""
+    e = _sympify(e)
+    hit = _C_TEXT.table.get(e)
+    if hit is not None:
+        return hit
+    return _C_TEXT.get(e, lambda: _to_c(e))
+
+
+def _to_c(e) -> str:
     if e is sympy.true:
         return "true"
     if e is sympy.false:
@@ -543,7 +837,7 @@ def _operand(e) -> str:
 
 def _term_order(t):
     # Variables first in a stable order, the constant last: "wg * 8 + l + 3".
-    return (t.is_Integer, sympy.default_sort_key(t))
+    return (t.is_Integer, _sort_key(t))
 
 
 def _term(t, first: bool) -> str:

@@ -15,7 +15,6 @@ tuning parameters have values.
 from __future__ import annotations
 
 import abc
-import dataclasses
 
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -24,6 +23,30 @@ import sympy
 
 from ..errors import CodegenError
 from .arith import floor_div, floor_mod, in_bounds
+
+
+def cached_hash(cls):
+    """A frozen dataclass whose hash is computed once per object.  The generated ``__hash__`` hashes
+    every field, recursively: a read's buffer, whose type is a tree of dataclasses, its children, and
+    so on, each time a pass keys a table by a read or a buffer.  The cached value is left out of
+    pickles (string hashes differ between processes)."""
+    compute = cls.__hash__
+
+    def __hash__(self):
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = compute(self)
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_hash", None)
+        return state
+
+    cls.__hash__ = __hash__
+    cls.__getstate__ = __getstate__
+    return cls
 
 
 @dataclass(frozen=True)
@@ -57,9 +80,11 @@ def transform(r: Read, fn: Callable[[Read], Read]) -> Read:
     """Rebuild ``r`` bottom-up, replacing every read ``x`` in it (``r`` included) by ``fn(x)``."""
     kids = r.children()
     if kids:
-        new = tuple(transform(k, fn) for k in kids)
-        if any(a is not b for a, b in zip(new, kids)):  # an unchanged tree is kept, not copied
-            r = r.with_children(new)
+        new = tuple([transform(k, fn) for k in kids])
+        for a, b in zip(new, kids):
+            if a is not b:  # an unchanged tree is kept, not copied
+                r = r.with_children(new)
+                break
     return fn(r)
 
 
@@ -70,6 +95,7 @@ def walk_reads(r: Read):
         yield from walk_reads(k)
 
 
+@cached_hash
 @dataclass(frozen=True)
 class MemRead(Read):
     buffer: Any  # codegen.memory.Buffer
@@ -79,9 +105,10 @@ class MemRead(Read):
 
     def map_exprs(self, fn):
         index = fn(self.index)
-        return self if index is self.index else dataclasses.replace(self, index=index)
+        return self if index is self.index else MemRead(self.buffer, index, self.width, self.aligned)
 
 
+@cached_hash
 @dataclass(frozen=True)
 class ConstRead(Read):
     value: Any
@@ -89,6 +116,7 @@ class ConstRead(Read):
     width: int = 1
 
 
+@cached_hash
 @dataclass(frozen=True)
 class CondRead(Read):
     cond: sympy.Basic
@@ -106,6 +134,7 @@ class CondRead(Read):
         return self if cond is self.cond else CondRead(cond, self.then, self.other)
 
 
+@cached_hash
 @dataclass(frozen=True)
 class FunCall(Read):
     """A call of a user function (its C name) on the values of its arguments."""
@@ -120,6 +149,7 @@ class FunCall(Read):
         return FunCall(self.name, kids)
 
 
+@cached_hash
 @dataclass(frozen=True)
 class VecRead(Read):
     """A vector assembled lane by lane, when its lanes are not contiguous in memory."""
@@ -134,6 +164,7 @@ class VecRead(Read):
         return VecRead(kids, self.scalar)
 
 
+@cached_hash
 @dataclass(frozen=True)
 class LaneRead(Read):
     """One lane of a computed vector value (``v.s2``, or chosen by comparisons for a variable lane)."""
@@ -151,6 +182,7 @@ class LaneRead(Read):
         return LaneRead(self.vector, fn(self.lane))
 
 
+@cached_hash
 @dataclass(frozen=True)
 class FieldRead(Read):
     """Component ``index`` of a tuple value (a struct in memory, or returned by a user function)."""
@@ -165,6 +197,7 @@ class FieldRead(Read):
         return FieldRead(kids[0], self.index)
 
 
+@cached_hash
 @dataclass(frozen=True)
 class TupleRead(Read):
     """A tuple value assembled from its components (a zip's element passed whole to a user function)."""
@@ -195,6 +228,7 @@ def field_of(r: Read, index: int) -> Read:
     return FieldRead(r, index)
 
 
+@cached_hash
 @dataclass(frozen=True)
 class ImageRead(Read):
     """One float4 texel of an OpenCL image, or one lane of it."""

@@ -24,28 +24,48 @@ from .simplify import _stmt as _simplify_stmt
 MAX_SPLITS = 6
 
 
-def _exprs(s):
-    """Every index expression and condition in ``s``."""
-    for x in walk(s):
-        if isinstance(x, Store):
-            yield x.index
-            for r in reads(x.value):
-                found: list = []
-                r.map_exprs(lambda e: found.append(e) or e)
-                yield from found
-        elif isinstance(x, IndexDef):
-            yield x.value
-        elif isinstance(x, If):
-            yield x.cond
+def _own_exprs(x):
+    """The index expressions and conditions of one statement itself (an ``If``'s condition, not its body)."""
+    if isinstance(x, Store):
+        yield x.index
+        for r in reads(x.value):
+            found: list = []
+            r.map_exprs(lambda e: found.append(e) or e)
+            yield from found
+    elif isinstance(x, IndexDef):
+        yield x.value
+    elif isinstance(x, If):
+        yield x.cond
+
+
+# What each statement holds, by identity, for one run of the pass: every trial split counts the
+# divisions of the whole loop body, and all but the statements that use the split counter are the
+# same objects as before the split.  The entries keep their statements alive, so ids are not reused.
+_OWN: dict = {}
+
+
+def _own(x) -> tuple[tuple, frozenset]:
+    """The divisions and moduli of a statement itself, and the symbols of its expressions."""
+    hit = _OWN.get(id(x))
+    if hit is None:
+        exprs = tuple(_own_exprs(x))
+        nodes = tuple(n for e in exprs for n in divmod_nodes(e))
+        syms = frozenset().union(*(free_symbols(e) for e in exprs))
+        hit = _OWN[id(x)] = (x, nodes, syms)
+    return hit[1], hit[2]
 
 
 def _divmods(s):
-    for e in _exprs(s):
-        yield from divmod_nodes(e)
+    for x in walk(s):
+        yield from _own(x)[0]
+
+
+def _uses(s, var) -> bool:
+    return any(var in _own(x)[1] for x in walk(s))
 
 
 def _count(s) -> int:
-    return sum(1 for _ in _divmods(s))
+    return sum(len(_own(x)[0]) for x in walk(s))
 
 
 def _divisor(node):
@@ -95,7 +115,7 @@ def _split(loop: Loop, d: int, ranges: dict) -> Loop:
     inner_ranges[r] = (0, d - 1)
 
     def one(s, scope):  # statements without the counter are left alone: most of an unrolled body
-        if not any(loop.var in free_symbols(e) for e in _exprs(s)):
+        if not _uses(s, loop.var):
             return s
         return _simplify_stmt(substitute(s, mapping), scope)
 
@@ -133,4 +153,8 @@ def _go(s, ranges):
 
 
 def eliminate_divmod(kernel: Kernel) -> Kernel:
-    return kernel.replace(body=_go(kernel.body, {}))
+    _OWN.clear()
+    try:
+        return kernel.replace(body=_go(kernel.body, {}))
+    finally:
+        _OWN.clear()

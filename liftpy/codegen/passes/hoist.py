@@ -13,7 +13,7 @@ import itertools
 
 import sympy
 
-from ...views.arith import DIVMOD, divmod_nodes, free_symbols
+from ...views.arith import DIVMOD, divmod_nodes, free_symbols, relation
 from ..stmt import Block, If, IndexDef, Kernel, Loop, Store, map_read
 
 
@@ -53,7 +53,9 @@ def hoist(kernel: Kernel) -> Kernel:
             if not x.args or x.is_Atom or not divmod_nodes(x):  # nothing to name below
                 return x
             args = tuple(rec(a) for a in x.args)
-            return x if all(a is b for a, b in zip(args, x.args)) else x.func(*args)
+            if all(a is b for a, b in zip(args, x.args)):
+                return x
+            return relation(x.func, *args) if x.is_Relational else x.func(*args)
 
         return rec(e)
 
@@ -82,7 +84,7 @@ def hoist(kernel: Kernel) -> Kernel:
             elif isinstance(x, Store) and innermost is not None:
                 value = map_read(x.value, lambda e: replace_in(e, innermost, lifted))
                 index = replace_in(x.index, innermost, lifted)
-                items.append(dataclasses.replace(x, index=index, value=value))
+                items.append(Store(x.buffer, index, value, x.width, x.aligned))
             else:
                 items.append(x)
         return Block(tuple(items)), lifted

@@ -16,7 +16,7 @@ import dataclasses
 
 from ...ir.levels import Level
 from ...views import view as V
-from ...views.arith import bounds, expand_index
+from ...views.arith import Memo, bounds, expand_index
 from ..memory import Buffer
 from ..stmt import CONTAINERS, Block, Declare, IndexDef, Kernel, Loop, Store, body_ranges, descend, reads, walk
 
@@ -44,9 +44,19 @@ def _accesses(s, enclosing, ranges, out):
                 out.append((r.buffer, r.index, r.width, enclosing, ranges))
 
 
+_SPLITS = Memo()
+
+
 def _split(index, loops):
     """``{dim: coefficient}`` of the local ids in ``index`` and the rest, or None if ``index`` is not
-    linear in them with constant coefficients."""
+    linear in them with constant coefficients (memoised: an unrolled body reads and writes each element
+    of an accumulator several times; the result is only read)."""
+    key = (index, tuple((lp.var, lp.dim, lp.extent) for lp in loops))
+    hit = _SPLITS.table.get(key)
+    return hit[0] if hit is not None else _SPLITS.get(key, lambda: (_split_of(index, loops),))[0]
+
+
+def _split_of(index, loops):
     e = expand_index(index)
     coeffs = {}
     for lp in loops:
@@ -113,7 +123,7 @@ def privatize(kernel: Kernel) -> Kernel:
     def fix_one(r):
         if isinstance(r, V.MemRead) and r.buffer in replace:
             b, i = fix_index(r.buffer, r.index)
-            return dataclasses.replace(r, buffer=b, index=i)
+            return V.MemRead(b, i, r.width, r.aligned)
         return r
 
     def fix_read(r):
@@ -126,7 +136,7 @@ def privatize(kernel: Kernel) -> Kernel:
             return Declare(replace[s.buffer][0])
         if isinstance(s, Store):
             b, i = fix_index(s.buffer, s.index)
-            return dataclasses.replace(s, buffer=b, index=i, value=fix_read(s.value))
+            return Store(b, i, fix_read(s.value), s.width, s.aligned)
         return descend(s, go)
 
     notes = dict(kernel.notes)

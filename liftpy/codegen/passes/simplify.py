@@ -5,14 +5,13 @@ the branch taken."""
 
 from __future__ import annotations
 
-import dataclasses
 
 import sympy
 
 from ...views import view as V
 from ...views.arith import simplify as simplify_index
 from ...views.arith import simplify_condition
-from ..stmt import If, IndexDef, Kernel, Store, map_stmts
+from ..stmt import If, IndexDef, Kernel, Store, map_stmts, store_with
 
 
 def simplify_read(r: V.Read, ranges: dict) -> V.Read:
@@ -38,8 +37,7 @@ def _stmt(s, ranges):
             return ()
         return If(c, s.body)
     if isinstance(s, Store):
-        index, value = simplify_index(s.index, ranges), simplify_read(s.value, ranges)
-        return s if (index is s.index and value is s.value) else dataclasses.replace(s, index=index, value=value)
+        return store_with(s, simplify_index(s.index, ranges), simplify_read(s.value, ranges))
     if isinstance(s, IndexDef):
         value = simplify_index(s.value, ranges)
         return s if value is s.value else IndexDef(s.var, value)

@@ -24,8 +24,8 @@ from functools import lru_cache
 import sympy
 
 from ...views import view as V
-from ...views.arith import expand_index
-from ..stmt import Block, Kernel, Store, descend, flatten
+from ...views.arith import difference, expand_index
+from ..stmt import Block, Kernel, Store, descend, flatten, reads
 
 # Widths of the vector stores runs of scalar stores become.  Not 16: no GPU stores more than 128 bits per
 # work-item at once, and PoCL 3.0 on a CPU without AVX-512 builds a kernel with a float16 store into a
@@ -39,7 +39,7 @@ def merge_lanes(lanes: list) -> V.Read | None:
     n, first = len(lanes), lanes[0]
     if all(isinstance(l, V.MemRead) and l.width == 1 and l.buffer == first.buffer for l in lanes):
         if first.buffer.space != "private" or first.buffer.count > 1:
-            if all(expand_index(l.index - first.index) == t for t, l in enumerate(lanes)):
+            if all(difference(l.index, first.index) == t for t, l in enumerate(lanes)):
                 return V.MemRead(first.buffer, first.index, n)
         return None
     if all(isinstance(l, V.ConstRead) and l.width == 1 and l.value == first.value for l in lanes):
@@ -90,8 +90,6 @@ def vectorize_read(r: V.Read) -> V.Read:
 
 
 def _reads_buffer(r: V.Read, buffer) -> bool:
-    from ..stmt import reads
-
     return any(isinstance(x, V.MemRead) and x.buffer == buffer for x in reads(r))
 
 
@@ -106,7 +104,7 @@ def _group_stores(items: tuple) -> tuple:
                 run = items[i : i + w]
                 if len(run) < w or not all(isinstance(x, Store) and x.width == 1 and x.buffer == s.buffer for x in run):
                     continue
-                if not all(expand_index(x.index - s.index) == t for t, x in enumerate(run)):
+                if not all(difference(x.index, s.index) == t for t, x in enumerate(run)):
                     continue
                 if any(_reads_buffer(x.value, s.buffer) for x in run):
                     continue
@@ -195,7 +193,7 @@ def _combine_loads(items: tuple, counter) -> tuple:
     out = []
     for pos, x in enumerate(items):
         out.extend(loads_at.get(pos, ()))
-        out.append(dataclasses.replace(x, value=swap(x.value)) if isinstance(x, Store) else x)
+        out.append(Store(x.buffer, x.index, swap(x.value), x.width, x.aligned) if isinstance(x, Store) else x)
     return tuple(out)
 
 
@@ -206,7 +204,7 @@ def _go(s, counter):
     if isinstance(s, Store):
         value = vectorize_read(s.value)
         aligned = s.aligned or (s.width > 1 and _alignable(s.buffer) and is_multiple(s.index, s.width))
-        return dataclasses.replace(s, value=value, aligned=aligned)
+        return Store(s.buffer, s.index, value, s.width, aligned)
     return descend(s, lambda b: _go(b, counter))
 
 

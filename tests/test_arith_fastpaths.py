@@ -1,0 +1,151 @@
+"""The index algebra's shortcuts around sympy (``liftpy.views.arith``) build exactly the expressions
+sympy builds, argument order included: the generated OpenCL is printed from them, and must not change
+when code generation gets faster.  Each shortcut is compared with the sympy construction it replaces,
+on random conditions and indices of the kind views and unrolling produce.  Also the two other speed-ups
+with a contract: code generation pauses the garbage collector and restores it as it was, and the cached
+hashes of reads and buffers are their dataclass hashes and stay out of pickles."""
+
+import gc
+
+import sympy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from liftpy.views.arith import CDiv, CMod, _ordered, floor_of, make_and, relation, substitute
+
+SYMS = sympy.symbols("i j k")
+REL = [sympy.Ge, sympy.Gt, sympy.Le, sympy.Lt, sympy.Eq, sympy.Ne]
+
+
+@st.composite
+def affine(draw, divisions=True):
+    terms = [draw(st.integers(-3, 4)) * s for s in SYMS[: draw(st.integers(1, 3))]]
+    terms.append(sympy.Integer(draw(st.integers(-20, 20))))
+    if divisions and draw(st.booleans()):
+        inner = sympy.Add(*[draw(st.integers(1, 4)) * s for s in SYMS[:2]])
+        d = draw(st.sampled_from([2, 3, 4]))
+        node = sympy.floor(inner / d, evaluate=False) if draw(st.booleans()) else sympy.Mod(inner, d, evaluate=False)
+        terms.append(draw(st.integers(1, 3)) * node)
+    return sympy.Add(*terms)
+
+
+@st.composite
+def comparisons(draw):
+    rel = draw(st.sampled_from(REL))
+    return rel(draw(affine()), draw(st.integers(-5, 5)), evaluate=False)
+
+
+@st.composite
+def conditions(draw):
+    """Comparisons (some repeated, some negations of others, as padding conditions are), the constants
+    ``true`` and ``false``, and conjunctions of them."""
+    base = draw(st.lists(comparisons(), min_size=1, max_size=3))
+    pool = list(base) + [c.negated for c in base] + [sympy.true, sympy.false]
+    if len(base) > 1:
+        pool.append(sympy.And(*base[:2]))
+    return draw(st.lists(st.sampled_from(pool), min_size=0, max_size=5))
+
+
+def same(a, b) -> bool:
+    """Equal and printed alike: the same tree with the same argument order."""
+    return a == b and type(a) is type(b) and str(a) == str(b) and a.args == b.args
+
+
+@settings(max_examples=300, deadline=None)
+@given(conditions())
+def test_make_and_is_sympys_and(args):
+    assert same(make_and(args), sympy.And(*args)), args
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(comparisons(), affine()), min_size=0, max_size=6, unique=True))
+def test_ordered_is_sympys_ordered(items):
+    assert _ordered(items) == list(sympy.ordered(items))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(comparisons(), affine()), min_size=1, max_size=3), st.integers(-6, 9), st.integers(-6, 9),
+       st.integers(-6, 9))
+def test_substituted_numbers_fold_as_sympy_folds(exprs, a, b, c):
+    """An unrolled copy's counters become numbers: sums, products, floors, moduli and comparisons of
+    them are what sympy's evaluation gives."""
+    mapping = dict(zip(SYMS, map(sympy.Integer, (a, b, c))))
+    for e in exprs:
+        assert same(substitute(e, mapping), e.xreplace(mapping)), e
+
+
+@settings(max_examples=200, deadline=None)
+@given(affine(divisions=False), st.integers(-6, 9), st.booleans())
+def test_sums_with_numbers_substituted_are_sympys_sums(e, a, second):
+    """Some counters replaced by numbers, the other terms kept: the constant is folded in, the terms
+    keep sympy's canonical order."""
+    mapping = {SYMS[1] if second else SYMS[0]: sympy.Integer(a)}
+    assert same(substitute(e, mapping), e.xreplace(mapping)), e
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(-9, 9), st.sampled_from([1, 2, 3, 4, 8, 256])), min_size=1, max_size=3),
+       st.integers(-9, 9), st.sampled_from([1, 2, 4, 256]), st.booleans())
+def test_floor_of_is_sympys_floor(coeffs, num, den, integer_symbol):
+    """Floors of sums of rational multiples of counters, as a division without known bounds makes
+    them (and of a symbol sympy knows is an integer, which takes sympy's own evaluation)."""
+    syms = list(SYMS)
+    if integer_symbol:
+        syms[0] = sympy.Symbol("n", integer=True)
+    arg = sympy.Add(*[sympy.Rational(c, d) * x for (c, d), x in zip(coeffs, syms)]) + sympy.Rational(num, den)
+    assert same(floor_of(arg), sympy.floor(arg)), arg
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(REL), st.lists(st.tuples(st.integers(-3, 3), st.sampled_from([1, 2, 4])), min_size=1, max_size=3),
+       st.lists(st.sampled_from(["cdiv", "cmod", "int", "const"]), max_size=2), st.integers(-5, 5))
+def test_relation_is_sympys_relation(rel, coeffs, extras, rhs):
+    """Comparisons as the hoisting pass rebuilds them: counters (plain, or known integers), hoisted
+    divisions, constants."""
+    syms = [SYMS[0], SYMS[1], sympy.Symbol("n", integer=True)]
+    terms = [sympy.Rational(c, d) * x for (c, d), x in zip(coeffs, syms)]
+    for k, extra in enumerate(extras):
+        terms.append({"cdiv": CDiv(SYMS[2] + k, 4), "cmod": 3 * CMod(SYMS[2], 4 + k),
+                      "int": sympy.Symbol("m", integer=True), "const": sympy.Integer(7)}[extra])
+    lhs = sympy.Add(*terms)
+    assert same(relation(rel, lhs, rhs), rel(lhs, rhs)), (rel, lhs, rhs)
+
+
+def test_generation_leaves_the_collector_as_it_found_it():
+    from liftpy import Array, Float, id, mapGlb, program, sizes, toGlobal
+    from liftpy.codegen.kernel import generate_kernel
+
+    N, = sizes("N")
+
+    @program
+    def copy(xs: Array(Float, N)):
+        return mapGlb(0, lambda x: toGlobal(id(x)), xs)
+
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        try:
+            generate_kernel(copy, {"N": 16})
+            assert gc.isenabled() is enabled
+        finally:
+            gc.enable()
+
+
+def test_reads_and_buffers_hash_once_and_pickle_without_the_hash():
+    """Their cached hash equals the dataclass hash, and stays out of pickles: another process hashes
+    strings differently."""
+    import dataclasses
+    import pickle
+
+    from liftpy.codegen.memory import Buffer
+    from liftpy.ir.types import ArrayType, Float
+    from liftpy.views import view as V
+
+    buf = Buffer("x", "global", Float, 16, sympy.Integer(16), "input", ArrayType(Float, 16))
+    read = V.CondRead(sympy.Ge(SYMS[0], 1), V.MemRead(buf, SYMS[0] + 1, 1), V.ConstRead(0.0, Float))
+    for obj in (buf, read):
+        first = hash(obj)
+        assert first == hash(obj) == hash(tuple(getattr(obj, f.name) for f in dataclasses.fields(obj)))
+        state = pickle.dumps(obj)
+        assert b"_hash" not in state
+        back = pickle.loads(state)
+        assert back == obj and hash(back) == first
