@@ -10,9 +10,9 @@ import pytest
 
 from liftpy import (
     Array, Float, evaluate, id, join, mapGlb, mapLcl, mapSeq, mapSeqUnroll, mapWrg, multAndSumUp, pad, program,
-    reduceSeq, reduceSeqUnroll, sizes, slide, split, toGlobal, toLocal, toPrivate, zip,
+    reduceSeq, reduceSeqUnroll, sizes, slide, split, toGlobal, toLocal, toPrivate, zip, let,
 )
-from liftpy.codegen.kernel import generate_kernel
+from liftpy.codegen.kernel import generate_kernel, generate_pipeline
 from liftpy.host.kernel import build_cache_size, compile_program
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -164,3 +164,31 @@ def test_header_records_program_sizes_and_launch():
     assert "def stencil2D(weights: [[float]3]3, data: [[float]W]H) =" in head
     assert "// sizes: H = 9, W = 11" in head
     assert "// launch: global (63,), local (9,)" in head
+
+
+def _two_kernels(hint):
+    """A two-kernel pipeline whose intermediate buffer is bound under ``hint``; built anew on each call, so
+    its bound variables get new process-wide fresh names each time."""
+    copy = lambda ys: mapGlb(0, lambda x: toGlobal(id(x)), ys)  # noqa: E731
+    body = {"doubled": lambda doubled: copy(doubled), "xs": lambda xs: copy(xs)}[hint]
+
+    @program
+    def twice(xs: Array(Float, N)):
+        return let(body, toGlobal(copy(xs)))
+
+    return twice
+
+
+@pytest.mark.parametrize("hint, name", [("doubled", "doubled"), ("xs", "xs_0")])
+def test_intermediate_buffers_have_stable_names(hint, name):
+    """An intermediate buffer is a kernel parameter: its name comes from the program (the let's hint, with
+    the stage number where that is taken), not from the fresh-name counter, so one program gives the same
+    source, hash and compile-cache entry in every process."""
+    a, b = _two_kernels(hint), _two_kernels(hint)
+    assert a.body.fn.f.params != b.body.fn.f.params  # different fresh names for the same program
+    sa, sb = generate_pipeline(a, {"N": 8}), generate_pipeline(b, {"N": 8})
+    assert [o for _, o in sa] == [name, "out"]
+    assert [ks.source for ks, _ in sa] == [ks.source for ks, _ in sb]
+    assert f"global const float* restrict {name}," in sa[1][0].source
+    x = np.arange(8, dtype=np.float32)
+    np.testing.assert_array_equal(compile_program(a, {"N": 8}).run(x).output, x)

@@ -7,14 +7,20 @@ kernel of its own.  In the IR this is ``let(fun(v) => rest, toGlobal(e))`` at th
 ``e`` becomes a kernel whose output buffer is ``v``, and ``rest`` continues with ``v`` as an input.  The
 interpreter gives ``let`` and ``toGlobal`` their plain meaning, so a pipeline computes exactly what the
 program says.
+
+Each intermediate buffer gets a name that depends only on the program (the hint its ``let`` was written
+with, then its stage number if that is taken), never on the process-wide counter that made ``v`` fresh:
+the name is a kernel parameter, so the generated source, its hash and the compile cache stay the same
+from one process to the next.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from . import primitives as P
-from .expr import Call, Expr, Program, Var
+from .expr import Call, Expr, Program, Var, substitute
 from .typecheck import type_of
 from .types import Type
 
@@ -39,15 +45,23 @@ def split_kernels(program: Program) -> list[Stage]:
     env: dict[str, Type] = {p.name: t for p, t in zip(program.params, program.param_types)}
     stages: list[Stage] = []
     body = program.body
+    taken = set(env) | {"out"}
     while is_boundary(body):
         (v,) = body.fn.f.params
         computed = body.args[0].args[0]
-        stages.append(Stage(_stage_program(f"{program.name}_{len(stages)}", computed, env, program), v.name))
-        env[v.name] = type_of(computed, {n: env[n] for n in computed.free_vars if n in env})
-        body = body.fn.f.body
+        name = _stable_name(v.name, len(stages), taken)
+        taken.add(name)
+        stages.append(Stage(_stage_program(f"{program.name}_{len(stages)}", computed, env, program), name))
+        env[name] = type_of(computed, {n: env[n] for n in computed.free_vars if n in env})
+        body = body.fn.f.body if name == v.name else substitute(body.fn.f.body, {v.name: Var(name)})
     name = program.name if not stages else f"{program.name}_{len(stages)}"
     stages.append(Stage(_stage_program(name, body, env, program), "out"))
     return stages
+
+
+def _stable_name(fresh: str, index: int, taken: set[str]) -> str:
+    base = re.sub(r"_\d+$", "", fresh).rstrip("_") or "tmp"
+    return base if base not in taken else f"{base}_{index}"
 
 
 def _stage_program(name: str, e: Expr, env: dict, program: Program) -> Program:
