@@ -338,6 +338,23 @@ def test_find_variant_by_id():
     assert find_variant(variants, vid.split("#")[0] + "#0000000000") is None
 
 
+def test_variant_ids_stay_those_stores_hold():
+    """A store keys each point by its variant's id, a digest of the variant's program text (bound names'
+    hints included): a change to a rule that renames or reorders anything gives every affected variant a new
+    id, and resumed explorations silently re-measure those points.  The ids of the high-level matmul are
+    pinned; change the digest only together with a note that older stores' points of those variants are
+    measured again."""
+    import hashlib
+
+    from liftpy.tuning.engine import variant_id
+    from liftpy.tuning.operator import program_operator
+
+    ids = sorted(variant_id(v) for v in program_operator(str(MATMUL), "M=16,N=16,K=16").variants())
+    assert len(ids) == 124
+    assert "db+glb+splitK+stage+tiled+unroll-item+wrg#e38601c611" in ids
+    assert hashlib.sha1("\n".join(ids).encode()).hexdigest()[:16] == "501e2818375154d9"
+
+
 def test_padded_reduction_compiles_and_validates():
     """K = 27 terms, which k steps of 4 or 8 do not divide: with ``pad_k`` the tiled variants include ones
     whose operands are padded with zeros (a view), and such a point with k step 4 over 27 + 1 terms runs

@@ -240,8 +240,8 @@ def split_k(e, site, ctx):
         dsl.zip(parts(a, form.xa, As), parts(b, form.xb, Bs)),
     )  # [K/ks][M][N][1]
 
-    def total(partials_):
-        by_element = dsl.map(dsl.transpose, dsl.transpose(dsl.map(lambda plane: dsl.map(dsl.join, plane), partials_)))  # [M][N][K/ks]
+    def total(P_):
+        by_element = dsl.map(dsl.transpose, dsl.transpose(dsl.map(lambda plane: dsl.map(dsl.join, plane), P_)))  # [M][N][K/ks]
 
         def summed(col, bv):
             init = Literal(0.0, Float) if isinstance(form.init, Literal) else of(b, form.init, bv)
@@ -251,7 +251,9 @@ def split_k(e, site, ctx):
         return dsl.map(lambda row: dsl.map(lambda q: _after(post, summed(dsl.get(q, 0), dsl.get(q, 1))),
                                            dsl.zip(row, Bs)), by_element)
 
-    return dsl.let(lambda partials_: rebuild(total(partials_)), dsl.toGlobal(partials))
+    # The bound name's hint is part of the variant's id (stores key points by it): it stays P_, whose
+    # buffer the kernels call P.
+    return dsl.let(lambda P_: rebuild(total(P_)), dsl.toGlobal(partials))
 
 
 PAD_K_MAX = 7  # at most this many zeros: enough to reach a multiple of 8 (a k step, two float4s)
