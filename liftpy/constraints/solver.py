@@ -32,7 +32,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import itemgetter
-from typing import Iterator, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 import sympy
 
@@ -376,21 +376,38 @@ def solve(space: Space, seed: int = 0, max_nodes: int = DEFAULT_MAX_NODES) -> Co
 
 def violated(space: Space, assignment: Mapping[str, int]) -> tuple[Constraint, ...]:
     """The constraints (and declared domains) that ``assignment`` breaks; empty when it is valid."""
-    missing = [n for n in space.names if n not in assignment]
-    if missing:
-        raise ConstraintError(f"assignment lacks values for {', '.join(missing)}")
-    out = []
+    return checker(space)(assignment)
+
+
+def checker(space: Space) -> Callable[[Mapping[str, int]], tuple[Constraint, ...]]:
+    """``violated`` for one space, its predicates compiled once: a search that checks thousands of
+    configurations of a variant keeps this instead of looking each predicate up again (the lookup compares
+    sympy expressions, which took most of a resumed search's expanding of its best points)."""
+    ranges = []
     for prm in space.parameters:
-        v = assignment[prm.name]
         lo = prm.lo if prm.lo is not None else (None if prm.domain is not None else 1)
-        bad = (prm.domain is not None and v not in prm.domain) or (lo is not None and v < lo) or (prm.hi is not None and v > prm.hi)
-        if bad:
-            out.append(Constraint(sympy.false, f"{prm.name} = {v} is outside its declared values", "declaration", "range"))
+        ranges.append((prm.name, prm.domain, lo, prm.hi))
+    compiled = []
     for c in space.constraints:
         names = tuple(sorted(c.names))
-        if not _compiled(c.predicate, names)(*(assignment[n] for n in names)):
-            out.append(c)
-    return tuple(out)
+        compiled.append((c, names, _compiled(c.predicate, names)))
+    wanted = space.names
+
+    def check(assignment: Mapping[str, int]) -> tuple[Constraint, ...]:
+        missing = [n for n in wanted if n not in assignment]
+        if missing:
+            raise ConstraintError(f"assignment lacks values for {', '.join(missing)}")
+        out = []
+        for name, domain, lo, hi in ranges:
+            v = assignment[name]
+            if (domain is not None and v not in domain) or (lo is not None and v < lo) or (hi is not None and v > hi):
+                out.append(Constraint(sympy.false, f"{name} = {v} is outside its declared values", "declaration", "range"))
+        for c, names, fn in compiled:
+            if not fn(*(assignment[n] for n in names)):
+                out.append(c)
+        return tuple(out)
+
+    return check
 
 
 @lru_cache(maxsize=4096)

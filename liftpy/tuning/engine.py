@@ -242,8 +242,9 @@ def explore_operator(
         else:
             # The rule filter's result is cached too: loading the few selected variants is much faster than
             # loading thousands and filtering them again.  (origin: index in the derivation order.)
-            origin, variants = memo("selected", f"{op.variant_key()}|{rules!r}", lambda: _select(cached_variants(op), rules))
-            keys = [f"{op.variant_key()}|{k}" for k in origin]
+            vkey = op.variant_key()  # prints the program: once, not per variant
+            origin, variants = memo("selected", f"{vkey}|{rules!r}", lambda: _select(cached_variants(op), rules))
+            keys = [f"{vkey}|{k}" for k in origin]
         ids = _LazyIds(variants, keys)
         position = {k: i for i, k in enumerate(origin)}
         problem = op.problem

@@ -64,6 +64,7 @@ class Spaces:
         self.seed = seed
         self._counted: dict = {}
         self._spaces: dict = {}
+        self._checkers: dict = {}
         self._models: dict = {}
         self._machine = None
         self._profile_key = None
@@ -101,14 +102,16 @@ class Spaces:
 
     def valid(self, i: int, config: dict) -> bool:
         """Whether ``config`` meets every constraint of variant ``i``'s space."""
-        from ..constraints.solver import violated
+        from ..constraints.solver import checker
         from ..errors import LiftError
 
         space = self.space(i)
         if space is None or set(space.names) != set(config):
             return False
+        if i not in self._checkers:
+            self._checkers[i] = checker(space)
         try:
-            return not violated(space, config)
+            return not self._checkers[i](config)
         except LiftError:
             return False
 
