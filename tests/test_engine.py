@@ -54,6 +54,15 @@ def test_program_explored_with_model_search_and_resumed(tmp_path):
     assert all(latest.metrics[k] >= 0 for k in ("build_s", "prepare_s", "run_s", "check_s"))
     keys = [(r.variant, tuple(sorted(r.config.items()))) for r in again.records]
     assert len(keys) == len(set(keys)) == 8
+    # A resume's progress line shows the exploration's best, the stored points' included.
+    import io
+
+    line = io.StringIO()
+    third = explore_program(MATMUL, {"M": 32, "N": 32, "K": 16}, samples=8, db=db, search="model", progress=True,
+                            stream=line, repeat=1, warmup=0, references=False)
+    assert third.ran == 0
+    best = min(r.time_ms for r in third.records if not r.is_reference and r.time_ms is not None)
+    assert f"8 resumed | best {best:.4g} ms" in line.getvalue(), line.getvalue()
 
 
 def test_model_search_expands_its_fastest_points():

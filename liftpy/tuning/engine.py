@@ -258,7 +258,7 @@ def explore_operator(
         with Store(db) as store:
             done = [r for r in store.records(device=device_key, layer=problem) if not r.is_reference and r.status.finished]
             taken = set()
-            best_ms = None
+            best_ms = best_bytes = None
             for r in done:
                 # Records name their variant by id and by index in the (deterministic, cached) derivation order;
                 # an id is checked before the record counts, so records of other rule versions are ignored.
@@ -267,8 +267,8 @@ def explore_operator(
                     continue
                 taken.add((i, config_key(r.config)))
                 strategy.observe(i, r.config, r.time_ms if r.status is Status.OK else None)
-                if r.status is Status.OK and r.time_ms is not None:
-                    best_ms = r.time_ms if best_ms is None else min(best_ms, r.time_ms)
+                if r.status is Status.OK and r.time_ms is not None and (best_ms is None or r.time_ms < best_ms):
+                    best_ms, best_bytes = r.time_ms, r.bytes
             others, other_points = _use_other_problems(store, strategy, op, device_key, position, ids)
             if others and progress:
                 print(f"{op.name}: the {search} search uses {other_points} points of {others} other problem(s) of these "
@@ -284,7 +284,8 @@ def explore_operator(
             remaining = len(queue) if queue is not None else samples - resumed
             if remaining <= 0 and not taken and search == "uniform":
                 raise TuningError(f"no variant has a valid configuration for {op.name} on {device_name}")
-            bar = Progress(resumed + remaining, label=op.name, stream=stream if progress else _Null(), resumed=resumed)
+            bar = Progress(resumed + remaining, label=op.name, stream=stream if progress else _Null(), resumed=resumed,
+                           best=(best_ms, best_bytes) if best_ms is not None else None)
             ran = failed = 0
             first_proposal_s = first_result_s = None
             while remaining > 0:

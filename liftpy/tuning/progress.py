@@ -65,11 +65,15 @@ def format_progress(state: ProgressState, label: str = "") -> str:
 class Progress:
     """Counts finished points and shows ``format_progress`` on ``stream`` (stdout by default)."""
 
-    def __init__(self, total: int, label: str = "", stream: TextIO | None = None, log_every_s: float = 30.0, resumed: int = 0):
+    def __init__(self, total: int, label: str = "", stream: TextIO | None = None, log_every_s: float = 30.0, resumed: int = 0,
+                 best: tuple[float, int | None] | None = None):
         self.stream = stream if stream is not None else sys.stdout
         self.label = label
         self.log_every_s = log_every_s
-        self.state = ProgressState(total=total, resumed=resumed)
+        # ``best``: (ms, bytes) of the resumed points' fastest, so that the line's best is the exploration's, not
+        # only this run's.
+        self.state = ProgressState(total=total, resumed=resumed, best_ms=best[0] if best else None,
+                                   best_bytes=best[1] if best else None)
         self._t0 = time.monotonic()
         self._last_draw = float("-inf")
         self._width = 0
