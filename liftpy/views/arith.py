@@ -706,7 +706,10 @@ def _simplify(e, ranges: Ranges) -> sympy.Expr:
         args = [simplify(a, ranges) for a in e.args]
         if all(a is b for a, b in zip(args, e.args)):  # rebuilding from its own arguments gives e back
             return expand_index(e)
-        return expand_index(e.func(*args))
+        # A sum whose changed terms all became numbers (a counter with one value, a division decided
+        # by the ranges: half of the sums simplified after unrolling) is built without Add.flatten.
+        out = _add_of_numbers(e, args) if e.is_Add else None
+        return expand_index(e.func(*args) if out is None else out)
     if isinstance(e, sympy.logic.boolalg.BooleanFunction) or e.is_Relational:
         return simplify_condition(e, ranges)
     return e
