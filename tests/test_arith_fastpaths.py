@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from unittest import mock
 
+from liftpy.codegen.passes.vectorize import _split_lane, is_multiple
 from liftpy.views import arith
 from liftpy.views.arith import CDiv, CMod, _ordered, floor_of, make_and, relation, simplify, substitute
 
@@ -173,3 +174,33 @@ def test_reads_and_buffers_hash_once_and_pickle_without_the_hash():
         assert b"_hash" not in state
         back = pickle.loads(state)
         assert back == obj and hash(back) == first
+
+
+def _split_lane_by_sympy(index):
+    """The vectorizer's ``_split_lane`` as it was written with sympy's sums."""
+    e = arith.expand_index(index)
+    c = 0
+    for term in sympy.Add.make_args(e):
+        if term.is_Integer:
+            c = int(term)
+    rest = arith.expand_index(e - c)
+    if not is_multiple(rest, 4) and rest != 0:
+        return None
+    return arith.expand_index(rest + (c - c % 4)), c % 4
+
+
+@settings(max_examples=300, deadline=None)
+@given(affine(), st.integers(-9, 9), st.booleans())
+def test_lane_split_is_sympys(e, k, scaled):
+    """A vector index split into a multiple of four and a lane, its constant term replaced without
+    ``Add``: the same sums as sympy's, for indices with and without a constant, scaled by four (the
+    split succeeds) or not (it may fail)."""
+    index = 4 * e + k if scaled else e
+    _split_lane.cache_clear()
+    got = _split_lane(index)
+    assert (got is None) == (_split_lane_by_sympy(index) is None), index
+    if got is not None:
+        want = _split_lane_by_sympy(index)
+        assert same(got[0], want[0]) and got[1] == want[1], index
+    if index.is_Add and index.args[0].is_Integer:
+        assert same(arith.with_constant(index, k), index - index.args[0] + k), index

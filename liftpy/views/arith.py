@@ -237,6 +237,14 @@ def _add_of_numbers(e, args):
     return kept[0] if len(kept) == 1 else sympy.Add._from_args(kept, True)
 
 
+def with_constant(e, k: int):
+    """``e - c + k`` for a sum ``e`` whose constant term is the integer ``c`` (its first term, where sympy
+    keeps it), built from ``e``'s other terms like ``_add_of_numbers``; None for any other ``e``."""
+    if not (e.is_Add and e.args[0].is_Integer):
+        return None
+    return _add_of_numbers(e, (sympy.Integer(k),) + e.args[1:])
+
+
 _RATIONAL_COMPARISONS = {
     ">=": lambda a, b: a >= b, ">": lambda a, b: a > b, "<=": lambda a, b: a <= b,
     "<": lambda a, b: a < b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
