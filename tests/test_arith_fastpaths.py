@@ -204,3 +204,13 @@ def test_lane_split_is_sympys(e, k, scaled):
         assert same(got[0], want[0]) and got[1] == want[1], index
     if index.is_Add and index.args[0].is_Integer:
         assert same(arith.with_constant(index, k), index - index.args[0] + k), index
+
+
+@settings(max_examples=300, deadline=None)
+@given(affine(), affine(), st.integers(-9, 9), st.integers(-9, 9), st.sampled_from(["shifted", "same", "other"]))
+def test_differences_are_sympys(e, f, j, k, kind):
+    """The difference of two addresses (a lane's and the first lane's): of the same terms with other
+    constants it is the constants' difference, computed without ``a - b``; of other sums sympy's."""
+    a, b = {"shifted": (e + j, e + k), "same": (e, e), "other": (e + j, f + k)}[kind]
+    for x, y in ((a, b), (b, a)):
+        assert same(_uncached(lambda: arith.difference(x, y)), arith.expand_index(x - y)), (x, y)

@@ -107,7 +107,28 @@ def difference(a, b) -> sympy.Expr:
     lanes with the first for every width it tries."""
     key = (a, b)
     hit = _DIFFERENCES.table.get(key)
-    return hit if hit is not None else _DIFFERENCES.get(key, lambda: expand_index(a - b))
+    return hit if hit is not None else _DIFFERENCES.get(key, lambda: _difference(a, b))
+
+
+def _terms_and_constant(e) -> tuple[tuple, int]:
+    """The terms of a sum other than its integer constant (sympy keeps it first), and the constant."""
+    if e.is_Integer:
+        return (), int(e)
+    if e.is_Add and e.args[0].is_Integer:
+        return e.args[1:], int(e.args[0])
+    return sympy.Add.make_args(e), 0
+
+
+def _difference(a, b) -> sympy.Expr:
+    """``expand_index(a - b)``; for two sums with the same terms but the constant (the addresses of a
+    vector's lanes), the difference of the constants without building ``a - b``: sympy cancels the
+    equal terms and is left with that integer."""
+    a, b = _sympify(a), _sympify(b)
+    ta, ca = _terms_and_constant(a)
+    tb, cb = _terms_and_constant(b)
+    if ta == tb:
+        return sympy.Integer(ca - cb)
+    return expand_index(a - b)
 
 
 def _symbols(e) -> frozenset:
