@@ -6,6 +6,7 @@ with a contract: code generation pauses the garbage collector and restores it as
 hashes of reads and buffers are their dataclass hashes and stay out of pickles."""
 
 import gc
+from types import SimpleNamespace
 
 import sympy
 from hypothesis import given, settings
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 
 from unittest import mock
 
+from liftpy.codegen.passes.privatize import _split_of
 from liftpy.codegen.passes.vectorize import _split_lane, is_multiple
 from liftpy.views import arith
 from liftpy.views.arith import CDiv, CMod, _ordered, floor_of, make_and, relation, simplify, substitute
@@ -214,3 +216,37 @@ def test_differences_are_sympys(e, f, j, k, kind):
     a, b = {"shifted": (e + j, e + k), "same": (e, e), "other": (e + j, f + k)}[kind]
     for x, y in ((a, b), (b, a)):
         assert same(_uncached(lambda: arith.difference(x, y)), arith.expand_index(x - y)), (x, y)
+
+
+def _split_of_by_sympy(index, loops):
+    """The privatization's ``_split_of`` as it was written with sympy's sums."""
+    e = arith.expand_index(index)
+    coeffs = {}
+    for lp in loops:
+        c = e.coeff(lp.var)
+        if c == 0:
+            continue
+        if not c.is_Integer:
+            return None
+        coeffs[lp.dim] = (int(c), lp.extent)
+        e = arith.expand_index(e - c * lp.var)
+    if any(e.has(lp.var) for lp in loops):
+        return None
+    return coeffs, e
+
+
+@settings(max_examples=300, deadline=None)
+@given(affine(), st.lists(st.sampled_from(SYMS), min_size=1, max_size=3, unique=True), st.integers(-3, 3))
+def test_private_index_splits_are_sympys(e, counters, extra):
+    """An index split into the terms of the local ids and the rest, each term taken out without
+    ``Add``: the same rests as sympy's, also when a counter appears in a division or with another
+    counter's term of the same coefficient."""
+    loops = [SimpleNamespace(var=x, dim=k, extent=4) for k, x in enumerate(counters)]
+    index = e + extra * counters[0]
+    got, want = _split_of(index, loops), _split_of_by_sympy(index, loops)
+    assert (got is None) == (want is None), index
+    if got is not None:
+        assert got[0] == want[0] and same(got[1], want[1]), index
+    for t in sympy.Add.make_args(index):
+        if index.is_Add and not t.is_Number:
+            assert same(arith.without_term(index, t), index - t), (index, t)
