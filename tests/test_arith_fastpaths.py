@@ -250,3 +250,14 @@ def test_private_index_splits_are_sympys(e, counters, extra):
     for t in sympy.Add.make_args(index):
         if index.is_Add and not t.is_Number:
             assert same(arith.without_term(index, t), index - t), (index, t)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.integers(-3, 300), st.sampled_from(SYMS + (sympy.Symbol("n", integer=True),))),
+                min_size=1, max_size=3), st.integers(-5, 300), st.sampled_from([2, 3, 4, 12, 64, 256]))
+def test_unbounded_moduli_are_sympys(terms, const, d):
+    """A modulus whose dividend has no known bounds (counters of enclosing loops), as the simplifier
+    leaves it: sums of multiples of counters and a constant, some with a common factor with the
+    divisor, some coefficients multiples of it or negative, a symbol sympy knows is an integer."""
+    num = sympy.Add(*[c * x for c, x in terms]) + const
+    assert same(arith.mod_of(num, d), sympy.Mod(num, d)), (num, d)

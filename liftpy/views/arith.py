@@ -608,8 +608,36 @@ def fmod(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
         return CMod(r, d)
     shifted = _nonneg(num, d, ranges)
     if shifted is None:
-        return sympy.Mod(num, d)  # printed with a floor-modulo helper
+        return mod_of(num, d)  # printed with a floor-modulo helper
     return CMod(shifted[0], d)  # (a + k*d) mod d = a mod d
+
+
+def mod_of(num, d: int) -> sympy.Expr:
+    """``sympy.Mod(num, d)`` for an integer ``d > 1``, the same expression, without sympy's evaluation
+    where its outcome is known: for a sum of positive multiples of plain symbols (none a multiple of
+    ``d``) and a constant in ``(0, d)`` whose coefficients have no common factor with ``d``, every
+    question it asks (is the sum an integer, even, within ``2d`` of zero) is unknown, no common factor
+    comes out, and each term reduced alone would only gain a modulus: the modulus stays as it is.
+    That evaluation took milliseconds (a division whose dividend has no known bounds: the counters
+    of enclosing loops, for a copy's plan)."""
+    if not (num.is_Add and d > 1):
+        return sympy.Mod(num, d)
+    g = d
+    for t in num.args:
+        if t.is_Integer:
+            c = int(t)
+            if not 0 < c < d:
+                return sympy.Mod(num, d)
+        elif _is_plain(t):
+            c = 1
+        elif _plain_term(t) and t.args[0].is_Integer and int(t.args[0]) > 0 and int(t.args[0]) % d:
+            c = int(t.args[0])
+        else:
+            return sympy.Mod(num, d)
+        g = gcd(g, c)
+    if g != 1:
+        return sympy.Mod(num, d)
+    return sympy.Mod(num, d, evaluate=False)
 
 
 def _is_plain(x) -> bool:
