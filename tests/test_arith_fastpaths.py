@@ -1,9 +1,11 @@
 """The index algebra's shortcuts around sympy (``liftpy.views.arith``) build exactly the expressions
 sympy builds, argument order included: the generated OpenCL is printed from them, and must not change
 when code generation gets faster.  Each shortcut is compared with the sympy construction it replaces,
-on random conditions and indices of the kind views and unrolling produce.  Also the two other speed-ups
-with a contract: code generation pauses the garbage collector and restores it as it was, and the cached
-hashes of reads and buffers are their dataclass hashes and stay out of pickles."""
+on random conditions and indices of the kind views and unrolling produce (the passes' shortcuts against
+the sympy code they replace).  Also the other speed-ups with a contract: code generation pauses the
+garbage collector and restores it as it was, the cached hashes of reads and buffers are their dataclass
+hashes and stay out of pickles, and the address-calculation pass's memo of what each subtree holds
+answers as a walk of the subtree does."""
 
 import gc
 from types import SimpleNamespace
@@ -261,3 +263,48 @@ def test_unbounded_moduli_are_sympys(terms, const, d):
     divisor, some coefficients multiples of it or negative, a symbol sympy knows is an integer."""
     num = sympy.Add(*[c * x for c, x in terms]) + const
     assert same(arith.mod_of(num, d), sympy.Mod(num, d)), (num, d)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(affine(), affine(), affine()), min_size=1, max_size=4), st.booleans())
+def test_divmod_pass_counts_subtrees_as_a_walk_does(rows, share):
+    """The address-calculation pass memoises what each statement and its subtree hold (divisions,
+    their set, symbols) by identity: the same answers as walking the subtree, for nested loops whose
+    stores read through conditions and user functions, with statements shared between loops."""
+    from liftpy.codegen import stmt as S
+    from liftpy.codegen.passes import divmod as D
+    from liftpy.ir.levels import Level
+    from liftpy.views import view as V
+
+    buf = SimpleNamespace(name="b")
+    stores = [S.Store(buf, a, V.CondRead(sympy.Ge(b, 0, evaluate=False), V.MemRead(buf, c, 1),
+                                         V.FunCall("f", (V.MemRead(buf, a + b, 1),))))
+              for a, b, c in rows]
+    inner = S.Loop(SYMS[2], 4, Level.SEQ, 0, S.Block(tuple(stores)))
+    outer = S.Loop(SYMS[1], 6, Level.SEQ, 0, S.Block((inner, S.IndexDef(sympy.Symbol("t"), rows[0][0]))
+                                                       + ((stores[0],) if share else ())))
+    top = S.Block((outer, S.If(sympy.Lt(rows[-1][1], 3, evaluate=False), S.Block((stores[-1],)))))
+
+    def exprs(x):
+        if isinstance(x, S.Store):
+            yield x.index
+            for r in S.reads(x.value):
+                found = []
+                r.map_exprs(lambda e: found.append(e) or e)
+                yield from found
+        elif isinstance(x, S.IndexDef):
+            yield x.value
+        elif isinstance(x, S.If):
+            yield x.cond
+
+    D._TREE.clear()
+    try:
+        for s in S.walk(top):
+            es = [e for x in S.walk(s) for e in exprs(x)]
+            nodes = [n for e in es for n in arith.divmod_nodes(e)]
+            assert D._count(s) == len(nodes)
+            assert D._divmods(s) == frozenset(nodes)
+            for x in SYMS:
+                assert D._uses(s, x) == any(x in arith.free_symbols(e) for e in es)
+    finally:
+        D._TREE.clear()
