@@ -308,3 +308,28 @@ def test_divmod_pass_counts_subtrees_as_a_walk_does(rows, share):
                 assert D._uses(s, x) == any(x in arith.free_symbols(e) for e in es)
     finally:
         D._TREE.clear()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(comparisons(), min_size=2, max_size=3, unique=True))
+def test_hoisted_conditions_are_sympys_conjunctions(parts):
+    """Hoisting names the divisions of a padding condition read in a loop and rebuilds the conjunction
+    with ``make_and``: the same kernel as rebuilding it with sympy's ``And``."""
+    import importlib
+
+    from liftpy.codegen import stmt as S
+    from liftpy.ir.levels import Level
+    from liftpy.views import view as V
+
+    H = importlib.import_module("liftpy.codegen.passes.hoist")  # (the package exports the function as hoist)
+    buf = SimpleNamespace(name="b", space="global")
+    cond = sympy.And(*parts)
+    if not isinstance(cond, sympy.And):
+        return
+    value = V.CondRead(cond, V.MemRead(buf, SYMS[2], 1), V.ConstRead(0.0, None))
+    loop = S.Loop(SYMS[2], 4, Level.SEQ, 0, S.Block((S.Store(buf, SYMS[2], value),)))
+    kernel = S.Kernel("k", (), (), S.Block((loop,)))
+    fast = H.hoist(kernel)
+    with mock.patch.object(H, "make_and", lambda args: sympy.And(*args)):
+        slow = H.hoist(kernel)
+    assert fast == slow and str(fast.body) == str(slow.body), cond
