@@ -1,17 +1,25 @@
 """The index algebra's shortcuts around sympy (``liftpy.views.arith``) build exactly the expressions
 sympy builds, argument order included: the generated OpenCL is printed from them, and must not change
 when code generation gets faster.  Each shortcut is compared with the sympy construction it replaces,
-on random conditions and indices of the kind views and unrolling produce.  Also the two other speed-ups
-with a contract: code generation pauses the garbage collector and restores it as it was, and the cached
-hashes of reads and buffers are their dataclass hashes and stay out of pickles."""
+on random conditions and indices of the kind views and unrolling produce (the passes' shortcuts against
+the sympy code they replace).  Also the other speed-ups with a contract: code generation pauses the
+garbage collector and restores it as it was, the cached hashes of reads and buffers are their dataclass
+hashes and stay out of pickles, and the address-calculation pass's memo of what each subtree holds
+answers as a walk of the subtree does."""
 
 import gc
+from types import SimpleNamespace
 
 import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from liftpy.views.arith import CDiv, CMod, _ordered, floor_of, make_and, relation, substitute
+from unittest import mock
+
+from liftpy.codegen.passes.privatize import _split_of
+from liftpy.codegen.passes.vectorize import _split_lane, is_multiple
+from liftpy.views import arith
+from liftpy.views.arith import CDiv, CMod, _ordered, floor_of, make_and, relation, simplify, substitute
 
 SYMS = sympy.symbols("i j k")
 REL = [sympy.Ge, sympy.Gt, sympy.Le, sympy.Lt, sympy.Eq, sympy.Ne]
@@ -83,6 +91,27 @@ def test_sums_with_numbers_substituted_are_sympys_sums(e, a, second):
     assert same(substitute(e, mapping), e.xreplace(mapping)), e
 
 
+def _uncached(fn):
+    """``fn()`` with the index algebra's memo tables emptied first (a result memoised by the other path
+    would be returned as it is)."""
+    for table in vars(arith).values():
+        if isinstance(table, arith.Memo):
+            table.table.clear()
+    return fn()
+
+
+@settings(max_examples=300, deadline=None)
+@given(affine(), st.lists(st.tuples(st.integers(-4, 6), st.integers(0, 5), st.booleans()), min_size=3, max_size=3))
+def test_sums_simplified_to_numbers_are_sympys_sums(e, spans):
+    """Simplifying a sum where counters have a single value or the ranges decide a division: the terms
+    that became numbers are folded into the constant without ``Add``, giving what ``Add`` gives."""
+    ranges = {x: (lo, lo if single else lo + w) for x, (lo, w, single) in zip(SYMS, spans)}
+    fast = _uncached(lambda: simplify(e, ranges))
+    with mock.patch.object(arith, "_add_of_numbers", lambda e, args: None):
+        slow = _uncached(lambda: simplify(e, ranges))
+    assert same(fast, slow), (e, ranges)
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.integers(-9, 9), st.sampled_from([1, 2, 3, 4, 8, 256])), min_size=1, max_size=3),
        st.integers(-9, 9), st.sampled_from([1, 2, 4, 256]), st.booleans())
@@ -149,3 +178,158 @@ def test_reads_and_buffers_hash_once_and_pickle_without_the_hash():
         assert b"_hash" not in state
         back = pickle.loads(state)
         assert back == obj and hash(back) == first
+
+
+def _split_lane_by_sympy(index):
+    """The vectorizer's ``_split_lane`` as it was written with sympy's sums."""
+    e = arith.expand_index(index)
+    c = 0
+    for term in sympy.Add.make_args(e):
+        if term.is_Integer:
+            c = int(term)
+    rest = arith.expand_index(e - c)
+    if not is_multiple(rest, 4) and rest != 0:
+        return None
+    return arith.expand_index(rest + (c - c % 4)), c % 4
+
+
+@settings(max_examples=300, deadline=None)
+@given(affine(), st.integers(-9, 9), st.booleans())
+def test_lane_split_is_sympys(e, k, scaled):
+    """A vector index split into a multiple of four and a lane, its constant term replaced without
+    ``Add``: the same sums as sympy's, for indices with and without a constant, scaled by four (the
+    split succeeds) or not (it may fail)."""
+    index = 4 * e + k if scaled else e
+    _split_lane.cache_clear()
+    got = _split_lane(index)
+    assert (got is None) == (_split_lane_by_sympy(index) is None), index
+    if got is not None:
+        want = _split_lane_by_sympy(index)
+        assert same(got[0], want[0]) and got[1] == want[1], index
+    if index.is_Add and index.args[0].is_Integer:
+        assert same(arith.with_constant(index, k), index - index.args[0] + k), index
+
+
+@settings(max_examples=300, deadline=None)
+@given(affine(), affine(), st.integers(-9, 9), st.integers(-9, 9), st.sampled_from(["shifted", "same", "other"]))
+def test_differences_are_sympys(e, f, j, k, kind):
+    """The difference of two addresses (a lane's and the first lane's): of the same terms with other
+    constants it is the constants' difference, computed without ``a - b``; of other sums sympy's."""
+    a, b = {"shifted": (e + j, e + k), "same": (e, e), "other": (e + j, f + k)}[kind]
+    for x, y in ((a, b), (b, a)):
+        assert same(_uncached(lambda: arith.difference(x, y)), arith.expand_index(x - y)), (x, y)
+
+
+def _split_of_by_sympy(index, loops):
+    """The privatization's ``_split_of`` as it was written with sympy's sums."""
+    e = arith.expand_index(index)
+    coeffs = {}
+    for lp in loops:
+        c = e.coeff(lp.var)
+        if c == 0:
+            continue
+        if not c.is_Integer:
+            return None
+        coeffs[lp.dim] = (int(c), lp.extent)
+        e = arith.expand_index(e - c * lp.var)
+    if any(e.has(lp.var) for lp in loops):
+        return None
+    return coeffs, e
+
+
+@settings(max_examples=300, deadline=None)
+@given(affine(), st.lists(st.sampled_from(SYMS), min_size=1, max_size=3, unique=True), st.integers(-3, 3))
+def test_private_index_splits_are_sympys(e, counters, extra):
+    """An index split into the terms of the local ids and the rest, each term taken out without
+    ``Add``: the same rests as sympy's, also when a counter appears in a division or with another
+    counter's term of the same coefficient."""
+    loops = [SimpleNamespace(var=x, dim=k, extent=4) for k, x in enumerate(counters)]
+    index = e + extra * counters[0]
+    got, want = _split_of(index, loops), _split_of_by_sympy(index, loops)
+    assert (got is None) == (want is None), index
+    if got is not None:
+        assert got[0] == want[0] and same(got[1], want[1]), index
+    for t in sympy.Add.make_args(index):
+        if index.is_Add and not t.is_Number:
+            assert same(arith.without_term(index, t), index - t), (index, t)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.integers(-3, 300), st.sampled_from(SYMS + (sympy.Symbol("n", integer=True),))),
+                min_size=1, max_size=3), st.integers(-5, 300), st.sampled_from([2, 3, 4, 12, 64, 256]))
+def test_unbounded_moduli_are_sympys(terms, const, d):
+    """A modulus whose dividend has no known bounds (counters of enclosing loops), as the simplifier
+    leaves it: sums of multiples of counters and a constant, some with a common factor with the
+    divisor, some coefficients multiples of it or negative, a symbol sympy knows is an integer."""
+    num = sympy.Add(*[c * x for c, x in terms]) + const
+    assert same(arith.mod_of(num, d), sympy.Mod(num, d)), (num, d)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(affine(), affine(), affine()), min_size=1, max_size=4), st.booleans())
+def test_divmod_pass_counts_subtrees_as_a_walk_does(rows, share):
+    """The address-calculation pass memoises what each statement and its subtree hold (divisions,
+    their set, symbols) by identity: the same answers as walking the subtree, for nested loops whose
+    stores read through conditions and user functions, with statements shared between loops."""
+    from liftpy.codegen import stmt as S
+    from liftpy.codegen.passes import divmod as D
+    from liftpy.ir.levels import Level
+    from liftpy.views import view as V
+
+    buf = SimpleNamespace(name="b")
+    stores = [S.Store(buf, a, V.CondRead(sympy.Ge(b, 0, evaluate=False), V.MemRead(buf, c, 1),
+                                         V.FunCall("f", (V.MemRead(buf, a + b, 1),))))
+              for a, b, c in rows]
+    inner = S.Loop(SYMS[2], 4, Level.SEQ, 0, S.Block(tuple(stores)))
+    outer = S.Loop(SYMS[1], 6, Level.SEQ, 0, S.Block((inner, S.IndexDef(sympy.Symbol("t"), rows[0][0]))
+                                                       + ((stores[0],) if share else ())))
+    top = S.Block((outer, S.If(sympy.Lt(rows[-1][1], 3, evaluate=False), S.Block((stores[-1],)))))
+
+    def exprs(x):
+        if isinstance(x, S.Store):
+            yield x.index
+            for r in S.reads(x.value):
+                found = []
+                r.map_exprs(lambda e: found.append(e) or e)
+                yield from found
+        elif isinstance(x, S.IndexDef):
+            yield x.value
+        elif isinstance(x, S.If):
+            yield x.cond
+
+    D._TREE.clear()
+    try:
+        for s in S.walk(top):
+            es = [e for x in S.walk(s) for e in exprs(x)]
+            nodes = [n for e in es for n in arith.divmod_nodes(e)]
+            assert D._count(s) == len(nodes)
+            assert D._divmods(s) == frozenset(nodes)
+            for x in SYMS:
+                assert D._uses(s, x) == any(x in arith.free_symbols(e) for e in es)
+    finally:
+        D._TREE.clear()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(comparisons(), min_size=2, max_size=3, unique=True))
+def test_hoisted_conditions_are_sympys_conjunctions(parts):
+    """Hoisting names the divisions of a padding condition read in a loop and rebuilds the conjunction
+    with ``make_and``: the same kernel as rebuilding it with sympy's ``And``."""
+    import importlib
+
+    from liftpy.codegen import stmt as S
+    from liftpy.ir.levels import Level
+    from liftpy.views import view as V
+
+    H = importlib.import_module("liftpy.codegen.passes.hoist")  # (the package exports the function as hoist)
+    buf = SimpleNamespace(name="b", space="global")
+    cond = sympy.And(*parts)
+    if not isinstance(cond, sympy.And):
+        return
+    value = V.CondRead(cond, V.MemRead(buf, SYMS[2], 1), V.ConstRead(0.0, None))
+    loop = S.Loop(SYMS[2], 4, Level.SEQ, 0, S.Block((S.Store(buf, SYMS[2], value),)))
+    kernel = S.Kernel("k", (), (), S.Block((loop,)))
+    fast = H.hoist(kernel)
+    with mock.patch.object(H, "make_and", lambda args: sympy.And(*args)):
+        slow = H.hoist(kernel)
+    assert fast == slow and str(fast.body) == str(slow.body), cond

@@ -185,11 +185,14 @@ def map_exprs(s: Stmt, fn: Callable[[sympy.Expr], sympy.Expr]) -> Stmt:
     return s
 
 
-def substitute(s: Stmt, mapping: dict) -> Stmt:
-    """``s`` with loop variables replaced (``{i: 3}`` when unrolling, ``{i: 4*a + b}`` when splitting)."""
+def substitute(s: Stmt, mapping: dict, seen: dict | None = None) -> Stmt:
+    """``s`` with loop variables replaced (``{i: 3}`` when unrolling, ``{i: 4*a + b}`` when splitting).
+    ``seen``: the substitutions already made with this mapping, shared by the caller between statements
+    (``views.arith.substitute``)."""
     if not mapping:
         return s
-    seen: dict = {}  # the statements share most of their terms
+    if seen is None:
+        seen = {}  # the statements share most of their terms
     return map_exprs(s, lambda e: _substitute_expr(e, mapping, seen))
 
 

@@ -107,7 +107,28 @@ def difference(a, b) -> sympy.Expr:
     lanes with the first for every width it tries."""
     key = (a, b)
     hit = _DIFFERENCES.table.get(key)
-    return hit if hit is not None else _DIFFERENCES.get(key, lambda: expand_index(a - b))
+    return hit if hit is not None else _DIFFERENCES.get(key, lambda: _difference(a, b))
+
+
+def _terms_and_constant(e) -> tuple[tuple, int]:
+    """The terms of a sum other than its integer constant (sympy keeps it first), and the constant."""
+    if e.is_Integer:
+        return (), int(e)
+    if e.is_Add and e.args[0].is_Integer:
+        return e.args[1:], int(e.args[0])
+    return sympy.Add.make_args(e), 0
+
+
+def _difference(a, b) -> sympy.Expr:
+    """``expand_index(a - b)``; for two sums with the same terms but the constant (the addresses of a
+    vector's lanes), the difference of the constants without building ``a - b``: sympy cancels the
+    equal terms and is left with that integer."""
+    a, b = _sympify(a), _sympify(b)
+    ta, ca = _terms_and_constant(a)
+    tb, cb = _terms_and_constant(b)
+    if ta == tb:
+        return sympy.Integer(ca - cb)
+    return expand_index(a - b)
 
 
 def _symbols(e) -> frozenset:
@@ -235,6 +256,25 @@ def _add_of_numbers(e, args):
     if const:
         kept.insert(0, _rational(const))
     return kept[0] if len(kept) == 1 else sympy.Add._from_args(kept, True)
+
+
+def with_constant(e, k: int):
+    """``e - c + k`` for a sum ``e`` whose constant term is the integer ``c`` (its first term, where sympy
+    keeps it), built from ``e``'s other terms like ``_add_of_numbers``; None for any other ``e``."""
+    if not (e.is_Add and e.args[0].is_Integer):
+        return None
+    return _add_of_numbers(e, (sympy.Integer(k),) + e.args[1:])
+
+
+def without_term(e, t):
+    """``e - t`` for a sum ``e`` of which ``t`` is one term (a counter's term, taken out of an address),
+    built from ``e``'s other terms like ``_add_of_numbers``; None when ``t`` is not a term of ``e``."""
+    if not e.is_Add or t.is_Number:
+        return None
+    for k, a in enumerate(e.args):
+        if a == t:
+            return _add_of_numbers(e, e.args[:k] + (sympy.Integer(0),) + e.args[k + 1:])
+    return None
 
 
 _RATIONAL_COMPARISONS = {
@@ -568,8 +608,36 @@ def fmod(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
         return CMod(r, d)
     shifted = _nonneg(num, d, ranges)
     if shifted is None:
-        return sympy.Mod(num, d)  # printed with a floor-modulo helper
+        return mod_of(num, d)  # printed with a floor-modulo helper
     return CMod(shifted[0], d)  # (a + k*d) mod d = a mod d
+
+
+def mod_of(num, d: int) -> sympy.Expr:
+    """``sympy.Mod(num, d)`` for an integer ``d > 1``, the same expression, without sympy's evaluation
+    where its outcome is known: for a sum of positive multiples of plain symbols (none a multiple of
+    ``d``) and a constant in ``(0, d)`` whose coefficients have no common factor with ``d``, every
+    question it asks (is the sum an integer, even, within ``2d`` of zero) is unknown, no common factor
+    comes out, and each term reduced alone would only gain a modulus: the modulus stays as it is.
+    That evaluation took milliseconds (a division whose dividend has no known bounds: the counters
+    of enclosing loops, for a copy's plan)."""
+    if not (num.is_Add and d > 1):
+        return sympy.Mod(num, d)
+    g = d
+    for t in num.args:
+        if t.is_Integer:
+            c = int(t)
+            if not 0 < c < d:
+                return sympy.Mod(num, d)
+        elif _is_plain(t):
+            c = 1
+        elif _plain_term(t) and t.args[0].is_Integer and int(t.args[0]) > 0 and int(t.args[0]) % d:
+            c = int(t.args[0])
+        else:
+            return sympy.Mod(num, d)
+        g = gcd(g, c)
+    if g != 1:
+        return sympy.Mod(num, d)
+    return sympy.Mod(num, d, evaluate=False)
 
 
 def _is_plain(x) -> bool:
@@ -706,7 +774,10 @@ def _simplify(e, ranges: Ranges) -> sympy.Expr:
         args = [simplify(a, ranges) for a in e.args]
         if all(a is b for a, b in zip(args, e.args)):  # rebuilding from its own arguments gives e back
             return expand_index(e)
-        return expand_index(e.func(*args))
+        # A sum whose changed terms all became numbers (a counter with one value, a division decided
+        # by the ranges: half of the sums simplified after unrolling) is built without Add.flatten.
+        out = _add_of_numbers(e, args) if e.is_Add else None
+        return expand_index(e.func(*args) if out is None else out)
     if isinstance(e, sympy.logic.boolalg.BooleanFunction) or e.is_Relational:
         return simplify_condition(e, ranges)
     return e

@@ -18,7 +18,7 @@ import sympy
 
 from ...ir.levels import Level
 from ...views.arith import CDiv, CMod, Memo, divmod_nodes, expand_index, free_symbols
-from ..stmt import Block, If, IndexDef, Kernel, Loop, Store, body_ranges, descend, map_stmts, reads, walk
+from ..stmt import Block, If, IndexDef, Kernel, Loop, Store, body_ranges, descend, map_stmts, reads
 from .simplify import _stmt as _simplify_stmt
 
 MAX_SPLITS = 6
@@ -55,17 +55,44 @@ def _own(x) -> tuple[tuple, frozenset]:
     return hit[1], hit[2]
 
 
-def _divmods(s):
-    for x in walk(s):
-        yield from _own(x)[0]
+# What each statement's subtree holds (its own and every statement ``walk`` finds below it), by
+# identity like ``_OWN``: every loop of the kernel counts the divisions of its body, and every trial
+# split of a loop asks which statements use its counter, so walking the subtree again for each made
+# these queries quadratic in the nesting depth (a third of the pass).
+_TREE: dict = {}
+
+
+def _tree(s) -> tuple[int, frozenset, frozenset]:
+    """The number of divisions and moduli in ``s`` and below, the set of them, and their symbols."""
+    hit = _TREE.get(id(s))
+    if hit is None:
+        nodes, syms = _own(s)
+        count, found, used = len(nodes), set(nodes), set(syms)
+        if isinstance(s, Block):
+            kids = s.items
+        elif isinstance(s, (Loop, If)):
+            kids = (s.body,)
+        else:
+            kids = ()
+        for k in kids:
+            c, f, u = _tree(k)
+            count += c
+            found |= f
+            used |= u
+        hit = _TREE[id(s)] = (s, count, frozenset(found), frozenset(used))
+    return hit[1], hit[2], hit[3]
+
+
+def _divmods(s) -> frozenset:
+    return _tree(s)[1]
 
 
 def _uses(s, var) -> bool:
-    return any(var in _own(x)[1] for x in walk(s))
+    return var in _tree(s)[2]
 
 
 def _count(s) -> int:
-    return sum(len(_own(x)[0]) for x in walk(s))
+    return _tree(s)[0]
 
 
 def _divisor(node):
@@ -97,7 +124,7 @@ def _period(node, var) -> int:
 
 def _candidates(loop: Loop) -> list[int]:
     out = set()
-    for node in set(_divmods(loop.body)):
+    for node in _divmods(loop.body):
         k = _period(node, loop.var)
         if 1 < k < loop.extent and loop.extent % k == 0:
             out.add(k)
@@ -114,10 +141,12 @@ def _split(loop: Loop, d: int, ranges: dict) -> Loop:
     inner_ranges[q] = (0, loop.extent // d - 1)
     inner_ranges[r] = (0, d - 1)
 
+    seen: dict = {}  # substitutions already made: the statements of an unrolled body share most terms
+
     def one(s, scope):  # statements without the counter are left alone: most of an unrolled body
         if not _uses(s, loop.var):
             return s
-        return _simplify_stmt(substitute(s, mapping), scope)
+        return _simplify_stmt(substitute(s, mapping, seen), scope)
 
     body = map_stmts(loop.body, one, inner_ranges)
     inner = Loop(r, d, Level.SEQ, 0, body, False, "")
@@ -154,7 +183,9 @@ def _go(s, ranges):
 
 def eliminate_divmod(kernel: Kernel) -> Kernel:
     _OWN.clear()
+    _TREE.clear()
     try:
         return kernel.replace(body=_go(kernel.body, {}))
     finally:
         _OWN.clear()
+        _TREE.clear()

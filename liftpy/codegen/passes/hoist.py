@@ -13,7 +13,7 @@ import itertools
 
 import sympy
 
-from ...views.arith import DIVMOD, divmod_nodes, free_symbols, relation
+from ...views.arith import DIVMOD, divmod_nodes, free_symbols, make_and, relation
 from ..stmt import Block, If, IndexDef, Kernel, Loop, Store, map_read
 
 
@@ -55,7 +55,11 @@ def hoist(kernel: Kernel) -> Kernel:
             args = tuple(rec(a) for a in x.args)
             if all(a is b for a, b in zip(args, x.args)):
                 return x
-            return relation(x.func, *args) if x.is_Relational else x.func(*args)
+            if x.is_Relational:
+                return relation(x.func, *args)
+            if isinstance(x, sympy.And):  # a padding condition: sympy's And sorts its parts through sort keys
+                return make_and(args)
+            return x.func(*args)
 
         return rec(e)
 

@@ -16,7 +16,7 @@ import dataclasses
 
 from ...ir.levels import Level
 from ...views import view as V
-from ...views.arith import Memo, bounds, expand_index
+from ...views.arith import Memo, bounds, expand_index, without_term
 from ..memory import Buffer
 from ..stmt import CONTAINERS, Block, Declare, IndexDef, Kernel, Loop, Store, body_ranges, descend, reads, walk
 
@@ -66,7 +66,9 @@ def _split_of(index, loops):
         if not c.is_Integer:
             return None
         coeffs[lp.dim] = (int(c), lp.extent)
-        e = expand_index(e - c * lp.var)
+        term = c * lp.var
+        rest = without_term(e, term)  # the counter's term taken out without Add.flatten
+        e = expand_index(e - term if rest is None else rest)
     if any(e.has(lp.var) for lp in loops):
         return None
     return coeffs, e
