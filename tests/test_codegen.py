@@ -170,7 +170,14 @@ def _two_kernels(hint):
     """A two-kernel pipeline whose intermediate buffer is bound under ``hint``; built anew on each call, so
     its bound variables get new process-wide fresh names each time."""
     copy = lambda ys: mapGlb(0, lambda x: toGlobal(id(x)), ys)  # noqa: E731
-    body = {"doubled": lambda doubled: copy(doubled), "xs": lambda xs: copy(xs)}[hint]
+    body = {"doubled": lambda doubled: copy(doubled), "xs": lambda xs: copy(xs), "ys": lambda xs: copy(xs)}[hint]
+
+    if hint == "ys":  # the stage-numbered name is a parameter's too
+        @program
+        def twice(xs: Array(Float, N), xs_0: Array(Float, N)):
+            return let(body, toGlobal(copy(xs)))
+
+        return twice
 
     @program
     def twice(xs: Array(Float, N)):
@@ -179,7 +186,7 @@ def _two_kernels(hint):
     return twice
 
 
-@pytest.mark.parametrize("hint, name", [("doubled", "doubled"), ("xs", "xs_0")])
+@pytest.mark.parametrize("hint, name", [("doubled", "doubled"), ("xs", "xs_0"), ("ys", "xs_1")])
 def test_intermediate_buffers_have_stable_names(hint, name):
     """An intermediate buffer is a kernel parameter: its name comes from the program (the let's hint, with
     the stage number where that is taken), not from the fresh-name counter, so one program gives the same
@@ -191,4 +198,4 @@ def test_intermediate_buffers_have_stable_names(hint, name):
     assert [ks.source for ks, _ in sa] == [ks.source for ks, _ in sb]
     assert f"global const float* restrict {name}," in sa[1][0].source
     x = np.arange(8, dtype=np.float32)
-    np.testing.assert_array_equal(compile_program(a, {"N": 8}).run(x).output, x)
+    np.testing.assert_array_equal(compile_program(a, {"N": 8}).run(*[x] * len(a.params)).output, x)

@@ -61,7 +61,10 @@ def split_kernels(program: Program) -> list[Stage]:
 
 def _stable_name(fresh: str, index: int, taken: set[str]) -> str:
     base = re.sub(r"_\d+$", "", fresh).rstrip("_") or "tmp"
-    return base if base not in taken else f"{base}_{index}"
+    name, n = base, index
+    while name in taken:  # a parameter may already be called xs_0
+        name, n = f"{base}_{n}", n + 1
+    return name
 
 
 def _stage_program(name: str, e: Expr, env: dict, program: Program) -> Program:
