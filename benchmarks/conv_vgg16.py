@@ -21,6 +21,10 @@ convolutions computed as a tiled matrix product over the im2col view.
 A layer ``dw:C,H,W,K,stride,pad`` is a depthwise convolution (groups = C = M): the library's ``conv2d``
 operator explored as it is (it has no matrix product to tile, so ``--rules`` does not apply to it),
 against PyTorch's depthwise conv2d (cuDNN on CUDA machines, the CPU otherwise) timed in this process.
+A layer ``conv2d:PARAMS@C=..,H=..,W=..,M=..`` is any layer of the library's ``conv2d`` (``liftpy operators``:
+kernel shape, stride, padding per side, dilation, groups), for example
+``conv2d:k=3,dilation=2,pad=2@C=512,H=28,W=28,M=512``, against PyTorch's same layer; ``--rules`` applies
+(``tile2DReduce|tile2DReduceStrided`` the matrix product over its im2col view, ``groupsOut`` a grouped one).
 
 The references are timed in this run even when the store already holds them (from the run that first
 explored a layer); the liftpy points of a resumed store keep their earlier times (``retime.py`` times a
@@ -70,8 +74,8 @@ def main() -> int:
     records = []
     print(f"{'layer':<22}{'pts':>4}{'ok':>4}{'best ms':>10}{'GFLOP/s':>9}{'MB':>8}   references (ms, MB, time ratio ref/liftpy, memory ratio ref/liftpy)")
     for name in args.layers:
-        if name.startswith("dw:"):
-            rec = depthwise(name, args, samples, repeat, db)
+        if name.startswith(("dw:", "conv2d:")):
+            rec = library_conv(name, args, samples, repeat, db)
             records.append(rec)
             Path(args.json).write_text(json.dumps(records, indent=1))
             continue
@@ -112,7 +116,6 @@ def depthwise_operator(name: str, quick: bool = False):
     """The library's ``conv2d`` with groups = C = M for ``dw:C,H,W,K,stride,pad`` (``quick``: C, H, W reduced
     to 8, 16, 16), and its (C, H, W, K, stride, pad)."""
     from liftpy.errors import InputError
-    from liftpy.tuning.operator import library_operator
 
     try:
         c, h, w, k, stride, pad = (int(x) for x in name[3:].split(","))
@@ -120,29 +123,69 @@ def depthwise_operator(name: str, quick: bool = False):
         raise InputError(f"depthwise layer {name!r}: give dw:C,H,W,K,stride,pad (for example dw:32,112,112,3,1,1)") from None
     if quick:
         c, h, w = 8, 16, 16
-    op = library_operator(f"conv2d:k={k}x{k},stride={stride},pad={pad},groups={c}", {"C": c, "H": h, "W": w, "M": c})
+    op, _, _ = library_layer(f"conv2d:k={k}x{k},stride={stride},pad={pad},groups={c}@C={c},H={h},W={w},M={c}")
     return op, (c, h, w, k, stride, pad)
 
 
-def depthwise(name: str, args, samples: int, repeat: int, db: str) -> dict:
-    """Explore one depthwise layer and time PyTorch's on the same device; the record and its table line."""
+def library_layer(name: str, quick: bool = False):
+    """The library's ``conv2d`` for ``conv2d:PARAMS@C=..,H=..,W=..,M=..`` (any kernel shape, stride, padding,
+    dilation, groups; ``quick``: channels, kernels and the image reduced, groups kept dividing them): the
+    operator, its parameters and its sizes."""
+    from liftpy.errors import InputError
+    from liftpy.operators import parse_spec
+    from liftpy.tuning.operator import library_operator
+
+    spec, _, size_text = name.partition("@")
+    try:
+        sizes = {k: int(v) for k, v in (kv.split("=") for kv in size_text.split(","))}
+    except ValueError:
+        raise InputError(f"layer {name!r}: give conv2d:PARAMS@C=..,H=..,W=..,M=.. "
+                         "(for example conv2d:k=3,dilation=2,pad=2@C=512,H=28,W=28,M=512)") from None
+    _, params = parse_spec(spec)
+    if quick:
+        g = params["groups"]
+        depthwise = g == sizes["C"] == sizes["M"]
+        c = 8 if g == 1 else (g if depthwise else 2 * g)
+        sizes = {"C": c, "H": 16, "W": 16, "M": c}
+    return library_operator(spec, sizes), params, sizes
+
+
+def library_conv(name: str, args, samples: int, repeat: int, db: str) -> dict:
+    """Explore one layer of the library's ``conv2d`` (``dw:`` or ``conv2d:``) and time PyTorch's same layer
+    on the same device; the record and its table line.  ``--rules`` applies to ``conv2d:`` layers (a grouped
+    one is a matrix product per group, ``groupsOut``), not to ``dw:`` ones (one kernel per group: nothing to
+    tile)."""
+    from liftpy.operators.conv import ConvShape
     from liftpy.tuning.engine import explore_operator
 
-    op, (c, h, w, k, stride, pad) = depthwise_operator(name, args.quick)
+    if name.startswith("dw:"):
+        op, (c, h, w, k, stride, pad) = depthwise_operator(name, args.quick)
+        params, sizes, rules = dict(k=f"{k}x{k}", stride=str(stride), pad=str(pad), dilation="1", groups=c, relu=0), \
+            {"C": c, "H": h, "W": w, "M": c}, ()
+        label, spec = f"dw:{c},{h},{w},{k},{stride},{pad}", f"C={c},H={h},W={w},K={k},stride={stride},pad={pad},groups={c}"
+    else:
+        op, params, sizes = library_layer(name, args.quick)
+        rules = tuple(r for r in args.rules.split(",") if r)
+        label = name.partition("@")[0] + "@" + ",".join(f"{k}={v}" for k, v in sizes.items())
+        spec = label
     t0 = time.time()
     ex = explore_operator(op, samples=samples, db=db, device=args.device, profile_path=args.profile, timeout_s=args.timeout,
                           repeat=repeat, warmup=2, progress=False, seed=args.seed, references=False, search=args.search,
-                          jobs=args.jobs)
-    oh, ow = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
-    rec, best, line = _summary(f"dw:{c},{h},{w},{k},{stride},{pad}", f"C={c},H={h},W={w},K={k},stride={stride},pad={pad},groups={c}",
-                               ex, None, 4 * (c * h * w + c * k * k + c + c * oh * ow), op.flops(), t0)
-    rec["split"] = 1
-    timed = _torch_depthwise(c, h, w, k, stride, pad, repeat)
+                          jobs=args.jobs, rules=rules)
+    cs = ConvShape.of(**params)
+    oh, ow = cs.output(sizes["H"], sizes["W"])
+    c, m, g = sizes["C"], sizes["M"], params["groups"]
+    taps = c // g * cs.kh * cs.kw
+    rec, best, line = _summary(label, spec, ex, ",".join(rules) or None,
+                               4 * (c * sizes["H"] * sizes["W"] + m * taps + m + m * oh * ow), op.flops(), t0)
+    ks = best.config.get("ks0") if best else None
+    rec["split"] = taps // int(ks) if ks else 1
+    timed = _torch_conv2d(params, sizes, repeat)
     if timed is not None:
-        name, ms = timed
-        rec[name] = {"ms": ms, "bytes": rec["io_bytes"], "name": name}
+        ref, ms = timed
+        rec[ref] = {"ms": ms, "bytes": rec["io_bytes"], "name": ref}
         if best:
-            line += f"   {name} {ms:.4g} ms x{ms / best.time_ms:.3g}"
+            line += f"   {ref} {ms:.4g} ms x{ms / best.time_ms:.3g}"
     print(line, flush=True)
     return rec
 
@@ -167,25 +210,33 @@ def _summary(layer: str, spec: str, ex, rules, io_bytes: int, flops: float, t0: 
     return rec, best, line
 
 
-def _torch_depthwise(c, h, w, k, stride, pad, repeat, batch: int | None = None) -> tuple[str, float] | None:
-    """PyTorch's depthwise convolution (fp32, TF32 off): its name and median ms, timed with CUDA events in
-    batches of ``batch`` calls (``references.cuda_times``; ``CUDA_BATCH`` by default), or on the CPU; None
-    without PyTorch."""
+def _torch_conv2d(params: dict, sizes: dict, repeat, batch: int | None = None) -> tuple[str, float] | None:
+    """PyTorch's convolution of the layer (fp32, TF32 off; cuDNN on CUDA machines): its name and median ms,
+    timed with CUDA events in batches of ``batch`` calls (``references.cuda_times``; ``CUDA_BATCH`` by
+    default), or on the CPU; None without PyTorch.  Uneven padding is a separate pad first (PyTorch's
+    convolution pads evenly), as a framework would run it."""
     try:
         import torch
     except ImportError:
         return None
+    from liftpy.operators.conv import ConvShape
     from liftpy.tuning.references import CUDA_BATCH, cuda_times
 
+    cs = ConvShape.of(**params)
+    g = params["groups"]
     cuda = torch.cuda.is_available()
     dev = torch.device("cuda" if cuda else "cpu")
     torch.backends.cudnn.allow_tf32, torch.backends.cudnn.benchmark = False, True
-    x = torch.randn(1, c, h, w, device=dev)
-    wt = torch.randn(c, 1, k, k, device=dev)
-    b = torch.randn(c, device=dev)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    x = torch.randn(1, sizes["C"], sizes["H"], sizes["W"], device=dev)
+    wt = torch.randn(sizes["M"], sizes["C"] // g, cs.kh, cs.kw, device=dev)
+    b = torch.randn(sizes["M"], device=dev)
+    even = cs.top == cs.bottom and cs.left == cs.right
 
     def run():
-        return torch.nn.functional.conv2d(x, wt, b, stride=stride, padding=pad, groups=c)
+        xin = x if even else torch.nn.functional.pad(x, (cs.left, cs.right, cs.top, cs.bottom))
+        return torch.nn.functional.conv2d(xin, wt, b, stride=(cs.sh, cs.sw), padding=(cs.top, cs.left) if even else 0,
+                                          dilation=(cs.dh, cs.dw), groups=g)
 
     with torch.inference_mode():
         for _ in range(3):

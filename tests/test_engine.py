@@ -65,6 +65,22 @@ def test_program_explored_with_model_search_and_resumed(tmp_path):
     assert f"8 resumed | best {best:.4g} ms" in line.getvalue(), line.getvalue()
 
 
+def test_rule_filter_alternatives_need_one_known_rule():
+    """``A|B`` keeps the variants that use either; an alternative no variant uses is allowed beside a used
+    one (one filter for plain and grouped convolutions), an entry none of whose rules any variant uses is
+    an error naming the rules there are."""
+    from liftpy.errors import TuningError
+    from liftpy.tuning.engine import select_variants
+    from liftpy.tuning.operator import program_operator
+
+    every = program_operator(str(MATMUL), "M=64,N=64,K=64").variants()
+    tiled = select_variants(every, ["tile2DReduce"])
+    assert tiled and len(tiled) < len(every)
+    assert select_variants(every, ["tile2DReduce|groupsOut"]) == tiled
+    with pytest.raises(TuningError, match="no variant uses the rule.s. groupsOut, tileTypo; the variants use: .*tile2DReduce"):
+        select_variants(every, ["tile2DReduce", "groupsOut|tileTypo"])
+
+
 def test_model_search_expands_its_fastest_points():
     """Neighbours of the fastest measured point (one or two parameters moved, valid by the constraints),
     its configuration on sibling variants and on variants with fewer rules (its parameters projected) become

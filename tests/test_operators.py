@@ -155,6 +155,21 @@ def test_conv2d_shapes_explored(spec, sizes, tmp_path):
     assert [r.status.value for r in result.records] == ["ok"] * 3, [r.error for r in result.records]
 
 
+@pytest.mark.parametrize("spec,sizes,rules,tag", [
+    ("conv2d:k=3x5,stride=2x1,dilation=2x1,pad=2,relu=1", {"C": 4, "H": 9, "W": 8, "M": 8}, ("tile2DReduce",), "tiled"),
+    (CONV_CASES[5][0], {"C": 6, "H": 9, "W": 8, "M": 6}, ("groupsOut",), "groups+"),
+], ids=["dilated-asymmetric", "grouped"])
+def test_conv2d_gemm_view_variants_validate(spec, sizes, rules, tag, tmp_path):
+    """Any kernel shape, stride, padding and dilation is a matrix product over the im2col view, tiled as
+    one; grouped, one product per group (``groupsOut``): such points are derived, run and check out."""
+    from liftpy.tuning.engine import explore_operator
+
+    result = explore_operator(library_operator(spec, sizes), samples=3, db=tmp_path / "r.sqlite", search="uniform",
+                              progress=False, references=False, timeout_s=120, repeat=1, rules=rules)
+    assert [r.status.value for r in result.records] == ["ok"] * 3, [r.error for r in result.records]
+    assert all(tag in r.variant and "tiled" in r.variant for r in result.records), [r.variant for r in result.records]
+
+
 def test_conv2d_bad_shapes_are_refused():
     with pytest.raises(InputError, match="groups=3 must divide C=4"):
         library_operator("conv2d:groups=3", {"C": 4, "H": 5, "W": 5, "M": 6})

@@ -275,6 +275,52 @@ def test_flatten_map2D(hw, fi, seed):
 
 
 @RULE_SETTINGS
+@given(st.integers(1, 5), st.integers(1, 3), st.integers(1, 4), st.integers(1, 3), st.booleans(), st.integers(0, 10**6))
+def test_groups_out(n, g, k, j, biased, seed):
+    """Rows of g groups of k against each group's j kernels (a grouped convolution's shape, with a bias per
+    kernel as the reduction's start or without one): the groups moved outside the rows."""
+    G, J = sizes("G J")
+    rng = np.random.default_rng(seed)
+
+    def dot(part, kb):
+        init = kb[1] if biased else 0
+        return reduce(lambda acc, p: add(acc, mult(p[0], p[1])), init, zip(part, kb[0] if biased else kb))
+
+    if biased:
+        prog = make_program("grouped", [("xs", Array(Int, N, G * K)), ("ws", Array(Int, G, J, K)), ("bs", Array(Int, G, J))],
+                            lambda xs, ws, bs: map(lambda row: join(map(lambda gr: map(lambda kb: dot(gr[0], kb), zip(gr[1], gr[2])),
+                                                                            zip(split(K, row), ws, bs))), xs))
+        inputs = [ints(rng, (n, g * k)), ints(rng, (g, j, k)), ints(rng, (g, j))]
+        sz = {"N": n, "G": g, "K": k, "J": j}
+    else:
+        prog = make_program("grouped", [("xs", Array(Int, N, G * K)), ("ws", Array(Int, G, J, K))],
+                            lambda xs, ws: map(lambda row: join(map(lambda gr: map(lambda w: dot(gr[0], w), gr[1]),
+                                                                    zip(split(K, row), ws))), xs))
+        inputs = [ints(rng, (n, g * k)), ints(rng, (g, j, k))]
+        sz = {"N": n, "G": g, "K": k, "J": j}
+    checked(A.groups_out, prog, inputs, sz)
+
+
+def test_groups_out_needs_the_group_only_through_its_parts():
+    """A body that passes the group on whole (here to a lambda) cannot be given the group's parts apart."""
+    from liftpy.ir.expr import Call, Lambda, Var
+
+    G = sizes("G")[0]
+    t = Var("t")
+
+    def program(whole: bool):
+        def body(gr):
+            if whole:
+                return Call(Lambda((t,), map(lambda p: mult(p[0], p[1]), zip(get(t, 0), get(t, 1)))), (gr,))
+            return map(lambda p: mult(p[0], p[1]), zip(gr[0], gr[1]))
+        return make_program("g", [("xs", Array(Int, N, G * K)), ("ws", Array(Int, G, K))],
+                            lambda xs, ws: map(lambda row: join(map(body, zip(split(K, row), ws))), xs))
+
+    assert applications(program(False), [A.groups_out])
+    assert not applications(program(True), [A.groups_out])
+
+
+@RULE_SETTINGS
 @given(st.sampled_from([(4, 4, 4), (2, 8, 6), (3, 6, 4)]), st.sampled_from([False, True, "relu"]), st.integers(0, 10**6))
 def test_split_k(mkn, biased, seed):
     from liftpy.rewrite.tiling import split_k

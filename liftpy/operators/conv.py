@@ -119,6 +119,10 @@ def conv2d(k="3x3", stride="1", pad="1", dilation="1", groups: int = 1, relu: in
                 return L.map(lambda v: BUILTINS["min"](BUILTINS["max"](v, 0.0), 6.0), total)
             return L.map(BUILTINS["relu"], total) if relu else total
 
+        if g == 1:
+            # One group: every kernel against the whole window, a map of maps over a dot product, which
+            # the GEMM-view tiling (flattenMap2D, tile2DReduce) takes as a matrix product.
+            return L.map(lambda kb: kernel(kb, taps), L.zip(weights, biases))  # [M][1]
         per_group = L.map(lambda gwb: L.map(lambda kb: kernel(kb, L.get(gwb, 0)), L.zip(L.get(gwb, 1), L.get(gwb, 2))),
                           L.zip(grouped, L.split(m / g, weights), L.split(m / g, biases)))
         return L.join(per_group)  # [M][1]

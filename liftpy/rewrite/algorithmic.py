@@ -13,7 +13,7 @@ import sympy
 from ..ir import dsl
 from ..ir import primitives as P
 from ..ir.analysis import is_view
-from ..ir.expr import Call, Lambda, Var, apply_lambda, fresh_name, rename_bound
+from ..ir.expr import Call, Lambda, Var, apply_lambda, fresh_name, primitive_functions, rename_bound, replace_functions
 from ..ir.types import ArrayType, Float, ScalarType
 from ..ir.userfun import T, vectorize
 from .patterns import ADD, DOT, eta_userfun, is_call, match_map2D, match_slide2D, sum_form
@@ -166,6 +166,69 @@ def flatten_map2D(e, site, ctx):
     return dsl.split(xs_t.elem.size, Call(P.Map(rename_bound(m.f)), (dsl.join(m.xs),)))
 
 
+def _replace_gets(node, name: str, parts: dict):
+    """``node`` with every ``get(name, j)`` replaced by ``parts[j]``; None where ``name`` is used any other way
+    (passed whole, or ``j`` not in ``parts``).  Lambdas that bind ``name`` again are left alone."""
+    if name not in node.free_vars:
+        return node
+    if isinstance(node, Var):
+        return None
+    if isinstance(node, Lambda):
+        if any(p.name == name for p in node.params):
+            return node
+        body = _replace_gets(node.body, name, parts)
+        return None if body is None else Lambda(node.params, body)
+    if isinstance(node, Call):
+        if isinstance(node.fn, P.Get) and isinstance(node.args[0], Var) and node.args[0].name == name:
+            return parts.get(node.fn.index)
+        if isinstance(node.fn, Lambda):
+            fn = _replace_gets(node.fn, name, parts)
+        else:
+            new = {}
+            for n, lam in primitive_functions(node.fn):
+                new[n] = _replace_gets(lam, name, parts)
+                if new[n] is None:
+                    return None
+            fn = replace_functions(node.fn, new)
+        args = tuple(_replace_gets(a, name, parts) for a in node.args)
+        if fn is None or any(a is None for a in args):
+            return None
+        return Call(fn, args)
+    return node
+
+
+@rule("groupsOut",
+      "map(a -> join(map(g -> f(g._0, g._1, ..), zip(v(a), ys..))), as) => "
+      "map(join, transpose(map(gz -> map(x -> f(x, gz._1, ..), gz._0), zip(transpose(map(v, as)), ys..))))")
+def groups_out(e, site, ctx):
+    """A grouped convolution's groups, moved outside its windows: for each window ``a`` and each group, the
+    group's kernels (``ys``, free of ``a``) against the group's part of the window (``v(a)``, a view of it)
+    become, for each group, the group's kernels against that part of every window, a matrix product per
+    group that ``tile2DReduce`` tiles; the results are put back in window-major order by views
+    (``transpose``, ``join``), not copied.  The body may use the group only through its components."""
+    if not _is_map(e):
+        return None
+    (a,) = e.fn.f.params
+    body = e.fn.f.body
+    if not (is_call(body, P.Join) and _is_map(body.args[0])):
+        return None
+    inner = body.args[0]
+    zipped = inner.args[0]
+    if not (is_call(zipped, P.Zip) and len(zipped.args) >= 2):
+        return None
+    v, ys = zipped.args[0], zipped.args[1:]
+    if a.name not in v.free_vars or any(a.name in y.free_vars for y in ys):
+        return None
+    (g,) = inner.fn.f.params
+    gz, x = Var(fresh_name("gz")), Var(fresh_name("x"))
+    per_group = _replace_gets(inner.fn.f.body, g.name, {0: x, **{j: dsl.get(gz, j) for j in range(1, len(zipped.args))}})
+    if per_group is None or g.name in per_group.free_vars:
+        return None
+    parts = dsl.transpose(Call(P.Map(Lambda((a,), v)), e.args))
+    grouped = Call(P.Map(Lambda((gz,), Call(P.Map(Lambda((x,), per_group)), (dsl.get(gz, 0),)))), (dsl.zip(parts, *ys),))
+    return dsl.map(dsl.join, dsl.transpose(grouped))
+
+
 @rule("splitZip", "split(n, zip(a, b)) => map(p -> zip(p._0, p._1), zip(split(n, a), split(n, b)))")
 def split_zip(e, site, ctx):
     if not (is_call(e, P.Split) and is_call(e.args[0], P.Zip)):
@@ -293,6 +356,7 @@ ALGORITHMIC_RULES = [
     map_fission,
     split_join,
     flatten_map2D,
+    groups_out,
     partial_reduce,
     coalesce,
     tile2D,

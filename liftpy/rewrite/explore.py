@@ -31,7 +31,7 @@ from ..ir.analysis import is_lowered, is_view
 from ..ir.expr import Call, Program
 from ..ir.printer import show_program
 from ..ir.types import ArrayType, Float, innermost
-from .algorithmic import coalesce, flatten_map2D, partial_reduce, split_join, tile2D, vectorize_reduce
+from .algorithmic import coalesce, flatten_map2D, groups_out, partial_reduce, split_join, tile2D, vectorize_reduce
 from .allpairs import tile_all_pairs
 from .blocking import register_block2D
 from .lowering import (
@@ -525,7 +525,8 @@ def placement_stage(program: Program, opts: ExploreOptions) -> Strategy:
 
 def tiled_dot(opts: ExploreOptions) -> Strategy:
     """The vendor-class shape of a matrix product (or any map of maps over a dot product): work-group
-    tiles accumulated over k-chunks (``tile2DReduce``), every nest of the group over its work-items
+    tiles accumulated over k-chunks (``tile2DReduce``; a grouped convolution's groups moved out first,
+    ``groupsOut``, one product per group on a third dimension of work-groups), every nest of the group over its work-items
     (``wlall``), with ``pad_k`` the reduction padded with zeros first (``padK``), the chunks staged in local
     memory as they are or transposed (``stageTiles``,
     ``stageTilesT``) or read from global memory, staged tiles double-buffered or not (``doubleBuffer``),
@@ -534,12 +535,14 @@ def tiled_dot(opts: ExploreOptions) -> Strategy:
     staging = choice(seq(once(stage_tiles), doubled), seq(once(stage_tiles_t), doubled), lambda v: [v])
 
     def mapping(v: Variant) -> list[Variant]:
-        # split-K adds the chunks of the reduction as a third dimension of work-groups
-        groups = 3 if any(s.rule == "splitK" for s in v.trace) else 2
-        return apply_mapping(("wlall", groups, 2))(v)
+        # split-K adds the chunks of the reduction as a third dimension of work-groups, a grouped
+        # convolution its groups; OpenCL has three, so a grouped product is not split too.
+        groups = 2 + sum(1 for s in v.trace if s.rule in ("splitK", "groupsOut"))
+        return apply_mapping(("wlall", groups, 2))(v) if groups <= 3 else []
 
     return seq(
         try_(once(flatten_map2D)),
+        try_(once(groups_out)),
         optional(once(pad_k)) if opts.pad_k else (lambda v: [v]),
         optional(once(split_k)) if opts.split_k else (lambda v: [v]),
         choice(once(tile2D_reduce), once(tile2D_reduce_strided)),

@@ -85,7 +85,7 @@ _SHORT = {"tile2D": "tile", "vectorizeReduce": "vec", "partialReduce": "partial"
           "tile2DReduce": "tiled", "tile2DReduceStrided": "tiled-strided", "stageTiles": "stage",
           "stageTilesT": "stageT", "unrollInItem": "unroll-item", "splitK": "splitK", "flattenMap2D": "flat",
           "reduceKernels": "reduce-kernels", "reduceLcl": "tree", "tileAllPairs": "allpairs-tiles", "doubleBuffer": "db",
-          "padK": "padK"}
+          "padK": "padK", "groupsOut": "groups"}
 
 
 def _tags(v) -> str:
@@ -108,14 +108,16 @@ def find_variant(variants: Sequence, vid: str):
 
 def select_variants(variants: Sequence, rules: Sequence[str]) -> tuple:
     """The variants whose derivation used every rule in ``rules`` (an entry ``A|B`` is satisfied by either);
-    an unknown rule name is an error that lists the rules the variants do use."""
+    an entry no variant can satisfy is an error that lists the rules the variants do use.  (An alternative
+    no variant uses is allowed beside one that some use: one filter for layers of several kinds, such as
+    ``tile2DReduce|groupsOut`` for plain and grouped convolutions.)"""
     from ..rewrite.explore import features
 
     if not rules:
         return tuple(variants)
     known = set().union(*(features(v) for v in variants)) if variants else set()
     wanted = [set(r.split("|")) for r in rules]
-    unknown = sorted(set().union(*wanted) - known)
+    unknown = sorted(set().union(*[w for w in wanted if not w & known]))
     if unknown:
         raise TuningError(f"no variant uses the rule(s) {', '.join(unknown)}; the variants use: {', '.join(sorted(known))}")
     return tuple(v for v in variants if all(w & features(v) for w in wanted))
