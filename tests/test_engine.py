@@ -459,3 +459,120 @@ def test_relu_after_the_dot_product_is_fused_into_tiles_and_the_sum_kernel():
         out = CompiledPipeline(v.program, sizes_, dev, v.placement_map, stages=stages).run(A, B).output
         assert np.allclose(out.reshape(16, 16), want, rtol=1e-4, atol=1e-4), kind
         assert (out >= 0).all() and (want == 0).any()
+
+
+SMALL = {"M": 32, "N": 32, "K": 16}
+
+
+def _saved_batches(db):
+    import json
+    import sqlite3
+
+    con = sqlite3.connect(db)
+    try:
+        return [(seed_rules, state, json.loads(points))
+                for seed_rules, state, points in con.execute("SELECT settings, state, points FROM next_batches")]
+    finally:
+        con.close()
+
+
+def _new_points(before, after):
+    """The points of ``after`` not in ``before``, in the order they were stored."""
+    old = {(r.variant, tuple(sorted(r.config.items()))) for r in before}
+    return [(r.variant, r.config) for r in after if not r.is_reference and (r.variant, tuple(sorted(r.config.items()))) not in old]
+
+
+def test_resumed_model_search_starts_with_the_batch_the_last_run_saved(tmp_path, monkeypatch):
+    """A model search that ends saves the batch its strategy proposes next; the run that resumes it measures
+    that batch first, before its own strategy proposes anything, with the kernels generated when the batch
+    was saved.  (Compared with the first run's own proposal: a run that went on in one go would propose the
+    same only if every time measured were the same, and measured times vary.)"""
+    from liftpy.tuning import search as search_module
+    from liftpy.tuning.search import config_key
+
+    proposals = []
+    propose = search_module.ModelSearch.propose
+
+    def spy(self, n, taken):
+        out = propose(self, n, taken)
+        proposals.append(out)
+        return out
+
+    monkeypatch.setattr(search_module.ModelSearch, "propose", spy)
+    db = tmp_path / "r.sqlite"
+    kw = dict(db=db, search="model", progress=False, repeat=1, warmup=0, references=False, batch=3, jobs=2)
+    first = explore_program(MATMUL, SMALL, samples=6, **kw)
+    assert first.ran == 6 and first.from_saved_batch == 0
+    [(_, _, saved)] = _saved_batches(db)
+    # No rule filter: a variant's index in the derivation order is its index in the search.
+    assert [(p["index"], config_key(p["config"])) for p in saved] == [(i, config_key(c)) for i, c in proposals[-1]]
+    assert len(saved) == 3
+    proposals.clear()
+    again = explore_program(MATMUL, SMALL, samples=8, **kw)
+    assert again.ran == 2 and again.from_saved_batch == 2
+    assert _new_points(first.records, again.records) == [(p["variant"], p["config"]) for p in saved[:2]]
+    assert len(proposals) == 1  # only the batch this run saves in turn: its first batch was not proposed
+    new = [r for r in again.records if (r.variant, r.config) in [(p["variant"], p["config"]) for p in saved]]
+    assert all(r.metrics.get("codegen_ahead") for r in new), [r.metrics for r in new]
+    [(_, _, resaved)] = _saved_batches(db)
+    assert [(p["index"], config_key(p["config"])) for p in resaved] == [(i, config_key(c)) for i, c in proposals[-1]]
+
+
+def test_saved_batch_is_unused_once_the_store_changed_or_the_search_differs(tmp_path):
+    """A saved batch is what the last run's strategy, knowing exactly the finished points then stored, would
+    measure next: a point measured again since (by another exploration), or a search with another seed,
+    does not start with it."""
+    import dataclasses
+
+    from liftpy.tuning.store import Store
+
+    db = tmp_path / "r.sqlite"
+    kw = dict(db=db, search="model", progress=False, repeat=1, warmup=0, references=False, batch=2)
+    first = explore_program(MATMUL, SMALL, samples=4, **kw)
+    [(_, state, saved)] = _saved_batches(db)
+    other_seed = explore_program(MATMUL, SMALL, samples=5, seed=1, **kw)
+    assert other_seed.from_saved_batch == 0 and other_seed.ran == 1
+    # The other seed's run changed the store: the first seed's batch is stale now.
+    assert sum(s == state for _, s, _ in _saved_batches(db)) == 1
+    again = explore_program(MATMUL, SMALL, samples=6, **kw)
+    assert again.from_saved_batch == 0 and again.ran == 1
+    with Store(db) as store:
+        latest = store.records()[-1]
+        assert latest.status is Status.OK
+        resumed = explore_program(MATMUL, SMALL, samples=7, **kw)
+        assert resumed.from_saved_batch == 1  # nothing changed since the last run saved its batch
+        store.put(dataclasses.replace(latest, time_ms=latest.time_ms * 2, finished_at=None))
+    changed = explore_program(MATMUL, SMALL, samples=8, **kw)
+    assert changed.from_saved_batch == 0 and changed.ran == 1
+
+
+def test_preparing_a_proposal_ahead_does_not_change_it():
+    """``ModelSearch.prepare`` (a resumed run's screening and refit, done while its first batch runs) leaves
+    the next proposal as it would have been, although points are observed after it."""
+    from liftpy.host.profile import DeviceProfile
+    from liftpy.tuning.engine import select_variants
+    from liftpy.tuning.operator import program_operator
+    from liftpy.tuning.search import ModelSearch, Spaces, config_key
+
+    op = program_operator(str(MATMUL), "M=64,N=64,K=64")
+    variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
+    gpu = DeviceProfile("test GPU", "test", max_work_group_size=1024, max_work_item_sizes=(1024, 1024, 64), device_type="GPU")
+
+    def search():
+        return ModelSearch(Spaces(variants, op.sizes(), gpu, 0), 0)
+
+    points = search().propose(12, set())
+    assert len(points) == 12
+    # The last points observed are the fastest: they change which points the proposal expands.
+    times = [3.0 + 0.1 * k for k in range(8)] + [1.0 + 0.1 * k for k in range(4)]
+    taken = {(i, config_key(c)) for i, c in points}
+    ahead, plain = search(), search()
+    for (i, c), t in zip(points[:8], times):
+        ahead.observe(i, c, t)
+        plain.observe(i, c, t)
+    ahead.prepare()
+    for (i, c), t in zip(points[8:], times[8:]):
+        ahead.observe(i, c, t)
+        plain.observe(i, c, t)
+    assert ahead.propose(8, taken) == plain.propose(8, taken)
+    assert ahead.screened == plain.screened

@@ -11,6 +11,10 @@ the analytical model's prediction for each) is cached the same way (``memo``), k
 the sizes, the device profile, the draw and a version of the constraint and model code: a resumed
 exploration then ranks its candidates without solving or modelling again.
 
+The kernels of the batch a model search saves for its next run (``liftpy.tuning.engine``) are kept here
+too (``remember`` and ``recall``), by variant, configuration, sizes and device limits: the store keeps the
+points as JSON, and a resumed run on this machine sends them straight to the measuring worker.
+
 The directory is ``$LIFTPY_CACHE_DIR`` or ``~/.cache/liftpy``; set ``LIFTPY_CACHE_DIR=off`` to disable it.
 A damaged or unreadable entry is ignored and derived again.
 """
@@ -20,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import threading
 from functools import lru_cache
 from pathlib import Path
 
@@ -60,25 +65,60 @@ SCREEN_CODE = ("rewrite", "ir", "constraints", "model", "views", "codegen")
 def memo(kind: str, key: str, compute, code: tuple = ("rewrite", "ir")):
     """``compute()``, or what it returned before for the same ``kind``, ``key`` and version of the source
     of the ``code`` subpackages."""
+    path = _entry(kind, key, code)
+    if path is None:
+        return compute()
+    found = _load(path)
+    if found is not _MISSING:
+        return found
+    value = compute()
+    _dump(path, value)
+    return value
+
+
+def remember(kind: str, key: str, value, code: tuple = ("rewrite", "ir")) -> None:
+    """Keep ``value`` for ``recall`` (what ``memo`` does after computing, for a value computed elsewhere:
+    kernels generated in a worker process)."""
+    path = _entry(kind, key, code)
+    if path is not None:
+        _dump(path, value)
+
+
+def recall(kind: str, key: str, code: tuple = ("rewrite", "ir")):
+    """What ``remember`` or ``memo`` kept for ``kind`` and ``key`` with this version of ``code``, or None."""
+    path = _entry(kind, key, code)
+    found = _MISSING if path is None else _load(path)
+    return None if found is _MISSING else found
+
+
+_MISSING = object()
+
+
+def _entry(kind: str, key: str, code: tuple) -> Path | None:
     directory = cache_dir()
     if directory is None:
-        return compute()
+        return None
     digest = hashlib.sha1(f"{key}|{ruleset_version(tuple(code))}".encode()).hexdigest()[:24]
-    path = directory / kind / f"{digest}.pkl"
+    return directory / kind / f"{digest}.pkl"
+
+
+def _load(path: Path):
     try:
         # What was pickled is already in sympy's canonical form: rebuilding it without evaluation gives the
         # same expressions, four times faster (evaluating a Mod or a product asks sympy's assumptions).
         with open(path, "rb") as f, sympy.evaluate(False):
             return pickle.load(f)
     except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
-        pass
-    value = compute()
+        return _MISSING
+
+
+def _dump(path: Path, value) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        # One temporary file per thread too: a resumed search rebuilds its strategy in a thread beside the main one.
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
         with open(tmp, "wb") as f:
             pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)  # atomic: a concurrent exploration never reads half a file
     except (OSError, pickle.PicklingError, AttributeError, TypeError):
         pass  # what cannot be pickled (a lambda user function) is simply not cached
-    return value

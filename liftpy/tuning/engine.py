@@ -10,6 +10,18 @@ processes, measurement in one that owns the device), and stores every outcome as
 An interrupted run resumes: finished points are not run again, and a model search learns from them
 first.
 
+A model search that ends (its samples or its budget reached) saves the batch its strategy proposes next in
+the store (``next_batches``), with the kernels of its points generated in the run's workers and kept in the
+disk cache.  Rebuilding the strategy from the store (observing the stored points, screening, fitting the
+learned model, ranking) took a resumed SGEMM search 2.4 s on an H100 host before its first point could
+even be generated; a resumed run whose saved batch still matches measures that batch at once, its kernels
+straight to the measuring worker, and rebuilds the strategy meanwhile (in a thread, or after the batch
+where the kernels run on this host's CPUs).  The search's behaviour is unchanged: the batch is exactly what
+the uninterrupted run would have measured next (with a smaller batch size, its first points).  It is used
+only for the same device, problem, variants, rule filter, seed and device profile, and only while the store
+holds exactly the finished points the saving strategy knew (``store.points_state``): a point measured since
+by another exploration, or measured again, makes it stale, and it is deleted.
+
 Python API (for notebooks): ``explore_operator`` (any operator), ``explore_program`` (a program and its
 sizes), ``explore_layer`` (a convolution layer) return an ``Exploration`` with the records, the frontier
 and the references; ``frontier`` and ``best`` read a store.
@@ -32,7 +44,7 @@ from .pareto import format_frontier, pareto_front, plot_frontier
 from .progress import Progress
 from .search import variant_text
 from .evaluate import compile_pool, evaluate_points, measure_pool, reference_result
-from .store import REFERENCE_PREFIX, Key, Record, Status, Store
+from .store import REFERENCE_PREFIX, BatchKey, Key, Record, Status, Store, canonical_json, points_state
 
 
 
@@ -64,6 +76,7 @@ class Exploration:
     first_result_s: float | None = None  # from the call to the first new point's outcome
     measure_ready_s: float | None = None  # from the call to the measuring worker's start-up finished
     measure_start_steps: dict | None = None  # seconds of that start-up's steps (``WorkerPool.start_steps``)
+    from_saved_batch: int = 0  # points of the first batch taken from the batch the run before saved
 
     @property
     def layer(self):
@@ -183,7 +196,11 @@ def explore_operator(
     point after one run slower than this many times the best so far; ``rules``: only the variants whose
     derivation uses every one of these rules; ``workers``: spread the points over device workers on Ray
     (``local:N``, ``ray://HOST:PORT``, ``ray`` or a ``cluster.Cluster``; see ``liftpy.tuning.cluster``),
-    ``jobs`` code-generation processes each."""
+    ``jobs`` code-generation processes each.
+
+    A model search resumes with the batch the run before saved (module docstring): what that run would
+    have measured next, so resuming changes nothing but the time to the first run (``first_proposal_s``
+    then measures only loading the batch; ``from_saved_batch`` says how many of its points were used)."""
     from ..host.device import device_info
     from ..host.profile import resolve_profile
     from .cache import cached_variants, memo
@@ -216,7 +233,7 @@ def explore_operator(
             limits = profile.limits()
             width = len(cluster.slots)
 
-            def run_points(chosen, abort_ms):
+            def run_points(chosen, abort_ms, generated):
                 # Points are handed out one by one, so a budget stops the exploration between points.
                 return cluster.evaluate(op, variants, chosen, seed, repeat, warmup, limits, abort_ms,
                                         None if budget_s is None else t0 + budget_s)
@@ -233,14 +250,14 @@ def explore_operator(
             profile = resolve_profile(info.index, profile_path)
             limits = profile.limits()
 
-            def run_points(chosen, abort_ms):
+            def run_points(chosen, abort_ms, generated):
                 # Workers get the device the driver resolved (by index), so both read the same limits.
                 for point, outcome in evaluate_points(op, variants, chosen, compiling, measuring, info.index, seed,
-                                                repeat, warmup, limits, abort_ms, Task):
+                                                      repeat, warmup, limits, abort_ms, Task, generated):
                     yield point, outcome, None
         if variants is not None:
             origin, variants = _select(tuple(variants), rules)
-            keys = None
+            keys = vkey = None
         else:
             # The rule filter's result is cached too: loading the few selected variants is much faster than
             # loading thousands and filtering them again.  (origin: index in the derivation order.)
@@ -254,12 +271,11 @@ def explore_operator(
             where = device_name if workers is None else f"{width} x {device_name}"
             print(f"{op.name} ({problem}) on {where}: {len(variants)} variants from the rewrite rules "
                   f"({time.time() - t0:.1f} s); {search} search for {samples} points", file=stream)
-        spaces = Spaces(variants, op.sizes(), profile, seed, keys)
-        strategy = SEARCHES[search](spaces, seed)
         batch = batch or (max(4, 2 * jobs) * width if search == "model" else samples)
         with Store(db) as store:
             done = [r for r in store.records(device=device_key, layer=problem) if not r.is_reference and r.status.finished]
             taken = set()
+            observed = []  # (variant, config, time or None) of the stored points, for the strategy
             best_ms = best_bytes = None
             for r in done:
                 # Records name their variant by id and by index in the (deterministic, cached) derivation order;
@@ -268,13 +284,42 @@ def explore_operator(
                 if i is None or ids[i] != r.variant:
                     continue
                 taken.add((i, config_key(r.config)))
-                strategy.observe(i, r.config, r.time_ms if r.status is Status.OK else None)
+                observed.append((i, r.config, r.time_ms if r.status is Status.OK else None))
                 if r.status is Status.OK and r.time_ms is not None and (best_ms is None or r.time_ms < best_ms):
                     best_ms, best_bytes = r.time_ms, r.bytes
-            others, other_points = _use_other_problems(store, strategy, op, device_key, position, ids)
-            if others and progress:
-                print(f"{op.name}: the {search} search uses {other_points} points of {others} other problem(s) of these "
-                      f"variants in {Path(db).name} (their fastest as candidates, all to train its model)", file=stream)
+            known = {(r.variant, canonical_json(r.config)): r for r in done}  # what the strategy learns from
+            plan_key = None
+            if search == "model" and vkey is not None:
+                plan_key = BatchKey.of(device_key, problem, search, _plan_settings(vkey, rules, seed, profile))
+            plan = None
+            if plan_key is not None and samples > len(taken):
+                plan = _saved_plan(store, plan_key, points_state(known.values()), position, ids, taken)
+
+            def rebuild(in_thread: bool):
+                """The strategy, told everything the store holds (``observed`` and other problems)."""
+                spaces = Spaces(variants, op.sizes(), profile, seed, keys)
+                strategy = SEARCHES[search](spaces, seed)
+                for i, config, time_ms in observed:
+                    strategy.observe(i, config, time_ms)
+                # A thread needs its own connection (SQLite's are not shared between threads).
+                with (Store(db) if in_thread else contextlib.nullcontext(store)) as own:
+                    others = _use_other_problems(own, strategy, op, device_key, position, ids)
+                if in_thread:
+                    strategy.prepare()
+                return strategy, others
+
+            if plan:
+                # The batch the last run saved is what its strategy would have proposed next: measured at once,
+                # while this run rebuilds the strategy from the store in a thread (the main thread mostly
+                # waits for the worker processes meanwhile).  Not beside kernels that run on this host's
+                # CPUs: the rebuilding would slow them, and their measured times.
+                beside = workers is not None or "CPU" not in str(info.type).upper()
+                building = _Later(lambda: rebuild(beside), thread=beside)
+                strategy = others = None
+            else:
+                building = None
+                strategy, others = rebuild(False)
+                _print_others(others, op, search, db, progress, stream)
             if search == "uniform":
                 # The same seed names the same points: those already in the store are skipped, not replaced.
                 planned = strategy.propose(samples, set())
@@ -290,36 +335,66 @@ def explore_operator(
                            best=(best_ms, best_bytes) if best_ms is not None else None)
             ran = failed = 0
             first_proposal_s = first_result_s = None
+            unseen = []  # measured points the strategy has not been told of yet (told before it proposes)
+
+            def ready_strategy():
+                nonlocal strategy, others, building
+                if building is not None:
+                    strategy, others = building.result()
+                    building = None
+                    _print_others(others, op, search, db, progress, stream)
+                for point in unseen:
+                    strategy.observe(*point)
+                unseen.clear()
+                return strategy
+
+            exhausted = over_budget = False
+            generated = {}
+            from_plan = 0
             while remaining > 0:
                 if budget_s is not None and time.time() - t0 > budget_s:
+                    over_budget = True
                     break
                 want = min(batch, remaining)
-                if queue is not None:
+                if plan:
+                    chosen, plan = plan[:want], None
+                    from_plan = len(chosen)
+                    store.drop_batch(plan_key)  # used: the end of this run saves the next one
+                    generated = _generated(op, ids, chosen, limits) if workers is None else {}
+                elif queue is not None:
                     chosen, queue = queue[:want], queue[want:]
                 else:
-                    chosen = strategy.propose(want, taken)
+                    chosen = ready_strategy().propose(want, taken)
                 if not chosen:
                     if not taken:
                         raise TuningError(f"no variant has a valid configuration for {op.name} on {device_name}")
+                    exhausted = True
                     break
                 if first_proposal_s is None:
                     first_proposal_s = time.time() - t0
                 for i, config in chosen:
                     taken.add((i, config_key(config)))
                 abort_ms = abort_factor * best_ms if (abort_factor and best_ms) else None
-                for (i, config), outcome, where in run_points(chosen, abort_ms):
+                for (i, config), outcome, where in run_points(chosen, abort_ms, generated):
                     record = _record(op, variants[i], ids[i], config, outcome, device_key, profile, origin[i], where)
                     store.put(record)
+                    known[(record.variant, canonical_json(record.config))] = record
                     if first_result_s is None:
                         first_result_s = time.time() - t0
-                    strategy.observe(i, config, record.time_ms if record.status is Status.OK else None)
+                    unseen.append((i, config, record.time_ms if record.status is Status.OK else None))
                     if record.status is Status.OK and record.time_ms is not None:
                         best_ms = record.time_ms if best_ms is None else min(best_ms, record.time_ms)
                     ran += 1
                     failed += not outcome.ok
                     remaining -= 1
                     bar.update(outcome.status, record.time_ms, record.bytes)
+                generated = {}
             bar.close()
+            if plan_key is not None and ran and not exhausted:
+                # Kernels are generated ahead in this run's workers (the measuring one without compile workers).
+                pool = None if workers is not None or over_budget else (compiling if compiling is not None else measuring)
+                _save_plan(store, plan_key, points_state(known.values()), ready_strategy().propose(batch, taken),
+                           op, variants, ids, origin, limits, pool, Task)
             if references:
                 _measure_references(store, op, device_key, seed, cluster.references if workers is not None else None)
             records = store.records(device=device_key, layer=problem)
@@ -330,7 +405,136 @@ def explore_operator(
         steps = measuring.start_steps if workers is None else []
         return Exploration(op, device_key, records, pareto_front(measured), refs, ran, resumed, failed, search,
                            time.time() - t0, lost, requeued, first_proposal_s, first_result_s,
-                           min(ready) - t0 if ready else None, steps[0] if steps else None)
+                           min(ready) - t0 if ready else None, steps[0] if steps else None, from_plan)
+
+
+def _print_others(others: tuple[int, int], op, search: str, db, progress: bool, stream) -> None:
+    count, points = others
+    if count and progress:
+        print(f"{op.name}: the {search} search uses {points} points of {count} other problem(s) of these "
+              f"variants in {Path(db).name} (their fastest as candidates, all to train its model)", file=stream)
+
+
+class _Later:
+    """A function's result when asked for: computed meanwhile in a daemon thread (``thread``) or then;
+    ``result`` raises what the function raised."""
+
+    def __init__(self, fn, thread: bool = True):
+        import threading
+
+        self._fn, self._value, self._error = fn, None, None
+        self._thread = threading.Thread(target=self._run, name="liftpy-rebuild-search", daemon=True) if thread else None
+        if self._thread is not None:
+            self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._fn()
+        except BaseException as e:  # noqa: BLE001 - handed to the thread that waits for the result
+            self._error = e
+
+    def result(self):
+        if self._thread is None:
+            return self._fn()
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+# -- the batch a model search saves for the run that resumes it --------------------------------------------
+
+
+STAGES_CODE = ("ir", "codegen", "views")  # what the generated kernels of a saved batch depend on
+
+
+def _plan_settings(vkey: str, rules, seed: int, profile) -> dict:
+    """What decides a model search's proposals besides the store: the variants (the operator's program
+    and the rule filter), the seed and the device profile (its limits and the analytical model's machine)."""
+    digest = lambda text: hashlib.sha1(text.encode()).hexdigest()  # noqa: E731
+    return {"variants": digest(vkey), "rules": list(rules), "seed": seed,
+            "profile": digest(canonical_json(profile.record()))}
+
+
+def _saved_plan(store: Store, key: BatchKey, state: str, position: dict, ids, taken: set) -> list | None:
+    """The points of the batch saved under ``key``, if it was saved for this state of the store and its
+    points still name these variants and are not measured; a stale batch is deleted."""
+    saved = store.saved_batch(key)
+    if saved is None:
+        return None
+    points = _plan_points(saved, state, position, ids, taken)
+    if points is None:
+        store.drop_batch(key)
+    return points
+
+
+def _plan_points(saved: tuple[str, list], state: str, position: dict, ids, taken: set) -> list | None:
+    from .search import config_key
+
+    saved_state, entries = saved
+    if saved_state != state or not entries:
+        return None
+    points = []
+    for entry in entries:
+        i = position.get(entry.get("index"))
+        if i is None or ids[i] != entry.get("variant") or not isinstance(entry.get("config"), dict):
+            return None
+        if (i, config_key(entry["config"])) in taken:
+            return None
+        points.append((i, entry["config"]))
+    return points
+
+
+def _stages_key(op, vid: str, config: dict, limits) -> str:
+    """The disk-cache key of a point's generated kernels: everything ``compile_point`` reads (the
+    variant's program and placements through its id, the sizes, the configuration, the device limits)."""
+    return f"{vid}|{canonical_json(op.sizes())}|{canonical_json(config)}|{limits!r}"
+
+
+def _generated(op, ids, chosen, limits) -> dict:
+    """(stages, codegen seconds) of the chosen points whose kernels were generated when their batch was
+    saved, by (variant, configuration key)."""
+    from .cache import recall
+    from .search import config_key
+
+    out = {}
+    for i, config in chosen:
+        found = recall("stages", _stages_key(op, ids[i], config, limits), STAGES_CODE)
+        if found is not None:
+            out[(i, config_key(config))] = found
+    return out
+
+
+def _save_plan(store: Store, key: BatchKey, state: str, chosen: list, op, variants, ids, origin, limits, pool,
+               Task) -> None:
+    """Save the batch the strategy proposes next (``chosen``) for the store's ``state``; with a worker
+    ``pool``, generate its kernels now and keep them in the disk cache, so that the run that resumes
+    builds them on the device at once."""
+    if not chosen:
+        store.drop_batch(key)
+        return
+    if pool is not None:
+        _generate_ahead(pool, op, variants, ids, chosen, limits, Task)
+    store.save_batch(key, state, [{"index": origin[i], "variant": ids[i], "config": dict(c)} for i, c in chosen])
+
+
+def _generate_ahead(pool, op, variants, ids, chosen, limits, Task) -> None:
+    from .cache import cache_dir, remember
+    from .evaluate import COMPILE, point_payload
+
+    if cache_dir() is None:
+        return  # nowhere to keep them
+    tasks = []
+    for i, config in chosen:
+        v = variants[i]
+        # Only what code generation reads; the measuring settings come from the run that uses the kernels.
+        payload = point_payload(op, v.program, v.placement_map, config, None, 0, 1, 0, limits, None)
+        tasks.append(Task(COMPILE, (payload,), tag=(i, config)))
+    for task, outcome in pool.imap_unordered(tasks):
+        if outcome.ok:
+            i, config = task.tag
+            remember("stages", _stages_key(op, ids[i], config, limits),
+                     (outcome.result["stages"], outcome.result["codegen_s"]), STAGES_CODE)
 
 
 HINTS_PER_PROBLEM = 3

@@ -214,21 +214,39 @@ def point_payload(op, program, placements, config, device, seed, repeat, warmup,
             "seed": seed, "repeat": repeat, "warmup": warmup, "limits": limits, "abort_ms": abort_ms}
 
 
-def with_codegen_time(outcome, codegen_s: float):
-    """A measurement's outcome with the code-generation time of its compile step added to its result."""
+def with_codegen_time(outcome, codegen_s: float, ahead: bool = False):
+    """A measurement's outcome with the code-generation time of its compile step added to its result;
+    ``ahead``: that step ran before this run (``codegen_ahead`` in the result)."""
     from dataclasses import replace
 
-    return replace(outcome, result={**outcome.result, "codegen_s": codegen_s}) if outcome.ok else outcome
+    if not outcome.ok:
+        return outcome
+    return replace(outcome, result={**outcome.result, "codegen_s": codegen_s, **({"codegen_ahead": True} if ahead else {})})
 
 
-def evaluate_points(op, variants, chosen, compile_pool, measure_pool, device, seed, repeat, warmup, limits, abort_ms, Task):
+def evaluate_points(op, variants, chosen, compile_pool, measure_pool, device, seed, repeat, warmup, limits, abort_ms, Task,
+                    generated=None):
     """(point, outcome) for each chosen point: compiled in parallel when there is a compile pool, then
-    measured one at a time."""
+    measured one at a time.  ``generated``: (stages, codegen seconds) of points whose kernels were generated
+    before, by (variant, ``config_key``): those are measured first, without a compile step."""
+    from .search import config_key
 
     def payload(i, config):
         v = variants[i]
         return point_payload(op, v.program, v.placement_map, config, device, seed, repeat, warmup, limits, abort_ms)
 
+    generated = generated or {}
+    ahead = []
+    for i, c in chosen:
+        if (i, config_key(c)) in generated:
+            stages, codegen_s = generated[(i, config_key(c))]
+            ahead.append(Task(MEASURE, ({**payload(i, c), "stages": stages},), tag=(i, c, codegen_s)))
+    for task, outcome in measure_pool.imap_unordered(ahead):
+        i, c, codegen_s = task.tag
+        yield (i, c), with_codegen_time(outcome, codegen_s, ahead=True)
+    chosen = [(i, c) for i, c in chosen if (i, config_key(c)) not in generated]
+    if not chosen:
+        return
     if compile_pool is None:
         tasks = [Task(EVALUATE, (payload(i, c),), tag=(i, c)) for i, c in chosen]
         for task, outcome in measure_pool.imap_unordered(tasks):

@@ -282,6 +282,7 @@ class ModelSearch:
         for i, ps in enumerate(self._params):
             by_params.setdefault(ps, []).append(i)
         self._siblings = {i: g for g in by_params.values() for i in g}
+        self._prepared = False  # the next proposal's screening is done (``prepare``)
 
     def _screen(self, count: int) -> None:
         from ..model.learned import feature_vector
@@ -412,11 +413,28 @@ class ModelSearch:
         return [j for j, (r, ps) in enumerate(zip(self.rules, self._params))
                 if r < self.rules[i] and ps <= self._params[i] and ps]
 
-    def propose(self, n: int, taken: set) -> list[tuple[int, dict]]:
+    def prepare(self) -> None:
+        """The costly part of the next proposal done now: its screening, learning what was observed and
+        refitting.  A resumed run does this in a thread while its first batch (saved by the run before) is
+        measured.  The proposal then screens nothing more and proposes what it would have without the call:
+        the screening draws the same numbers in the same order, and the refit learns every observation in
+        the order observed.  (Expanding the fastest points waits for the proposal: expanding those of
+        fewer observations first would add candidates.)"""
+        if not self._prepared:
+            self._screen_next()
+            self._prepared = True
+        self.refit()
+
+    def _screen_next(self) -> None:
         if self.screened < len(self.order):
             # A full chunk first; then a quarter chunk per batch, so the ranking keeps meeting new variants
             # without the screening costing more than the measuring.
             self._screen(self.screen_size if not self.screened else max(1, self.screen_size // 4))
+
+    def propose(self, n: int, taken: set) -> list[tuple[int, dict]]:
+        if not self._prepared:
+            self._screen_next()
+        self._prepared = False
         self.refit()
         self._expand()
         open_ = [c for c in self.candidates if (c.variant, config_key(c.config)) not in taken]

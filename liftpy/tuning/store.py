@@ -32,6 +32,19 @@ Schema ``liftpy-results/2``::
         error TEXT,
         attempts INTEGER, started_at REAL, finished_at REAL,  -- Unix seconds
         run TEXT)                                             -- which exploration wrote it (host:pid:start)
+    next_batches(                                     -- what a model search would measure next
+        device TEXT, layer TEXT, search TEXT,
+        settings TEXT,                                        -- JSON: seed, rule filter, variants, profile
+        state TEXT,                                           -- fingerprint of the finished points it knew
+        points TEXT,                                          -- JSON list of the batch's points
+        saved_at REAL, run TEXT,
+        PRIMARY KEY (device, layer, search, settings))
+
+``next_batches`` holds no results, only a plan: a model search that ends saves the batch its strategy
+would propose next, so that a resumed run can start measuring it before rebuilding the strategy (see
+``liftpy.tuning.engine``).  The plan is valid only while the store holds exactly the finished points its
+strategy knew (``state``); a liftpy that does not know the table ignores it, so adding it changes no schema
+version.
 
 Several processes may write one store at once (two explorations of different problems, or of the same one
 with different seeds): every write is one ``BEGIN IMMEDIATE`` transaction, waits for the others up to the
@@ -120,6 +133,33 @@ class Key:
 
 
 @dataclass(frozen=True)
+class BatchKey:
+    """Which search a saved batch belongs to: a device, a problem, a search strategy and the settings
+    that decide its proposals (canonical JSON)."""
+
+    device: str
+    layer: str
+    search: str
+    settings: str
+
+    @classmethod
+    def of(cls, device: str, layer: str, search: str, settings: Mapping[str, Any]) -> "BatchKey":
+        return cls(device, layer, search, canonical_json(dict(settings)))
+
+
+def points_state(records: Iterable["Record"]) -> str:
+    """A fingerprint of the finished points of records (their keys, statuses and times; order and
+    timestamps aside): equal exactly when a search rebuilt from them would know the same."""
+    import hashlib
+
+    entries = sorted((r.variant, canonical_json(dict(r.config)), r.status.value,
+                      None if r.time_ms is None else repr(float(r.time_ms)))
+                     for r in records if not r.is_reference and r.status.finished)
+    digest = hashlib.sha1(canonical_json(entries).encode()).hexdigest()
+    return f"{len(entries)}:{digest}"
+
+
+@dataclass(frozen=True)
 class Record:
     device: str
     layer: str  # Layer.spec
@@ -186,6 +226,17 @@ CREATE TABLE IF NOT EXISTS results (
     UNIQUE (device, layer, variant, config)
 );
 CREATE INDEX IF NOT EXISTS results_by_group ON results (device, layer, status);
+CREATE TABLE IF NOT EXISTS next_batches (
+    device TEXT NOT NULL,
+    layer TEXT NOT NULL,
+    search TEXT NOT NULL,
+    settings TEXT NOT NULL,
+    state TEXT NOT NULL,
+    points TEXT NOT NULL,
+    saved_at REAL,
+    run TEXT,
+    PRIMARY KEY (device, layer, search, settings)
+);
 """
 
 
@@ -333,6 +384,28 @@ class Store:
             self._db.execute("COMMIT")
         except sqlite3.Error as e:
             raise TuningError(f"writing to {self.path} failed: {e}") from None
+
+    def save_batch(self, key: BatchKey, state: str, points: list) -> None:
+        """Keep the batch a search would propose next (``points``, plain JSON data) for the store's
+        ``state`` (``points_state`` of what the search knew), replacing the batch saved before under ``key``."""
+        self._write(
+            "INSERT OR REPLACE INTO next_batches (device, layer, search, settings, state, points, saved_at, run) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (key.device, key.layer, key.search, key.settings, state, canonical_json(points), time.time(), self.run),
+        )
+
+    def drop_batch(self, key: BatchKey) -> None:
+        """Forget the batch saved under ``key`` (used, or no longer what the search would propose)."""
+        self._write("DELETE FROM next_batches WHERE device = ? AND layer = ? AND search = ? AND settings = ?",
+                    (key.device, key.layer, key.search, key.settings))
+
+    def saved_batch(self, key: BatchKey) -> tuple[str, list] | None:
+        """(state, points) of the batch saved under ``key``, or None."""
+        row = self._db.execute(
+            "SELECT state, points FROM next_batches WHERE device = ? AND layer = ? AND search = ? AND settings = ?",
+            (key.device, key.layer, key.search, key.settings),
+        ).fetchone()
+        return None if row is None else (row["state"], json.loads(row["points"]))
 
     # -- reading ---------------------------------------------------------------------------------------
 
