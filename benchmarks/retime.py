@@ -171,13 +171,16 @@ def main() -> int:
         name = rec.get("layer") or rec.get("workload")
         if not rec.get("best_variant") or (args.only and name not in args.only):
             continue
-        relu = args.relu and not (name.startswith("dw:") or REDUCTION.match(name))
-        name = name + RELU if relu else name
+        # A record of a ReLU search (``conv_vgg16.py --relu``: ``vgg16:5+relu``) is a ReLU point already.
+        already = name.endswith(RELU)
+        relu = (args.relu or already) and not (name.startswith("dw:") or REDUCTION.match(name))
+        counterpart = relu and not already
+        name = name + RELU if counterpart else name
         t0 = time.time()
         if name not in ops:
             try:
                 op, vendor = _operator(name, relu)
-                plain = cached_variants(_operator(name.removesuffix(RELU))[0]) if relu else None
+                plain = cached_variants(_operator(name.removesuffix(RELU))[0]) if counterpart else None
             except (LiftError, ValueError) as e:
                 print(f"retime: workload {name!r}: {e}", file=sys.stderr)
                 return 2
@@ -185,7 +188,7 @@ def main() -> int:
         op, vendor, variants, plain = ops[name]
         out = {"workload": name, "device": device.key, "source": Path(source).name, "variant": rec["best_variant"],
                "config": rec["best_config"], "earlier_ms": rec.get("best_ms")}
-        if relu:
+        if counterpart:
             v = _counterpart(plain, variants, rec["best_variant"])
             out["plain_variant"] = rec["best_variant"]
             if v is not None:

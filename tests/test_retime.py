@@ -82,3 +82,23 @@ def test_relu_counterparts_of_stored_points_are_timed_and_checked(tmp_path):
                for r in records)
     (layer,) = json.loads(best.read_text())
     assert layer["relu"] and layer["spec"] == "8,12,12,8,3,1,1+relu" and layer["ratio_vs_vendor"] > 0
+
+
+def test_points_of_a_relu_search_are_timed_as_they_are(tmp_path):
+    """A point explored with the ReLU (``conv_vgg16.py --relu``, workload ``...+relu``) is re-timed as it is,
+    with or without ``--relu``: checked against conv + bias + ReLU."""
+    import json
+
+    from liftpy.tuning.engine import explore_layer
+
+    db = tmp_path / "s.sqlite"
+    explore_layer("8,12,12,8,3,1,1", samples=1, db=db, search="uniform", progress=False, repeat=1, warmup=0,
+                  references=False, rules=("tile2DReduce|tile2DReduceStrided",), relu=True)
+    for flag in ([], ["--relu"]):
+        out = tmp_path / f"r{len(flag)}.json"
+        run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "retime.py"), "--store", str(db), "--top", "1", *flag,
+                              "--repeat", "2", "--vendor-repeats", "1", "--json", str(out)],
+                             capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, run.stderr
+        (rec,) = json.loads(out.read_text())
+        assert rec["workload"] == "8,12,12,8,3,1,1+relu" and rec["ok"] and "plain_variant" not in rec, rec
