@@ -308,16 +308,19 @@ def test_groups_out_needs_the_group_only_through_its_parts():
     G = sizes("G")[0]
     t = Var("t")
 
-    def program(whole: bool):
-        def body(gr):
-            if whole:
+    def program(use: str):
+        def body(gr, row):
+            if use == "whole":
                 return Call(Lambda((t,), map(lambda p: mult(p[0], p[1]), zip(get(t, 0), get(t, 1)))), (gr,))
+            if use == "window":  # the whole row beside the group's part: not the group's alone
+                return map(lambda p: mult(p[0], p[1]), zip(gr[0], split(K, row)[0]))
             return map(lambda p: mult(p[0], p[1]), zip(gr[0], gr[1]))
         return make_program("g", [("xs", Array(Int, N, G * K)), ("ws", Array(Int, G, K))],
-                            lambda xs, ws: map(lambda row: join(map(body, zip(split(K, row), ws))), xs))
+                            lambda xs, ws: map(lambda row: join(map(lambda gr: body(gr, row), zip(split(K, row), ws))), xs))
 
-    assert applications(program(False), [A.groups_out])
-    assert not applications(program(True), [A.groups_out])
+    assert applications(program("parts"), [A.groups_out])
+    assert not applications(program("whole"), [A.groups_out])
+    assert not applications(program("window"), [A.groups_out])
 
 
 @RULE_SETTINGS

@@ -222,8 +222,8 @@ def groups_out(e, site, ctx):
     (g,) = inner.fn.f.params
     gz, x = Var(fresh_name("gz")), Var(fresh_name("x"))
     per_group = _replace_gets(inner.fn.f.body, g.name, {0: x, **{j: dsl.get(gz, j) for j in range(1, len(zipped.args))}})
-    if per_group is None or g.name in per_group.free_vars:
-        return None
+    if per_group is None or g.name in per_group.free_vars or a.name in per_group.free_vars:
+        return None  # the group used whole, or the window itself beside its group's part
     parts = dsl.transpose(Call(P.Map(Lambda((a,), v)), e.args))
     grouped = Call(P.Map(Lambda((gz,), Call(P.Map(Lambda((x,), per_group)), (dsl.get(gz, 0),)))), (dsl.zip(parts, *ys),))
     return dsl.map(dsl.join, dsl.transpose(grouped))
