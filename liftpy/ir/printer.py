@@ -90,6 +90,10 @@ def _eta_name(lam: Lambda) -> str | None:
     return None
 
 
+class _TooLong(Exception):
+    """A one-line rendering longer than its budget (``Printer._render``)."""
+
+
 class Printer:
     def __init__(self, reserved: set[str] = frozenset()):
         self.names = _Names(set(reserved))
@@ -99,8 +103,19 @@ class Printer:
     def flat(self, node) -> str:
         return self._render(node, None)
 
-    def _render(self, node, indent: int | None) -> str:
-        """Render ``node``; with ``indent`` None on one line, otherwise broken over lines if long."""
+    def _render(self, node, indent: int | None, budget: int | None = None) -> str:
+        """Render ``node``; with ``indent`` None on one line, otherwise broken over lines if long.
+
+        ``budget`` (one-line rendering only): raise ``_TooLong`` as soon as the line is known to be
+        longer.  Breaking a call over lines tries its one-line form first; rendering the whole one-line
+        form of every large subtree at every level made printing a program quadratic in its depth, and
+        such a form is only wanted when it fits.  Whoever gives a budget restores the names on failure."""
+        out = self._render_node(node, indent, budget)
+        if budget is not None and len(out) > budget:
+            raise _TooLong
+        return out
+
+    def _render_node(self, node, indent: int | None, budget: int | None) -> str:
         if isinstance(node, Var):
             return self.env.get(node.name, node.name)
         if isinstance(node, Literal):
@@ -114,45 +129,49 @@ class Printer:
             if eta is not None:
                 return eta
             saved = dict(self.env)
-            names = []
-            for p in node.params:
-                n = self.names.fresh(p)
-                self.env[p.name] = n
-                names.append(n)
-            head = f"fun({', '.join(names)}) =>"
-            snapshot = (dict(self.names.counts), set(self.names.used))
-            body = self._render(node.body, None)
-            if indent is None or indent + len(head) + 1 + len(body) <= WIDTH:
-                out = f"{head} {body}"
-            else:
-                self.names.counts, self.names.used = snapshot
-                out = f"{head}\n{' ' * (indent + 2)}{self._render(node.body, indent + 2)}"
-            self.env = saved
-            return out
+            try:
+                names = []
+                for p in node.params:
+                    n = self.names.fresh(p)
+                    self.env[p.name] = n
+                    names.append(n)
+                head = f"fun({', '.join(names)}) =>"
+                if indent is None:
+                    inner = None if budget is None else budget - len(head) - 1
+                    return f"{head} {self._render(node.body, None, inner)}"
+                snapshot = (dict(self.names.counts), set(self.names.used))
+                try:
+                    body = self._render(node.body, None, WIDTH - indent - len(head) - 1)
+                    return f"{head} {body}"
+                except _TooLong:
+                    self.names.counts, self.names.used = snapshot
+                    return f"{head}\n{' ' * (indent + 2)}{self._render(node.body, indent + 2)}"
+            finally:
+                self.env = saved
         if isinstance(node, Call):
             fn = node.fn
             if isinstance(fn, Primitive) and isinstance(fn, Get):
-                return f"{self._render(node.args[0], indent)}._{fn.index}"
+                return f"{self._render(node.args[0], indent, budget)}._{fn.index}"
             if isinstance(fn, Index):
-                return f"{self._render(node.args[0], indent)}[{size_str(fn.index)}]"
+                return f"{self._render(node.args[0], indent, budget)}[{size_str(fn.index)}]"
             if isinstance(fn, Primitive):
                 head = fn.text_name
                 statics = [self._static(v) if not isinstance(v, Lambda) else v for _, v in fn.static_args()]
             elif isinstance(fn, UserFun):
                 head, statics = fn.text_name, []
             elif isinstance(fn, Lambda):
-                head, statics = f"({self._render(fn, None)})", []
+                head, statics = f"({self._render(fn, None, budget if indent is None else None)})", []
             else:
                 head, statics = getattr(fn, "text_name", repr(fn)), []
             items = statics + list(node.args)
             if indent is None:
-                parts = [x if isinstance(x, str) else self._render(x, None) for x in items]
-                return f"{head}({', '.join(parts)})"
+                return self._one_line(head, items, budget)
             # Try one line first; the names given to bound variables must not depend on the attempt.
             snapshot = (dict(self.names.counts), set(self.names.used))
-            one = f"{head}({', '.join(x if isinstance(x, str) else self._render(x, None) for x in items)})"
-            if indent + len(one) <= WIDTH:
-                return one
+            try:
+                return self._one_line(head, items, WIDTH - indent)
+            except _TooLong:
+                pass
             self.names.counts, self.names.used = snapshot
             # Static arguments stay on the first line; the functions and data follow, one per line.
             inner = indent + 2
@@ -161,6 +180,25 @@ class Printer:
             first = f"{head}(" + "".join(f"{x}, " for x in lead).rstrip()
             return first + "\n" + ",\n".join(" " * inner + p for p in rest) + ")"
         raise TypeError(f"cannot print {node!r}")
+
+    def _one_line(self, head: str, items: list, budget: int | None) -> str:
+        """``head(item, item, ...)`` on one line; within ``budget`` characters when one is given."""
+        parts = []
+        used = len(head) + 1  # "head("
+        for x in items:
+            if parts:
+                used += 2  # ", "
+            if isinstance(x, str):
+                part = x
+            else:
+                part = self._render(x, None, None if budget is None else budget - used)
+            used += len(part)
+            if budget is not None and used > budget:
+                raise _TooLong
+            parts.append(part)
+        if budget is not None and used + 1 > budget:  # and the closing parenthesis
+            raise _TooLong
+        return f"{head}({', '.join(parts)})"
 
     def _static(self, v) -> str:
         if isinstance(v, (Stride, Reverse)):

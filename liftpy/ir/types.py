@@ -74,6 +74,48 @@ class _SizePrinter(sympy.printing.str.StrPrinter):
 @lru_cache(maxsize=65536)  # pure; code generation type-checks every point's program, asking the same pairs
 def sizes_equal(a: Size, b: Size) -> bool | None:
     """True if provably equal, False if provably different, None if it depends on the variables."""
+    quick = _number_against_monomial(a, b)
+    if quick is not _UNKNOWN:
+        return quick
+    return _sizes_equal_by_sympy(a, b)
+
+
+_UNKNOWN = object()
+
+
+def _is_monomial(e) -> bool:
+    """Whether ``e`` is a product of a rational coefficient and integer powers of symbols, with at least one
+    symbol (``n0/r1``, ``4*x``, ``x``): a rational function that is not a constant."""
+    factors = e.args if e.is_Mul else (e,)
+    bases = []
+    for f in factors:
+        if f.is_Symbol:
+            bases.append(f)
+        elif f.is_Pow and f.base.is_Symbol and f.exp.is_Integer and f.exp != 0:
+            bases.append(f.base)
+        elif not (f.is_Rational and f != 0 and e.is_Mul):
+            return False
+    # (distinct bases: an unevaluated x*(1/x) is the constant 1)
+    return bool(bases) and len(set(bases)) == len(bases)
+
+
+def _number_against_monomial(a, b):
+    """``sizes_equal`` without sympy for the commonest questions of type-checking a point: two integers
+    (equal or not), and an integer against a monomial of parameters (``64`` against ``n0/r1``: a
+    non-constant rational function minus a number is never zero nor a number, so undecided).
+    ``_UNKNOWN`` for anything else.  Expanding and cancelling the difference took a few milliseconds
+    each, and the integers differ from point to point, so the memo does not spare them."""
+    a_int = isinstance(a, sympy.Integer) or (isinstance(a, int) and not isinstance(a, bool))
+    b_int = isinstance(b, sympy.Integer) or (isinstance(b, int) and not isinstance(b, bool))
+    if a_int and b_int:
+        return int(a) == int(b)
+    if (a_int and isinstance(b, sympy.Basic) and _is_monomial(b)) or (b_int and isinstance(a, sympy.Basic) and _is_monomial(a)):
+        return None
+    return _UNKNOWN
+
+
+def _sizes_equal_by_sympy(a: Size, b: Size) -> bool | None:
+    """``sizes_equal`` by expanding (and where needed cancelling) the difference."""
     diff = sympy.expand(a - b)
     if diff == 0:
         return True

@@ -1,0 +1,156 @@
+"""Speed-ups of code generation outside the index algebra, each compared with the code it replaces: the
+header's program text (printed with a length budget for the one-line attempts, against the printer that
+rendered every attempt in full) and the type checker's comparison of sizes (integers and monomials
+decided without sympy, against expanding and cancelling their difference).  Generated sources must not
+change when code generation gets faster, so each shortcut must answer exactly as its slow path."""
+
+from unittest import mock
+
+import pytest
+import sympy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from liftpy.ir import printer
+from liftpy.ir import types as T
+from liftpy.ir.expr import Call, Lambda, Literal, Var
+from liftpy.ir.primitives import Get, Index, Primitive
+from liftpy.ir.types import size_str
+from liftpy.ir.userfun import UserFun
+
+from test_text_roundtrip import TARGETED, programs
+
+
+class _FullPrinter(printer.Printer):
+    """The printer before budgets: every one-line attempt rendered in full, then measured."""
+
+    def _render(self, node, indent, budget=None):
+        assert budget is None
+        if isinstance(node, Var):
+            return self.env.get(node.name, node.name)
+        if isinstance(node, Literal):
+            from liftpy.ir.types import ScalarType
+
+            if not isinstance(node.type, ScalarType):
+                return f"value({printer.format_value(node.value, node.type)}, {node.type})"
+            return printer.format_value(node.value, node.type)
+        if isinstance(node, Lambda):
+            eta = printer._eta_name(node)
+            if eta is not None:
+                return eta
+            saved = dict(self.env)
+            names = []
+            for p in node.params:
+                n = self.names.fresh(p)
+                self.env[p.name] = n
+                names.append(n)
+            head = f"fun({', '.join(names)}) =>"
+            snapshot = (dict(self.names.counts), set(self.names.used))
+            body = self._render(node.body, None)
+            if indent is None or indent + len(head) + 1 + len(body) <= printer.WIDTH:
+                out = f"{head} {body}"
+            else:
+                self.names.counts, self.names.used = snapshot
+                out = f"{head}\n{' ' * (indent + 2)}{self._render(node.body, indent + 2)}"
+            self.env = saved
+            return out
+        if isinstance(node, Call):
+            fn = node.fn
+            if isinstance(fn, Primitive) and isinstance(fn, Get):
+                return f"{self._render(node.args[0], indent)}._{fn.index}"
+            if isinstance(fn, Index):
+                return f"{self._render(node.args[0], indent)}[{size_str(fn.index)}]"
+            if isinstance(fn, Primitive):
+                head = fn.text_name
+                statics = [self._static(v) if not isinstance(v, Lambda) else v for _, v in fn.static_args()]
+            elif isinstance(fn, UserFun):
+                head, statics = fn.text_name, []
+            elif isinstance(fn, Lambda):
+                head, statics = f"({self._render(fn, None)})", []
+            else:
+                head, statics = getattr(fn, "text_name", repr(fn)), []
+            items = statics + list(node.args)
+            if indent is None:
+                parts = [x if isinstance(x, str) else self._render(x, None) for x in items]
+                return f"{head}({', '.join(parts)})"
+            snapshot = (dict(self.names.counts), set(self.names.used))
+            one = f"{head}({', '.join(x if isinstance(x, str) else self._render(x, None) for x in items)})"
+            if indent + len(one) <= printer.WIDTH:
+                return one
+            self.names.counts, self.names.used = snapshot
+            inner = indent + 2
+            lead = [x for x in items if isinstance(x, str)]
+            rest = [self._render(x, inner) for x in items if not isinstance(x, str)]
+            first = f"{head}(" + "".join(f"{x}, " for x in lead).rstrip()
+            return first + "\n" + ",\n".join(" " * inner + p for p in rest) + ")"
+        raise TypeError(f"cannot print {node!r}")
+
+
+def _both(p):
+    fast = printer.show_program(p)
+    with mock.patch.object(printer, "Printer", _FullPrinter):
+        full = printer.show_program(p)
+    return fast, full
+
+
+# Narrow widths break small programs over lines at every depth, names of bound variables included.
+@settings(max_examples=150)
+@given(programs(), st.sampled_from([10, 25, 40, 60, 100]))
+def test_budgeted_printing_prints_what_full_rendering_prints(p, width):
+    with mock.patch.object(printer, "WIDTH", width):
+        fast, full = _both(p)
+    assert fast == full
+
+
+@pytest.mark.parametrize("name", sorted(TARGETED))
+@pytest.mark.parametrize("width", [0, 20, 50, 100, 200])
+def test_budgeted_printing_of_targeted_programs(name, width):
+    with mock.patch.object(printer, "WIDTH", width):
+        fast, full = _both(TARGETED[name]())
+    assert fast == full
+
+
+# --------------------------------------------------------------------------------------------------
+# sizes_equal
+
+X, Y, Z = T.sizes("X Y Z")
+PLAIN = sympy.Symbol("p")  # no assumptions
+ATOMS = [X, Y, Z, PLAIN]
+
+
+@st.composite
+def monomials(draw):
+    """Monomials and near-monomials: products of a coefficient and powers of symbols, some unevaluated
+    (a zero power, a zero coefficient, a symbol times its inverse: constants in disguise)."""
+    coeff = draw(st.sampled_from([1, -1, 2, 3, sympy.Rational(1, 2), sympy.Rational(-3, 4), 0]))
+    factors = [sympy.Pow(draw(st.sampled_from(ATOMS)), draw(st.integers(-2, 2)), evaluate=False)
+               for _ in range(draw(st.integers(1, 3)))]
+    if draw(st.booleans()):
+        return sympy.Mul(coeff, *factors, evaluate=False)
+    return sympy.Mul(coeff, *factors)
+
+
+def sizes():
+    ints = st.integers(-5, 70).map(lambda n: sympy.Integer(n) if n % 2 else n)
+    other = st.sampled_from([X + 1, X * Y - Y, sympy.floor(X / 2), sympy.Mod(X, 4), (X + 1) ** 2 - X ** 2 - 2 * X,
+                             sympy.Float(2.0), sympy.Rational(5, 2), X / X])
+    return st.one_of(ints, monomials(), other)
+
+
+@settings(max_examples=600)
+@given(sizes(), sizes())
+def test_sizes_equal_shortcut_answers_as_sympy(a, b):
+    quick = T._number_against_monomial(a, b)
+    if quick is not T._UNKNOWN:
+        assert quick is T._sizes_equal_by_sympy(a, b)
+
+
+def test_sizes_equal_shortcut_takes_the_type_checkers_questions():
+    n0, r1 = T.sizes("n0 r1")
+    assert T._number_against_monomial(64, n0 / r1) is None
+    assert T._number_against_monomial(sympy.Integer(4), n0) is None
+    assert T._number_against_monomial(sympy.Integer(4), 4) is True
+    assert T._number_against_monomial(sympy.Integer(4), sympy.Integer(5)) is False
+    assert T._number_against_monomial(sympy.Mul(n0, 1 / n0, evaluate=False), 1) is T._UNKNOWN
+    assert T._number_against_monomial(sympy.Pow(n0, 0, evaluate=False), 1) is T._UNKNOWN
+    assert T._number_against_monomial(n0 + 1, 1) is T._UNKNOWN
