@@ -1,7 +1,9 @@
 """Speed-ups of code generation outside the index algebra, each compared with the code it replaces: the
 header's program text (printed with a length budget for the one-line attempts, against the printer that
-rendered every attempt in full) and the type checker's comparison of sizes (integers and monomials
-decided without sympy, against expanding and cancelling their difference).  Generated sources must not
+rendered every attempt in full), the type checker's comparison of sizes (integers and monomials
+decided without sympy, against expanding and cancelling their difference), the memo of parsed size
+names, and the simplifier's memo key (symbols in a remembered order, against a set of (symbol, range)
+pairs).  Generated sources must not
 change when code generation gets faster, so each shortcut must answer exactly as its slow path."""
 
 from unittest import mock
@@ -154,3 +156,52 @@ def test_sizes_equal_shortcut_takes_the_type_checkers_questions():
     assert T._number_against_monomial(sympy.Mul(n0, 1 / n0, evaluate=False), 1) is T._UNKNOWN
     assert T._number_against_monomial(sympy.Pow(n0, 0, evaluate=False), 1) is T._UNKNOWN
     assert T._number_against_monomial(n0 + 1, 1) is T._UNKNOWN
+
+
+def test_parsed_sizes_are_the_parsers_and_errors_stay_errors():
+    from liftpy.errors import LiftTypeError
+
+    for text in ["N", "2*N + 1", "N/4", "H*W*C", "s0", "(N - 3)/2 + 1"]:
+        expected = sympy.sympify(text, locals=T._size_locals(text))
+        assert T.as_size(text) == expected and T.as_size(text) == expected
+        assert all(s.is_integer and s.is_positive for s in T.as_size(text).free_symbols)
+    for _ in range(2):
+        with pytest.raises(LiftTypeError):
+            T.as_size("N +* 2")
+
+
+# --------------------------------------------------------------------------------------------------
+# The simplifier's memo key
+
+from liftpy.views import arith  # noqa: E402
+
+I, J, K = sympy.symbols("i j k")
+
+
+def _old_scoped(e, ranges):
+    return (e, frozenset((s, ranges[s]) for s in arith._symbols(e) if s in ranges))
+
+
+@st.composite
+def scoped_cases(draw):
+    e = draw(st.sampled_from([I, I + J, 4 * I + J, sympy.floor((4 * I + K) / 4), I + J + K, sympy.Integer(3)]))
+    ranges = lambda: {s: (0, draw(st.integers(0, 3))) for s in (I, J, K) if draw(st.booleans())}  # noqa: E731
+    return e, ranges(), ranges()
+
+
+@settings(max_examples=400)
+@given(scoped_cases())
+def test_scoped_keys_agree_when_the_old_keys_agree(case):
+    e, r1, r2 = case
+    assert (arith._scoped(e, r1) == arith._scoped(e, r2)) == (_old_scoped(e, r1) == _old_scoped(e, r2))
+
+
+def test_scoped_keys_stay_exact_when_the_order_memo_is_rebuilt():
+    e = I + J
+    key = arith._scoped(e, {I: (0, 1), J: (0, 3)})
+    arith._SYMBOL_ORDER.table[e] = tuple(reversed(arith._SYMBOL_ORDER.table[e]))
+    try:
+        assert arith._scoped(e, {I: (0, 3), J: (0, 1)}) != key
+        assert arith._scoped(e, {J: (0, 3), I: (0, 1)}) == arith._scoped(e, {I: (0, 1), J: (0, 3)})
+    finally:
+        arith._SYMBOL_ORDER.table.clear()

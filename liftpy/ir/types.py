@@ -36,11 +36,20 @@ def as_size(value) -> Size:
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return sympy.Integer(int(value))
     if isinstance(value, str):
-        try:
-            return sympy.sympify(value, locals=_size_locals(value))
-        except (sympy.SympifyError, SyntaxError, TypeError) as e:
-            raise LiftTypeError("size", f"{value!r} is not a size expression ({e})") from None
+        return _parse_size(value)
     raise LiftTypeError("size", f"a size must be an integer, a name or a sympy expression, not {value!r}")
+
+
+@lru_cache(maxsize=4096)  # pure; code generation parses the names of every point's sizes and parameters
+def _parse_size(text: str) -> Size:
+    """A size written as text (``"N"``, ``"2*N + 1"``), its names size variables; sympy's parser took a
+    millisecond a name."""
+    from ..errors import LiftTypeError
+
+    try:
+        return sympy.sympify(text, locals=_size_locals(text))
+    except (sympy.SympifyError, SyntaxError, TypeError) as e:
+        raise LiftTypeError("size", f"{text!r} is not a size expression ({e})") from None
 
 
 def _size_locals(text: str) -> dict:

@@ -167,9 +167,18 @@ def divmod_nodes(e) -> tuple:
     return _DIVMODS.get(e, compute)
 
 
+_SYMBOL_ORDER = Memo()
+
+
 def _scoped(e, ranges: Ranges):
-    """The key of a result that depends on ``e`` and on the ranges of its own symbols only."""
-    return (e, frozenset((s, ranges[s]) for s in _symbols(e) if s in ranges))
+    """The key of a result that depends on ``e`` and on the ranges of its own symbols only: ``e``, its
+    symbols in a fixed order and the range of each (None for a symbol without one).  The order is part
+    of the key, so a key stays exact when the order memo is emptied and rebuilt in another order
+    (a frozenset of (symbol, range) pairs, built and hashed on every call, was a tenth of simplifying)."""
+    syms = _SYMBOL_ORDER.table.get(e)
+    if syms is None:
+        syms = _SYMBOL_ORDER.get(e, lambda: tuple(_symbols(e)))
+    return (e, syms, tuple([ranges.get(s) for s in syms]))
 
 
 def _same_if_equal(e, result):

@@ -15,6 +15,8 @@ from ..stmt import If, IndexDef, Kernel, Store, map_stmts, store_with
 
 
 def simplify_read(r: V.Read, ranges: dict) -> V.Read:
+    index = lambda e: simplify_index(e, ranges)  # noqa: E731  (one closure per read, not per node)
+
     def one(x: V.Read) -> V.Read:
         if isinstance(x, V.CondRead):
             c = simplify_condition(x.cond, ranges)
@@ -23,7 +25,7 @@ def simplify_read(r: V.Read, ranges: dict) -> V.Read:
             if c is sympy.false:
                 return x.other
             return V.CondRead(c, x.then, x.other)
-        return x.map_exprs(lambda e: simplify_index(e, ranges))
+        return x.map_exprs(index)
 
     return V.transform(r, one)
 
