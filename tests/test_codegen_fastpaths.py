@@ -2,8 +2,9 @@
 header's program text (printed with a length budget for the one-line attempts, against the printer that
 rendered every attempt in full), the type checker's comparison of sizes (integers and monomials
 decided without sympy, against expanding and cancelling their difference), the memo of parsed size
-names, and the simplifier's memo key (symbols in a remembered order, against a set of (symbol, range)
-pairs).  Generated sources must not
+names, the simplifier's memo key (symbols in a remembered order, against a set of (symbol, range)
+pairs), and statements and reads that an expression rewrite leaves unchanged kept as the same objects
+(against rebuilding every container and every image or lane read).  Generated sources must not
 change when code generation gets faster, so each shortcut must answer exactly as its slow path."""
 
 from unittest import mock
@@ -205,3 +206,90 @@ def test_scoped_keys_stay_exact_when_the_order_memo_is_rebuilt():
         assert arith._scoped(e, {J: (0, 3), I: (0, 1)}) == arith._scoped(e, {I: (0, 1), J: (0, 3)})
     finally:
         arith._SYMBOL_ORDER.table.clear()
+
+
+# --------------------------------------------------------------------------------------------------
+# Unchanged statements and reads kept as they are
+
+from types import SimpleNamespace  # noqa: E402
+
+
+def _old_map_exprs(s, fn):
+    """``stmt.map_exprs`` before it kept unchanged containers (every block, loop and condition rebuilt)."""
+    from liftpy.codegen import stmt as S
+
+    if isinstance(s, S.Block):
+        return S.Block(tuple(_old_map_exprs(x, fn) for x in s.items))
+    if isinstance(s, S.If):
+        return S.If(fn(s.cond), _old_map_exprs(s.body, fn))
+    if isinstance(s, S.Loop):
+        return S.with_body(s, _old_map_exprs(s.body, fn))
+    return S.map_exprs(s, fn)
+
+
+@st.composite
+def statement_trees(draw):
+    from liftpy.codegen import stmt as S
+    from liftpy.ir.levels import Level
+    from liftpy.views import view as V
+
+    buf = SimpleNamespace(name="b")
+    img = SimpleNamespace(name="im")
+    expr = lambda: draw(st.sampled_from([I, J, K, I + 2 * J, 4 * K + 1, sympy.floor((J + K) / 4), sympy.Integer(2)]))  # noqa: E731
+    stores = []
+    for _ in range(draw(st.integers(1, 4))):
+        value = V.FunCall("f", (V.MemRead(buf, expr(), 1), V.ImageRead(img, expr(), expr(), draw(st.sampled_from([None, K, sympy.Integer(1)]))),
+                                V.LaneRead(V.MemRead(buf, expr(), 4), expr())))
+        stores.append(S.Store(buf, expr(), V.CondRead(sympy.Ge(expr(), 0, evaluate=False), value, V.ConstRead(0.0, None))))
+    inner = S.Loop(K, 4, Level.SEQ, 0, S.Block(tuple(stores)))
+    cond = S.If(sympy.Lt(expr(), 3, evaluate=False), S.Block((stores[-1],)))
+    return S.Block((S.Loop(J, 6, Level.SEQ, 0, S.Block((inner, S.IndexDef(sympy.Symbol("t"), expr())))), cond))
+
+
+def _same_tree_fields(a, b):
+    return a == b and type(a) is type(b)
+
+
+@settings(max_examples=200, deadline=None)
+@given(statement_trees(), st.sampled_from([I, J, K]), st.integers(0, 3))
+def test_substitution_keeps_what_it_does_not_change(top, var, value):
+    from liftpy.codegen import stmt as S
+
+    mapping = {var: sympy.Integer(value)}
+    fn = lambda e: arith.substitute(e, mapping)  # noqa: E731
+    new = S.map_exprs(top, fn)
+    old = _old_map_exprs(top, lambda e: arith.substitute(e, mapping))
+    assert _same_tree_fields(new, old)
+    for before, after in zip(S.walk(top), S.walk(new)):
+        exprs = [e for x in S.walk(before) for e in _exprs(x)]
+        if not any(var in arith.free_symbols(e) for e in exprs):
+            assert after is before  # untouched subtrees are the same objects
+    assert S.map_exprs(top, lambda e: e) is top
+
+
+def _exprs(x):
+    from liftpy.codegen import stmt as S
+
+    if isinstance(x, S.Store):
+        yield x.index
+        for r in S.reads(x.value):
+            found = []
+            r.map_exprs(lambda e: found.append(e) or e)
+            yield from found
+    elif isinstance(x, S.IndexDef):
+        yield x.value
+    elif isinstance(x, S.If):
+        yield x.cond
+
+
+def test_image_and_lane_reads_are_kept_when_their_expressions_are():
+    from liftpy.views import view as V
+
+    buf = SimpleNamespace(name="b")
+    img = SimpleNamespace(name="im")
+    for r in (V.ImageRead(img, I, J + 1, None), V.ImageRead(img, I, J, K), V.LaneRead(V.MemRead(buf, I, 4), J)):
+        assert r.map_exprs(lambda e: e) is r
+        moved = r.map_exprs(lambda e: e.xreplace({J: J + 1}))
+        fields = {f: getattr(r, f) for f in r.__dataclass_fields__ if not f.startswith("_")}
+        assert moved == type(r)(**{f: v.xreplace({J: J + 1}) if isinstance(v, sympy.Basic) else v for f, v in fields.items()})
+        assert moved is not r

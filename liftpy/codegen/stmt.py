@@ -171,12 +171,20 @@ def map_read(r: V.Read, fn: Callable[[sympy.Expr], sympy.Expr]) -> V.Read:
 
 def map_exprs(s: Stmt, fn: Callable[[sympy.Expr], sympy.Expr]) -> Stmt:
     """The statement ``s`` with ``fn`` applied to every index expression and condition in it."""
+    # Unchanged statements are kept, containers included (an unrolled copy rewrites only what uses its
+    # counter): nothing is rebuilt for nothing, and the passes' memos by identity keep their entries.
     if isinstance(s, Block):
-        return Block(tuple(map_exprs(x, fn) for x in s.items))
+        items = tuple([map_exprs(x, fn) for x in s.items])
+        for a, b in zip(items, s.items):
+            if a is not b:
+                return Block(items)
+        return s
     if isinstance(s, If):
-        return If(fn(s.cond), map_exprs(s.body, fn))
+        cond, body = fn(s.cond), map_exprs(s.body, fn)
+        return s if cond is s.cond and body is s.body else If(cond, body)
     if isinstance(s, Loop):
-        return with_body(s, map_exprs(s.body, fn))
+        body = map_exprs(s.body, fn)
+        return s if body is s.body else with_body(s, body)
     if isinstance(s, Store):
         return store_with(s, fn(s.index), map_read(s.value, fn))
     if isinstance(s, IndexDef):

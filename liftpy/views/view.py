@@ -179,7 +179,8 @@ class LaneRead(Read):
         return LaneRead(kids[0], self.lane)
 
     def map_exprs(self, fn):
-        return LaneRead(self.vector, fn(self.lane))
+        lane = fn(self.lane)
+        return self if lane is self.lane else LaneRead(self.vector, lane)
 
 
 @cached_hash
@@ -239,7 +240,10 @@ class ImageRead(Read):
     lane: sympy.Expr | None  # None: the whole texel
 
     def map_exprs(self, fn):
-        return ImageRead(self.image, fn(self.x), fn(self.y), None if self.lane is None else fn(self.lane))
+        x, y, lane = fn(self.x), fn(self.y), None if self.lane is None else fn(self.lane)
+        if x is self.x and y is self.y and lane is self.lane:
+            return self  # an unchanged read is kept, so the statement holding it is too
+        return ImageRead(self.image, x, y, lane)
 
 
 # --------------------------------------------------------------------------------------------------
