@@ -112,9 +112,9 @@ def main() -> int:
     return 0
 
 
-def depthwise_operator(name: str, quick: bool = False):
+def depthwise_layer(name: str, quick: bool = False):
     """The library's ``conv2d`` with groups = C = M for ``dw:C,H,W,K,stride,pad`` (``quick``: C, H, W reduced
-    to 8, 16, 16), and its (C, H, W, K, stride, pad)."""
+    to 8, 16, 16): what ``library_layer`` gives (operator, parameters, sizes) and its (C, H, W, K, stride, pad)."""
     from liftpy.errors import InputError
 
     try:
@@ -123,8 +123,8 @@ def depthwise_operator(name: str, quick: bool = False):
         raise InputError(f"depthwise layer {name!r}: give dw:C,H,W,K,stride,pad (for example dw:32,112,112,3,1,1)") from None
     if quick:
         c, h, w = 8, 16, 16
-    op, _, _ = library_layer(f"conv2d:k={k}x{k},stride={stride},pad={pad},groups={c}@C={c},H={h},W={w},M={c}")
-    return op, (c, h, w, k, stride, pad)
+    op, params, sizes = library_layer(f"conv2d:k={k}x{k},stride={stride},pad={pad},groups={c}@C={c},H={h},W={w},M={c}")
+    return op, params, sizes, (c, h, w, k, stride, pad)
 
 
 def library_layer(name: str, quick: bool = False):
@@ -159,9 +159,8 @@ def library_conv(name: str, args, samples: int, repeat: int, db: str) -> dict:
     from liftpy.tuning.engine import explore_operator
 
     if name.startswith("dw:"):
-        op, (c, h, w, k, stride, pad) = depthwise_operator(name, args.quick)
-        params, sizes, rules = dict(k=f"{k}x{k}", stride=str(stride), pad=str(pad), dilation="1", groups=c, relu=0), \
-            {"C": c, "H": h, "W": w, "M": c}, ()
+        op, params, sizes, (c, h, w, k, stride, pad) = depthwise_layer(name, args.quick)
+        rules = ()
         label, spec = f"dw:{c},{h},{w},{k},{stride},{pad}", f"C={c},H={h},W={w},K={k},stride={stride},pad={pad},groups={c}"
     else:
         op, params, sizes = library_layer(name, args.quick)

@@ -53,16 +53,10 @@ def _operator(name: str, relu: bool = False):
         op = library_operator(m.group(1), {"N": int(m.group(2))})
         inputs = op.inputs(0)
         return op, lambda batch: dict([vendor_ms(m.group(1), inputs, batch=batch)])
-    if name.startswith("dw:"):
-        from conv_vgg16 import _torch_conv2d, depthwise_operator
+    if name.startswith(("dw:", "conv2d:")):
+        from conv_vgg16 import _torch_conv2d, depthwise_layer, library_layer
 
-        op, (c, h, w, k, stride, pad) = depthwise_operator(name)
-        params = dict(k=f"{k}x{k}", stride=str(stride), pad=str(pad), dilation="1", groups=c, relu=0)
-        return op, lambda batch: dict([_torch_conv2d(params, {"C": c, "H": h, "W": w, "M": c}, 20, batch=batch)])
-    if name.startswith("conv2d:"):
-        from conv_vgg16 import _torch_conv2d, library_layer
-
-        op, params, sizes = library_layer(name)
+        op, params, sizes = depthwise_layer(name)[:3] if name.startswith("dw:") else library_layer(name)
         return op, lambda batch: dict([_torch_conv2d(params, sizes, 20, batch=batch)])
     from liftpy.tuning.references import NO_EPILOGUE, available_references, measure_reference, random_epilogue, random_inputs
 
