@@ -33,7 +33,8 @@ from ..ir.kernels import split_kernels
 from ..ir.types import memory_bytes
 from .counts import count
 
-FEATURES = ("flops", "global_reads", "local_reads", "copy_bytes", "written", "items", "groups", "local_bytes", "private_bytes", "input_bytes")
+FEATURES = ("flops", "global_reads", "local_reads", "copy_bytes", "written", "items", "groups", "local_bytes", "private_bytes",
+            "input_bytes", "global_traffic")
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ def predict_kernel(f: Mapping[str, float], machine: Machine) -> Prediction:
     terms = {
         "compute": float(f["flops"]) / (machine.fma_per_s * lanes),
         "local": float(f["local_reads"] + f["copy_bytes"]) / (machine.local_bytes_per_s * lanes),
-        "cache": float(f["global_reads"]) / (machine.cache_bytes_per_s * lanes),
+        "cache": float(f.get("global_traffic", f["global_reads"])) / (machine.cache_bytes_per_s * lanes),
         "dram": (float(f["input_bytes"]) + float(f["written"])) / machine.dram_bytes_per_s,
     }
     bound = max(terms, key=terms.get)
@@ -152,7 +153,12 @@ class VariantModel:
 
     def features(self, config: Mapping) -> list[dict]:
         args = [int(config[p]) for p in self.params]
-        return [{k: float(fn(*args)) for k, fn in fns.items()} for fns in self.kernels]
+        out = []
+        for fns in self.kernels:
+            f = {k: float(fn(*args)) for k, fn in fns.items()}
+            f["global_traffic"] = f["global_reads"] * f.pop("coalescing", 1.0)
+            out.append(f)
+        return out
 
     def predict(self, config: Mapping) -> Prediction:
         total, bound, occ, feats = 0.0, "", 0, {}
@@ -166,17 +172,39 @@ class VariantModel:
         return Prediction(total, bound, occ, feats)
 
 
-def model_code(program: Program, sizes: Mapping, params) -> tuple:
+def model_code(program: Program, sizes: Mapping, params, probe: Mapping | None = None) -> tuple:
     """The model's expressions for each kernel of a variant at given sizes, as Python expressions over its
     tuning parameters: plain text, so that a search keeps them on disk and a resumed one skips the symbolic
-    counting (and sympy's lambdify) of every variant it meets again."""
+    counting (and sympy's lambdify) of every variant it meets again.
+
+    ``probe``: one valid configuration of the variant, at which the coalescing factor of each kernel's
+    global reads is measured on its statement IR (``liftpy.model.coalescing``) and kept as a constant;
+    without one, reads count as coalesced."""
     bind = {sympy.Symbol(str(k), positive=True, integer=True): int(v) for k, v in sizes.items()}
     printer = PythonCodePrinter()
+    stages = split_kernels(program)
+    factors = _coalescing(program, sizes, probe, len(stages))
     out = []
-    for st in split_kernels(program):
+    for st, factor in zip(stages, factors):
         exprs = _kernel_expressions(st.program)
-        out.append(tuple((name, printer.doprint(sympy.sympify(ex).subs(bind))) for name, ex in exprs.items()))
+        code = tuple((name, printer.doprint(sympy.sympify(ex).subs(bind))) for name, ex in exprs.items())
+        out.append(code + (("coalescing", repr(float(factor))),))
     return tuple(out)
+
+
+def _coalescing(program: Program, sizes: Mapping, probe: Mapping | None, kernels: int) -> tuple[float, ...]:
+    if probe is None:
+        return (1.0,) * kernels
+    from ..errors import LiftError
+    from .coalescing import coalescing_factors
+
+    try:
+        factors = coalescing_factors(program, {**dict(sizes), **dict(probe)})
+    except LiftError:
+        # A probe the emitter refuses leaves the model as it was without one; the search meets the
+        # refusal itself when it generates that point.
+        return (1.0,) * kernels
+    return factors if len(factors) == kernels else (1.0,) * kernels
 
 
 _NAMESPACE = {"math": math, "Min": min, "Max": max}

@@ -155,9 +155,16 @@ class Spaces:
         text = self._variant_key(i)
         return hashlib.sha1(f"{text}|{sorted(self.sizes.items())}|{self._profile_key}|{self.seed}".encode()).hexdigest()
 
-    def model(self, i: int, sizes: dict | None = None):
-        """The analytical model of variant ``i`` at this problem's sizes (or at other ``sizes``)."""
-        key = i if sizes is None else (i, tuple(sorted(sizes.items())))
+    def _probe(self, i: int) -> dict | None:
+        """The configuration at which the model of variant ``i`` measures how its reads coalesce: one drawn
+        from its valid space with the search's seed (None when it has none)."""
+        configs = self.sample(i, 1, self.seed)
+        return dict(configs[0]) if configs else None
+
+    def model(self, i: int, sizes: dict | None = None, config: dict | None = None):
+        """The analytical model of variant ``i`` at this problem's sizes (or at other ``sizes``, where
+        ``config``, a configuration valid there, is the probe of its coalescing)."""
+        key = i if sizes is None else (i, tuple(sorted(sizes.items())), tuple(sorted((config or {}).items())))
         if key not in self._models:
             from ..model import Machine, VariantModel
             from ..model.analytical import model_code
@@ -167,9 +174,11 @@ class Spaces:
                 self._machine = Machine.from_profile(self.profile)
             v = self.variants[i]
             at = self.sizes if sizes is None else dict(sizes)
-            # The expressions are kept on disk (by variant and sizes): a resumed search meets the same variants.
-            code = memo("models", f"{self._variant_key(i)}|{sorted(at.items())}",
-                        lambda: model_code(v.program, at, v.params), SCREEN_CODE)
+            probe = self._probe(i) if sizes is None else (dict(config) if config is not None else None)
+            # The expressions are kept on disk (by variant, sizes and probe): a resumed search meets the
+            # same variants.
+            code = memo("models", f"{self._variant_key(i)}|{sorted(at.items())}|{sorted((probe or {}).items())}",
+                        lambda: model_code(v.program, at, v.params, probe), SCREEN_CODE)
             self._models[key] = VariantModel(code, v.params, self._machine)
         return self._models[key]
 
@@ -339,7 +348,7 @@ class ModelSearch:
         for the learned correction, its features from the analytical model at those sizes."""
         from ..model.learned import feature_vector
 
-        p = self.spaces.model(i, sizes).predict(config)
+        p = self.spaces.model(i, sizes, config).predict(config)
         if math.isfinite(p.seconds):
             self.learned.add(feature_vector(p, self.rules[i], self.learned.rule_names), p.seconds, time_ms)
             self._dirty = True
