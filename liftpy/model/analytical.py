@@ -8,11 +8,18 @@ and published defaults otherwise), a configuration's time is estimated per kerne
 
 - compute: user-function applications at the fp32 rate (an application is one fused multiply-add);
 - local memory: elements read from local memory at the probed local bandwidth;
-- cache: elements read from global memory (repeated reads mostly hit the caches) at the cache bandwidth;
+- cache: elements read from global memory (repeated reads mostly hit the caches) at the cache bandwidth,
+  times how many cache lines a warp's requests touch per byte asked for (``liftpy.model.coalescing``,
+  measured at one configuration of the variant);
 - DRAM: the inputs and the output once at the global bandwidth;
 - occupancy from registers (private bytes per work-item), local memory and work-group size decides how
   many groups a compute unit holds; the last wave of groups is counted whole (wave efficiency), and too
-  few warps per compute unit leave latency unhidden.
+  few warps per compute unit leave latency unhidden.  A grid smaller than one full wave is spread over
+  the compute units: its efficiency is how evenly it covers them, and its latency hiding counts the
+  groups each one actually runs, not the ones it could hold: a 256-group SGEMM tiling on 132 compute units
+  that could hold ten groups each was predicted at a fifth of its speed (256 / 1320), and ranked 3x
+  behind what it measured; each unit simply runs its two groups.  Work-items with a register block of
+  accumulators need fewer warps to hide latency (up to half as many).
 
 The expressions are compiled once per variant (``VariantModel``) and evaluated for thousands of
 configurations in milliseconds, so a search can rank a whole space before measuring any of it.
@@ -124,12 +131,23 @@ def predict_kernel(f: Mapping[str, float], machine: Machine) -> Prediction:
     if occ < 1:
         return Prediction(math.inf, "invalid", 0, dict(f))
     slots = machine.compute_units * occ
-    waves = math.ceil(groups / slots)
-    wave_eff = groups / (waves * slots)
+    if groups >= slots:
+        waves = math.ceil(groups / slots)
+        wave_eff = groups / (waves * slots)
+        resident = occ
+    else:
+        per_cu = math.ceil(groups / machine.compute_units)
+        wave_eff = groups / (machine.compute_units * per_cu)
+        resident = per_cu
     if machine.is_gpu:
         warps_per_group = math.ceil(items / machine.warp)
         lanes = items / (warps_per_group * machine.warp)  # a group of 2 items still occupies a warp
-        hiding = min(1.0, occ * warps_per_group / 8.0)
+        # A work-item with many private values (a register block of accumulators) has independent
+        # multiply-adds to issue between dependent ones, so fewer warps hide the latency: counted up to
+        # twice, from 16 private floats on (a 2-group SGEMM tiling of 8 x 8 blocks measured 0.069 ms
+        # where eight warps per unit for full speed predicted 0.083).
+        ilp = min(2.0, max(1.0, float(f["private_bytes"]) / 4 / 16))
+        hiding = min(1.0, resident * warps_per_group * ilp / 8.0)
     else:
         lanes, hiding = 1.0, 1.0
     terms = {
