@@ -293,3 +293,47 @@ def test_image_and_lane_reads_are_kept_when_their_expressions_are():
         fields = {f: getattr(r, f) for f in r.__dataclass_fields__ if not f.startswith("_")}
         assert moved == type(r)(**{f: v.xreplace({J: J + 1}) if isinstance(v, sympy.Basic) else v for f, v in fields.items()})
         assert moved is not r
+
+
+# --------------------------------------------------------------------------------------------------
+# Substitution folds C quotients of constants
+
+from liftpy.views.arith import CDiv, CMod  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(-300, 300), st.integers(1, 40), st.sampled_from([CDiv, CMod]))
+def test_c_quotient_of_a_constant_is_what_the_simplifier_makes_of_it(n, d, node):
+    assert arith._c_quotient(node(I, d), (sympy.Integer(n), sympy.Integer(d))) == arith.simplify(node(sympy.Integer(n), d), {})
+
+
+@st.composite
+def quotient_sums(draw):
+    """A sum of C quotients and moduli (nested, as simplified views make them) of counters, and
+    values for some of the counters."""
+    def operand():
+        return sum(draw(st.integers(0, 3)) * s for s in (I, J, K)) + draw(st.integers(-40, 20))
+
+    terms = []
+    for _ in range(draw(st.integers(1, 4))):
+        node = draw(st.sampled_from([CDiv, CMod]))
+        inner = operand()
+        if draw(st.booleans()):
+            inner = inner + draw(st.integers(1, 5)) * draw(st.sampled_from([CDiv, CMod]))(operand(), draw(st.integers(2, 7)))
+        terms.append(draw(st.integers(1, 300)) * node(inner, draw(st.integers(2, 16))))
+    e = sympy.Add(*terms) + J + draw(st.integers(0, 50))
+    if draw(st.booleans()):
+        e = sympy.Lt(e, draw(st.integers(0, 500)), evaluate=False)
+    values = {s: sympy.Integer(draw(st.integers(0, 10))) for s in (I, J, K) if draw(st.integers(0, 3))}
+    ranges = {s: (0, draw(st.integers(0, 40))) for s in (I, J, K) if draw(st.booleans())}
+    return e, values, ranges
+
+
+@settings(max_examples=300, deadline=None)
+@given(quotient_sums())
+def test_substitution_folding_quotients_simplifies_as_before(case):
+    e, values, ranges = case
+    new = arith.substitute(e, values)
+    with mock.patch.object(arith, "_c_quotient", lambda node, args: node.func(*args)):
+        old = arith.substitute(e, values)
+    assert arith.simplify(new, ranges) == arith.simplify(old, ranges)

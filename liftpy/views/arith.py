@@ -216,6 +216,8 @@ def _subst(e, mapping, seen: dict):
         out = make_and(args)
     elif isinstance(e, sympy.Or) and not any(isinstance(a, sympy.logic.boolalg.BooleanAtom) for a in args):
         out = e.func(*args, evaluate=False)  # simplify_condition rebuilds it, decided parts dropped
+    elif isinstance(e, (CDiv, CMod)) and args[0].is_Integer and args[1].is_Integer and int(args[1]) > 0:
+        out = _c_quotient(e, args)
     else:
         out = None
         if e.is_Add:
@@ -226,6 +228,14 @@ def _subst(e, mapping, seen: dict):
             out = e.func(*args)
     seen[e] = out
     return out
+
+
+def _c_quotient(e, args):
+    """``CDiv(n, d)`` or ``CMod(n, d)`` of an integer ``n`` (an unrolled copy's counter) as the integer the
+    simplifier makes of it, floor division and modulus (``fdiv`` and ``fmod`` of a constant), so that
+    the sums around it lose a term here instead of being simplified again for the constant."""
+    n, d = int(args[0]), int(args[1])
+    return sympy.Integer(n // d if isinstance(e, CDiv) else n % d)
 
 
 def _rational(x: int | Fraction) -> sympy.Rational:
