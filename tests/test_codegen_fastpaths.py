@@ -337,3 +337,33 @@ def test_substitution_folding_quotients_simplifies_as_before(case):
     with mock.patch.object(arith, "_c_quotient", lambda node, args: node.func(*args)):
         old = arith.substitute(e, values)
     assert arith.simplify(new, ranges) == arith.simplify(old, ranges)
+
+
+# --------------------------------------------------------------------------------------------------
+# No reference cycles from the passes' recursive helpers
+
+def test_code_generation_leaves_no_cycles_of_its_recursive_helpers():
+    """A recursive closure is a reference cycle, garbage only the cyclic collector frees, with all it
+    holds (a loop split on trial and its body): the passes' recursive helpers are module-level."""
+    import gc
+    import importlib.util
+    from pathlib import Path
+
+    from liftpy.codegen.kernel import generate_kernel
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "conv_highlevel.py"
+    spec = importlib.util.spec_from_file_location("conv_highlevel", path)
+    conv = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conv)
+    prog = conv.conv_lowered(3, 2, 1, True)
+    generate_kernel(prog, {"C": 4, "H": 10, "W": 10, "M": 3})  # first-use caches
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        generate_kernel(prog, {"C": 8, "H": 12, "W": 12, "M": 3})
+        gc.collect()
+        names = {o.__qualname__ for o in gc.garbage if callable(o) and hasattr(o, "__qualname__")}
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert not {n for n in names if n.startswith(("map_stmts.", "vectorize_read.", "hoist."))}, names
