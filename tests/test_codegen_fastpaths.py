@@ -235,7 +235,8 @@ def statement_trees(draw):
 
     buf = SimpleNamespace(name="b")
     img = SimpleNamespace(name="im")
-    expr = lambda: draw(st.sampled_from([I, J, K, I + 2 * J, 4 * K + 1, sympy.floor((J + K) / 4), sympy.Integer(2)]))  # noqa: E731
+    expr = lambda: draw(st.sampled_from([I, J, K, I + 2 * J, 4 * K + 1, sympy.floor((J + K) / 4), sympy.Integer(2),  # noqa: E731
+                                         arith.CMod(arith.CDiv(I + J, 4), 3) + K]))
     stores = []
     for _ in range(draw(st.integers(1, 4))):
         value = V.FunCall("f", (V.MemRead(buf, expr(), 1), V.ImageRead(img, expr(), expr(), draw(st.sampled_from([None, K, sympy.Integer(1)]))),
@@ -367,3 +368,31 @@ def test_code_generation_leaves_no_cycles_of_its_recursive_helpers():
         gc.set_debug(0)
         gc.garbage.clear()
     assert not {n for n in names if n.startswith(("map_stmts.", "vectorize_read.", "hoist."))}, names
+
+
+# --------------------------------------------------------------------------------------------------
+# The divmod pass's count of a statement's divisions
+
+def _old_own(x):
+    """``divmod._own`` before: expressions through the generator, nodes and symbols asked separately."""
+    import importlib
+
+    D = importlib.import_module("liftpy.codegen.passes.divmod")
+    exprs = tuple(D._own_exprs(x))
+    return tuple(n for e in exprs for n in arith.divmod_nodes(e)), frozenset().union(*(arith.free_symbols(e) for e in exprs))
+
+
+@settings(max_examples=200, deadline=None)
+@given(statement_trees())
+def test_divmod_statement_counts_are_the_generators(top):
+    import importlib
+
+    from liftpy.codegen import stmt as S
+
+    D = importlib.import_module("liftpy.codegen.passes.divmod")
+    D._OWN.clear()
+    try:
+        for x in S.walk(top):
+            assert D._own(x) == _old_own(x)
+    finally:
+        D._OWN.clear()
