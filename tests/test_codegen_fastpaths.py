@@ -396,3 +396,40 @@ def test_divmod_statement_counts_are_the_generators(top):
             assert D._own(x) == _old_own(x)
     finally:
         D._OWN.clear()
+
+
+# --------------------------------------------------------------------------------------------------
+# Privatization's coefficients of the local ids
+
+@st.composite
+def index_sums(draw):
+    """An expanded index as privatization meets them: integer multiples of counters, products of two,
+    powers, rationals, divisions and moduli holding counters, and a constant."""
+    def term():
+        s = draw(st.sampled_from([I, J, K]))
+        c = draw(st.integers(-6, 6))
+        kind = draw(st.sampled_from(["lin", "lin", "lin", "prod", "pow", "frac", "cmod", "floor"]))
+        if kind == "lin":
+            return c * s
+        if kind == "prod":
+            return c * s * draw(st.sampled_from([I, J, K]))
+        if kind == "pow":
+            return c * s**2
+        if kind == "frac":
+            return sympy.Rational(c, 2) * s
+        if kind == "cmod":
+            return c * arith.CMod(s + draw(st.sampled_from([I, J, K])), 4)
+        return c * sympy.floor(s / 3)
+
+    return sympy.expand(sympy.Add(*[term() for _ in range(draw(st.integers(0, 5)))]) + draw(st.integers(-9, 9)))
+
+
+@settings(max_examples=500, deadline=None)
+@given(index_sums(), st.sampled_from([I, J, K]))
+def test_privatization_coefficients_are_sympys(e, x):
+    import importlib
+
+    Pv = importlib.import_module("liftpy.codegen.passes.privatize")
+    c = Pv._coeff(e, x)
+    assert c == e.coeff(x) and type(c) is type(e.coeff(x))
+    assert (x in arith.free_symbols(e)) == e.has(x)
