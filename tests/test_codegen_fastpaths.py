@@ -343,20 +343,25 @@ def test_substitution_folding_quotients_simplifies_as_before(case):
 # --------------------------------------------------------------------------------------------------
 # No reference cycles from the passes' recursive helpers
 
-def test_code_generation_leaves_no_cycles_of_its_recursive_helpers():
-    """A recursive closure is a reference cycle, garbage only the cyclic collector frees, with all it
-    holds (a loop split on trial and its body): the passes' recursive helpers are module-level."""
-    import gc
+def _conv_program():
     import importlib.util
     from pathlib import Path
-
-    from liftpy.codegen.kernel import generate_kernel
 
     path = Path(__file__).resolve().parents[1] / "examples" / "conv_highlevel.py"
     spec = importlib.util.spec_from_file_location("conv_highlevel", path)
     conv = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(conv)
-    prog = conv.conv_lowered(3, 2, 1, True)
+    return conv.conv_lowered(3, 2, 1, True)
+
+
+def test_code_generation_leaves_no_cycles_of_its_recursive_helpers():
+    """A recursive closure is a reference cycle, garbage only the cyclic collector frees, with all it
+    holds (a loop split on trial and its body): the passes' recursive helpers are module-level."""
+    import gc
+
+    from liftpy.codegen.kernel import generate_kernel
+
+    prog = _conv_program()
     generate_kernel(prog, {"C": 4, "H": 10, "W": 10, "M": 3})  # first-use caches
     gc.collect()
     gc.set_debug(gc.DEBUG_SAVEALL)
@@ -433,3 +438,24 @@ def test_privatization_coefficients_are_sympys(e, x):
     c = Pv._coeff(e, x)
     assert c == e.coeff(x) and type(c) is type(e.coeff(x))
     assert (x in arith.free_symbols(e)) == e.has(x)
+
+
+# --------------------------------------------------------------------------------------------------
+# Index memos emptied after each generation
+
+def test_generation_empties_the_memos_and_generates_what_warm_memos_generate():
+    from liftpy.codegen import kernel as Kn
+    from liftpy.codegen.kernel import generate_kernel, generate_pipeline
+
+    prog = _conv_program()
+    configs = [{"C": 4, "H": 10, "W": 10, "M": 3}, {"C": 8, "H": 12, "W": 12, "M": 3}, {"C": 4, "H": 14, "W": 10, "M": 5}]
+    with mock.patch.object(Kn, "clear_memos", lambda: None):  # memos kept from one generation to the next
+        warm = [generate_kernel(prog, c).source for c in configs]
+    assert any(m.table for m in arith.Memo.instances)
+    cold = []
+    for c in configs:
+        cold.append(generate_kernel(prog, c).source)
+        assert not any(m.table for m in arith.Memo.instances)
+    assert cold == warm
+    generate_pipeline(prog, configs[0])  # the outermost generation empties them, not the kernels within
+    assert not any(m.table for m in arith.Memo.instances)
