@@ -235,7 +235,8 @@ def statement_trees(draw):
 
     buf = SimpleNamespace(name="b")
     img = SimpleNamespace(name="im")
-    expr = lambda: draw(st.sampled_from([I, J, K, I + 2 * J, 4 * K + 1, sympy.floor((J + K) / 4), sympy.Integer(2)]))  # noqa: E731
+    expr = lambda: draw(st.sampled_from([I, J, K, I + 2 * J, 4 * K + 1, sympy.floor((J + K) / 4), sympy.Integer(2),  # noqa: E731
+                                         arith.CMod(arith.CDiv(I + J, 4), 3) + K]))
     stores = []
     for _ in range(draw(st.integers(1, 4))):
         value = V.FunCall("f", (V.MemRead(buf, expr(), 1), V.ImageRead(img, expr(), expr(), draw(st.sampled_from([None, K, sympy.Integer(1)]))),
@@ -293,3 +294,168 @@ def test_image_and_lane_reads_are_kept_when_their_expressions_are():
         fields = {f: getattr(r, f) for f in r.__dataclass_fields__ if not f.startswith("_")}
         assert moved == type(r)(**{f: v.xreplace({J: J + 1}) if isinstance(v, sympy.Basic) else v for f, v in fields.items()})
         assert moved is not r
+
+
+# --------------------------------------------------------------------------------------------------
+# Substitution folds C quotients of constants
+
+from liftpy.views.arith import CDiv, CMod  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(-300, 300), st.integers(1, 40), st.sampled_from([CDiv, CMod]))
+def test_c_quotient_of_a_constant_is_what_the_simplifier_makes_of_it(n, d, node):
+    assert arith._c_quotient(node(I, d), (sympy.Integer(n), sympy.Integer(d))) == arith.simplify(node(sympy.Integer(n), d), {})
+
+
+@st.composite
+def quotient_sums(draw):
+    """A sum of C quotients and moduli (nested, as simplified views make them) of counters, and
+    values for some of the counters."""
+    def operand():
+        return sum(draw(st.integers(0, 3)) * s for s in (I, J, K)) + draw(st.integers(-40, 20))
+
+    terms = []
+    for _ in range(draw(st.integers(1, 4))):
+        node = draw(st.sampled_from([CDiv, CMod]))
+        inner = operand()
+        if draw(st.booleans()):
+            inner = inner + draw(st.integers(1, 5)) * draw(st.sampled_from([CDiv, CMod]))(operand(), draw(st.integers(2, 7)))
+        terms.append(draw(st.integers(1, 300)) * node(inner, draw(st.integers(2, 16))))
+    e = sympy.Add(*terms) + J + draw(st.integers(0, 50))
+    if draw(st.booleans()):
+        e = sympy.Lt(e, draw(st.integers(0, 500)), evaluate=False)
+    values = {s: sympy.Integer(draw(st.integers(0, 10))) for s in (I, J, K) if draw(st.integers(0, 3))}
+    ranges = {s: (0, draw(st.integers(0, 40))) for s in (I, J, K) if draw(st.booleans())}
+    return e, values, ranges
+
+
+@settings(max_examples=300, deadline=None)
+@given(quotient_sums())
+def test_substitution_folding_quotients_simplifies_as_before(case):
+    e, values, ranges = case
+    new = arith.substitute(e, values)
+    with mock.patch.object(arith, "_c_quotient", lambda node, args: node.func(*args)):
+        old = arith.substitute(e, values)
+    assert arith.simplify(new, ranges) == arith.simplify(old, ranges)
+
+
+# --------------------------------------------------------------------------------------------------
+# No reference cycles from the passes' recursive helpers
+
+def _conv_program():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "conv_highlevel.py"
+    spec = importlib.util.spec_from_file_location("conv_highlevel", path)
+    conv = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conv)
+    return conv.conv_lowered(3, 2, 1, True)
+
+
+def test_code_generation_leaves_no_cycles_of_its_recursive_helpers():
+    """A recursive closure is a reference cycle, garbage only the cyclic collector frees, with all it
+    holds (a loop split on trial and its body): the passes' recursive helpers are module-level."""
+    import gc
+
+    from liftpy.codegen.kernel import generate_kernel
+
+    prog = _conv_program()
+    generate_kernel(prog, {"C": 4, "H": 10, "W": 10, "M": 3})  # first-use caches
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        generate_kernel(prog, {"C": 8, "H": 12, "W": 12, "M": 3})
+        gc.collect()
+        names = {o.__qualname__ for o in gc.garbage if callable(o) and hasattr(o, "__qualname__")}
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert not {n for n in names if n.startswith(("map_stmts.", "vectorize_read.", "hoist."))}, names
+
+
+# --------------------------------------------------------------------------------------------------
+# The divmod pass's count of a statement's divisions
+
+def _old_own(x):
+    """``divmod._own`` before: expressions through the generator, nodes and symbols asked separately."""
+    import importlib
+
+    D = importlib.import_module("liftpy.codegen.passes.divmod")
+    exprs = tuple(D._own_exprs(x))
+    return tuple(n for e in exprs for n in arith.divmod_nodes(e)), frozenset().union(*(arith.free_symbols(e) for e in exprs))
+
+
+@settings(max_examples=200, deadline=None)
+@given(statement_trees())
+def test_divmod_statement_counts_are_the_generators(top):
+    import importlib
+
+    from liftpy.codegen import stmt as S
+
+    D = importlib.import_module("liftpy.codegen.passes.divmod")
+    D._OWN.clear()
+    try:
+        for x in S.walk(top):
+            assert D._own(x) == _old_own(x)
+    finally:
+        D._OWN.clear()
+
+
+# --------------------------------------------------------------------------------------------------
+# Privatization's coefficients of the local ids
+
+@st.composite
+def index_sums(draw):
+    """An expanded index as privatization meets them: integer multiples of counters, products of two,
+    powers, rationals, divisions and moduli holding counters, and a constant."""
+    def term():
+        s = draw(st.sampled_from([I, J, K]))
+        c = draw(st.integers(-6, 6))
+        kind = draw(st.sampled_from(["lin", "lin", "lin", "prod", "pow", "frac", "cmod", "floor"]))
+        if kind == "lin":
+            return c * s
+        if kind == "prod":
+            return c * s * draw(st.sampled_from([I, J, K]))
+        if kind == "pow":
+            return c * s**2
+        if kind == "frac":
+            return sympy.Rational(c, 2) * s
+        if kind == "cmod":
+            return c * arith.CMod(s + draw(st.sampled_from([I, J, K])), 4)
+        return c * sympy.floor(s / 3)
+
+    return sympy.expand(sympy.Add(*[term() for _ in range(draw(st.integers(0, 5)))]) + draw(st.integers(-9, 9)))
+
+
+@settings(max_examples=500, deadline=None)
+@given(index_sums(), st.sampled_from([I, J, K]))
+def test_privatization_coefficients_are_sympys(e, x):
+    import importlib
+
+    Pv = importlib.import_module("liftpy.codegen.passes.privatize")
+    c = Pv._coeff(e, x)
+    assert c == e.coeff(x) and type(c) is type(e.coeff(x))
+    assert (x in arith.free_symbols(e)) == e.has(x)
+
+
+# --------------------------------------------------------------------------------------------------
+# Index memos emptied after each generation
+
+def test_generation_empties_the_memos_and_generates_what_warm_memos_generate():
+    from liftpy.codegen import kernel as Kn
+    from liftpy.codegen.kernel import generate_kernel, generate_pipeline
+
+    prog = _conv_program()
+    configs = [{"C": 4, "H": 10, "W": 10, "M": 3}, {"C": 8, "H": 12, "W": 12, "M": 3}, {"C": 4, "H": 14, "W": 10, "M": 5}]
+    with mock.patch.object(Kn, "clear_memos", lambda: None):  # memos kept from one generation to the next
+        warm = [generate_kernel(prog, c).source for c in configs]
+    assert any(m.table for m in arith.Memo.instances)
+    cold = []
+    for c in configs:
+        cold.append(generate_kernel(prog, c).source)
+        assert not any(m.table for m in arith.Memo.instances)
+    assert cold == warm
+    generate_pipeline(prog, configs[0])  # the outermost generation empties them, not the kernels within
+    assert not any(m.table for m in arith.Memo.instances)

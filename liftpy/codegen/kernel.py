@@ -24,6 +24,7 @@ from ..ir.printer import show_program
 from ..ir.typecheck import check_sizes
 from ..ir.types import ArrayType, Type, VectorType, as_size, flat_count, free_size_symbols, memory_element, scalar_of
 from ..views import view as V
+from ..views.arith import clear_memos
 from .emit import Ctx, Emitter
 from .memory import Buffer, MemoryPlan
 from .passes import DEFAULT_PASSES, run_passes
@@ -173,11 +174,23 @@ def _no_cycle_collection():
             gc.enable()
 
 
+_DEPTH = [0]  # generations under way in this thread of control (generate_pipeline calls generate_kernel)
+
+
 def _without_cycle_collection(fn):
+    """``fn`` with the cyclic collector paused, and the index memos emptied when the outermost
+    generation returns (``views.arith.clear_memos``), before the collector resumes: what they held is
+    freed then, not scanned."""
     @wraps(fn)
     def run(*args, **kwargs):
         with _no_cycle_collection():
-            return fn(*args, **kwargs)
+            _DEPTH[0] += 1
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _DEPTH[0] -= 1
+                if _DEPTH[0] == 0:
+                    clear_memos()
 
     return run
 

@@ -254,30 +254,33 @@ def map_stmts(s: Stmt, fn: Callable[[Stmt, dict], object], ranges: dict | None =
     """Rebuild ``s``, letting ``fn(stmt, ranges)`` replace every statement that is not a block or a loop
     (by one statement, or a tuple of them; an ``If`` after its body); ``ranges`` holds the bounds of the
     loop variables and index definitions in scope at that statement."""
+    return _map_stmts(s, dict(ranges or {}), fn)
 
-    def go(x: Stmt, scope: dict) -> Stmt:
-        if isinstance(x, If):  # a container whose header holds an expression: fn sees it too
-            return fn(descend(x, lambda b: go(b, scope)), scope)
-        if isinstance(x, CONTAINERS):
-            return descend(x, lambda b: go(b, body_ranges(x, scope)))
-        if isinstance(x, Block):
-            local = dict(scope)
-            items: list[Stmt] = []
-            for y in x.items:
-                out = go(y, local)
-                if isinstance(out, tuple):
-                    items.extend(out)
-                else:
-                    items.append(out)
-                for z in out if isinstance(out, tuple) else (out,):
-                    if isinstance(z, IndexDef):
-                        b = bounds(z.value, local)
-                        if b is not None:
-                            local[z.var] = b
-            return Block(tuple(items))
-        return fn(x, scope)
 
-    return go(s, dict(ranges or {}))
+# A module-level function, not a closure that calls itself: such a closure is a reference cycle that
+# keeps ``fn``, and whatever ``fn`` holds (a loop split on trial, its body), alive until the cyclic
+# collector finds it.
+def _map_stmts(x: Stmt, scope: dict, fn) -> Stmt:
+    if isinstance(x, If):  # a container whose header holds an expression: fn sees it too
+        return fn(descend(x, lambda b: _map_stmts(b, scope, fn)), scope)
+    if isinstance(x, CONTAINERS):
+        return descend(x, lambda b: _map_stmts(b, body_ranges(x, scope), fn))
+    if isinstance(x, Block):
+        local = dict(scope)
+        items: list[Stmt] = []
+        for y in x.items:
+            out = _map_stmts(y, local, fn)
+            if isinstance(out, tuple):
+                items.extend(out)
+            else:
+                items.append(out)
+            for z in out if isinstance(out, tuple) else (out,):
+                if isinstance(z, IndexDef):
+                    b = bounds(z.value, local)
+                    if b is not None:
+                        local[z.var] = b
+        return Block(tuple(items))
+    return fn(x, scope)
 
 
 def flatten(items) -> tuple[Stmt, ...]:

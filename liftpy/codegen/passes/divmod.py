@@ -48,11 +48,37 @@ def _own(x) -> tuple[tuple, frozenset]:
     """The divisions and moduli of a statement itself, and the symbols of its expressions."""
     hit = _OWN.get(id(x))
     if hit is None:
-        exprs = tuple(_own_exprs(x))
-        nodes = tuple(n for e in exprs for n in divmod_nodes(e))
-        syms = frozenset().union(*(free_symbols(e) for e in exprs))
-        hit = _OWN[id(x)] = (x, nodes, syms)
+        if isinstance(x, Store):  # the commonest statement, its expressions gathered without generators
+            exprs = [x.index]
+            _read_exprs(x.value, lambda e: exprs.append(e) or e)
+        else:
+            exprs = list(_own_exprs(x))
+        nodes: list = []
+        syms: set = set()
+        for e in exprs:
+            n, u = _expr_info(e)
+            if n:
+                nodes.extend(n)
+            syms |= u
+        hit = _OWN[id(x)] = (x, tuple(nodes), frozenset(syms))
     return hit[1], hit[2]
+
+
+def _read_exprs(r, add) -> None:
+    """``add`` every expression of a value tree, outermost read first (as ``_own_exprs`` yields them)."""
+    r.map_exprs(add)
+    for k in r.children():
+        _read_exprs(k, add)
+
+
+_INFO = Memo(100_000)
+
+
+def _expr_info(e) -> tuple[tuple, frozenset]:
+    """``(divmod_nodes(e), free_symbols(e))`` in one memo lookup: every statement asks both of each of
+    its expressions, and most expressions are shared by many statements."""
+    hit = _INFO.table.get(e)
+    return hit if hit is not None else _INFO.get(e, lambda: (divmod_nodes(e), free_symbols(e)))
 
 
 # What each statement's subtree holds (its own and every statement ``walk`` finds below it), by

@@ -44,24 +44,7 @@ def hoist(kernel: Kernel) -> Kernel:
         return out
 
     def _replace_in(e, innermost, lifted):
-
-        def rec(x):
-            if isinstance(x, DIVMOD) and free_symbols(x) and innermost not in free_symbols(x):
-                sym = name_of(x)
-                lifted[x] = sym
-                return sym
-            if not x.args or x.is_Atom or not divmod_nodes(x):  # nothing to name below
-                return x
-            args = tuple(rec(a) for a in x.args)
-            if all(a is b for a, b in zip(args, x.args)):
-                return x
-            if x.is_Relational:
-                return relation(x.func, *args)
-            if isinstance(x, sympy.And):  # a padding condition: sympy's And sorts its parts through sort keys
-                return make_and(args)
-            return x.func(*args)
-
-        return rec(e)
+        return _named(e, innermost, lifted, name_of)
 
     def visit(block: Block, loop_vars: tuple):
         innermost = loop_vars[-1] if loop_vars else None
@@ -94,6 +77,28 @@ def hoist(kernel: Kernel) -> Kernel:
         return Block(tuple(items)), lifted
 
     body, top = visit(kernel.body, ())
+    del visit  # a closure that calls itself is a reference cycle: it would keep the memo alive till collected
     defs = tuple(IndexDef(sym, e) for e, sym in sorted(top.items(), key=lambda p: p[1].name))
     return kernel.replace(body=Block(defs + body.items))
+
+
+# A module-level function, not a closure that calls itself: such a closure is a reference cycle, garbage
+# the cyclic collector has to find, one per index rewritten.
+def _named(x, innermost, lifted: dict, name_of):
+    """``x`` with every division or modulus that has symbols but not ``innermost`` replaced by its name
+    (``name_of``), recorded in ``lifted``."""
+    if isinstance(x, DIVMOD) and free_symbols(x) and innermost not in free_symbols(x):
+        sym = name_of(x)
+        lifted[x] = sym
+        return sym
+    if not x.args or x.is_Atom or not divmod_nodes(x):  # nothing to name below
+        return x
+    args = tuple(_named(a, innermost, lifted, name_of) for a in x.args)
+    if all(a is b for a, b in zip(args, x.args)):
+        return x
+    if x.is_Relational:
+        return relation(x.func, *args)
+    if isinstance(x, sympy.And):  # a padding condition: sympy's And sorts its parts through sort keys
+        return make_and(args)
+    return x.func(*args)
 

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import dataclasses
 
+import sympy
+
 from ...ir.levels import Level
 from ...views import view as V
-from ...views.arith import Memo, bounds, expand_index, without_term
+from ...views.arith import Memo, bounds, expand_index, free_symbols, without_term
 from ..memory import Buffer
 from ..stmt import CONTAINERS, Block, Declare, IndexDef, Kernel, Loop, Store, body_ranges, descend, reads, walk
 
@@ -60,7 +62,7 @@ def _split_of(index, loops):
     e = expand_index(index)
     coeffs = {}
     for lp in loops:
-        c = e.coeff(lp.var)
+        c = _coeff(e, lp.var)
         if c == 0:
             continue
         if not c.is_Integer:
@@ -69,9 +71,30 @@ def _split_of(index, loops):
         term = c * lp.var
         rest = without_term(e, term)  # the counter's term taken out without Add.flatten
         e = expand_index(e - term if rest is None else rest)
-    if any(e.has(lp.var) for lp in loops):
+    if any(lp.var in free_symbols(e) for lp in loops):  # (e.has(var), without walking e again)
         return None
     return coeffs, e
+
+
+def _coeff(e, x):
+    """``e.coeff(x)`` for a symbol ``x``: where one term of the sum is ``x`` or ``c*x`` for an integer c and
+    no other term has the factor ``x``, that integer, read off the terms (sympy's ``coeff`` splits every
+    term into a set of factors first, a quarter of the pass); 0 where no term is a product with ``x``;
+    sympy's answer otherwise."""
+    c = None
+    for t in sympy.Add.make_args(e):
+        if t == x:
+            k = 1
+        elif t.is_Mul and x in t.args:
+            if len(t.args) != 2 or not t.args[0].is_Integer:
+                return e.coeff(x)
+            k = int(t.args[0])
+        else:
+            continue
+        if c is not None:
+            return e.coeff(x)
+        c = k
+    return sympy.Integer(0 if c is None else c)
 
 
 def privatize(kernel: Kernel) -> Kernel:

@@ -78,15 +78,19 @@ def _alignable(buffer) -> bool:
 
 
 def vectorize_read(r: V.Read) -> V.Read:
-    def one(x: V.Read) -> V.Read:
-        if isinstance(x, V.VecRead):
-            merged = merge_lanes(list(x.lanes))
-            return x if merged is None else V.transform(merged, one)
-        if isinstance(x, V.MemRead) and x.width > 1 and not x.aligned and _alignable(x.buffer) and is_multiple(x.index, x.width):
-            return dataclasses.replace(x, aligned=True)
-        return x
+    return V.transform(r, _vectorize_one)
 
-    return V.transform(r, one)
+
+# A module-level function, not a closure that calls itself: such a closure is a reference cycle, garbage
+# the cyclic collector has to find, one per value vectorized (a third of what it collected after code
+# generation, with the reads the cycles kept alive).
+def _vectorize_one(x: V.Read) -> V.Read:
+    if isinstance(x, V.VecRead):
+        merged = merge_lanes(list(x.lanes))
+        return x if merged is None else V.transform(merged, _vectorize_one)
+    if isinstance(x, V.MemRead) and x.width > 1 and not x.aligned and _alignable(x.buffer) and is_multiple(x.index, x.width):
+        return dataclasses.replace(x, aligned=True)
+    return x
 
 
 def _reads_buffer(r: V.Read, buffer) -> bool:
