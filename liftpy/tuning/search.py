@@ -161,8 +161,14 @@ class Spaces:
     def _probe(self, i: int) -> dict | None:
         """The configuration at which the model of variant ``i`` measures how its reads coalesce: one drawn
         from its valid space with the search's seed (None when it has none)."""
-        configs = self.sample(i, 1, self.seed)
-        return dict(configs[0]) if configs else None
+        from .cache import SCREEN_CODE, memo
+
+        def draw():
+            configs = self.sample(i, 1, self.seed)
+            return dict(configs[0]) if configs else None
+
+        # Kept on disk like the spaces: a resumed search finds its models without solving any space first.
+        return memo("probes", self._key(i), draw, SCREEN_CODE)
 
     def model(self, i: int, sizes: dict | None = None, config: dict | None = None):
         """The analytical model of variant ``i`` at this problem's sizes (or at other ``sizes``, where
