@@ -75,3 +75,6 @@ def test_search_spaces_probe_each_variant_with_a_valid_configuration():
         assert probe is not None and spaces.valid(i, probe)
         f = spaces.model(i).features(probe)[0]
         assert f["global_traffic"] > 0
+    # A CPU has no warps whose reads coalesce: no probe, no code generation for it.
+    cpu = DeviceProfile("test CPU", "test", max_work_group_size=1024, max_work_item_sizes=(1024, 1024, 1024), device_type="CPU")
+    assert Spaces(variants, op.sizes(), cpu, 0)._probe(0) is None

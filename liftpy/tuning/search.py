@@ -160,8 +160,16 @@ class Spaces:
 
     def _probe(self, i: int) -> dict | None:
         """The configuration at which the model of variant ``i`` measures how its reads coalesce: one drawn
-        from its valid space with the search's seed (None when it has none)."""
+        from its valid space with the search's seed (None when it has none, and on a CPU device, which
+        has no warps whose reads coalesce: there the probe's code generation would be spent for nothing)."""
         from .cache import SCREEN_CODE, memo
+
+        if self._machine is None:
+            from ..model import Machine
+
+            self._machine = Machine.from_profile(self.profile)
+        if not self._machine.is_gpu:
+            return None
 
         def draw():
             configs = self.sample(i, 1, self.seed)
