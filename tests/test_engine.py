@@ -322,6 +322,32 @@ def test_register_overflow_is_slower_not_impossible():
     assert too_much_local.bound == "invalid" and math.isinf(too_much_local.seconds)
 
 
+def test_a_grid_below_one_wave_runs_at_the_speed_of_its_groups():
+    """256 groups on 132 compute units that could hold more: each unit runs its two groups, at the
+    speed their warps allow (a register block hides latency with fewer warps), not at the share of slots
+    the grid fills."""
+    from liftpy.model.analytical import Machine, predict_kernel
+
+    gpu = Machine(compute_units=132, fma_per_s=33e12, dram_bytes_per_s=3e12, cache_bytes_per_s=32e12,
+                  local_bytes_per_s=32e12, launch_s=5e-6, registers_per_cu=65536, local_bytes_per_cu=4 * 49152,
+                  items_per_cu=2048, warp=32, is_gpu=True)
+    work = {"flops": 1.07e9, "global_reads": 1e7, "local_reads": 1e8, "copy_bytes": 1e7, "written": 4e6,
+            "items": 64.0, "groups": 256.0, "local_bytes": 5120.0, "input_bytes": 8e6}
+    floor = work["flops"] / gpu.fma_per_s + gpu.launch_s
+    blocked = predict_kernel({**work, "private_bytes": 128 * 4}, gpu)  # 8 x 8 accumulators and more
+    assert blocked.occupancy > 2  # the units could hold more groups than the grid gives them
+    assert blocked.seconds <= 1.1 * floor
+    # Few private values: two groups of two warps each leave latency half hidden.
+    plain = predict_kernel({**work, "private_bytes": 8 * 4}, gpu)
+    assert plain.seconds == pytest.approx(2 * (blocked.seconds - gpu.launch_s) + gpu.launch_s, rel=1e-6)
+    # A grid of many waves is still counted by waves: twice the groups, twice the time.
+    many = {**work, "groups": 132.0 * blocked.occupancy * 4, "flops": work["flops"] * 132 * blocked.occupancy * 4 / 256}
+    more = {**many, "groups": many["groups"] * 2, "flops": many["flops"] * 2}
+    t1 = predict_kernel({**many, "private_bytes": 512}, gpu).seconds - gpu.launch_s
+    t2 = predict_kernel({**more, "private_bytes": 512}, gpu).seconds - gpu.launch_s
+    assert t2 == pytest.approx(2 * t1, rel=1e-6)
+
+
 def test_other_problems_inform_the_search(tmp_path):
     """An exploration of new sizes is offered the fastest points the store holds for other sizes of the
     same program on this device (those valid for the new sizes become candidates of the model search), and
