@@ -275,6 +275,7 @@ def test_divmod_pass_counts_subtrees_as_a_walk_does(rows, share):
     from liftpy.codegen.passes import divmod as D
     from liftpy.ir.levels import Level
     from liftpy.views import view as V
+    from test_codegen_fastpaths import _exprs as exprs
 
     buf = SimpleNamespace(name="b")
     stores = [S.Store(buf, a, V.CondRead(sympy.Ge(b, 0, evaluate=False), V.MemRead(buf, c, 1),
@@ -284,18 +285,6 @@ def test_divmod_pass_counts_subtrees_as_a_walk_does(rows, share):
     outer = S.Loop(SYMS[1], 6, Level.SEQ, 0, S.Block((inner, S.IndexDef(sympy.Symbol("t"), rows[0][0]))
                                                        + ((stores[0],) if share else ())))
     top = S.Block((outer, S.If(sympy.Lt(rows[-1][1], 3, evaluate=False), S.Block((stores[-1],)))))
-
-    def exprs(x):
-        if isinstance(x, S.Store):
-            yield x.index
-            for r in S.reads(x.value):
-                found = []
-                r.map_exprs(lambda e: found.append(e) or e)
-                yield from found
-        elif isinstance(x, S.IndexDef):
-            yield x.value
-        elif isinstance(x, S.If):
-            yield x.cond
 
     D._TREE.clear()
     try:

@@ -44,9 +44,8 @@ _NUMERIC = {"CDiv": lambda a, d: int(a) // int(d), "CMod": lambda a, d: int(a) %
             "floor": math.floor, "Min": min, "Max": max, "Mod": lambda a, d: a % d}
 
 
-def _lanes(local_size: tuple[int, ...]) -> list[tuple[int, ...]]:
+def _lanes(dims: tuple[int, int, int]) -> list[tuple[int, ...]]:
     """The local ids of a work-group's first warp, dimension 0 fastest."""
-    dims = tuple(local_size) + (1,) * (3 - len(local_size))
     out = []
     for linear in range(min(WARP, dims[0] * dims[1] * dims[2])):
         out.append((linear % dims[0], (linear // dims[0]) % dims[1], linear // (dims[0] * dims[1])))
@@ -61,8 +60,8 @@ def _index_fn(expr: sympy.Expr):
 
 class _Tally:
     def __init__(self, local_size: tuple[int, ...], rng: random.Random):
-        self.lanes = _lanes(local_size)
         self.local = tuple(local_size) + (1,) * (3 - len(local_size))
+        self.lanes = _lanes(self.local)
         self.rng = rng
         self.moved = 0.0  # bytes of the lines the warps' requests touch, weighted by executions
         self.asked = 0.0  # bytes the work-items asked for, weighted the same
@@ -88,15 +87,14 @@ class _Tally:
                 if lp.level in (Level.SEQ, Level.WRG):
                     env[lp.var] = self.rng.randrange(max(1, lp.extent))
                 elif lp.level is Level.GLB:
-                    d = lp.dim if lp.dim < 3 else 0
+                    d = lp.dim
                     offset[lp.var] = self.local[d] * self.rng.randrange(max(1, lp.extent // self.local[d]))
             lanes = []
             for lane in self.lanes:
                 e = dict(env)
                 for lp in loops:
                     if lp.level in (Level.LCL, Level.GLB):
-                        d = lp.dim if lp.dim < 3 else 0
-                        e[lp.var] = lane[d] + offset.get(lp.var, 0)
+                        e[lp.var] = lane[lp.dim] + offset.get(lp.var, 0)
                         if e[lp.var] >= lp.extent:
                             break
                 else:

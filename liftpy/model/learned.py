@@ -79,15 +79,13 @@ class LearnedModel:
     base: list = field(default_factory=list)  # log(analytical seconds)
     _trees: object = None
     _offset: float = 0.0
-    _kinds: dict = field(default_factory=dict)  # measurements per kind of variant
+    _kinds: dict = field(default_factory=dict)  # measurements per kind of variant, as of the last fit
 
     def _kind(self, features: list[float]) -> tuple:
         """The rule flags of a feature vector (``feature_vector`` puts them last)."""
         return tuple(features[len(features) - len(self.rule_names):]) if self.rule_names else ()
 
     def add(self, features: list[float], analytical_s: float, measured_ms: float) -> None:
-        kind = self._kind(features)
-        self._kinds[kind] = self._kinds.get(kind, 0) + 1
         self.X.append(features)
         self.y.append(math.log(measured_ms * 1e-3))
         self.base.append(math.log(max(analytical_s, 1e-9)) if math.isfinite(analytical_s) else 10.0)
@@ -99,6 +97,10 @@ class LearnedModel:
         residual = np.asarray(self.y) - np.asarray(self.base)
         self._offset = float(np.median(residual))
         self._trees = None
+        self._kinds = {}
+        for f in self.X:
+            kind = self._kind(f)
+            self._kinds[kind] = self._kinds.get(kind, 0) + 1
         if n < MIN_FIT:
             return
         from sklearn.ensemble import HistGradientBoostingRegressor

@@ -158,17 +158,22 @@ class Spaces:
         text = self._variant_key(i)
         return hashlib.sha1(f"{text}|{sorted(self.sizes.items())}|{self._profile_key}|{self.seed}".encode()).hexdigest()
 
+    @property
+    def machine(self):
+        """The numbers of the device the analytical model uses (``liftpy.model.Machine``)."""
+        if self._machine is None:
+            from ..model import Machine
+
+            self._machine = Machine.from_profile(self.profile)
+        return self._machine
+
     def _probe(self, i: int) -> dict | None:
         """The configuration at which the model of variant ``i`` measures how its reads coalesce: one drawn
         from its valid space with the search's seed (None when it has none, and on a CPU device, which
         has no warps whose reads coalesce: there the probe's code generation would be spent for nothing)."""
         from .cache import SCREEN_CODE, memo
 
-        if self._machine is None:
-            from ..model import Machine
-
-            self._machine = Machine.from_profile(self.profile)
-        if not self._machine.is_gpu:
+        if not self.machine.is_gpu:
             return None
 
         def draw():
@@ -183,12 +188,10 @@ class Spaces:
         ``config``, a configuration valid there, is the probe of its coalescing)."""
         key = i if sizes is None else (i, tuple(sorted(sizes.items())), tuple(sorted((config or {}).items())))
         if key not in self._models:
-            from ..model import Machine, VariantModel
+            from ..model import VariantModel
             from ..model.analytical import model_code
             from .cache import SCREEN_CODE, memo
 
-            if self._machine is None:
-                self._machine = Machine.from_profile(self.profile)
             v = self.variants[i]
             at = self.sizes if sizes is None else dict(sizes)
             probe = self._probe(i) if sizes is None else (dict(config) if config is not None else None)
@@ -196,7 +199,7 @@ class Spaces:
             # same variants.
             code = memo("models", f"{self._variant_key(i)}|{sorted(at.items())}|{sorted((probe or {}).items())}",
                         lambda: model_code(v.program, at, v.params, probe), SCREEN_CODE)
-            self._models[key] = VariantModel(code, v.params, self._machine)
+            self._models[key] = VariantModel(code, v.params, self.machine)
         return self._models[key]
 
 
