@@ -8,8 +8,9 @@ and a model-guided search (``liftpy.tuning.search.ModelSearch``) of ``--guided``
 
 - ``runs_to_5pct``: measured runs the guided search needed to get within 5% of the uniform search's best
   (null if it never did);
-- ``kendall_tau``: rank correlation between the model (analytical, corrected by what the guided search
-  measured) and the measured times of the uniform points, which the model never saw;
+- ``kendall_tau``: rank correlation between the model (analytical, with how each point's reads are served
+  (coalescing, bank conflicts) measured at the point, corrected by what the guided search measured) and the measured times of the
+  uniform points, which the model never saw;
 - ``kendall_tau_cv``: the same correlation when the model learns from a random four fifths of all measured
   points (uniform and guided) and ranks the fifth it did not see, pooled over the five folds (how the model
   ranks once it has learned from measurements spread over the space, as a long search's are);
@@ -133,7 +134,7 @@ def main() -> int:
 
         feats, base = [], []
         for i, r in held:
-            p = spaces.model(i).predict(r.config)
+            p = spaces.predict(i, r.config)
             feats.append(feature_vector(p, search.rules[i], search.learned.rule_names))
             base.append(p.seconds)
         pred = list(search.learned.predict_log(feats, base))
@@ -151,7 +152,7 @@ def main() -> int:
         everything = held + [(index[r.variant], r) for r in g_pts if r.measured and r.variant in index]
         f_all, b_all = [], []
         for i, r in everything:
-            p = spaces.model(i).predict(r.config)
+            p = spaces.predict(i, r.config)
             f_all.append(feature_vector(p, search.rules[i], search.learned.rule_names))
             b_all.append(p.seconds)
         p_all = list(search.learned.predict_log(f_all, b_all))

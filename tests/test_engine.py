@@ -212,27 +212,41 @@ def test_learned_model_corrects_the_formula():
 
 
 def test_learned_model_corrects_only_kinds_of_variant_it_has_measured():
-    """A kind of variant (rule combination) measured fewer than KIND_MIN times is predicted by the formula
-    alone: trees fitted near a search's optimum do not extrapolate to the rest, nor does the residual of
-    the kinds measured most."""
-    from liftpy.model.learned import KIND_MIN, LearnedModel
+    """A kind of variant (rule combination) measured fewer than KIND_MIN times is predicted by the formula plus
+    the offset all kinds share (the median over kinds of their median residual), and ranked by a search at
+    the formula's word: trees fitted near a search's optimum do not extrapolate to the rest, nor does the
+    residual of the kind measured most.  A measured kind takes the trees' correction in proportion to how
+    often it was measured."""
+    from liftpy.model.learned import KIND_MIN, SHRINK, LearnedModel
 
     rng = np.random.default_rng(2)
     model = LearnedModel(("a", "b"))
-    seen, rare, unseen = [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]
-    rows = [(list(rng.uniform(0, 1, 3)) + seen) for _ in range(20)] + [(list(rng.uniform(0, 1, 3)) + rare) for _ in range(KIND_MIN - 1)]
+    seen, rare, unseen, other = [1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.0]
+    rows = ([list(rng.uniform(0, 1, 3)) + seen for _ in range(20)] + [list(rng.uniform(0, 1, 3)) + rare for _ in range(KIND_MIN - 1)]
+            + [list(rng.uniform(0, 1, 3)) + other for _ in range(KIND_MIN)])
     for f in rows:
         a = float(rng.uniform(1e-4, 1e-3))
-        model.add(f, a, a * 1e3 * (6.0 if f[0] > 0.5 else 2.0))
+        slow = (6.0 if f[0] > 0.5 else 2.0) if f[3:] == seen else 1.0
+        model.add(f, a, a * 1e3 * slow)
     model.fit()
     assert model._trees is not None
+    # The shared offset is the median over the three kinds (about log 3.5, log 1, log 1), not over the 20
+    # measurements of the slow kind.
+    assert model._shared == pytest.approx(0.0, abs=1e-9)
     probe = [list(rng.uniform(0, 1, 3)) + k for k in (seen, rare, unseen) for _ in range(10)]
     a = list(rng.uniform(1e-4, 1e-3, len(probe)))
-    pred = model.predict_log(probe, a)
     formula = np.log(a)
-    assert model._offset > 0.3  # the measured kind is slower than the formula says ...
-    assert np.allclose(pred[10:], formula[10:])  # ... the rare and the unseen kind are taken at its word
-    assert not np.allclose(pred[:10], formula[:10])  # the measured kind: the trees' correction
+    pred = model.predict_log(probe, a)
+    ranked = model.predict_log(probe, a, optimistic=True)
+    # The rare and the unseen kind: the formula plus the shared offset; a search takes the formula's word.
+    assert np.allclose(pred[10:], formula[10:] + model._shared)
+    assert np.allclose(ranked[10:], formula[10:])
+    # The measured kind: the trees' correction, weighed by how often it was measured.
+    assert np.all(pred[:10] - formula[:10] > 0.5)
+    weight = 20 / (20 + SHRINK)
+    trees = model._trees.predict(np.asarray(probe[:10]))
+    assert np.allclose(pred[:10], formula[:10] + weight * trees + (1 - weight) * model._shared)
+    assert np.allclose(ranked[:10], pred[:10])
     # The trees' correction of the measured kind follows the factor they learned.
     fast, slow = [k for k in range(10) if probe[k][0] <= 0.5], [k for k in range(10) if probe[k][0] > 0.5]
     if fast and slow:
@@ -663,3 +677,48 @@ def test_model_search_batch_spreads_over_kinds_of_variant():
     # Without the cap the formula's favourite kind takes more of the batch (the test would pass vacuously
     # otherwise).
     assert max(counts[1.0].values()) > 4
+
+
+def test_model_search_ranks_its_leaders_with_the_access_factors_of_their_own_configuration():
+    """On a GPU the leaders of the ranking are predicted again with how their own configuration's reads
+    are served (the screening uses what one configuration per variant measured): a leader whose reads turn
+    out scattered drops out of the batch, and what is measured is learned with the same features."""
+    from liftpy.host.profile import DeviceProfile
+    from liftpy.model.access import AccessFactors
+    from liftpy.tuning.engine import select_variants
+    from liftpy.tuning.operator import program_operator
+    from liftpy.tuning.search import ModelSearch, Spaces, config_key
+
+    op = program_operator(str(MATMUL), "M=64,N=64,K=64")
+    variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
+    gpu = DeviceProfile("test GPU", "test", max_work_group_size=1024, max_work_item_sizes=(1024, 1024, 64), device_type="GPU")
+    n = 8
+    # Without refinement: the ranking of the screening, each variant's reads measured at its probe.
+    plain = ModelSearch(Spaces(variants, op.sizes(), gpu, 0), 0, explore_share=0.0, refine=0)
+    leaders = {(i, config_key(c)) for i, c in plain.propose(n, set())}
+    assert len(leaders) == n
+
+    class Scattered(Spaces):
+        """The same spaces, where the plain ranking's leaders read far worse than at their probes (a factor
+        far beyond a warp's 32, so that the reads decide their time at this small size)."""
+
+        def access(self, i, config):
+            real = super().access(i, config)
+            if (i, config_key(config)) in leaders and real is not None:
+                return tuple(AccessFactors(1e4, 1.0) for _ in real)
+            return real
+
+    spaces = Scattered(variants, op.sizes(), gpu, 0)
+    search = ModelSearch(spaces, 0, explore_share=0.0)
+    batch = search.propose(n, set())
+    assert len(batch) == n
+    assert not leaders & {(i, config_key(c)) for i, c in batch}
+    for i, c in batch:
+        cand = search._index[(i, config_key(c))]
+        assert cand.refined
+        assert cand.prediction.seconds == pytest.approx(spaces.predict(i, c).seconds)
+    # Measured points are learned with the prediction at their own configuration.
+    for k, (i, c) in enumerate(batch):
+        search.observe(i, c, 1.0 + k)
+    search.refit()
+    assert search.learned.base == pytest.approx([math.log(spaces.predict(i, c).seconds) for i, c in batch])

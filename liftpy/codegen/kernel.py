@@ -5,7 +5,8 @@ program with the emitter into statement IR, decides the NDRange from the paralle
 extents give the global size; mapWrg and mapLcl extents the number of groups and the group size, capped by
 the device), runs the low-level passes (``liftpy.codegen.passes``) and prints the source with a header that
 records the program text and the values it was specialized for.  The memory plan is read off the final
-statement IR, so it is what the kernel really allocates.
+statement IR, so it is what the kernel really allocates.  ``lower_kernel`` (and ``lower_pipeline``) stop
+before the printing, for readers of the statement IR such as the cost model.
 """
 
 from __future__ import annotations
@@ -195,19 +196,33 @@ def _without_cycle_collection(fn):
     return run
 
 
+@dataclass(frozen=True)
+class LoweredKernel:
+    """A kernel before it is printed: its statement IR after the passes, and the launch and values that
+    printing and the memory plan need.  What a cost model reads (``liftpy.model.access``) without
+    paying for the printing."""
+
+    ir: Kernel
+    launch: "Launch"
+    render_sizes: dict
+    bindings: dict
+    output_type: Type
+    output_shape: tuple
+    input_names: tuple
+    placements: dict
+
+
 @_without_cycle_collection
-def generate_kernel(
+def lower_kernel(
     program: Program,
     sizes: Mapping | None = None,
     limits: DeviceLimits = DeviceLimits(),
     launch: Launch | None = None,
     placements: Mapping[str, str] | None = None,
     passes=DEFAULT_PASSES,
-) -> KernelSource:
-    """Generate the OpenCL kernel of a lowered program for the given sizes and parameter values.
-
-    ``placements`` may put an input ``[[[float]C]W]H`` in an image (``{"x": "image"}``): it is then read
-    with ``read_imagef`` through an image view (RGBA texels, channels packed by four)."""
+) -> LoweredKernel:
+    """The statement IR of a lowered program's kernel for the given sizes and parameter values, after
+    ``passes``: everything ``generate_kernel`` does before printing."""
     bindings = {as_size(k) if isinstance(k, str) else k: int(v) for k, v in (sizes or {}).items()}
     placements = dict(placements or {})
     check_sizes(program, bindings)
@@ -250,14 +265,6 @@ def generate_kernel(
     chosen, render_sizes = decide_launch(parallel_loops(ir.body), limits, launch)
     ir = ir.replace(notes={"sizes": render_sizes})
     ir = run_passes(ir, passes)
-    lines = _header(program, bindings, chosen)
-    wg = ""
-    if chosen.local_size is not None and launch is None and any(k[0] == "lcl" for k in render_sizes):
-        ls = tuple(chosen.local_size) + (1,) * (3 - len(chosen.local_size))
-        wg = f"__attribute__((reqd_work_group_size({ls[0]}, {ls[1]}, {ls[2]})))\n"
-    pre, body = render_kernel(ir, render_sizes, wg)
-    lines.extend(pre)
-    lines.extend(body)
     dims = []
     tt = out_t
     while isinstance(tt, ArrayType):
@@ -265,20 +272,46 @@ def generate_kernel(
         tt = tt.elem
     if isinstance(tt, VectorType):
         dims.append(em.conc(tt.width))
+    return LoweredKernel(ir, chosen, render_sizes, bindings, out_t, tuple(dims), tuple(input_names), placements)
+
+
+@_without_cycle_collection
+def generate_kernel(
+    program: Program,
+    sizes: Mapping | None = None,
+    limits: DeviceLimits = DeviceLimits(),
+    launch: Launch | None = None,
+    placements: Mapping[str, str] | None = None,
+    passes=DEFAULT_PASSES,
+) -> KernelSource:
+    """Generate the OpenCL kernel of a lowered program for the given sizes and parameter values.
+
+    ``placements`` may put an input ``[[[float]C]W]H`` in an image (``{"x": "image"}``): it is then read
+    with ``read_imagef`` through an image view (RGBA texels, channels packed by four)."""
+    low = lower_kernel(program, sizes, limits, launch, placements, passes)
+    ir, chosen = low.ir, low.launch
+    lines = _header(program, low.bindings, chosen)
+    wg = ""
+    if chosen.local_size is not None and launch is None and any(k[0] == "lcl" for k in low.render_sizes):
+        ls = tuple(chosen.local_size) + (1,) * (3 - len(chosen.local_size))
+        wg = f"__attribute__((reqd_work_group_size({ls[0]}, {ls[1]}, {ls[2]})))\n"
+    pre, body = render_kernel(ir, low.render_sizes, wg)
+    lines.extend(pre)
+    lines.extend(body)
     private = tuple(x.buffer for x in walk(ir.body) if isinstance(x, Declare))
-    plan = MemoryPlan(_unique(params + tuple(ir.locals) + private))
-    _check_memory(plan, chosen, limits, name)
+    plan = MemoryPlan(_unique(ir.params + tuple(ir.locals) + private))
+    _check_memory(plan, chosen, limits, ir.name)
     return KernelSource(
-        name=name,
+        name=ir.name,
         source="\n".join(lines) + "\n",
         program=program,
-        bindings=bindings,
+        bindings=low.bindings,
         plan=plan,
         launch=chosen,
-        input_names=tuple(input_names),
-        placements=placements,
-        output_type=out_t,
-        output_shape=tuple(dims),
+        input_names=low.input_names,
+        placements=low.placements,
+        output_type=low.output_type,
+        output_shape=low.output_shape,
         ir=ir,
     )
 
@@ -293,14 +326,28 @@ def generate_pipeline(
 ) -> list[tuple[KernelSource, str]]:
     """The kernels of a program, in order, each with the name of the buffer it writes (``out`` for the
     last): one for a program without kernel boundaries.  Pure: no device is needed."""
+    return [(generate_kernel(st, sizes, limits, None, place, passes), output) for st, place, output in _stages(program, placements)]
+
+
+@_without_cycle_collection
+def lower_pipeline(
+    program: Program,
+    sizes: Mapping | None = None,
+    limits: DeviceLimits = DeviceLimits(),
+    placements: Mapping[str, str] | None = None,
+    passes=DEFAULT_PASSES,
+) -> list[LoweredKernel]:
+    """``generate_pipeline`` without the printing: each kernel's statement IR and launch."""
+    return [lower_kernel(st, sizes, limits, None, place, passes) for st, place, _ in _stages(program, placements)]
+
+
+def _stages(program: Program, placements: Mapping[str, str] | None):
+    """The kernels' programs, each with the placements of its own inputs and the buffer it writes."""
     from ..ir.kernels import split_kernels
 
     placements = dict(placements or {})
-    out = []
     for st in split_kernels(program):
-        place = {k: v for k, v in placements.items() if k in {p.name for p in st.program.params}}
-        out.append((generate_kernel(st.program, sizes, limits, None, place, passes), st.output))
-    return out
+        yield st.program, {k: v for k, v in placements.items() if k in {p.name for p in st.program.params}}, st.output
 
 
 def _check_memory(plan: MemoryPlan, launch: "Launch", limits: DeviceLimits, name: str) -> None:

@@ -6,8 +6,8 @@ and which term bounds it, the occupancy) and which rules derived the variant; th
 of the measured time.  A gradient-boosted tree ensemble (scikit-learn's ``HistGradientBoostingRegressor``)
 learns what the formula misses: the cost of bank conflicts in one local layout, of a register block that
 is too large for the compiler, of uncoalesced reads the counts do not see.  With few measurements it
-predicts the analytical value plus the median residual, so it never does worse than the formula it
-corrects; from ``MIN_FIT`` measurements the trees do.  A linear (ridge) correction over the first few
+predicts the analytical value plus the offset every kind shares, so it ranks as the formula it corrects;
+from ``MIN_FIT`` measurements the trees correct it.  A linear (ridge) correction over the first few
 dozen measurements was tried and dropped: measured on the H100 searches' stores (SGEMM 1024, VGG-16
 layers 5 and 12), trained on a guided search's first 10-30 points and ranking the 300-1,000 uniform
 points, it extrapolated to configurations at the edge of the features (Kendall tau -0.39 to 0.65, and
@@ -19,16 +19,23 @@ on the H100 it ranked layer 24 better (0.57 against 0.49, 12 runs to within 5% a
 (0.34 against 0.40, and not within 5% in 50 runs, where the boosted trees needed 43), so it was not adopted.
 
 The trees correct only the kinds of variant (rule combinations) they have seen measured, ``KIND_MIN`` times
-or more; any other kind is taken at the formula's word.  A search measures few kinds, near its optimum,
-and trees fitted there extrapolate badly to the rest: on the H100 stores, trained on a guided search's 50
-points and ranking the 300-1,000 uniform ones (about five sixths of them of kinds never measured), the
-corrected model ranked worse than its own formula on every workload (SGEMM 0.43 against 0.57, VGG-16
-layer 12 0.45 against 0.63).  Nor do the other kinds get the median residual: when most measurements are
-of one kind the formula overrates (SGEMM's unstaged tiles, 2.2x slower than predicted), that residual
-would condemn every kind never measured with it, and a live search on the H100 spent 40 of its 50 runs on
-that kind.  The formula's word is optimistic for a kind never measured, so the search measures it;
-limited this way, the model ranked the held-out points of the live H100 searches within 0.05 of the
-formula alone (0.52-0.62 against 0.57-0.63).
+or more, and each in proportion to how often: their correction of a kind measured n times is weighed
+n / (n + ``SHRINK``) against the offset all kinds share (the median over kinds of each kind's median
+residual), which is also what any other kind gets.  A search measures few kinds, near its optimum, and trees
+fitted there extrapolate badly to the rest: on the H100 stores, trained on a guided search's 50 points and
+ranking the 300-1,000 uniform ones (about five sixths of them of kinds never measured), trees applied to
+every kind ranked worse than their own formula on every workload (SGEMM 0.43 against 0.57, VGG-16 layer
+12 0.45 against 0.63); applied to the measured kinds at full weight, the others at the formula's word,
+still worse (mean Kendall tau 0.66 against 0.69 with the formula of ``liftpy.model.access``); weighed and
+with the shared offset, level with the formula (0.684 against 0.686 over five workloads; 0.670 at full
+weight).  The shared offset is a median over kinds, not over measurements: when most measurements are of
+one kind the formula overrates (SGEMM's unstaged tiles, 2.2x slower than predicted), the median residual
+of all measurements is that kind's, and would condemn every kind never measured with it.
+
+What a search ranks by is ``predict_log(..., optimistic=True)``: a kind measured fewer than ``KIND_MIN``
+times is taken at the formula's word, without the shared offset, which is optimistic while the formula
+overrates what was measured, so the search measures it; a live search on the H100 that gave such kinds
+the median residual of all measurements spent 40 of its 50 runs on the one kind it had measured most.
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ from .analytical import FEATURES
 BOUNDS = ("compute", "local", "cache", "dram", "invalid")
 MIN_FIT = 8  # measurements before the trees are fitted (the median residual before)
 KIND_MIN = 3  # measurements of a kind of variant before the trees correct it (module docstring)
+SHRINK = 5  # a kind measured n times takes n / (n + SHRINK) of the trees' correction (module docstring)
 
 
 def prefetch() -> None:
@@ -78,7 +86,7 @@ class LearnedModel:
     y: list = field(default_factory=list)  # log(measured seconds)
     base: list = field(default_factory=list)  # log(analytical seconds)
     _trees: object = None
-    _offset: float = 0.0
+    _shared: float = 0.0  # the offset all kinds share: the median over kinds of their median residual
     _kinds: dict = field(default_factory=dict)  # measurements per kind of variant, as of the last fit
 
     def _kind(self, features: list[float]) -> tuple:
@@ -95,12 +103,12 @@ class LearnedModel:
         if n == 0:
             return
         residual = np.asarray(self.y) - np.asarray(self.base)
-        self._offset = float(np.median(residual))
         self._trees = None
-        self._kinds = {}
-        for f in self.X:
-            kind = self._kind(f)
-            self._kinds[kind] = self._kinds.get(kind, 0) + 1
+        by_kind: dict = {}
+        for f, r in zip(self.X, residual):
+            by_kind.setdefault(self._kind(f), []).append(r)
+        self._kinds = {kind: len(rs) for kind, rs in by_kind.items()}
+        self._shared = float(np.median([np.median(rs) for rs in by_kind.values()]))
         if n < MIN_FIT:
             return
         from sklearn.ensemble import HistGradientBoostingRegressor
@@ -118,17 +126,22 @@ class LearnedModel:
     def fitted(self) -> bool:
         return bool(self.y)
 
-    def predict_log(self, features: list[list[float]], analytical_s: list[float]) -> np.ndarray:
-        """log(predicted seconds) for many points: the analytical time corrected by the learned residual."""
+    def predict_log(self, features: list[list[float]], analytical_s: list[float], optimistic: bool = False) -> np.ndarray:
+        """log(predicted seconds) for many points: the analytical time corrected by the learned residual.
+        ``optimistic``: kinds of variant measured fewer than ``KIND_MIN`` times at the formula's word (what a
+        search ranks by; module docstring)."""
         base = np.asarray([math.log(max(a, 1e-9)) if math.isfinite(a) else 10.0 for a in analytical_s])
-        if self._trees is None:
-            return base + self._offset
+        if not self.y:
+            return base
+        counts = np.asarray([self._kinds.get(self._kind(f), 0) for f in features], dtype=float)
+        seen = counts >= KIND_MIN
+        out = base + np.where(seen | (not optimistic), self._shared, 0.0)
+        if self._trees is None or not seen.any():
+            return out
         from threadpoolctl import threadpool_limits
 
-        seen = np.asarray([self._kinds.get(self._kind(f), 0) >= KIND_MIN for f in features], dtype=bool)
-        out = base.copy()
-        if seen.any():
-            with threadpool_limits(1):
-                out[seen] = base[seen] + self._trees.predict(np.asarray(features)[seen])
+        with threadpool_limits(1):
+            correction = self._trees.predict(np.asarray(features)[seen])
+        weight = counts[seen] / (counts[seen] + SHRINK)
+        out[seen] = base[seen] + weight * correction + (1 - weight) * self._shared
         return out
-

@@ -1,0 +1,212 @@
+"""How a warp's memory requests are served: the cache lines its global reads touch, and the bank conflicts
+of its local-memory reads, each per byte asked for.
+
+The symbolic counts (``liftpy.model.counts``) say how many bytes each work-item reads from global and local
+memory, not how the reads of neighbouring work-items fall together.  On a GPU that decides the cost:
+
+- a warp's global request is served line by line (128 bytes), so 32 work-items reading 32 consecutive
+  floats cost one line; reading one float each from 32 rows apart cost 32 lines for the same bytes.  Two
+  SGEMM variants that differ only in whether their column map is dimension 0 or 2 measure 0.39 and 4.3 ms
+  on the H100, and a model without this ranks the two alike;
+- local memory is 32 banks of 4-byte words; a request takes as many passes as the most distinct words
+  any one bank is asked for (one word asked by every work-item is a broadcast, one pass), and a request
+  of wider words is served a part of the warp at a time.  A tile staged row-major and read down a column
+  with a row of 32 floats puts the whole warp on one bank: 32 passes.  The two staged layouts of the same
+  tiling (``stageTiles`` and ``stageTilesT``) differ in exactly this, and without it the formula put the
+  first 1.1-1.7x ahead of the second, against the measurements, on every H100 store.
+
+The answer is read off the statement IR (``liftpy.codegen.stmt``), where every global read is a
+``MemRead`` with an index over loop variables: TMModel's reasoning from the access analysis, with the
+emitter's own index functions instead of a second derivation of the views.  For a work-group's first warp
+(the first 32 work-items, dimension 0 fastest) at a few sampled iterations of the loops around it, each
+read is one request, and the factors of a kernel are
+
+    coalescing = lines touched * 128 bytes / bytes the work-items asked for   (global reads)
+    banks      = passes / the passes of a conflict-free request of the same width   (local reads)
+
+over its requests, each weighted by how often it executes: 1 for coalesced reads and for a float every
+work-item shares, up to 32 for scattered floats; 1 for conflict-free local reads, up to 32.  (Counting 32-byte sectors instead, or letting the copies
+of an unrolled body share lines, made the formula alone rank the H100 stores' uniform points worse: with
+sectors, mean Kendall tau 0.52 against 0.56 over four workloads.)  A factor belongs to one configuration:
+the same tiled variant of VGG-16 layer 5 reads with a factor of 2 at one and 31 at another, as its tile
+shape and register block decide which work-items share a row.  A search on a GPU ranks its thousands of
+candidates with the factor of one configuration per variant (``Spaces.model``), then measures the factor
+of the leaders at their own configuration (``Spaces.predict``): with the factor of each point, the
+formula alone ranked the H100 stores' uniform points with mean Kendall tau 0.66 instead of 0.60, and
+with bank conflicts counted too, 0.68 (SGEMM 0.62 -> 0.68, VGG-16 layer 12 0.67 -> 0.69).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Mapping, NamedTuple
+
+import sympy
+
+from ..codegen import stmt as S
+from ..codegen.passes import lower_copies, merge_barriers, pipeline_copies, simplify, unroll, vectorize
+from ..ir.levels import Level
+from ..views import view as V
+
+LINE = 128  # bytes: the unit in which a warp's request is served from the L1 cache
+WARP = 32
+BANKS = 32  # local memory banks, each 4 bytes wide
+SAMPLES = 3  # sampled iterations of the loops around each group of reads
+# The passes up to vectorization: they decide which work-item reads what (the copies into local memory get
+# their order and share of each work-item) and how wide each read is (a float4 load per work-item is one
+# request; four scalar loads 16 bytes apart are four).  Privatization and the address arithmetic after them
+# do not change a global read, and skipping them (and the printing) makes the factor cost half of a
+# point's code generation, so a search can afford it for every candidate it is about to measure.  (Stopping
+# before unrolling as well costs a quarter of that, but counts SGEMM's vector loads as strided scalars: the
+# factors differed at 31 of 60 points.)
+PASSES = (merge_barriers, pipeline_copies, lower_copies, simplify, unroll, simplify, vectorize)
+
+_NUMERIC = {"CDiv": lambda a, d: int(a) // int(d), "CMod": lambda a, d: int(a) % int(d),
+            "floor": math.floor, "Min": min, "Max": max, "Mod": lambda a, d: a % d, "Integer": int}
+
+
+def _lanes(dims: tuple[int, int, int]) -> list[tuple[int, ...]]:
+    """The local ids of a work-group's first warp, dimension 0 fastest."""
+    out = []
+    for linear in range(min(WARP, dims[0] * dims[1] * dims[2])):
+        out.append((linear % dims[0], (linear // dims[0]) % dims[1], linear // (dims[0] * dims[1])))
+    return out
+
+
+def _index_fn(expr: sympy.Expr):
+    """``expr`` as a Python function of its symbols, sorted by name.  Compiled from its printed form:
+    sympy's ``lambdify`` took half of the tally's time (a kernel's reads have hundreds of distinct
+    indices), and what indices hold (sums, products, integer divisions and moduli) prints as Python."""
+    syms = sorted(expr.free_symbols, key=str)
+    names = [str(x) for x in syms]
+    if all(n.isidentifier() and n not in _NUMERIC for n in names):
+        try:
+            return syms, eval(f"lambda {', '.join(names)}: {expr}", dict(_NUMERIC))  # noqa: S307 - our own printed index
+        except SyntaxError:
+            pass
+    return syms, sympy.lambdify(syms, expr, modules=[_NUMERIC, "math"])
+
+
+class AccessFactors(NamedTuple):
+    """How one kernel's requests are served (module docstring): 1.0 each when ideally."""
+
+    coalescing: float = 1.0  # global reads: bytes of the lines touched per byte asked for
+    banks: float = 1.0  # local reads: passes per pass of a conflict-free request
+
+
+class _Tally:
+    def __init__(self, local_size: tuple[int, ...], rng: random.Random):
+        self.local = tuple(local_size) + (1,) * (3 - len(local_size))
+        self.lanes = _lanes(self.local)
+        self.rng = rng
+        self.moved = 0.0  # bytes of the lines the warps' global requests touch, weighted by executions
+        self.asked = 0.0  # bytes the work-items asked for, weighted the same
+        self.passes = 0.0  # passes the warps' local requests take, weighted the same
+        self.ideal = 0.0  # passes they would take without conflicts
+        self._fns: dict = {}
+
+    def fn(self, expr):
+        f = self._fns.get(expr)
+        if f is None:
+            f = self._fns[expr] = _index_fn(expr)
+        return f
+
+    def reads(self, loops: list[S.Loop], reads: list[V.MemRead]) -> None:
+        """The global and local reads of one statement inside ``loops``, each a request of the whole warp."""
+        weight = 1.0
+        for lp in loops:
+            if lp.level is Level.SEQ:
+                weight *= lp.extent
+        # Every warp of the kernel runs the same requests: the number of warps cancels in the ratio.
+        for _ in range(SAMPLES):
+            env = {}
+            offset = {}  # a work-group of the NDRange, the same for all the warp's work-items
+            for lp in loops:
+                if lp.level in (Level.SEQ, Level.WRG):
+                    env[lp.var] = self.rng.randrange(max(1, lp.extent))
+                elif lp.level is Level.GLB:
+                    d = lp.dim
+                    offset[lp.var] = self.local[d] * self.rng.randrange(max(1, lp.extent // self.local[d]))
+            lanes = []
+            for lane in self.lanes:
+                e = dict(env)
+                for lp in loops:
+                    if lp.level in (Level.LCL, Level.GLB):
+                        e[lp.var] = lane[lp.dim] + offset.get(lp.var, 0)
+                        if e[lp.var] >= lp.extent:
+                            break
+                else:
+                    lanes.append(e)
+            for r in reads:
+                syms, fn = self.fn(r.index)
+                starts = []
+                for e in lanes:
+                    try:
+                        starts.append(int(fn(*[e.get(x, 0) for x in syms])) * r.buffer.scalar.nbytes)
+                    except (TypeError, ValueError, ZeroDivisionError):
+                        continue
+                if not starts:
+                    continue
+                nbytes = r.buffer.scalar.nbytes * r.width
+                if r.buffer.space == "global":
+                    lines = {line for start in starts for line in range(start // LINE, (start + nbytes - 1) // LINE + 1)}
+                    self.moved += weight * len(lines) * LINE / SAMPLES
+                    self.asked += weight * len(starts) * nbytes / SAMPLES
+                else:
+                    passes, ideal = _bank_passes(starts, nbytes)
+                    self.passes += weight * passes / SAMPLES
+                    self.ideal += weight * ideal / SAMPLES
+
+    @property
+    def factors(self) -> AccessFactors:
+        return AccessFactors(self.moved / self.asked if self.asked else 1.0,
+                             self.passes / self.ideal if self.ideal else 1.0)
+
+
+def _bank_passes(starts: list[int], nbytes: int) -> tuple[int, int]:
+    """The passes a local request of ``nbytes`` per work-item at byte offsets ``starts`` takes, and the
+    passes it would take without conflicts: a request of w words per work-item is served 32 / w work-items
+    at a time, each part taking as many passes as the most distinct words one bank is asked for."""
+    words = max(1, nbytes // 4)
+    per_part = max(1, BANKS // words)
+    passes = 0
+    for p in range(0, len(starts), per_part):
+        banks: dict = {}
+        for start in starts[p:p + per_part]:
+            for w in range(start // 4, start // 4 + words):
+                banks.setdefault(w % BANKS, set()).add(w)
+        passes += max(len(v) for v in banks.values())
+    return passes, math.ceil(len(starts) / per_part)
+
+
+def kernel_factors(kernel: S.Kernel, local_size: tuple[int, ...] | None, seed: int = 0) -> AccessFactors:
+    """How one kernel's global and local reads are served (module docstring).  ``local_size``: the
+    launch's work-group; None (the driver's choice, for ``mapGlb`` kernels) counts 32 work-items along
+    dimension 0."""
+    if local_size is None:
+        extents = {}
+        for lp in S.parallel_loops(kernel.body):
+            extents[lp.dim] = max(extents.get(lp.dim, 1), lp.extent)
+        local_size = (min(WARP, extents.get(0, 1)), 1, 1)
+    tally = _Tally(tuple(local_size), random.Random(seed))
+
+    def visit(block: S.Block, loops: list[S.Loop]) -> None:
+        for s in block.items:
+            if isinstance(s, S.Loop):
+                visit(s.body, loops + [s])
+            elif isinstance(s, (S.If, S.Block)):
+                visit(s.body if isinstance(s, S.If) else s, loops)
+            elif isinstance(s, S.Store):
+                tally.reads(loops, [r for r in S.reads(s.value) if isinstance(r, V.MemRead)
+                                    and r.buffer.space in ("global", "local")])
+
+    visit(kernel.body, [])
+    return tally.factors
+
+
+def access_factors(program, bindings: Mapping) -> tuple[AccessFactors, ...]:
+    """How the reads of each kernel of a lowered program are served, at concrete sizes and parameter values."""
+    from ..codegen.kernel import lower_pipeline
+
+    return tuple(kernel_factors(k.ir, k.launch.local_size) for k in lower_pipeline(program, bindings, passes=PASSES))

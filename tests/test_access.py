@@ -1,0 +1,158 @@
+"""How the analytical model sees a warp's requests served (``liftpy.model.access``): read off the statement
+IR, the coalescing factor tells a variant whose neighbouring work-items read neighbouring floats from one
+whose work-items read a row apart, and the bank factor a local tile read along its rows from one read down
+its columns, which the byte counts alone rank alike."""
+
+import pytest
+
+from liftpy.host.profile import DeviceProfile
+from liftpy.ir.parser import parse_program
+from liftpy.model.analytical import Machine, VariantModel, model_code
+from liftpy.model.access import _bank_passes, access_factors
+
+# A matrix product with one work-item per output; DIMS says which NDRange dimension each map takes.
+MATMUL = """
+def matmul(A: [[float]K]M, B: [[float]N]K) =
+  mapGlb({row},
+    fun(row) =>
+      mapGlb({col},
+        fun(col) =>
+          reduceSeq(fun(acc, p) => multAndSumUp(acc, p._0, p._1), toPrivate(id(0.0f)), zip(row, col)),
+        transpose(B)),
+    A)
+"""
+SIZES = {"M": 256, "N": 256, "K": 256}
+
+
+def matmul(col_dim: int):
+    return parse_program(MATMUL.format(row=1 - col_dim, col=col_dim))
+
+
+def h100_like() -> Machine:
+    return Machine(compute_units=132, fma_per_s=33e12, dram_bytes_per_s=3e12, cache_bytes_per_s=12e12,
+                   local_bytes_per_s=24e12, launch_s=5e-6, registers_per_cu=65536, local_bytes_per_cu=4 * 49152,
+                   items_per_cu=2048, warp=32, is_gpu=True)
+
+
+def test_columns_on_dimension_zero_coalesce_and_rows_do_not():
+    # Columns on dimension 0: a warp reads 32 consecutive floats of B and shares one float of A.
+    ((good, _),) = access_factors(matmul(0), SIZES)
+    # Rows on dimension 0: a warp reads 32 floats of A a row (K floats) apart, one line each.
+    ((bad, _),) = access_factors(matmul(1), SIZES)
+    assert good == pytest.approx(1.0)
+    # Half the requests (A's) touch 32 lines, the other half (B's, shared) one.
+    assert bad == pytest.approx((32 + 1) / 2)
+
+
+def test_model_ranks_the_uncoalesced_variant_behind_only_through_the_probe():
+    machine = h100_like()
+    times = {}
+    for col_dim in (0, 1):
+        p = matmul(col_dim)
+        with_probe = VariantModel(model_code(p, SIZES, (), probe={}), (), machine).predict({})
+        without = VariantModel(model_code(p, SIZES, ()), (), machine).predict({})
+        times[col_dim] = (with_probe, without)
+    # Without a probe the two variants count the same bytes and are predicted alike ...
+    assert times[0][1].seconds == pytest.approx(times[1][1].seconds)
+    # ... with one, the scattered reads cost more than the shared and consecutive ones.
+    assert times[1][0].seconds > 4 * times[0][0].seconds
+    assert times[1][0].features["global_traffic"] == pytest.approx(16.5 * times[1][0].features["global_reads"])
+
+
+def test_search_spaces_probe_each_variant_with_a_valid_configuration():
+    from liftpy.tuning.cache import cached_variants
+    from liftpy.tuning.engine import select_variants
+    from liftpy.tuning.operator import ProgramOperator, load_program
+    from liftpy.tuning.search import Spaces
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    op = ProgramOperator(load_program(str(root / "examples/programs/matmul_highlevel.lift")), tuple({"M": 64, "N": 64, "K": 64}.items()))
+    variants = select_variants(cached_variants(op), ("registerBlock2D",))[:2]
+    profile = DeviceProfile.load(str(root / "benchmarks/results/h100-profile.json"))
+    spaces = Spaces(variants, op.sizes(), profile, 0)
+    for i in range(len(variants)):
+        probe = spaces._probe(i)
+        assert probe is not None and spaces.valid(i, probe)
+        f = spaces.model(i).features(probe)[0]
+        assert f["global_traffic"] > 0
+    # A CPU has no warps whose reads coalesce: no probe, no code generation for it.
+    cpu = DeviceProfile("test CPU", "test", max_work_group_size=1024, max_work_item_sizes=(1024, 1024, 1024), device_type="CPU")
+    assert Spaces(variants, op.sizes(), cpu, 0)._probe(0) is None
+
+
+def test_search_spaces_predict_a_point_with_the_coalescing_of_its_own_configuration():
+    """A variant's coalescing depends on its configuration (its tile and register block decide which
+    work-items share a row): ``Spaces.predict`` measures it at the point, ``Spaces.model`` keeps the probe's."""
+    from liftpy.tuning.cache import cached_variants
+    from liftpy.tuning.engine import select_variants
+    from liftpy.tuning.operator import ProgramOperator, load_program
+    from liftpy.tuning.search import Spaces
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    op = ProgramOperator(load_program(str(root / "examples/programs/matmul_highlevel.lift")), tuple({"M": 64, "N": 64, "K": 64}.items()))
+    variants = select_variants(cached_variants(op), ("registerBlock2D",))[:2]
+    profile = DeviceProfile.load(str(root / "benchmarks/results/h100-profile.json"))
+    spaces = Spaces(variants, op.sizes(), profile, 0)
+    differ = 0
+    for i in range(len(variants)):
+        probe = spaces.model(i).features(spaces._probe(i))[0]
+        for config in spaces.sample(i, 12, 1):
+            ((factor, banks),) = spaces.access(i, config)
+            assert ((factor, banks),) == access_factors(variants[i].program, {**op.sizes(), **config})
+            f = spaces.predict(i, config).features
+            assert f["global_traffic"] == pytest.approx(f["global_reads"] * factor)
+            assert f["local_traffic"] == pytest.approx(f["local_reads"] * banks)
+            at_probe = spaces.model(i).features(config)[0]
+            assert at_probe["global_traffic"] == pytest.approx(at_probe["global_reads"] * probe["global_traffic"] / probe["global_reads"])
+            differ += abs(f["global_traffic"] - at_probe["global_traffic"]) > 0.05 * at_probe["global_traffic"]
+    assert differ, "every sampled configuration coalesces as its variant's probe does"
+    cpu = DeviceProfile("test CPU", "test", max_work_group_size=1024, max_work_item_sizes=(1024, 1024, 1024), device_type="CPU")
+    assert Spaces(variants, op.sizes(), cpu, 0).access(0, spaces.sample(0, 1, 1)[0]) is None
+
+
+def test_bank_passes_count_the_most_distinct_words_of_one_bank():
+    # 32 consecutive floats: one word per bank, one pass.
+    assert _bank_passes([4 * k for k in range(32)], 4) == (1, 1)
+    # Down a column of a row-major tile 32 floats wide: every word on bank 0, 32 passes.
+    assert _bank_passes([4 * 32 * k for k in range(32)], 4) == (32, 1)
+    # A row 33 floats wide (padded): the column spreads over all banks again.
+    assert _bank_passes([4 * 33 * k for k in range(32)], 4) == (1, 1)
+    # One word for the whole warp is a broadcast.
+    assert _bank_passes([64] * 32, 4) == (1, 1)
+    # float4 per work-item, consecutive: served 8 work-items at a time, four parts without conflict.
+    assert _bank_passes([16 * k for k in range(32)], 16) == (4, 4)
+    # float4 per work-item, 16 floats apart: of a part's 8 work-items, every other one asks the same four
+    # banks (for other words), so each part takes four passes.
+    assert _bank_passes([64 * k for k in range(32)], 16) == (16, 4)
+
+
+
+def test_a_tile_staged_row_major_and_read_down_its_columns_has_bank_conflicts_its_transpose_has_not():
+    """The two staged layouts of one tiling (``stageTiles``, ``stageTilesT``) read the same bytes of local
+    memory; one reads the A tile down its columns, 64 floats a row, so a warp's requests conflict."""
+    from liftpy.rewrite.explore import features
+    from liftpy.tuning.engine import select_variants
+    from liftpy.tuning.operator import program_operator
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    op = program_operator(str(root / "examples/programs/matmul_highlevel.lift"), "M=64,N=64,K=64")
+    variants = select_variants(op.variants(), ["tile2DReduce", "stageTiles|stageTilesT"])
+    plain = {"mapLcl", "mapWrg", "tile2DReduce", "unrollInItem"}
+    by_layout = {layout: next(v for v in variants if set(features(v)) == plain | {layout})
+                 for layout in ("stageTiles", "stageTilesT")}
+    config = {"m0": 4, "n0": 32, "k0": 64, "r0": 4, "r1": 8}
+    ((_, row_major),) = access_factors(by_layout["stageTiles"].program, {**op.sizes(), **config})
+    ((_, transposed),) = access_factors(by_layout["stageTilesT"].program, {**op.sizes(), **config})
+    assert transposed == pytest.approx(1.0)
+    assert row_major > 2.5
+    machine = h100_like()
+    local = {}
+    for layout, v in by_layout.items():
+        model = VariantModel(model_code(v.program, op.sizes(), v.params, probe=config), v.params, machine)
+        f = model.features(config)[0]
+        assert f["local_traffic"] == pytest.approx(f["local_reads"] * (row_major if layout == "stageTiles" else transposed))
+        local[layout] = f["local_traffic"]
+    assert local["stageTiles"] > 2.5 * local["stageTilesT"]
