@@ -132,6 +132,10 @@ def main() -> int:
         held = [(index[r.variant], r) for r in u_ok if r.variant in index]
         from liftpy.model.learned import feature_vector
 
+        # How each point's reads are served, measured at the point: hundreds of code generations, in parallel.
+        spaces.prefetch_access([(i, r.config) for i, r in held]
+                               + [(index[r.variant], r.config) for r in g_pts if r.measured and r.variant in index], args.jobs)
+
         feats, base = [], []
         for i, r in held:
             p = spaces.predict(i, r.config)

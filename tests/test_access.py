@@ -156,3 +156,54 @@ def test_a_tile_staged_row_major_and_read_down_its_columns_has_bank_conflicts_it
         assert f["local_traffic"] == pytest.approx(f["local_reads"] * (row_major if layout == "stageTiles" else transposed))
         local[layout] = f["local_traffic"]
     assert local["stageTiles"] > 2.5 * local["stageTilesT"]
+
+
+def test_search_spaces_measure_many_points_in_worker_processes(tmp_path, monkeypatch):
+    """``Spaces.prefetch_access`` (a benchmark's hundreds of held-out points) finds what ``Spaces.access``
+    would, computed in worker processes and kept on disk for it."""
+    from liftpy.tuning.engine import select_variants
+    from liftpy.tuning.operator import program_operator
+    from liftpy.tuning.search import Spaces, config_key
+    from pathlib import Path
+
+    monkeypatch.setenv("LIFTPY_CACHE_DIR", str(tmp_path))
+    root = Path(__file__).resolve().parents[1]
+    op = program_operator(str(root / "examples/programs/matmul_highlevel.lift"), "M=64,N=64,K=64")
+    variants = select_variants(op.variants(), ["tile2DReduce", "stageTiles|stageTilesT"])[:3]
+    profile = DeviceProfile.load(str(root / "benchmarks/results/h100-profile.json"))
+    spaces = Spaces(variants, op.sizes(), profile, 0)
+    points = [(i, c) for i in range(len(variants)) for c in spaces.sample(i, 3, 1)]
+    spaces.prefetch_access(points + points[:2], jobs=2)
+    assert len(spaces._access) == len(points)
+    for i, c in points:
+        assert spaces._access[(i, config_key(c))] == access_factors(variants[i].program, {**op.sizes(), **c})
+    # Kept on disk: another search's spaces find them without measuring.
+    again = Spaces(variants, op.sizes(), profile, 0)
+    monkeypatch.setattr("liftpy.tuning.search._access_of", lambda args: pytest.fail("measured again"))
+    for i, c in points:
+        assert again.access(i, c) == spaces._access[(i, config_key(c))]
+
+
+def test_index_functions_evaluate_for_all_work_items_at_once_as_sympy_does():
+    """The tally evaluates each index for a warp's work-items in one call (numpy), compiled from its own
+    Python form: the values are sympy's, exact divisions included (49 * x / 49 is not 49 * x * (1/49))."""
+    import numpy as np
+    import sympy
+
+    from liftpy.model.access import _index_fn
+    from liftpy.views.arith import CDiv, CMod
+
+    x, y, k = sympy.symbols("x y k", integer=True, nonnegative=True)
+    exprs = [3 * x + 7 * y + 2, sympy.floor(x / 4) + sympy.Mod(y, 3), 49 * x / 49 + sympy.Rational(3, 7) * x * 7,
+             CDiv(5 * x + y, 3) * 11 + CMod(x + 2 * y, 8), sympy.floor(sympy.Rational(1, 49) * (49 * x + k)),
+             sympy.Max(x - 3, 0) + sympy.Min(y, 5) + k ** 2]
+    xs, ys = np.arange(32), (np.arange(32) * 7) % 13
+    for e in exprs:
+        syms, fn, vector = _index_fn(e)
+        assert vector, e
+        env = {x: xs, y: ys, k: 5}
+        got = np.broadcast_to(np.asarray(fn(*[env[s] for s in syms])), (32,))
+        # CDiv and CMod are opaque to sympy (C's division of a non-negative dividend): floor division here.
+        c = e.replace(CDiv, lambda a, d: sympy.floor(a / d)).replace(CMod, lambda a, d: sympy.Mod(a, d))
+        want = [int(c.subs({x: int(a), y: int(b), k: 5})) for a, b in zip(xs, ys)]
+        assert [int(v) for v in np.trunc(got)] == want, e

@@ -38,10 +38,12 @@ with bank conflicts counted too, 0.68 (SGEMM 0.62 -> 0.68, VGG-16 layer 12 0.67 
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from typing import Mapping, NamedTuple
 
+import numpy as np
 import sympy
 
 from ..codegen import stmt as S
@@ -75,17 +77,62 @@ def _lanes(dims: tuple[int, int, int]) -> list[tuple[int, ...]]:
 
 
 def _index_fn(expr: sympy.Expr):
-    """``expr`` as a Python function of its symbols, sorted by name.  Compiled from its printed form:
-    sympy's ``lambdify`` took half of the tally's time (a kernel's reads have hundreds of distinct
-    indices), and what indices hold (sums, products, integer divisions and moduli) prints as Python."""
+    """``expr`` as a function of its symbols, sorted by name, and whether it takes arrays (one value per
+    work-item) as well as numbers.  Compiled from its printed form, with numpy for the integer divisions
+    and moduli: sympy's ``lambdify`` took half of the tally's time (a kernel's reads have hundreds of
+    distinct indices), and what indices hold (sums, products, integer divisions and moduli) prints as
+    Python."""
     syms = sorted(expr.free_symbols, key=str)
     names = [str(x) for x in syms]
-    if all(n.isidentifier() and n not in _NUMERIC for n in names):
+    if all(n.isidentifier() and n not in _VECTOR for n in names):
         try:
-            return syms, eval(f"lambda {', '.join(names)}: {expr}", dict(_NUMERIC))  # noqa: S307 - our own printed index
-        except SyntaxError:
+            return syms, eval(f"lambda {', '.join(names)}: {_source(expr)}", dict(_VECTOR)), True  # noqa: S307 - our own printed index
+        except (SyntaxError, ValueError):
             pass
-    return syms, sympy.lambdify(syms, expr, modules=[_NUMERIC, "math"])
+    return syms, sympy.lambdify(syms, expr, modules=[_NUMERIC, "math"]), False
+
+
+_CALLS = ("floor", "Mod", "CDiv", "CMod", "Min", "Max")
+
+
+def _source(e) -> str:
+    """An index expression as Python source, without sympy's printer (which sorts terms and weighs
+    precedence: most of the tally's time).  A rational coefficient multiplies first and divides last,
+    as sympy prints it, so that a division that is exact stays exact in floating point."""
+    if e.is_Symbol:
+        return e.name
+    if e.is_Integer:
+        return str(int(e))
+    if e.is_Rational:
+        return f"({e.p}/{e.q})"
+    if e.is_Add:
+        return "(" + " + ".join(_source(a) for a in e.args) + ")"
+    if e.is_Mul:
+        coeff, rest = e.as_coeff_Mul()
+        factors = [_source(a) for a in sympy.Mul.make_args(rest)]
+        if not coeff.is_Rational:
+            raise ValueError(f"coefficient {coeff}")
+        text = "*".join(([str(coeff.p)] if coeff.p != 1 else []) + factors)
+        return f"({text})" if coeff.q == 1 else f"(({text})/{coeff.q})"
+    if e.is_Pow and e.exp.is_Integer and e.exp > 0:
+        return f"({_source(e.base)}**{int(e.exp)})"
+    name = type(e).__name__
+    if name in _CALLS:
+        return f"{name}(" + ", ".join(_source(a) for a in e.args) + ")"
+    raise ValueError(f"no Python form for {name}")
+
+
+def _whole(a):
+    """``int(a)`` of a number or of each element of an array (truncated, as C and the emitter divide
+    non-negative indices)."""
+    if isinstance(a, np.ndarray):
+        return a if a.dtype.kind in "iu" else np.trunc(a).astype(np.int64)
+    return int(a)
+
+
+_VECTOR = {"CDiv": lambda a, d: _whole(a) // _whole(d), "CMod": lambda a, d: _whole(a) % _whole(d),
+           "floor": np.floor, "Min": lambda *a: functools.reduce(np.minimum, a),
+           "Max": lambda *a: functools.reduce(np.maximum, a), "Mod": lambda a, d: a % d, "Integer": int}
 
 
 class AccessFactors(NamedTuple):
@@ -99,6 +146,7 @@ class _Tally:
     def __init__(self, local_size: tuple[int, ...], rng: random.Random):
         self.local = tuple(local_size) + (1,) * (3 - len(local_size))
         self.lanes = _lanes(self.local)
+        self.ids = [np.asarray([lane[d] for lane in self.lanes], dtype=np.int64) for d in range(3)]  # per dimension
         self.rng = rng
         self.moved = 0.0  # bytes of the lines the warps' global requests touch, weighted by executions
         self.asked = 0.0  # bytes the work-items asked for, weighted the same
@@ -120,43 +168,62 @@ class _Tally:
                 weight *= lp.extent
         # Every warp of the kernel runs the same requests: the number of warps cancels in the ratio.
         for _ in range(SAMPLES):
-            env = {}
-            offset = {}  # a work-group of the NDRange, the same for all the warp's work-items
+            env: dict = {}
+            keep = np.ones(len(self.lanes), dtype=bool)
             for lp in loops:
                 if lp.level in (Level.SEQ, Level.WRG):
                     env[lp.var] = self.rng.randrange(max(1, lp.extent))
                 elif lp.level is Level.GLB:
+                    # a work-group of the NDRange, the same for all the warp's work-items
                     d = lp.dim
-                    offset[lp.var] = self.local[d] * self.rng.randrange(max(1, lp.extent // self.local[d]))
-            lanes = []
-            for lane in self.lanes:
-                e = dict(env)
-                for lp in loops:
-                    if lp.level in (Level.LCL, Level.GLB):
-                        e[lp.var] = lane[lp.dim] + offset.get(lp.var, 0)
-                        if e[lp.var] >= lp.extent:
-                            break
-                else:
-                    lanes.append(e)
+                    ids = self.ids[d] + self.local[d] * self.rng.randrange(max(1, lp.extent // self.local[d]))
+                    env[lp.var] = ids
+                    keep &= ids < lp.extent
+                elif lp.level is Level.LCL:
+                    env[lp.var] = self.ids[lp.dim]
+                    keep &= self.ids[lp.dim] < lp.extent
+            n = int(keep.sum())
+            if not n:
+                continue
+            env = {k: (v[keep] if isinstance(v, np.ndarray) else v) for k, v in env.items()}
             for r in reads:
-                syms, fn = self.fn(r.index)
-                starts = []
-                for e in lanes:
-                    try:
-                        starts.append(int(fn(*[e.get(x, 0) for x in syms])) * r.buffer.scalar.nbytes)
-                    except (TypeError, ValueError, ZeroDivisionError):
-                        continue
-                if not starts:
+                starts = self._starts(r, env, n)
+                if starts is None:
                     continue
                 nbytes = r.buffer.scalar.nbytes * r.width
                 if r.buffer.space == "global":
-                    lines = {line for start in starts for line in range(start // LINE, (start + nbytes - 1) // LINE + 1)}
-                    self.moved += weight * len(lines) * LINE / SAMPLES
+                    if nbytes <= LINE:  # a request then spans one line or two
+                        lines = len(np.union1d(starts // LINE, (starts + nbytes - 1) // LINE))
+                    else:
+                        lines = len({line for st in starts.tolist() for line in range(st // LINE, (st + nbytes - 1) // LINE + 1)})
+                    self.moved += weight * lines * LINE / SAMPLES
                     self.asked += weight * len(starts) * nbytes / SAMPLES
                 else:
-                    passes, ideal = _bank_passes(starts, nbytes)
+                    passes, ideal = _bank_passes(starts.tolist(), nbytes)
                     self.passes += weight * passes / SAMPLES
                     self.ideal += weight * ideal / SAMPLES
+
+    def _starts(self, r: V.MemRead, env: dict, n: int):
+        """The byte offset each of the ``n`` work-items of ``env`` reads at, evaluated for all at once (the
+        tally's time was the index functions called work-item by work-item)."""
+        syms, fn, vector = self.fn(r.index)
+        args = [env.get(x, 0) for x in syms]
+        if vector:
+            with np.errstate(all="ignore"):
+                try:
+                    idx = np.broadcast_to(np.asarray(fn(*args)), (n,))
+                except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+                    idx = None
+            if idx is not None and (idx.dtype.kind in "iu" or np.isfinite(idx).all()):
+                return np.trunc(idx).astype(np.int64) * r.buffer.scalar.nbytes
+        # One work-item at a time: sympy's own functions, and any index the array form could not evaluate.
+        out = []
+        for k in range(n):
+            try:
+                out.append(int(fn(*[a[k] if isinstance(a, np.ndarray) else a for a in args])) * r.buffer.scalar.nbytes)
+            except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+                continue
+        return np.asarray(out, dtype=np.int64) if out else None
 
     @property
     def factors(self) -> AccessFactors:
