@@ -651,7 +651,11 @@ def mod_of(num, d: int) -> sympy.Expr:
     question it asks (is the sum an integer, even, within ``2d`` of zero) is unknown, no common factor
     comes out, and each term reduced alone would only gain a modulus: the modulus stays as it is.
     That evaluation took milliseconds (a division whose dividend has no known bounds: the counters
-    of enclosing loops, for a copy's plan)."""
+    of enclosing loops, for a copy's plan).  A plain counter alone, or the floor of a sum of rational
+    multiples of plain counters (the row of a window a copy's plan asks about, ``floor(i/16 + w/4)``),
+    stays the same way: sympy knows neither its sign nor its parity, nor a factor it shares with ``d``."""
+    if d > 1 and (_is_plain(num) or _plain_floor(num)):
+        return sympy.Mod(num, d, evaluate=False)
     if not (num.is_Add and d > 1):
         return sympy.Mod(num, d)
     g = d
@@ -685,6 +689,15 @@ def _plain_term(t) -> bool:
     if t.is_Mul:
         return len(t.args) == 2 and t.args[0].is_Rational and _is_plain(t.args[1])
     return _is_plain(t)
+
+
+def _plain_floor(x) -> bool:
+    """``floor(s)`` for a sum ``s`` of rational multiples of plain symbols and a rational constant, with
+    at least one symbol (what ``floor_of`` leaves unevaluated)."""
+    if not isinstance(x, sympy.floor):
+        return False
+    terms = sympy.Add.make_args(x.args[0])
+    return any(not t.is_Rational for t in terms) and all(t.is_Rational or _plain_term(t) for t in terms)
 
 
 _INEQUALITIES = (sympy.Ge, sympy.Gt, sympy.Le, sympy.Lt)
