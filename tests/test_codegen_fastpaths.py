@@ -1,8 +1,8 @@
 """Speed-ups of code generation outside the index algebra, each compared with the code it replaces: the
 header's program text (printed with a length budget for the one-line attempts, against the printer that
 rendered every attempt in full), the type checker's comparison of sizes (integers and monomials
-decided without sympy, against expanding and cancelling their difference), the memo of parsed size
-names, the simplifier's memo key (symbols in a remembered order, against a set of (symbol, range)
+decided without sympy, against expanding and cancelling their difference; its divisibility conditions
+memoised across programs, against sympy's), the memo of parsed size names, the simplifier's memo key (symbols in a remembered order, against a set of (symbol, range)
 pairs), and statements and reads that an expression rewrite leaves unchanged kept as the same objects
 (against rebuilding every container and every image or lane read).  Generated sources must not
 change when code generation gets faster, so each shortcut must answer exactly as its slow path."""
@@ -459,3 +459,29 @@ def test_generation_empties_the_memos_and_generates_what_warm_memos_generate():
     assert cold == warm
     generate_pipeline(prog, configs[0])  # the outermost generation empties them, not the kernels within
     assert not any(m.table for m in arith.Memo.instances)
+
+
+_DIV_SIZES = [sympy.Integer(2304), sympy.Integer(4), sympy.Symbol("n0"), sympy.Symbol("r1"),
+              sympy.Symbol("n0", positive=True, integer=True), sympy.Symbol("n0") / 4, sympy.Symbol("n0") / sympy.Symbol("r1"),
+              sympy.Symbol("N") - 2, sympy.Symbol("S") + 1, 4, 3, 12]
+
+
+@pytest.mark.parametrize("m", _DIV_SIZES)
+@pytest.mark.parametrize("n", _DIV_SIZES)
+def test_memoised_divisibility_is_sympys_and_remembered(n, m):
+    """The type checker's divisibility conditions, memoised across programs, are those sympy builds for
+    the pair asked (not for an equal-looking pair asked before: a symbol with assumptions, a Python
+    int), and a second question is answered from the memo."""
+    from liftpy.ir.primitives import divisible
+
+    if sympy.sympify(m) == 0:
+        return
+    try:
+        want = sympy.Eq(sympy.Mod(n, m), 0)
+    except RecursionError:
+        want = sympy.Eq(sympy.Mod(n, m, evaluate=False), 0, evaluate=False)
+    got = divisible(n, m)
+    assert got == want and str(got) == str(want), (n, m)
+    hits = divisible.cache_info().hits
+    assert divisible(n, m) is got
+    assert divisible.cache_info().hits == hits + 1
