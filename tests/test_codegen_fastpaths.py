@@ -3,8 +3,9 @@ header's program text (printed with a length budget for the one-line attempts, a
 rendered every attempt in full), the type checker's comparison of sizes (integers and monomials
 decided without sympy, against expanding and cancelling their difference; its divisibility conditions
 memoised across programs, against sympy's), the memo of parsed size names, the simplifier's memo key (symbols in a remembered order, against a set of (symbol, range)
-pairs), and statements and reads that an expression rewrite leaves unchanged kept as the same objects
-(against rebuilding every container and every image or lane read).  Generated sources must not
+pairs), statements and reads that an expression rewrite leaves unchanged kept as the same objects
+(against rebuilding every container and every image or lane read), and the reads of a copy's source
+memoised per source (against the view's access).  Generated sources must not
 change when code generation gets faster, so each shortcut must answer exactly as its slow path."""
 
 from unittest import mock
@@ -485,3 +486,31 @@ def test_memoised_divisibility_is_sympys_and_remembered(n, m):
     hits = divisible.cache_info().hits
     assert divisible(n, m) is got
     assert divisible.cache_info().hits == hits + 1
+
+
+def test_copy_source_reads_are_the_views_and_remembered_per_source():
+    """A copy's source read at a path (memoised for the copy's plan, pipelining and lowering) is what
+    the source view reads there, for that source: two copies of different arrays at the same path
+    read their own buffers, an equal path is a memo hit, and generation leaves the memo empty."""
+    from liftpy.codegen.memory import Buffer
+    from liftpy.codegen.passes import copies
+    from liftpy.codegen.stmt import CoopCopy
+    from liftpy.ir.types import ScalarType
+    from liftpy.views import view as V
+    from liftpy.views.arith import clear_memos
+
+    f32 = ScalarType("float")
+    a, b, dest = (Buffer(n, sp, f32, 64, sympy.Integer(64), role, None)
+                  for n, sp, role in (("a", "global", "input"), ("b", "global", "input"), ("t", "local", "temporary")))
+    ca = CoopCopy(V.TransposeView(V.MemView(a, (8, 8))), dest, (8, 8))
+    cb = CoopCopy(V.SplitView(4, V.MemView(b, (64,))), dest, (16, 4))
+    path = copies.element_path(ca)
+    assert path == copies.element_path(cb)
+    clear_memos()
+    ra, rb = copies.source_read(ca, path), copies.source_read(cb, path)
+    assert ra == ca.source.access(path) and rb == cb.source.access(path)
+    assert (ra.buffer, rb.buffer) == (a, b)
+    again = tuple(sympy.Symbol(s.name) for s in path)  # an equal path, built again
+    assert copies.source_read(ca, again) is ra and copies.source_read(cb, again) is rb
+    clear_memos()
+    assert not copies._READS.table
