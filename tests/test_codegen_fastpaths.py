@@ -514,3 +514,26 @@ def test_copy_source_reads_are_the_views_and_remembered_per_source():
     assert copies.source_read(ca, again) is ra and copies.source_read(cb, again) is rb
     clear_memos()
     assert not copies._READS.table
+
+
+@settings(max_examples=60)
+@given(programs())
+def test_remembered_hashes_of_programs_and_nodes_are_their_keys_hashes(p):
+    """Programs and IR nodes remember their hash (the emitter and type checker key memos by them): it
+    is the hash of their structural key, so a node alpha-equivalent to another, built apart, hashes
+    alike; and a pickle carries neither hash nor key (string hashes differ between processes)."""
+    import pickle
+
+    for x in (p, p.body):
+        assert hash(x) == hash(x.key)
+        assert x.__dict__["_hash"] == hash(x.key)
+        assert "_hash" not in x.__getstate__()
+        back = pickle.loads(pickle.dumps(x))
+        assert "_hash" not in back.__dict__ and back == x and hash(back) == hash(x)
+    body = p.body
+    if isinstance(body, Call) and body.args:
+        params = tuple(Var(f"q{k}") for k in range(2))
+        a = Lambda(params, Call(body.fn, tuple(params[0] for _ in body.args)))
+        other = tuple(Var(f"r{k}") for k in range(2))
+        b = Lambda(other, Call(body.fn, tuple(other[0] for _ in body.args)))
+        assert a == b and hash(a) == hash(b)
