@@ -310,7 +310,7 @@ def test_divmod_pass_counts_subtrees_as_a_walk_does(rows, share):
                                                        + ((stores[0],) if share else ())))
     top = S.Block((outer, S.If(sympy.Lt(rows[-1][1], 3, evaluate=False), S.Block((stores[-1],)))))
 
-    D._TREE.clear()
+    D._clear()
     try:
         for s in S.walk(top):
             es = [e for x in S.walk(s) for e in exprs(x)]
@@ -320,7 +320,7 @@ def test_divmod_pass_counts_subtrees_as_a_walk_does(rows, share):
             for x in SYMS:
                 assert D._uses(s, x) == any(x in arith.free_symbols(e) for e in es)
     finally:
-        D._TREE.clear()
+        D._clear()
 
 
 @settings(max_examples=100, deadline=None)

@@ -537,3 +537,35 @@ def test_remembered_hashes_of_programs_and_nodes_are_their_keys_hashes(p):
         other = tuple(Var(f"r{k}") for k in range(2))
         b = Lambda(other, Call(body.fn, tuple(other[0] for _ in body.args)))
         assert a == b and hash(a) == hash(b)
+
+
+@settings(max_examples=200, deadline=None)
+@given(statement_trees(), st.sampled_from([I, J, K]), st.sampled_from([2, 3, 4]), st.integers(0, 12))
+def test_split_statements_substituted_and_simplified_in_one_walk_as_in_two(top, var, d, extent):
+    """A trial split of the address-calculation pass substitutes its counter and simplifies each
+    statement in one walk (``simplify_substituted``): the same statements, conditions decided alike
+    and padding reads resolved alike, as substituting the statement and then simplifying it."""
+    import importlib
+
+    from liftpy.codegen import stmt as S
+
+    simp = importlib.import_module("liftpy.codegen.passes.simplify")
+    q, r = sympy.Symbol("q"), sympy.Symbol("r")
+    mapping = {var: d * q + r}
+    ranges = {I: (0, 7), J: (0, 5), K: (0, 3), q: (0, extent), r: (0, d - 1)}
+
+    def one_walk(s, scope):
+        return simp.simplify_substituted(s, mapping, {}, scope)
+
+    def two_walks(s, scope):
+        return simp._stmt(S.substitute(s, mapping, {}), scope)
+
+    from liftpy.views import view as V
+
+    buf = SimpleNamespace(name="b")
+    guarded = S.Store(buf, var, V.CondRead(sympy.Lt(var + J - 4, 0, evaluate=False), V.MemRead(buf, 2 * var, 1),
+                                           V.ConstRead(0.0, None)))
+    top = S.Block(top.items + (guarded,))
+    fused, twice = S.map_stmts(top, one_walk, ranges), S.map_stmts(top, two_walks, ranges)
+    assert fused == twice
+    assert [type(x) for x in S.walk(fused)] == [type(x) for x in S.walk(twice)]
