@@ -2,11 +2,14 @@
 header's program text (printed with a length budget for the one-line attempts, against the printer that
 rendered every attempt in full), the type checker's comparison of sizes (integers and monomials
 decided without sympy, against expanding and cancelling their difference; its divisibility conditions
-memoised across programs, against sympy's), the memo of parsed size names, the simplifier's memo key (symbols in a remembered order, against a set of (symbol, range)
-pairs), statements and reads that an expression rewrite leaves unchanged kept as the same objects
-(against rebuilding every container and every image or lane read), and the reads of a copy's source
-memoised per source (against the view's access).  Generated sources must not
-change when code generation gets faster, so each shortcut must answer exactly as its slow path."""
+memoised across programs, against sympy's), the memo of parsed size names, the simplifier's memo (by
+expression, then by the ranges of its symbols in an order kept in the entry, against a key of the
+expression and a set of (symbol, range) pairs), statements and reads that an expression rewrite
+leaves unchanged kept as the same objects (against rebuilding every container and every image or lane
+read), the reads of a copy's source memoised per source (against the view's access), the hashes IR
+nodes remember (against their keys' hashes), and a trial split's substitution and simplification in
+one walk (against two).  Generated sources must not change when code generation gets faster, so each
+shortcut must answer exactly as its slow path."""
 
 from unittest import mock
 
@@ -193,20 +196,29 @@ def scoped_cases(draw):
 
 @settings(max_examples=400)
 @given(scoped_cases())
-def test_scoped_keys_agree_when_the_old_keys_agree(case):
+def test_scoped_memo_shares_results_when_the_old_keys_agree(case):
+    """The simplifier's two-level memo (expression, then the ranges of its own symbols) answers a
+    second question from the first's result exactly when the old flat key (the expression and its
+    symbols' ranges as a set) was the same."""
     e, r1, r2 = case
-    assert (arith._scoped(e, r1) == arith._scoped(e, r2)) == (_old_scoped(e, r1) == _old_scoped(e, r2))
+    memo = arith.Memo()
+    first = arith._scoped(memo, e, r1, object)
+    second = arith._scoped(memo, e, r2, object)
+    assert (first is second) == (_old_scoped(e, r1) == _old_scoped(e, r2))
 
 
-def test_scoped_keys_stay_exact_when_the_order_memo_is_rebuilt():
+def test_scoped_memo_stays_exact_in_its_fixed_order_and_when_emptied():
+    """The order of an expression's symbols is fixed in its entry: ranges given in any order find the
+    same result, ranges swapped between the symbols do not, and an emptied memo computes again."""
     e = I + J
-    key = arith._scoped(e, {I: (0, 1), J: (0, 3)})
-    arith._SYMBOL_ORDER.table[e] = tuple(reversed(arith._SYMBOL_ORDER.table[e]))
-    try:
-        assert arith._scoped(e, {I: (0, 3), J: (0, 1)}) != key
-        assert arith._scoped(e, {J: (0, 3), I: (0, 1)}) == arith._scoped(e, {I: (0, 1), J: (0, 3)})
-    finally:
-        arith._SYMBOL_ORDER.table.clear()
+    memo = arith.Memo()
+    a = arith._scoped(memo, e, {I: (0, 1), J: (0, 3)}, object)
+    assert arith._scoped(memo, e, {J: (0, 3), I: (0, 1)}, object) is a
+    assert arith._scoped(memo, e, {I: (0, 3), J: (0, 1)}, object) is not a
+    memo.table[e] = (tuple(reversed(memo.table[e][0])), memo.table[e][1])  # the same entry, read in another order
+    memo.table.clear()
+    b = arith._scoped(memo, e, {I: (0, 1), J: (0, 3)}, object)
+    assert b is not a and arith._scoped(memo, e, {J: (0, 3), I: (0, 1)}, object) is b
 
 
 # --------------------------------------------------------------------------------------------------

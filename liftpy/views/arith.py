@@ -180,18 +180,23 @@ def divmod_nodes(e) -> tuple:
     return _DIVMODS.get(e, compute)
 
 
-_SYMBOL_ORDER = Memo()
-
-
-def _scoped(e, ranges: Ranges):
-    """The key of a result that depends on ``e`` and on the ranges of its own symbols only: ``e``, its
-    symbols in a fixed order and the range of each (None for a symbol without one).  The order is part
-    of the key, so a key stays exact when the order memo is emptied and rebuilt in another order
-    (a frozenset of (symbol, range) pairs, built and hashed on every call, was a tenth of simplifying)."""
-    syms = _SYMBOL_ORDER.table.get(e)
-    if syms is None:
-        syms = _SYMBOL_ORDER.get(e, lambda: tuple(_symbols(e)))
-    return (e, syms, tuple([ranges.get(s) for s in syms]))
+def _scoped(memo: Memo, e, ranges: Ranges, compute):
+    """The result memoised in ``memo`` for ``e`` under the ranges of its own symbols (``compute()`` when
+    there is none yet).  A table in two levels: the expression's entry holds its symbols in a fixed
+    order and its results by the tuple of their ranges (None for a symbol without one).  The order is
+    kept in the entry, so a ranges tuple always means the same ranges.  One flat key (the expression,
+    its symbols, their ranges) hashed every symbol and the expression through sympy's Python-level
+    ``__hash__`` on every call; here the expression is hashed once and the ranges are tuples of ints
+    (a flat key, and a frozenset of (symbol, range) pairs before it, were a tenth of simplifying)."""
+    entry = memo.table.get(e)
+    if entry is None:
+        entry = memo.get(e, lambda: (tuple(_symbols(e)), {}))
+    syms, results = entry
+    key = tuple([ranges.get(s) for s in syms])
+    hit = results.get(key)
+    if hit is None:
+        hit = results[key] = compute()
+    return hit
 
 
 def _same_if_equal(e, result):
@@ -787,11 +792,7 @@ def simplify(e, ranges: Ranges) -> sympy.Expr:
         r = ranges.get(e.args[1])  # c*x, the commonest term: unchanged unless x has a single value
         if r is None or r[0] != r[1]:
             return e
-    key = _scoped(e, ranges)
-    hit = _SIMPLIFIED.table.get(key)
-    if hit is not None:
-        return hit
-    return _SIMPLIFIED.get(key, lambda: _same_if_equal(e, _simplify(e, ranges)))
+    return _scoped(_SIMPLIFIED, e, ranges, lambda: _same_if_equal(e, _simplify(e, ranges)))
 
 
 def _simplify(e, ranges: Ranges) -> sympy.Expr:
@@ -834,11 +835,7 @@ def simplify_condition(c, ranges: Ranges):
     c = _sympify(c)
     if c in (sympy.true, sympy.false):
         return c
-    key = _scoped(c, ranges)
-    hit = _CONDITIONS.table.get(key)
-    if hit is not None:
-        return hit
-    return _CONDITIONS.get(key, lambda: _same_if_equal(c, _simplify_condition(c, ranges)))
+    return _scoped(_CONDITIONS, c, ranges, lambda: _same_if_equal(c, _simplify_condition(c, ranges)))
 
 
 def _simplify_condition(c, ranges: Ranges):
