@@ -7,8 +7,8 @@ expression, then by the ranges of its symbols in an order kept in the entry, aga
 expression and a set of (symbol, range) pairs), statements and reads that an expression rewrite
 leaves unchanged kept as the same objects (against rebuilding every container and every image or lane
 read), the reads of a copy's source memoised per source (against the view's access), the hashes IR
-nodes remember (against their keys' hashes), and a trial split's substitution and simplification in
-one walk (against two).  Generated sources must not change when code generation gets faster, so each
+nodes remember (against their keys' hashes), a trial split's substitution and simplification in one
+walk (against two), and the combined vector loads asked about by buffer first.  Generated sources must not change when code generation gets faster, so each
 shortcut must answer exactly as its slow path."""
 
 from unittest import mock
@@ -581,3 +581,37 @@ def test_split_statements_substituted_and_simplified_in_one_walk_as_in_two(top, 
     fused, twice = S.map_stmts(top, one_walk, ranges), S.map_stmts(top, two_walks, ranges)
     assert fused == twice
     assert [type(x) for x in S.walk(fused)] == [type(x) for x in S.walk(twice)]
+
+
+@pytest.mark.parametrize("guarded", [False, True])
+def test_combined_loads_swap_the_lanes_of_loaded_buffers_only(guarded):
+    """Four lanes of a buffer read in a block become one vector load whose temporary every read of
+    those lanes then takes, a read under a padding condition too; the reads of other buffers (asked
+    about first by their buffer) are left as they are."""
+    import importlib
+    import itertools
+
+    from liftpy.codegen import stmt as S
+    from liftpy.codegen.memory import Buffer
+    from liftpy.ir.types import ScalarType
+    from liftpy.views import view as V
+
+    vec = importlib.import_module("liftpy.codegen.passes.vectorize")
+    f32 = ScalarType("float")
+    b = Buffer("b", "global", f32, 64, sympy.Integer(64), "input", None)
+    acc = Buffer("acc", "private", f32, 8, sympy.Integer(8), "accumulator", None)
+    out = Buffer("o", "global", f32, 64, sympy.Integer(64), "output", None)
+    items = []
+    for t in range(4):
+        lane = V.MemRead(b, 4 * I + t, 1)
+        other = V.MemRead(acc, sympy.Integer(t), 1)
+        value = V.FunCall("f", (other, lane))
+        if guarded and t == 3:
+            value = V.CondRead(sympy.Lt(I, 3, evaluate=False), V.FunCall("f", (other, V.MemRead(b, 4 * I + 1, 1))), value)
+        items.append(S.Store(out, 8 * I + t, value))
+    combined = vec._combine_loads(tuple(items), itertools.count())
+    reads = [r for x in combined if isinstance(x, S.Store) for r in V.walk_reads(x.value) if isinstance(r, V.MemRead)]
+    assert not [r for r in reads if r.buffer == b and r.width == 1]
+    assert [r.index for r in reads if r.buffer == b] == [4 * I]
+    before = [r for x in items for r in V.walk_reads(x.value) if isinstance(r, V.MemRead) and r.buffer == acc]
+    assert [r for r in reads if r.buffer == acc] == before
