@@ -265,6 +265,30 @@ def test_unbounded_moduli_are_sympys(terms, const, d):
     assert same(arith.mod_of(num, d), sympy.Mod(num, d)), (num, d)
 
 
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.integers(-9, 9), st.sampled_from([1, 2, 3, 4, 16, 256])), min_size=1, max_size=3),
+       st.integers(-9, 9), st.sampled_from([1, 2, 4, 256]), st.sampled_from([2, 3, 4, 5, 12, 64, 256]),
+       st.sampled_from(["floor", "symbol", "integer symbol", "integer floor", "even symbol", "even floor"]))
+def test_unbounded_moduli_of_counters_and_floors_are_sympys(coeffs, num, den, d, kind):
+    """A modulus of a counter alone, or of the floor of a sum of rational multiples of counters (a
+    window row a copy's plan asks about, no bounds known), as sympy's Mod makes it; with a symbol sympy
+    knows is an integer or even (sympy's own evaluation, not the shortcut: ``Mod(e, 2)`` is 0) in the
+    same places."""
+    syms = list(SYMS)
+    if kind.startswith("integer"):
+        syms[0] = sympy.Symbol("n", integer=True)
+    elif kind.startswith("even"):
+        syms[0] = sympy.Symbol("e", even=True)
+    if kind.endswith("symbol"):
+        x = syms[0]
+    else:
+        arg = sympy.Add(*[sympy.Rational(c, q) * s for (c, q), s in zip(coeffs, syms)]) + sympy.Rational(num, den)
+        if not arg.free_symbols:
+            return
+        x = sympy.floor(arg, evaluate=False)
+    assert same(arith.mod_of(x, d), sympy.Mod(x, d)), (x, d)
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(affine(), affine(), affine()), min_size=1, max_size=4), st.booleans())
 def test_divmod_pass_counts_subtrees_as_a_walk_does(rows, share):
@@ -286,7 +310,7 @@ def test_divmod_pass_counts_subtrees_as_a_walk_does(rows, share):
                                                        + ((stores[0],) if share else ())))
     top = S.Block((outer, S.If(sympy.Lt(rows[-1][1], 3, evaluate=False), S.Block((stores[-1],)))))
 
-    D._TREE.clear()
+    D._clear()
     try:
         for s in S.walk(top):
             es = [e for x in S.walk(s) for e in exprs(x)]
@@ -296,7 +320,7 @@ def test_divmod_pass_counts_subtrees_as_a_walk_does(rows, share):
             for x in SYMS:
                 assert D._uses(s, x) == any(x in arith.free_symbols(e) for e in es)
     finally:
-        D._TREE.clear()
+        D._clear()
 
 
 @settings(max_examples=100, deadline=None)

@@ -1,11 +1,15 @@
 """Speed-ups of code generation outside the index algebra, each compared with the code it replaces: the
 header's program text (printed with a length budget for the one-line attempts, against the printer that
 rendered every attempt in full), the type checker's comparison of sizes (integers and monomials
-decided without sympy, against expanding and cancelling their difference), the memo of parsed size
-names, the simplifier's memo key (symbols in a remembered order, against a set of (symbol, range)
-pairs), and statements and reads that an expression rewrite leaves unchanged kept as the same objects
-(against rebuilding every container and every image or lane read).  Generated sources must not
-change when code generation gets faster, so each shortcut must answer exactly as its slow path."""
+decided without sympy, against expanding and cancelling their difference; its divisibility conditions
+memoised across programs, against sympy's), the memo of parsed size names, the simplifier's memo (by
+expression, then by the ranges of its symbols in an order kept in the entry, against a key of the
+expression and a set of (symbol, range) pairs), statements and reads that an expression rewrite
+leaves unchanged kept as the same objects (against rebuilding every container and every image or lane
+read), the reads of a copy's source memoised per source (against the view's access), the hashes IR
+nodes remember (against their keys' hashes), a trial split's substitution and simplification in one
+walk (against two), and the combined vector loads asked about by buffer first.  Generated sources must not change when code generation gets faster, so each
+shortcut must answer exactly as its slow path."""
 
 from unittest import mock
 
@@ -192,20 +196,29 @@ def scoped_cases(draw):
 
 @settings(max_examples=400)
 @given(scoped_cases())
-def test_scoped_keys_agree_when_the_old_keys_agree(case):
+def test_scoped_memo_shares_results_when_the_old_keys_agree(case):
+    """The simplifier's two-level memo (expression, then the ranges of its own symbols) answers a
+    second question from the first's result exactly when the old flat key (the expression and its
+    symbols' ranges as a set) was the same."""
     e, r1, r2 = case
-    assert (arith._scoped(e, r1) == arith._scoped(e, r2)) == (_old_scoped(e, r1) == _old_scoped(e, r2))
+    memo = arith.Memo()
+    first = arith._scoped(memo, e, r1, object)
+    second = arith._scoped(memo, e, r2, object)
+    assert (first is second) == (_old_scoped(e, r1) == _old_scoped(e, r2))
 
 
-def test_scoped_keys_stay_exact_when_the_order_memo_is_rebuilt():
+def test_scoped_memo_stays_exact_in_its_fixed_order_and_when_emptied():
+    """The order of an expression's symbols is fixed in its entry: ranges given in any order find the
+    same result, ranges swapped between the symbols do not, and an emptied memo computes again."""
     e = I + J
-    key = arith._scoped(e, {I: (0, 1), J: (0, 3)})
-    arith._SYMBOL_ORDER.table[e] = tuple(reversed(arith._SYMBOL_ORDER.table[e]))
-    try:
-        assert arith._scoped(e, {I: (0, 3), J: (0, 1)}) != key
-        assert arith._scoped(e, {J: (0, 3), I: (0, 1)}) == arith._scoped(e, {I: (0, 1), J: (0, 3)})
-    finally:
-        arith._SYMBOL_ORDER.table.clear()
+    memo = arith.Memo()
+    a = arith._scoped(memo, e, {I: (0, 1), J: (0, 3)}, object)
+    assert arith._scoped(memo, e, {J: (0, 3), I: (0, 1)}, object) is a
+    assert arith._scoped(memo, e, {I: (0, 3), J: (0, 1)}, object) is not a
+    memo.table[e] = (tuple(reversed(memo.table[e][0])), memo.table[e][1])  # the same entry, read in another order
+    memo.table.clear()
+    b = arith._scoped(memo, e, {I: (0, 1), J: (0, 3)}, object)
+    assert b is not a and arith._scoped(memo, e, {J: (0, 3), I: (0, 1)}, object) is b
 
 
 # --------------------------------------------------------------------------------------------------
@@ -459,3 +472,146 @@ def test_generation_empties_the_memos_and_generates_what_warm_memos_generate():
     assert cold == warm
     generate_pipeline(prog, configs[0])  # the outermost generation empties them, not the kernels within
     assert not any(m.table for m in arith.Memo.instances)
+
+
+_DIV_SIZES = [sympy.Integer(2304), sympy.Integer(4), sympy.Symbol("n0"), sympy.Symbol("r1"),
+              sympy.Symbol("n0", positive=True, integer=True), sympy.Symbol("n0") / 4, sympy.Symbol("n0") / sympy.Symbol("r1"),
+              sympy.Symbol("N") - 2, sympy.Symbol("S") + 1, 4, 3, 12]
+
+
+@pytest.mark.parametrize("m", _DIV_SIZES)
+@pytest.mark.parametrize("n", _DIV_SIZES)
+def test_memoised_divisibility_is_sympys_and_remembered(n, m):
+    """The type checker's divisibility conditions, memoised across programs, are those sympy builds for
+    the pair asked (not for an equal-looking pair asked before: a symbol with assumptions, a Python
+    int), and a second question is answered from the memo."""
+    from liftpy.ir.primitives import divisible
+
+    if sympy.sympify(m) == 0:
+        return
+    try:
+        want = sympy.Eq(sympy.Mod(n, m), 0)
+    except RecursionError:
+        want = sympy.Eq(sympy.Mod(n, m, evaluate=False), 0, evaluate=False)
+    got = divisible(n, m)
+    assert got == want and str(got) == str(want), (n, m)
+    hits = divisible.cache_info().hits
+    assert divisible(n, m) is got
+    assert divisible.cache_info().hits == hits + 1
+
+
+def test_copy_source_reads_are_the_views_and_remembered_per_source():
+    """A copy's source read at a path (memoised for the copy's plan, pipelining and lowering) is what
+    the source view reads there, for that source: two copies of different arrays at the same path
+    read their own buffers, an equal path is a memo hit, and generation leaves the memo empty."""
+    from liftpy.codegen.memory import Buffer
+    from liftpy.codegen.passes import copies
+    from liftpy.codegen.stmt import CoopCopy
+    from liftpy.ir.types import ScalarType
+    from liftpy.views import view as V
+    from liftpy.views.arith import clear_memos
+
+    f32 = ScalarType("float")
+    a, b, dest = (Buffer(n, sp, f32, 64, sympy.Integer(64), role, None)
+                  for n, sp, role in (("a", "global", "input"), ("b", "global", "input"), ("t", "local", "temporary")))
+    ca = CoopCopy(V.TransposeView(V.MemView(a, (8, 8))), dest, (8, 8))
+    cb = CoopCopy(V.SplitView(4, V.MemView(b, (64,))), dest, (16, 4))
+    path = copies.element_path(ca)
+    assert path == copies.element_path(cb)
+    clear_memos()
+    ra, rb = copies.source_read(ca, path), copies.source_read(cb, path)
+    assert ra == ca.source.access(path) and rb == cb.source.access(path)
+    assert (ra.buffer, rb.buffer) == (a, b)
+    again = tuple(sympy.Symbol(s.name) for s in path)  # an equal path, built again
+    assert copies.source_read(ca, again) is ra and copies.source_read(cb, again) is rb
+    clear_memos()
+    assert not copies._READS.table
+
+
+@settings(max_examples=60)
+@given(programs())
+def test_remembered_hashes_of_programs_and_nodes_are_their_keys_hashes(p):
+    """Programs and IR nodes remember their hash (the emitter and type checker key memos by them): it
+    is the hash of their structural key, so a node alpha-equivalent to another, built apart, hashes
+    alike; and a pickle carries neither hash nor key (string hashes differ between processes)."""
+    import pickle
+
+    for x in (p, p.body):
+        assert hash(x) == hash(x.key)
+        assert x.__dict__["_hash"] == hash(x.key)
+        assert "_hash" not in x.__getstate__()
+        back = pickle.loads(pickle.dumps(x))
+        assert "_hash" not in back.__dict__ and back == x and hash(back) == hash(x)
+    body = p.body
+    if isinstance(body, Call) and body.args:
+        params = tuple(Var(f"q{k}") for k in range(2))
+        a = Lambda(params, Call(body.fn, tuple(params[0] for _ in body.args)))
+        other = tuple(Var(f"r{k}") for k in range(2))
+        b = Lambda(other, Call(body.fn, tuple(other[0] for _ in body.args)))
+        assert a == b and hash(a) == hash(b)
+
+
+@settings(max_examples=200, deadline=None)
+@given(statement_trees(), st.sampled_from([I, J, K]), st.sampled_from([2, 3, 4]), st.integers(0, 12))
+def test_split_statements_substituted_and_simplified_in_one_walk_as_in_two(top, var, d, extent):
+    """A trial split of the address-calculation pass substitutes its counter and simplifies each
+    statement in one walk (``simplify_substituted``): the same statements, conditions decided alike
+    and padding reads resolved alike, as substituting the statement and then simplifying it."""
+    import importlib
+
+    from liftpy.codegen import stmt as S
+
+    simp = importlib.import_module("liftpy.codegen.passes.simplify")
+    q, r = sympy.Symbol("q"), sympy.Symbol("r")
+    mapping = {var: d * q + r}
+    ranges = {I: (0, 7), J: (0, 5), K: (0, 3), q: (0, extent), r: (0, d - 1)}
+
+    def one_walk(s, scope):
+        return simp.simplify_substituted(s, mapping, {}, scope)
+
+    def two_walks(s, scope):
+        return simp._stmt(S.substitute(s, mapping, {}), scope)
+
+    from liftpy.views import view as V
+
+    buf = SimpleNamespace(name="b")
+    guarded = S.Store(buf, var, V.CondRead(sympy.Lt(var + J - 4, 0, evaluate=False), V.MemRead(buf, 2 * var, 1),
+                                           V.ConstRead(0.0, None)))
+    top = S.Block(top.items + (guarded,))
+    fused, twice = S.map_stmts(top, one_walk, ranges), S.map_stmts(top, two_walks, ranges)
+    assert fused == twice
+    assert [type(x) for x in S.walk(fused)] == [type(x) for x in S.walk(twice)]
+
+
+@pytest.mark.parametrize("guarded", [False, True])
+def test_combined_loads_swap_the_lanes_of_loaded_buffers_only(guarded):
+    """Four lanes of a buffer read in a block become one vector load whose temporary every read of
+    those lanes then takes, a read under a padding condition too; the reads of other buffers (asked
+    about first by their buffer) are left as they are."""
+    import importlib
+    import itertools
+
+    from liftpy.codegen import stmt as S
+    from liftpy.codegen.memory import Buffer
+    from liftpy.ir.types import ScalarType
+    from liftpy.views import view as V
+
+    vec = importlib.import_module("liftpy.codegen.passes.vectorize")
+    f32 = ScalarType("float")
+    b = Buffer("b", "global", f32, 64, sympy.Integer(64), "input", None)
+    acc = Buffer("acc", "private", f32, 8, sympy.Integer(8), "accumulator", None)
+    out = Buffer("o", "global", f32, 64, sympy.Integer(64), "output", None)
+    items = []
+    for t in range(4):
+        lane = V.MemRead(b, 4 * I + t, 1)
+        other = V.MemRead(acc, sympy.Integer(t), 1)
+        value = V.FunCall("f", (other, lane))
+        if guarded and t == 3:
+            value = V.CondRead(sympy.Lt(I, 3, evaluate=False), V.FunCall("f", (other, V.MemRead(b, 4 * I + 1, 1))), value)
+        items.append(S.Store(out, 8 * I + t, value))
+    combined = vec._combine_loads(tuple(items), itertools.count())
+    reads = [r for x in combined if isinstance(x, S.Store) for r in V.walk_reads(x.value) if isinstance(r, V.MemRead)]
+    assert not [r for r in reads if r.buffer == b and r.width == 1]
+    assert [r.index for r in reads if r.buffer == b] == [4 * I]
+    before = [r for x in items for r in V.walk_reads(x.value) if isinstance(r, V.MemRead) and r.buffer == acc]
+    assert [r for r in reads if r.buffer == acc] == before

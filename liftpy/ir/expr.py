@@ -40,6 +40,7 @@ class Node:
         state = dict(self.__dict__)
         state.pop("key", None)
         state.pop("free_vars", None)
+        state.pop("_hash", None)  # string hashes differ between processes
         return state
 
     @cached_property
@@ -58,7 +59,13 @@ class Node:
         return self.key == other.key
 
     def __hash__(self) -> int:
-        return hash(self.key)
+        # Computed once: the key is a cached tuple, but a tuple's hash is not, and hashing the key of a
+        # program's body walks all of it (the emitter and the type checker key their memos by
+        # expressions, tens of thousands of times per kernel).
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = self.__dict__["_hash"] = hash(self.key)
+        return h
 
     def __str__(self) -> str:
         from .printer import show
@@ -175,6 +182,7 @@ class Program:
     def __getstate__(self):
         state = dict(self.__dict__)
         state.pop("key", None)
+        state.pop("_hash", None)
         return state
 
     @cached_property
@@ -185,8 +193,11 @@ class Program:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Program) and self.key == other.key
 
-    def __hash__(self) -> int:
-        return hash(self.key)
+    def __hash__(self) -> int:  # computed once, as a node's
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = self.__dict__["_hash"] = hash(self.key)
+        return h
 
     def __str__(self) -> str:
         from .printer import show_program

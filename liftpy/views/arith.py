@@ -180,18 +180,23 @@ def divmod_nodes(e) -> tuple:
     return _DIVMODS.get(e, compute)
 
 
-_SYMBOL_ORDER = Memo()
-
-
-def _scoped(e, ranges: Ranges):
-    """The key of a result that depends on ``e`` and on the ranges of its own symbols only: ``e``, its
-    symbols in a fixed order and the range of each (None for a symbol without one).  The order is part
-    of the key, so a key stays exact when the order memo is emptied and rebuilt in another order
-    (a frozenset of (symbol, range) pairs, built and hashed on every call, was a tenth of simplifying)."""
-    syms = _SYMBOL_ORDER.table.get(e)
-    if syms is None:
-        syms = _SYMBOL_ORDER.get(e, lambda: tuple(_symbols(e)))
-    return (e, syms, tuple([ranges.get(s) for s in syms]))
+def _scoped(memo: Memo, e, ranges: Ranges, compute):
+    """The result memoised in ``memo`` for ``e`` under the ranges of its own symbols (``compute()`` when
+    there is none yet).  A table in two levels: the expression's entry holds its symbols in a fixed
+    order and its results by the tuple of their ranges (None for a symbol without one).  The order is
+    kept in the entry, so a ranges tuple always means the same ranges.  One flat key (the expression,
+    its symbols, their ranges) hashed every symbol and the expression through sympy's Python-level
+    ``__hash__`` on every call; here the expression is hashed once and the ranges are tuples of ints
+    (a flat key, and a frozenset of (symbol, range) pairs before it, were a tenth of simplifying)."""
+    entry = memo.table.get(e)
+    if entry is None:
+        entry = memo.get(e, lambda: (tuple(_symbols(e)), {}))
+    syms, results = entry
+    key = tuple([ranges.get(s) for s in syms])
+    hit = results.get(key)
+    if hit is None:
+        hit = results[key] = compute()
+    return hit
 
 
 def _same_if_equal(e, result):
@@ -651,7 +656,11 @@ def mod_of(num, d: int) -> sympy.Expr:
     question it asks (is the sum an integer, even, within ``2d`` of zero) is unknown, no common factor
     comes out, and each term reduced alone would only gain a modulus: the modulus stays as it is.
     That evaluation took milliseconds (a division whose dividend has no known bounds: the counters
-    of enclosing loops, for a copy's plan)."""
+    of enclosing loops, for a copy's plan).  A plain counter alone, or the floor of a sum of rational
+    multiples of plain counters (the row of a window a copy's plan asks about, ``floor(i/16 + w/4)``),
+    stays the same way: sympy knows neither its sign nor its parity, nor a factor it shares with ``d``."""
+    if d > 1 and (_is_plain(num) or _plain_floor(num)):
+        return sympy.Mod(num, d, evaluate=False)
     if not (num.is_Add and d > 1):
         return sympy.Mod(num, d)
     g = d
@@ -685,6 +694,15 @@ def _plain_term(t) -> bool:
     if t.is_Mul:
         return len(t.args) == 2 and t.args[0].is_Rational and _is_plain(t.args[1])
     return _is_plain(t)
+
+
+def _plain_floor(x) -> bool:
+    """``floor(s)`` for a sum ``s`` of rational multiples of plain symbols and a rational constant, with
+    at least one symbol (what ``floor_of`` leaves unevaluated)."""
+    if not isinstance(x, sympy.floor):
+        return False
+    terms = sympy.Add.make_args(x.args[0])
+    return any(not t.is_Rational for t in terms) and all(t.is_Rational or _plain_term(t) for t in terms)
 
 
 _INEQUALITIES = (sympy.Ge, sympy.Gt, sympy.Le, sympy.Lt)
@@ -774,11 +792,7 @@ def simplify(e, ranges: Ranges) -> sympy.Expr:
         r = ranges.get(e.args[1])  # c*x, the commonest term: unchanged unless x has a single value
         if r is None or r[0] != r[1]:
             return e
-    key = _scoped(e, ranges)
-    hit = _SIMPLIFIED.table.get(key)
-    if hit is not None:
-        return hit
-    return _SIMPLIFIED.get(key, lambda: _same_if_equal(e, _simplify(e, ranges)))
+    return _scoped(_SIMPLIFIED, e, ranges, lambda: _same_if_equal(e, _simplify(e, ranges)))
 
 
 def _simplify(e, ranges: Ranges) -> sympy.Expr:
@@ -821,11 +835,7 @@ def simplify_condition(c, ranges: Ranges):
     c = _sympify(c)
     if c in (sympy.true, sympy.false):
         return c
-    key = _scoped(c, ranges)
-    hit = _CONDITIONS.table.get(key)
-    if hit is not None:
-        return hit
-    return _CONDITIONS.get(key, lambda: _same_if_equal(c, _simplify_condition(c, ranges)))
+    return _scoped(_CONDITIONS, c, ranges, lambda: _same_if_equal(c, _simplify_condition(c, ranges)))
 
 
 def _simplify_condition(c, ranges: Ranges):

@@ -27,7 +27,7 @@ from ...errors import CodegenError
 from ...ir.levels import Level
 from ...ir.types import VectorType
 from ...views import view as V
-from ...views.arith import floor_div, floor_mod, substitute
+from ...views.arith import Memo, expand_index, floor_div, floor_mod, substitute
 from ...views.arith import simplify as simplify_index
 from ..memory import Buffer
 from ..stmt import Block, CoopCopy, Declare, If, Kernel, Loop, Store, descend
@@ -42,12 +42,37 @@ def _mem_index(r: V.Read):
     return r.index if isinstance(r, V.MemRead) else None
 
 
+# The reads of a copy's source at the paths the plan and the lowering ask for, for one generation (the
+# index memos are emptied with it).  Each access walks the source's views, building its indices through
+# sympy (a millisecond for a padded window), and the same paths come back: the element at the symbolic
+# path and its neighbour along the fastest dimension for the order and for the vector width, the same
+# tile's loads for step 0 and for the next step when the copy is pipelined.  Keyed by the source's
+# identity (views are hashed through their whole chain), which the entry keeps alive.
+_READS = Memo(10_000)
+
+
+def source_read(copy: CoopCopy, path: tuple) -> V.Read:
+    """``copy.source.access(path)``, memoised."""
+    key = (id(copy.source), path)
+    hit = _READS.table.get(key)
+    if hit is None or hit[0] is not copy.source:
+        hit = _READS.table[key] = (copy.source, copy.source.access(path))
+        if len(_READS.table) > _READS.limit:
+            _READS.table.clear()
+    return hit[1]
+
+
+def element_path(copy: CoopCopy) -> tuple:
+    """The symbolic path of an element of the copied array: ``c_0, c_1, ...``."""
+    return tuple(sympy.Symbol(f"c_{k}") for k in range(len(copy.dims)))
+
+
 def _contiguous_dim(copy: CoopCopy) -> int:
     """The dimension along which the source is contiguous (stride 1), the innermost one when none is."""
     n = len(copy.dims)
-    syms = [sympy.Symbol(f"c_{k}") for k in range(n)]
+    syms = element_path(copy)
     ranges = {s: (0, max(d - 2, 0)) for s, d in zip(syms, copy.dims)}
-    base = _mem_index(copy.source.access(tuple(syms)))
+    base = _mem_index(source_read(copy, syms))
     if base is None or copy.width != 1:
         return n - 1
     for k in reversed(range(n)):
@@ -55,8 +80,10 @@ def _contiguous_dim(copy: CoopCopy) -> int:
             continue
         moved = list(syms)
         moved[k] = syms[k] + 1
-        nxt = _mem_index(copy.source.access(tuple(moved)))
-        if nxt is not None and simplify_index(sympy.expand(nxt - base), ranges) == 1:
+        nxt = _mem_index(source_read(copy, tuple(moved)))
+        # expand_index is sympy.expand where that would change anything (the difference of two
+        # expanded sums seldom needs it).
+        if nxt is not None and simplify_index(expand_index(nxt - base), ranges) == 1:
             return k
     return n - 1
 
@@ -90,14 +117,14 @@ def plan_copy(copy: CoopCopy, group: tuple[int, ...]) -> CopyPlan:
     width = 4 if copy.width == 1 and dims[fast] % 4 == 0 and copy.dest.scalar.name == "float" else 1
     if width > 1:
         # Four elements along the fastest dimension at a time, only if the source holds them contiguously.
-        syms = [sympy.Symbol(f"c_{k}") for k in range(n)]
+        syms = element_path(copy)
         ranges = {s: (0, max(d - 1, 0)) for s, d in zip(syms, dims)}
-        base = _mem_index(copy.source.access(tuple(syms)))
+        base = _mem_index(source_read(copy, syms))
         for t in range(1, 4):
             moved = list(syms)
             moved[fast] = syms[fast] + t
-            nxt = _mem_index(copy.source.access(tuple(moved)))
-            if base is None or nxt is None or simplify_index(sympy.expand(nxt - base), ranges) != t:
+            nxt = _mem_index(source_read(copy, tuple(moved)))
+            if base is None or nxt is None or simplify_index(expand_index(nxt - base), ranges) != t:
                 width = 1
                 break
     units = tuple(dims[k] // width if k == fast else dims[k] for k in order)
@@ -147,7 +174,7 @@ def lower_copy(copy: CoopCopy, plan: CopyPlan, k: int, phase: str = "copy", regs
         return sympy.Add(*[p * st for p, st in zip(path, dest_strides)])
 
     def source(path):
-        r = copy.source.access(tuple(path))
+        r = source_read(copy, tuple(path))
         return map_read(r, lambda e: substitute(e, shift)) if shift else r
 
     path = tuple(idx[d] for d in range(n))

@@ -19,7 +19,7 @@ import sympy
 from ...ir.levels import Level
 from ...views.arith import CDiv, CMod, Memo, divmod_nodes, expand_index, free_symbols
 from ..stmt import Block, If, IndexDef, Kernel, Loop, Store, body_ranges, descend, map_stmts, reads
-from .simplify import _stmt as _simplify_stmt
+from .simplify import simplify_substituted
 
 MAX_SPLITS = 6
 
@@ -114,11 +114,28 @@ def _divmods(s) -> frozenset:
 
 
 def _uses(s, var) -> bool:
+    if isinstance(s, (Store, IndexDef)):  # a leaf (what a trial split asks about most): no sets to build
+        return var in _own(s)[1]
     return var in _tree(s)[2]
 
 
+# The number of divisions below each statement, by identity like ``_TREE`` but without its sets: every
+# trial split counts the divisions of its whole candidate loop, whose blocks are new but whose
+# statements are mostly the ones counted before, and a count needs no union of their sets.
+_COUNTS: dict = {}
+
+
 def _count(s) -> int:
-    return _tree(s)[0]
+    hit = _COUNTS.get(id(s))
+    if hit is None:
+        n = len(_own(s)[0])
+        if isinstance(s, Block):
+            for k in s.items:
+                n += _count(k)
+        elif isinstance(s, (Loop, If)):
+            n += _count(s.body)
+        hit = _COUNTS[id(s)] = (s, n)
+    return hit[1]
 
 
 def _divisor(node):
@@ -160,8 +177,6 @@ def _candidates(loop: Loop) -> list[int]:
 def _split(loop: Loop, d: int, ranges: dict) -> Loop:
     q = sympy.Symbol(f"{loop.var.name}q")
     r = sympy.Symbol(f"{loop.var.name}r")
-    from ..stmt import substitute
-
     mapping = {loop.var: d * q + r}
     inner_ranges = dict(ranges)
     inner_ranges[q] = (0, loop.extent // d - 1)
@@ -172,7 +187,7 @@ def _split(loop: Loop, d: int, ranges: dict) -> Loop:
     def one(s, scope):  # statements without the counter are left alone: most of an unrolled body
         if not _uses(s, loop.var):
             return s
-        return _simplify_stmt(substitute(s, mapping, seen), scope)
+        return simplify_substituted(s, mapping, seen, scope)
 
     body = map_stmts(loop.body, one, inner_ranges)
     inner = Loop(r, d, Level.SEQ, 0, body, False, "")
@@ -208,10 +223,13 @@ def _go(s, ranges):
 
 
 def eliminate_divmod(kernel: Kernel) -> Kernel:
-    _OWN.clear()
-    _TREE.clear()
+    _clear()
     try:
         return kernel.replace(body=_go(kernel.body, {}))
     finally:
-        _OWN.clear()
-        _TREE.clear()
+        _clear()
+
+
+def _clear() -> None:
+    for table in (_OWN, _TREE, _COUNTS):
+        table.clear()

@@ -32,7 +32,7 @@ from ...ir.levels import Level
 from ...views import view as V
 from ..memory import Buffer
 from ..stmt import Barrier, Block, CoopCopy, Declare, If, Kernel, Loop, Store, descend, map_stmts
-from .copies import group_of, lower_copy, plan_copy
+from .copies import element_path, group_of, lower_copy, plan_copy, source_read
 
 MAX_PREFETCH = 64  # floats of prefetched tiles per work-item
 
@@ -40,8 +40,9 @@ MAX_PREFETCH = 64  # floats of prefetched tiles per work-item
 def _reads_inputs_only(copy: CoopCopy) -> bool:
     from ..stmt import reads
 
-    path = tuple(sympy.Symbol(f"p_{k}") for k in range(len(copy.dims)))
-    for r in reads(copy.source.access(path)):
+    # The element at the path the copy's plan has read already (which buffers an element reads does not
+    # depend on the names of the path's symbols).
+    for r in reads(source_read(copy, element_path(copy))):
         if isinstance(r, V.MemRead) and not (r.buffer.space == "global" and r.buffer.role == "input"):
             return False
     return True

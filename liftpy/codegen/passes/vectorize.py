@@ -189,8 +189,12 @@ def _combine_loads(items: tuple, counter) -> tuple:
         load = Store(tmp, sympy.Integer(0), V.MemRead(buf, base, 4, True), 4)
         loads_at.setdefault(first_use[key], []).extend([Declare(tmp), load])
 
+    loaded = {buf for buf, _ in chosen}
+
     def swap_one(r):
-        if isinstance(r, V.MemRead) and r.width == 1:
+        # The buffer first: most scalar reads of a block (accumulators, private temporaries) are of
+        # buffers none of whose lanes is loaded, and need not have their index split.
+        if isinstance(r, V.MemRead) and r.width == 1 and r.buffer in loaded:
             split = _split_lane(r.index)
             if split is not None and (r.buffer, split[0]) in chosen:
                 return V.MemRead(chosen[(r.buffer, split[0])], sympy.Integer(split[1]), 1)
