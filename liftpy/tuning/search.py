@@ -163,8 +163,8 @@ class Spaces:
         if key not in self._access:
             from .cache import SCREEN_CODE, memo
 
-            self._access[key] = memo("access", f"{self._point_key(i)}|{key[1]}",
-                                     lambda: _access_of((self.variants[i].program, {**self.sizes, **config})), SCREEN_CODE)
+            self._access[key] = memo("access", self._access_key(i, config), lambda: _access_of(self._access_task(i, config)),
+                                     SCREEN_CODE)
         return self._access[key]
 
     def prefetch_access(self, points, jobs: int = 1) -> None:
@@ -181,14 +181,14 @@ class Spaces:
             if key in self._access or key in asked:
                 continue
             asked.add(key)
-            found = recall("access", f"{self._point_key(i)}|{key[1]}", SCREEN_CODE)
+            found = recall("access", self._access_key(i, config), SCREEN_CODE)
             if found is not None:
                 self._access[key] = found
             else:
                 todo.append((i, dict(config)))
         if not todo:
             return
-        args = [(self.variants[i].program, {**self.sizes, **c}) for i, c in todo]
+        args = [self._access_task(i, c) for i, c in todo]
         if jobs > 1 and len(todo) > 1:
             from concurrent.futures import ProcessPoolExecutor
 
@@ -197,33 +197,39 @@ class Spaces:
         else:
             found = [_access_of(a) for a in args]
         for (i, config), value in zip(todo, found):
-            key = (i, config_key(config))
-            self._access[key] = value
-            remember("access", f"{self._point_key(i)}|{key[1]}", value, SCREEN_CODE)
+            self._access[(i, config_key(config))] = value
+            remember("access", self._access_key(i, config), value, SCREEN_CODE)
 
     def predict(self, i: int, config: dict):
         """The analytical model's prediction for one point, how its reads are served measured at the point
         itself: what a search asks of the few candidates it is about to measure and of what it measured."""
         return self.model(i).predict(config, self.access(i, config))
 
-    def _point_key(self, i: int) -> str:
-        """Variant ``i`` at these sizes on this device: what a point's code depends on (not the seed)."""
+    def _access_key(self, i: int, config: dict) -> str:
+        """Point (``i``, ``config``) at these sizes on this device: what its code depends on (not the seed)."""
         import hashlib
 
-        self._key(i)  # the profile's key
-        return hashlib.sha1(f"{self._variant_key(i)}|{sorted(self.sizes.items())}|{self._profile_key}".encode()).hexdigest()
+        problem = f"{self._variant_key(i)}|{sorted(self.sizes.items())}|{self._profile_text()}"
+        return f"{hashlib.sha1(problem.encode()).hexdigest()}|{config_key(config)}"
+
+    def _access_task(self, i: int, config: dict) -> tuple:
+        return self.variants[i].program, {**self.sizes, **config}
 
     def _variant_key(self, i: int) -> str:
         return self.keys[i] if self.keys is not None else variant_text(self.variants[i])
 
     def _key(self, i: int) -> str:
         import hashlib
-        import json
 
-        if self._profile_key is None:
-            self._profile_key = json.dumps(self.profile.record(), sort_keys=True, default=str)
         text = self._variant_key(i)
-        return hashlib.sha1(f"{text}|{sorted(self.sizes.items())}|{self._profile_key}|{self.seed}".encode()).hexdigest()
+        return hashlib.sha1(f"{text}|{sorted(self.sizes.items())}|{self._profile_text()}|{self.seed}".encode()).hexdigest()
+
+    def _profile_text(self) -> str:
+        if self._profile_key is None:
+            import json
+
+            self._profile_key = json.dumps(self.profile.record(), sort_keys=True, default=str)
+        return self._profile_key
 
     @property
     def machine(self):
@@ -568,10 +574,9 @@ class ModelSearch:
         for _, i, _ in self.measured:
             seen[self.rules[i]] = seen.get(self.rules[i], 0) + 1
         n_formula = int(n * self.formula_share) or (1 if n >= 4 else 0)
-        formula = {id(c): math.log(max(c.prediction.seconds, 1e-12)) for c in open_}
-        by_formula = list(itertools.islice(self._best_first(
-            [c for c in open_ if id(c) in near and id(c) not in picked and seen.get(self.rules[c.variant], 0) <= 1],
-            formula, formula_only=True), n_formula))
+        unseen_near = [c for c in open_ if id(c) in near and id(c) not in picked and seen.get(self.rules[c.variant], 0) <= 1]
+        formula = {id(c): math.log(max(c.prediction.seconds, 1e-12)) for c in unseen_near}
+        by_formula = list(itertools.islice(self._best_first(unseen_near, formula, formula_only=True), n_formula))
         chosen += by_formula
         picked |= {id(c) for c in by_formula}
         rest = [c for c in open_ if id(c) not in picked]
@@ -613,10 +618,9 @@ class ModelSearch:
         if not self.refine:
             return False
         cand.refined = True
-        access = self.spaces.access(cand.variant, cand.config)
-        if access is None:
+        if self.spaces.access(cand.variant, cand.config) is None:
             return False
-        p = self.spaces.model(cand.variant).predict(cand.config, access)
+        p = self.spaces.predict(cand.variant, cand.config)
         if not math.isfinite(p.seconds):
             return False
         cand.prediction = p
@@ -642,6 +646,7 @@ class ModelSearch:
         for c in chosen:
             for k in keys(c):
                 per[k] = per.get(k, 0) + 1
+
         def blocked(c):
             return any(per.get(k, 0) >= cap for k, cap in zip(keys(c), caps))
 
