@@ -24,7 +24,8 @@ and a model-guided search (``liftpy.tuning.search.ModelSearch``) of ``--guided``
   own part is the time to its first proposal (``resume_first_proposal_s``: loading, screening, refitting,
   expanding) and the point's code generation and OpenCL build are ``resume_point_codegen_s`` and
   ``resume_point_build_s`` (``resume_point_codegen_ahead``: generated when the guided search ended and saved
-  its next batch, of which the resume used ``resume_from_saved_batch`` points); ``resume_measure_ready_s`` is
+  its next batch, of which the resume used ``resume_from_saved_batch`` points, and built
+  ``resume_points_prebuilt`` of them on the device); ``resume_measure_ready_s`` is
   when the measuring worker had its device context and the reference ready, and ``resume_point_steps_s`` the point's other steps in that worker (waiting for the
   inputs and reference, the timed runs, the check).
 
@@ -184,6 +185,8 @@ def main() -> int:
             "resume_point_codegen_s": new.metrics.get("codegen_s"), "resume_point_build_s": new.metrics.get("build_s"),
             # Whether the resume began with the batch the guided search saved, its kernels generated then.
             "resume_from_saved_batch": resumed.from_saved_batch,
+            # Points of that batch the guided search built on the device when it saved it (``_save_plan``).
+            "resume_points_prebuilt": guided.prebuilt,
             "resume_point_codegen_ahead": bool(new.metrics.get("codegen_ahead")),
             # The rest of the time to the first run: the measuring worker's start-up, and the point's own steps.
             "resume_measure_ready_s": round(resumed.measure_ready_s, 2) if resumed.measure_ready_s is not None else None,

@@ -576,6 +576,8 @@ def test_resumed_model_search_starts_with_the_batch_the_last_run_saved(tmp_path,
     kw = dict(db=db, search="model", progress=False, repeat=1, warmup=0, references=False, batch=3, jobs=2)
     first = explore_program(MATMUL, SMALL, samples=6, **kw)
     assert first.ran == 6 and first.from_saved_batch == 0
+    # The first point of the saved batch was built on the device too (its binary in pyopencl's cache).
+    assert first.prebuilt == 1
     [(_, _, saved)] = _saved_batches(db)
     # No rule filter: a variant's index in the derivation order is its index in the search.
     assert [(p["index"], config_key(p["config"])) for p in saved] == [(i, config_key(c)) for i, c in proposals[-1]]

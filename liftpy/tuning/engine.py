@@ -12,7 +12,9 @@ first.
 
 A model search that ends (its samples or its budget reached) saves the batch its strategy proposes next in
 the store (``next_batches``), with the kernels of its points generated in the run's workers and kept in the
-disk cache.  Rebuilding the strategy from the store (observing the stored points, screening, fitting the
+disk cache, and the first of them built on the device (the OpenCL compiler's output then waits in
+pyopencl's binary cache: building a convolution tiling took 2 s of the 3.3 s a resumed search of VGG-16
+layer 12 needed to its first run on the H100).  Rebuilding the strategy from the store (observing the stored points, screening, fitting the
 learned model, ranking) took a resumed SGEMM search 2.4 s on an H100 host before its first point could
 even be generated; a resumed run whose saved batch still matches measures that batch at once, its kernels
 straight to the measuring worker, and rebuilds the strategy meanwhile (in a thread, or after the batch
@@ -77,6 +79,7 @@ class Exploration:
     measure_ready_s: float | None = None  # from the call to the measuring worker's start-up finished
     measure_start_steps: dict | None = None  # seconds of that start-up's steps (``WorkerPool.start_steps``)
     from_saved_batch: int = 0  # points of the first batch taken from the batch the run before saved
+    prebuilt: int = 0  # points of the batch this run saved that it built on the device (``_save_plan``)
 
     @property
     def layer(self):
@@ -350,7 +353,7 @@ def explore_operator(
 
             exhausted = over_budget = False
             generated = {}
-            from_plan = 0
+            from_plan = prebuilt = 0
             while remaining > 0:
                 if budget_s is not None and time.time() - t0 > budget_s:
                     over_budget = True
@@ -393,8 +396,9 @@ def explore_operator(
             if plan_key is not None and ran and not exhausted:
                 # Kernels are generated ahead in this run's workers (the measuring one without compile workers).
                 pool = None if workers is not None or over_budget else (compiling if compiling is not None else measuring)
-                _save_plan(store, plan_key, points_state(known.values()), ready_strategy().propose(batch, taken),
-                           op, variants, ids, origin, limits, pool, Task)
+                prebuilt = _save_plan(store, plan_key, points_state(known.values()), ready_strategy().propose(batch, taken),
+                                      op, variants, ids, origin, limits, pool, Task,
+                                      measuring if pool is not None else None, None if workers is not None else info.index)
             if references:
                 _measure_references(store, op, device_key, seed, cluster.references if workers is not None else None)
             records = store.records(device=device_key, layer=problem)
@@ -405,7 +409,7 @@ def explore_operator(
         steps = measuring.start_steps if workers is None else []
         return Exploration(op, device_key, records, pareto_front(measured), refs, ran, resumed, failed, search,
                            time.time() - t0, lost, requeued, first_proposal_s, first_result_s,
-                           min(ready) - t0 if ready else None, steps[0] if steps else None, from_plan)
+                           min(ready) - t0 if ready else None, steps[0] if steps else None, from_plan, prebuilt)
 
 
 def _print_others(others: tuple[int, int], op, search: str, db, progress: bool, stream) -> None:
@@ -505,36 +509,60 @@ def _generated(op, ids, chosen, limits) -> dict:
     return out
 
 
+PREBUILD_POINTS = 1  # points of a saved batch built on the device when it is saved (``_save_plan``)
+
+
 def _save_plan(store: Store, key: BatchKey, state: str, chosen: list, op, variants, ids, origin, limits, pool,
-               Task) -> None:
+               Task, measuring=None, device=None) -> int:
     """Save the batch the strategy proposes next (``chosen``) for the store's ``state``; with a worker
     ``pool``, generate its kernels now and keep them in the disk cache, so that the run that resumes
-    builds them on the device at once."""
+    builds them on the device at once; with the ``measuring`` worker, build the first ``PREBUILD_POINTS``
+    of them on ``device`` too, so that the resumed run's first build finds the compiler's output in
+    pyopencl's binary cache.  Only the first: each build costs this run as much as it saves the next
+    (2 s for a convolution tiling on the H100), and the resumed run builds the others while it measures.
+    Returns how many points were built."""
     if not chosen:
         store.drop_batch(key)
-        return
-    if pool is not None:
-        _generate_ahead(pool, op, variants, ids, chosen, limits, Task)
+        return 0
+    generated = _generate_ahead(pool, op, variants, ids, chosen, limits, Task) if pool is not None else {}
     store.save_batch(key, state, [{"index": origin[i], "variant": ids[i], "config": dict(c)} for i, c in chosen])
+    if measuring is None:
+        return 0
+    from .evaluate import PREBUILD, point_payload
+
+    tasks = []
+    for i, config in chosen[:PREBUILD_POINTS]:
+        stages = generated.get(i, {}).get(canonical_json(config))
+        if stages is not None:
+            v = variants[i]
+            payload = point_payload(op, v.program, v.placement_map, config, device, 0, 1, 0, limits, None)
+            tasks.append(Task(PREBUILD, ({**payload, "stages": stages},), tag=(i, config)))
+    # A point that fails to build is recorded as such when the resumed run measures it; nothing to do here.
+    return sum(outcome.ok for _, outcome in measuring.imap_unordered(tasks))
 
 
-def _generate_ahead(pool, op, variants, ids, chosen, limits, Task) -> None:
+def _generate_ahead(pool, op, variants, ids, chosen, limits, Task) -> dict:
+    """Generate the kernels of ``chosen`` in ``pool`` and keep them in the disk cache; returns their stages
+    by variant and configuration (``canonical_json``)."""
     from .cache import cache_dir, remember
     from .evaluate import COMPILE, point_payload
 
     if cache_dir() is None:
-        return  # nowhere to keep them
+        return {}  # nowhere to keep them
     tasks = []
     for i, config in chosen:
         v = variants[i]
         # Only what code generation reads; the measuring settings come from the run that uses the kernels.
         payload = point_payload(op, v.program, v.placement_map, config, None, 0, 1, 0, limits, None)
         tasks.append(Task(COMPILE, (payload,), tag=(i, config)))
+    out: dict = {}
     for task, outcome in pool.imap_unordered(tasks):
         if outcome.ok:
             i, config = task.tag
             remember("stages", _stages_key(op, ids[i], config, limits),
                      (outcome.result["stages"], outcome.result["codegen_s"]), STAGES_CODE)
+            out.setdefault(i, {})[canonical_json(config)] = outcome.result["stages"]
+    return out
 
 
 HINTS_PER_PROBLEM = 3
