@@ -646,3 +646,19 @@ def test_store_creates_its_folder_or_says_why_not(tmp_path):
     blocker.write_text("a file where a folder should be")
     with pytest.raises(TuningError, match="cannot create the folder"):
         Store(blocker / "r.sqlite")
+
+
+def test_uncached_imports_names_packages_every_worker_would_compile_from_source(tmp_path):
+    """Where Python may not write bytecode and none is kept for sympy, the engine's note names it (each worker
+    would compile it as it starts); with bytecode allowed, nothing is named."""
+    import os
+    import subprocess
+    import sys
+
+    code = "from liftpy.tuning.worker import uncached_imports; print(uncached_imports())"
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": str(tmp_path / "empty")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert "sympy" in out
+    env.pop("PYTHONDONTWRITEBYTECODE")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -46,6 +46,7 @@ from .pareto import format_frontier, pareto_front, plot_frontier
 from .progress import Progress
 from .search import variant_text
 from .evaluate import compile_pool, evaluate_points, measure_pool, reference_result
+from .worker import uncached_imports
 from .store import REFERENCE_PREFIX, BatchKey, Key, Record, Status, Store, canonical_json, points_state
 
 
@@ -274,6 +275,11 @@ def explore_operator(
             where = device_name if workers is None else f"{width} x {device_name}"
             print(f"{op.name} ({problem}) on {where}: {len(variants)} variants from the rewrite rules "
                   f"({time.time() - t0:.1f} s); {search} search for {samples} points", file=stream)
+            slow = uncached_imports()
+            if slow:
+                print(f"note: Python keeps no bytecode for {', '.join(slow)} here (PYTHONDONTWRITEBYTECODE), so each "
+                      "worker process compiles them from source as it starts (seconds each); set PYTHONPYCACHEPREFIX "
+                      "to a writable folder and unset PYTHONDONTWRITEBYTECODE once to keep it", file=stream)
         batch = batch or (max(4, 2 * jobs) * width if search == "model" else samples)
         with Store(db) as store:
             done = [r for r in store.records(device=device_key, layer=problem) if not r.is_reference and r.status.finished]
