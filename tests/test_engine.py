@@ -362,6 +362,30 @@ def test_a_grid_below_one_wave_runs_at_the_speed_of_its_groups():
     assert t2 == pytest.approx(2 * t1, rel=1e-6)
 
 
+def test_terms_combine_as_a_smooth_maximum_and_partial_warps_pay_their_cache_lines_once():
+    """Two equal terms (compute and cache) take 2 ** (1/4) times either alone.  A group of one work-item
+    whose reads each touch their own cache line (coalescing factor 32) pays the 32 lines and the issue of a
+    warp of one lane (8x from below a quarter of a warp), not the lines again for every idle lane: a quarter
+    of the 32 x 32 a full-warp's penalty applied twice gave."""
+    from liftpy.model.analytical import Machine, predict_kernel
+
+    gpu = Machine(compute_units=132, fma_per_s=33e12, dram_bytes_per_s=3e12, cache_bytes_per_s=12e12,
+                  local_bytes_per_s=24e12, launch_s=5e-6, registers_per_cu=65536, local_bytes_per_cu=4 * 49152,
+                  items_per_cu=2048, warp=32, is_gpu=True)
+    base = {"flops": 3.3e9, "global_reads": 0.0, "global_traffic": 0.0, "local_reads": 0.0, "local_traffic": 0.0,
+            "copy_bytes": 0.0, "written": 0.0, "items": 256.0, "groups": 132.0 * 64, "local_bytes": 0.0,
+            "private_bytes": 64.0, "input_bytes": 0.0}
+    alone = predict_kernel(base, gpu).seconds - gpu.launch_s
+    both = predict_kernel({**base, "global_reads": 1.2e9, "global_traffic": 1.2e9}, gpu).seconds - gpu.launch_s
+    assert both == pytest.approx(2 ** 0.25 * alone, rel=1e-6)
+
+    reads = {**base, "flops": 0.0, "global_reads": 1e8}
+    full = predict_kernel({**reads, "global_traffic": 1e8}, gpu)
+    lone = predict_kernel({**reads, "global_traffic": 32e8, "items": 1.0, "groups": base["groups"] * 256}, gpu)
+    assert full.bound == lone.bound == "cache"
+    assert (lone.seconds - gpu.launch_s) / (full.seconds - gpu.launch_s) == pytest.approx(32 * 8, rel=0.05)
+
+
 def test_other_problems_inform_the_search(tmp_path):
     """An exploration of new sizes is offered the fastest points the store holds for other sizes of the
     same program on this device (those valid for the new sizes become candidates of the model search), and
