@@ -29,6 +29,11 @@ and a model-guided search (``liftpy.tuning.search.ModelSearch``) of ``--guided``
   when the measuring worker had its device context and the reference ready, and ``resume_point_steps_s`` the point's other steps in that worker (waiting for the
   inputs and reference, the timed runs, the check).
 
+``--offline`` measures nothing: it reads the two stores beside ``--json`` as an earlier run left them and
+computes the model's figures again (``kendall_tau``, ``kendall_tau_cv``, ``analytical_kendall_tau``,
+``pruned_share``), for a changed model on the same measurements, without a device; its records say
+``offline``, and their ``runs_to_5pct`` is still that of the search that filled the guided store.
+
 Workloads: ``sgemm:N`` or ``sgemm:MxNxK`` (the high-level matrix product, all variants), ``vgg16:L`` or any
 layer name (the convolution's tiled variants, ``--conv-rules``); ``@reduced`` after a layer shrinks it.
 """
@@ -78,6 +83,8 @@ def main() -> int:
     ap.add_argument("--profile", default=None)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--offline", action="store_true",
+                    help="measure nothing: compute the model's figures again from the stores beside --json (no device)")
     args = ap.parse_args()
 
     from scipy.stats import kendalltau
@@ -86,6 +93,7 @@ def main() -> int:
     from liftpy.tuning.cache import cached_variants
     from liftpy.tuning.engine import explore_operator, select_variants, variant_id
     from liftpy.tuning.search import ModelSearch, Spaces
+    from liftpy.tuning.store import Store
 
     names = args.workloads or (["vgg16:7@reduced"] if args.quick else ["sgemm:1024", "vgg16:5", "vgg16:10", "vgg16:17", "vgg16:24"])
     n_uniform = args.uniform or (40 if args.quick else 1000)
@@ -99,20 +107,31 @@ def main() -> int:
         tag = name.replace(":", "_").replace("@", "_")
         common = dict(profile_path=args.profile, seed=args.seed, repeat=args.repeat, warmup=2, references=False,
                       progress=False, rules=rules, jobs=args.jobs)
-        t0 = time.time()
-        uni = explore_operator(op, samples=n_uniform, db=out_dir / f"search-{tag}-uniform.sqlite", search="uniform", **common)
-        t_uniform = time.time() - t0
-        t0 = time.time()
-        guided = explore_operator(op, samples=n_guided, db=out_dir / f"search-{tag}-guided.sqlite", search="model", **common)
-        t_guided = time.time() - t0
-        t0 = time.time()
-        resumed = explore_operator(op, samples=n_guided + 1, db=out_dir / f"search-{tag}-guided.sqlite", search="model", batch=1, **common)
-        resume_s = time.time() - t0
-        # The resumed run's own point: how much of the time to it was generating and building its kernel.
-        new = max((r for r in resumed.records if not r.is_reference), key=lambda r: r.finished_at or 0)
+        uni_db, guided_db = out_dir / f"search-{tag}-uniform.sqlite", out_dir / f"search-{tag}-guided.sqlite"
+        if args.offline:
+            # The stores as they are: nothing is measured, only the model's figures are computed again.
+            for db in (uni_db, guided_db):
+                if not db.exists():
+                    raise SystemExit(f"--offline: no store {db} (run the benchmark with --json in that folder first)")
+            with Store(uni_db) as s_u, Store(guided_db) as s_g:
+                u_records, g_records = s_u.records(), s_g.records()
+            device = next((r.device for r in g_records if not r.is_reference), None)
+            t_uniform = t_guided = None
+            resume = {}
+        else:
+            t0 = time.time()
+            uni = explore_operator(op, samples=n_uniform, db=uni_db, search="uniform", **common)
+            t_uniform = round(time.time() - t0, 1)
+            t0 = time.time()
+            guided = explore_operator(op, samples=n_guided, db=guided_db, search="model", **common)
+            t_guided = round(time.time() - t0, 1)
+            t0 = time.time()
+            resumed = explore_operator(op, samples=n_guided + 1, db=guided_db, search="model", batch=1, **common)
+            resume = _resume_fields(guided, resumed, time.time() - t0)
+            u_records, g_records, device = uni.records, guided.records, guided.device
 
-        u_ok = [r for r in uni.records if r.measured and not r.is_reference]
-        g_pts = sorted((r for r in guided.records if not r.is_reference), key=lambda r: r.finished_at or 0)[:n_guided]
+        u_ok = [r for r in u_records if r.measured and not r.is_reference]
+        g_pts = sorted((r for r in g_records if not r.is_reference), key=lambda r: r.finished_at or 0)[:n_guided]
         best_u = min(r.time_ms for r in u_ok)
         runs, running = None, math.inf
         for idx, r in enumerate(g_pts):
@@ -172,32 +191,42 @@ def main() -> int:
         pruned = 1.0 - (valid / raw) * keep if (keep is not None and raw) else None
         codegen = [r.metrics.get("codegen_s") for r in list(u_ok) + g_pts if r.metrics.get("codegen_s")]
         rec = {
-            "workload": name, "device": guided.device, "uniform_points": len(u_ok), "guided_points": len(g_pts),
+            "workload": name, "device": device, "uniform_points": len(u_ok), "guided_points": len(g_pts),
             "uniform_best_ms": best_u, "guided_best_ms": min((r.time_ms for r in g_pts if r.measured), default=None),
             "runs_to_5pct": runs, "kendall_tau": tau, "kendall_tau_cv": tau_cv, "analytical_kendall_tau": analytical_tau,
             "pruned_share": pruned, "valid_share_of_raw": (valid / raw) if raw else None, "model_keeps_share": keep,
-            "seconds": round(t_guided, 1), "uniform_seconds": round(t_uniform, 1),
+            "seconds": t_guided, "uniform_seconds": t_uniform,
             "codegen_s": {"median": statistics.median(codegen), "p90": sorted(codegen)[int(0.9 * (len(codegen) - 1))],
                           "max": max(codegen)} if codegen else None,
-            "resume_first_run_s": round(resumed.first_result_s, 2) if resumed.first_result_s is not None else None,
-            "resume_call_s": round(resume_s, 2),
-            "resume_first_proposal_s": round(resumed.first_proposal_s, 2) if resumed.first_proposal_s is not None else None,
-            "resume_point_codegen_s": new.metrics.get("codegen_s"), "resume_point_build_s": new.metrics.get("build_s"),
-            # Whether the resume began with the batch the guided search saved, its kernels generated then.
-            "resume_from_saved_batch": resumed.from_saved_batch,
-            # Points of that batch the guided search built on the device when it saved it (``_save_plan``).
-            "resume_points_prebuilt": guided.prebuilt,
-            "resume_point_codegen_ahead": bool(new.metrics.get("codegen_ahead")),
-            # The rest of the time to the first run: the measuring worker's start-up, and the point's own steps.
-            "resume_measure_ready_s": round(resumed.measure_ready_s, 2) if resumed.measure_ready_s is not None else None,
-            "resume_point_steps_s": {k: new.metrics.get(k) for k in ("prepare_s", "run_s", "check_s")},
-            "resume_measure_start_steps_s": resumed.measure_start_steps,
+            **resume,
+            **({"offline": True} if args.offline else {}),
         }
         records.append(rec)
         print(json.dumps(rec), flush=True)
         Path(args.json).write_text(json.dumps(records, indent=1))
     print(f"wrote {args.json}")
     return 0
+
+
+def _resume_fields(guided, resumed, resume_s: float) -> dict:
+    """The record's ``resume_*`` fields (module docstring)."""
+    # The resumed run's own point: how much of the time to it was generating and building its kernel.
+    new = max((r for r in resumed.records if not r.is_reference), key=lambda r: r.finished_at or 0)
+    return {
+        "resume_first_run_s": round(resumed.first_result_s, 2) if resumed.first_result_s is not None else None,
+        "resume_call_s": round(resume_s, 2),
+        "resume_first_proposal_s": round(resumed.first_proposal_s, 2) if resumed.first_proposal_s is not None else None,
+        "resume_point_codegen_s": new.metrics.get("codegen_s"), "resume_point_build_s": new.metrics.get("build_s"),
+        # Whether the resume began with the batch the guided search saved, its kernels generated then.
+        "resume_from_saved_batch": resumed.from_saved_batch,
+        # Points of that batch the guided search built on the device when it saved it (``_save_plan``).
+        "resume_points_prebuilt": guided.prebuilt,
+        "resume_point_codegen_ahead": bool(new.metrics.get("codegen_ahead")),
+        # The rest of the time to the first run: the measuring worker's start-up, and the point's own steps.
+        "resume_measure_ready_s": round(resumed.measure_ready_s, 2) if resumed.measure_ready_s is not None else None,
+        "resume_point_steps_s": {k: new.metrics.get(k) for k in ("prepare_s", "run_s", "check_s")},
+        "resume_measure_start_steps_s": resumed.measure_start_steps,
+    }
 
 
 def _cv_tau(features, analytical_s, measured_ms, rule_names, seed: int, folds: int = 5) -> float | None:
