@@ -158,10 +158,12 @@ def test_conv2d_shapes_explored(spec, sizes, tmp_path):
 @pytest.mark.parametrize("spec,sizes,rules,tag", [
     ("conv2d:k=3x5,stride=2x1,dilation=2x1,pad=2,relu=1", {"C": 4, "H": 9, "W": 8, "M": 8}, ("tile2DReduce",), "tiled"),
     (CONV_CASES[5][0], {"C": 6, "H": 9, "W": 8, "M": 6}, ("groupsOut",), "groups+"),
-], ids=["dilated-asymmetric", "grouped"])
+    (CONV_CASES[5][0], {"C": 6, "H": 9, "W": 8, "M": 6}, ("splitKGroups",), "+splitK+"),
+], ids=["dilated-asymmetric", "grouped", "grouped-split"])
 def test_conv2d_gemm_view_variants_validate(spec, sizes, rules, tag, tmp_path):
     """Any kernel shape, stride, padding and dilation is a matrix product over the im2col view, tiled as
-    one; grouped, one product per group (``groupsOut``): such points are derived, run and check out."""
+    one; grouped, one product per group (``groupsOut``), and split along each group's reduction too
+    (``splitKGroups``): such points are derived, run and check out."""
     from liftpy.tuning.engine import explore_operator
 
     result = explore_operator(library_operator(spec, sizes), samples=3, db=tmp_path / "r.sqlite", search="uniform",

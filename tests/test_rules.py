@@ -301,6 +301,35 @@ def test_groups_out(n, g, k, j, biased, seed):
     checked(A.groups_out, prog, inputs, sz)
 
 
+@RULE_SETTINGS
+@given(st.integers(1, 4), st.integers(1, 3), st.sampled_from([2, 4, 6]), st.integers(1, 3), st.booleans(), st.integers(0, 10**6))
+def test_split_k_groups(n, g, k, j, biased, seed):
+    """A grouped product (``groupsOut``'s result: one matrix product per group, with a bias per kernel or
+    without) split along each group's reduction, the chunks of all groups one dimension: the same sums."""
+    G, J = sizes("G J")
+    rng = np.random.default_rng(seed)
+
+    def dot(part, kb):
+        init = kb[1] if biased else 0.0
+        return reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), init, zip(part, kb[0] if biased else kb))
+
+    if biased:
+        prog = make_program("grouped", [("xs", Array(Float, N, G * K)), ("ws", Array(Float, G, J, K)), ("bs", Array(Float, G, J))],
+                            lambda xs, ws, bs: map(lambda row: join(map(lambda gr: map(lambda kb: dot(gr[0], kb), zip(gr[1], gr[2])),
+                                                                            zip(split(K, row), ws, bs))), xs))
+    else:
+        prog = make_program("grouped", [("xs", Array(Float, N, G * K)), ("ws", Array(Float, G, J, K))],
+                            lambda xs, ws: map(lambda row: join(map(lambda gr: map(lambda w: dot(gr[0], w), gr[1]),
+                                                                    zip(split(K, row), ws))), xs))
+    from liftpy.rewrite.tiling import split_k_groups
+
+    inputs = [floats(rng, (n, g * k)), floats(rng, (g, j, k))] + ([floats(rng, (g, j))] if biased else [])
+    [(_, _, grouped)] = applications(prog, [A.groups_out])
+    assert not applications(prog, [split_k_groups])  # the groups still inside the rows
+    checked(split_k_groups, grouped.program, inputs, {"N": n, "G": g, "K": k, "J": j}, candidates=[1, 2, 3, 6],
+            rtol=1e-5, atol=1e-5)
+
+
 def test_groups_out_needs_the_group_only_through_its_parts():
     """A body that passes the group on whole (here to a lambda) cannot be given the group's parts apart."""
     from liftpy.ir.expr import Call, Lambda, Var

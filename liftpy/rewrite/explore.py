@@ -53,7 +53,7 @@ from .lowering import (
 )
 from .positions import positions
 from .rule import Requirement, Rule, TraceStep, try_rule
-from .tiling import pad_k, split_k, tile2D_reduce, tile2D_reduce_strided
+from .tiling import pad_k, split_k, split_k_groups, tile2D_reduce, tile2D_reduce_strided
 
 
 @dataclass(frozen=True)
@@ -536,7 +536,7 @@ def tiled_dot(opts: ExploreOptions) -> Strategy:
 
     def mapping(v: Variant) -> list[Variant]:
         # split-K adds the chunks of the reduction as a third dimension of work-groups, a grouped
-        # convolution its groups; OpenCL has three, so a grouped product is not split too.
+        # convolution its groups, and both (``splitKGroups``) its groups' chunks as one; OpenCL has three.
         groups = 2 + sum(1 for s in v.trace if s.rule in ("splitK", "groupsOut"))
         return apply_mapping(("wlall", groups, 2))(v) if groups <= 3 else []
 
@@ -544,7 +544,8 @@ def tiled_dot(opts: ExploreOptions) -> Strategy:
         try_(once(flatten_map2D)),
         try_(once(groups_out)),
         optional(once(pad_k)) if opts.pad_k else (lambda v: [v]),
-        optional(once(split_k)) if opts.split_k else (lambda v: [v]),
+        # a grouped product's split flattens the groups and the chunks into one dimension of work-groups
+        optional(choice(once(split_k), once(split_k_groups))) if opts.split_k else (lambda v: [v]),
         choice(once(tile2D_reduce), once(tile2D_reduce_strided)),
         mapping,
         _accumulators,

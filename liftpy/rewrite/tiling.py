@@ -224,36 +224,82 @@ def split_k(e, site, ctx):
     (a,), (b,) = core.fn.f.params, inner.fn.f.params
     As, Bs = core.args[0], inner.args[0]
     ks = ctx.fresh("ks")
-
-    def of(v: Var, body: Expr, x):
-        return substitute(body, {v.name: x})
-
-    def parts(v, layout, xs):
-        rows = xs if layout == v else dsl.map(lambda x: of(v, layout, x), xs)
-        return dsl.transpose(dsl.map(lambda row: dsl.split(ks, row), rows))  # [K/ks][len][ks]
-
-    def dot(x, y):
-        return dsl.reduce(lambda acc, p: MULT_AND_SUM_UP(acc, dsl.get(p, 0), dsl.get(p, 1)), Literal(0.0, Float), dsl.zip(x, y))
-
     partials = dsl.map(
-        lambda sp: dsl.map(lambda ra: dsl.map(lambda rb: dot(ra, rb), dsl.get(sp, 1)), dsl.get(sp, 0)),
-        dsl.zip(parts(a, form.xa, As), parts(b, form.xb, Bs)),
+        lambda sp: dsl.map(lambda ra: dsl.map(lambda rb: _dot(ra, rb), dsl.get(sp, 1)), dsl.get(sp, 0)),
+        dsl.zip(_chunks(a, form.xa, As, ks), _chunks(b, form.xb, Bs, ks)),
     )  # [K/ks][M][N][1]
+    # The bound name's hint is part of the variant's id (stores key points by it): it stays P_, whose
+    # buffer the kernels call P.  A function after the dot product (ReLU) is applied in the sum kernel.
+    return dsl.let(lambda P_: rebuild(_summed(P_, Bs, b, form, post)), dsl.toGlobal(partials))
+
+
+@rule(
+    "splitKGroups",
+    "map(g -> map(a -> map(b -> dot(a, b), Bs(g)), As(g)), Gs) => let(P -> map(g -> sum over s, zip(split(S, P), Gs)), "
+    "toGlobal(map(p -> map(a -> map(b -> dot(a, b), p._1), p._0), join(map(g -> zip(chunks of As(g), chunks of Bs(g)), Gs)))))",
+)
+def split_k_groups(e, site, ctx):
+    """Split-K of a grouped product (a grouped convolution after ``groupsOut``: one matrix product per group):
+    every group's reduction cut into chunks of ``ks`` as ``splitK`` cuts one product's, and the chunks of all
+    groups one array of [G * K/ks] pairs of chunks (a view, ``join``), so that the first kernel has the
+    chunks of every group as one dimension of work-groups beside the two of the tiles (OpenCL has three,
+    and the groups and the chunks would be two); the second kernel sums each group's chunks
+    (``split`` of the partials back into groups) and adds the bias once.  Applies at the top of a program,
+    under layout primitives only."""
+    if site.path:
+        return None
+    rebuild, outer = _peel_layouts(e)
+    if not (isinstance(outer, Call) and type(outer.fn) is P.Map and len(outer.args) == 1):
+        return None
+    (g,) = outer.fn.f.params
+    body = outer.fn.f.body
+    found = _top_dot_products(body)
+    if found is None or found[1] is not body:
+        return None  # layouts between the groups and their products
+    _, core, inner, form, post = found
+    if isinstance(form.init, Literal) and form.init.value != 0:
+        return None
+    (a,), (b,) = core.fn.f.params, inner.fn.f.params
+    As, Bs, Gs = core.args[0], inner.args[0], outer.args[0]
+    ks = ctx.fresh("ks")
+
+    def of(v: Var, x: Expr, value):
+        return substitute(x, {v.name: value})
+
+    pairs = dsl.join(dsl.map(lambda gv: dsl.zip(_chunks(a, form.xa, of(g, As, gv), ks), _chunks(b, form.xb, of(g, Bs, gv), ks)), Gs))
+    partials = dsl.map(
+        lambda sp: dsl.map(lambda ra: dsl.map(lambda rb: _dot(ra, rb), dsl.get(sp, 1)), dsl.get(sp, 0)), pairs,
+    )  # [G * K/ks][M][N][1]
+    chunks = site.type_of(pairs).size / site.type_of(Gs).size  # K/ks of one group
 
     def total(P_):
-        by_element = dsl.map(dsl.transpose, dsl.transpose(dsl.map(lambda plane: dsl.map(dsl.join, plane), P_)))  # [M][N][K/ks]
+        return dsl.map(lambda pg: _summed(dsl.get(pg, 0), of(g, Bs, dsl.get(pg, 1)), b, form, post),
+                       dsl.zip(dsl.split(chunks, P_), Gs))
 
-        def summed(col, bv):
-            init = Literal(0.0, Float) if isinstance(form.init, Literal) else of(b, form.init, bv)
-            return dsl.reduce(lambda acc, x: ADD(acc, x), init, col)
-
-        # a function after the dot product (ReLU) is applied in the sum kernel, to the finished sums
-        return dsl.map(lambda row: dsl.map(lambda q: _after(post, summed(dsl.get(q, 0), dsl.get(q, 1))),
-                                           dsl.zip(row, Bs)), by_element)
-
-    # The bound name's hint is part of the variant's id (stores key points by it): it stays P_, whose
-    # buffer the kernels call P.
     return dsl.let(lambda P_: rebuild(total(P_)), dsl.toGlobal(partials))
+
+
+def _chunks(v: Var, layout: Expr, xs: Expr, ks) -> Expr:
+    """The rows ``layout(x)`` of ``xs`` cut into chunks of ``ks``, chunk-major: [K/ks][len][ks] (a view)."""
+    rows = xs if layout == v else dsl.map(lambda x: substitute(layout, {v.name: x}), xs)
+    return dsl.transpose(dsl.map(lambda row: dsl.split(ks, row), rows))
+
+
+def _dot(x: Expr, y: Expr) -> Expr:
+    return dsl.reduce(lambda acc, p: MULT_AND_SUM_UP(acc, dsl.get(p, 0), dsl.get(p, 1)), Literal(0.0, Float), dsl.zip(x, y))
+
+
+def _summed(P_: Expr, Bs: Expr, b: Var, form, post) -> Expr:
+    """The partial products [K/ks][M][N][1] of one product summed over the chunks, the reduction's initial
+    value (a bias, a function of ``b``'s element of ``Bs``) added once and ``post`` (a ReLU) applied: [M][N][1]."""
+    by_element = dsl.map(dsl.transpose, dsl.transpose(dsl.map(lambda plane: dsl.map(dsl.join, plane), P_)))  # [M][N][K/ks]
+
+    def summed(col, bv):
+        init = Literal(0.0, Float) if isinstance(form.init, Literal) else substitute(form.init, {b.name: bv})
+        return dsl.reduce(lambda acc, x: ADD(acc, x), init, col)
+
+    return dsl.map(lambda row: dsl.map(lambda q: _after(post, summed(dsl.get(q, 0), dsl.get(q, 1))), dsl.zip(row, Bs)),
+                   by_element)
 
 
 PAD_K_MAX = 7  # at most this many zeros: enough to reach a multiple of 8 (a k step, two float4s)
@@ -288,4 +334,4 @@ def _with_body(call: Call, body: Expr) -> Call:
     return Call(dataclasses.replace(call.fn, f=dataclasses.replace(call.fn.f, body=body)), call.args)
 
 
-TILING_RULES = [tile2D_reduce, tile2D_reduce_strided, split_k, pad_k]
+TILING_RULES = [tile2D_reduce, tile2D_reduce_strided, split_k, split_k_groups, pad_k]
