@@ -535,10 +535,11 @@ def _save_plan(store: Store, key: BatchKey, state: str, chosen: list, op, varian
     if measuring is None:
         return 0
     from .evaluate import PREBUILD, point_payload
+    from .search import config_key
 
     tasks = []
     for i, config in chosen[:PREBUILD_POINTS]:
-        stages = generated.get(i, {}).get(canonical_json(config))
+        stages = generated.get((i, config_key(config)))
         if stages is not None:
             v = variants[i]
             payload = point_payload(op, v.program, v.placement_map, config, device, 0, 1, 0, limits, None)
@@ -549,9 +550,10 @@ def _save_plan(store: Store, key: BatchKey, state: str, chosen: list, op, varian
 
 def _generate_ahead(pool, op, variants, ids, chosen, limits, Task) -> dict:
     """Generate the kernels of ``chosen`` in ``pool`` and keep them in the disk cache; returns their stages
-    by variant and configuration (``canonical_json``)."""
+    by (variant, ``config_key``), as ``_generated`` finds them again."""
     from .cache import cache_dir, remember
     from .evaluate import COMPILE, point_payload
+    from .search import config_key
 
     if cache_dir() is None:
         return {}  # nowhere to keep them
@@ -567,7 +569,7 @@ def _generate_ahead(pool, op, variants, ids, chosen, limits, Task) -> dict:
             i, config = task.tag
             remember("stages", _stages_key(op, ids[i], config, limits),
                      (outcome.result["stages"], outcome.result["codegen_s"]), STAGES_CODE)
-            out.setdefault(i, {})[canonical_json(config)] = outcome.result["stages"]
+            out[(i, config_key(config))] = outcome.result["stages"]
     return out
 
 
