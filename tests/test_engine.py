@@ -287,6 +287,81 @@ def test_learned_model_with_few_measurements_ranks_better_than_the_formula():
     assert correction.min() >= residual.min() - 1e-9 and correction.max() <= residual.max() + 1e-9
 
 
+def _prediction(work: float, ratio: float, rng):
+    """A point of a problem of ``work`` user-function applications that reads ``ratio`` local bytes per
+    application: its analytical prediction, every count growing with the problem."""
+    from liftpy.model.analytical import Prediction
+
+    features = {"flops": work, "global_reads": 4 * work * rng.uniform(0.5, 2), "local_reads": ratio * work,
+                "copy_bytes": 0.1 * work, "written": 1e-3 * work, "items": 1e-3 * work, "groups": 1e-5 * work,
+                "local_bytes": 4096.0, "private_bytes": 64.0, "input_bytes": 2e-3 * work,
+                "global_traffic": 4 * work, "local_traffic": ratio * work}
+    return Prediction(seconds=work * 1e-12 * float(rng.uniform(0.5, 2)), bound="cache", occupancy=2, features=features)
+
+
+def test_features_relative_to_the_problems_work_are_the_same_on_every_size():
+    """With the problem's work, a point of a problem four times larger (every count and the time four times
+    larger) has the features of the smaller one's point; without it, they differ."""
+    from liftpy.model.analytical import FEATURES, Prediction
+    from liftpy.model.learned import EXTENSIVE, feature_vector
+
+    small = _prediction(1e9, 30.0, np.random.default_rng(3))
+    large = Prediction(small.seconds * 4, small.bound, small.occupancy,
+                       {k: v * 4 if k in EXTENSIVE else v for k, v in small.features.items()})
+    rules = frozenset({"a"})
+    # (the same up to log1p's +1 on counts in the thousands)
+    assert feature_vector(small, rules, ("a", "b"), 1e9) == pytest.approx(feature_vector(large, rules, ("a", "b"), 4e9), abs=1e-3)
+    assert feature_vector(small, rules, ("a", "b")) != pytest.approx(feature_vector(large, rules, ("a", "b")), abs=0.5)
+    # What does not grow with the problem is left as it is: local and private bytes, occupancy, bound, rules.
+    assert feature_vector(small, rules, ("a", "b"), 1e9)[-8:] == feature_vector(small, rules, ("a", "b"))[-8:]
+    fv = feature_vector(small, rules, ("a", "b"), 1e9)
+    assert fv[FEATURES.index("local_bytes")] == pytest.approx(math.log1p(4096.0))
+
+
+def test_measurements_of_other_problems_teach_the_kinds_a_search_did_not_measure():
+    """A guided search measured one kind of variant (rules a); another problem of the same variants, four
+    times the work, measured the other kind too (rules b), whose points are four times slower than the formula
+    says where they read more than 10 local bytes per application.  Learning from those measurements, with
+    features relative to each problem's work, the model ranks this problem's points of kind b far better
+    than the formula (which it falls back to without them), and better than with features not put on one scale."""
+    from scipy.stats import kendalltau
+
+    from liftpy.model.learned import LearnedModel, feature_vector
+
+    rng = np.random.default_rng(4)
+    names, kind_a, kind_b = ("a", "b"), frozenset({"a"}), frozenset({"b"})
+
+    def measured_ms(p, rules, work):
+        slow = 4.0 if rules == kind_b and p.features["local_reads"] / work > 10 else 1.0
+        return p.seconds * 1e3 * slow * float(rng.uniform(0.9, 1.1))
+
+    def points(work, rules, n):
+        out = []
+        for ratio in np.exp(rng.uniform(math.log(1), math.log(100), n)):
+            p = _prediction(work, float(ratio), rng)
+            out.append((p, rules, work, measured_ms(p, rules, work)))
+        return out
+
+    own = points(1e9, kind_a, 30)
+    other = points(4e9, kind_b, 60) + points(4e9, kind_a, 30)
+    test = points(1e9, kind_b, 80)
+
+    def tau(transfer: list, scaled: bool) -> float:
+        model = LearnedModel(names)
+        for p, rules, work, ms in transfer + own:
+            model.add(feature_vector(p, rules, names, work if scaled else None), p.seconds, ms)
+        model.fit()
+        pred = model.predict_log([feature_vector(p, r, names, w if scaled else None) for p, r, w, _ in test],
+                                 [p.seconds for p, _, _, _ in test])
+        return kendalltau(pred, [math.log(ms) for *_, ms in test]).statistic
+
+    alone, raw, scaled = tau([], True), tau(other, False), tau(other, True)
+    formula = kendalltau([math.log(p.seconds) for p, *_ in test], [math.log(ms) for *_, ms in test]).statistic
+    assert alone == pytest.approx(formula)  # kind b never measured here: the formula's ranking
+    assert scaled > alone + 0.2
+    assert scaled > raw + 0.05
+
+
 def test_sizes_and_programs_are_checked():
     from liftpy.errors import InputError
 
@@ -437,6 +512,20 @@ def test_other_problems_inform_the_search(tmp_path):
     for r in ok:
         search.learn_elsewhere(r.metrics["variant_index"], r.config, r.time_ms, {"M": 32, "N": 32, "K": 16})
     assert len(search.learned.y) == len(ok)
+    # With the high-level program, the features are relative to each problem's work (M * N * K
+    # applications): a point measured at other sizes is learned on this problem's scale.
+    from liftpy.model.learned import feature_vector
+
+    spaces = Spaces(variants, op.sizes(), gpu, 0, program=op.program())
+    assert spaces.work() == 64 * 64 * 32 and spaces.work({"M": 32, "N": 32, "K": 16}) == 32 * 32 * 16
+    scaled = ModelSearch(spaces, 0)
+    assert scaled.work == 64 * 64 * 32
+    r = ok[0]
+    i = r.metrics["variant_index"]
+    scaled.learn_elsewhere(i, r.config, r.time_ms, {"M": 32, "N": 32, "K": 16})
+    p = spaces.model(i, {"M": 32, "N": 32, "K": 16}, r.config).predict(r.config)
+    assert scaled.learned.X[-1] == feature_vector(p, scaled.rules[i], scaled.learned.rule_names, 32 * 32 * 16)
+    assert scaled.learned.X[-1][0] == pytest.approx(math.log1p(p.features["flops"]) - math.log(32 * 32 * 16))
 
 
 def test_conv_problem_sizes_are_those_of_layers_with_the_same_kernel():

@@ -306,7 +306,7 @@ def explore_operator(
 
             def rebuild(in_thread: bool):
                 """The strategy, told everything the store holds (``observed`` and other problems)."""
-                spaces = Spaces(variants, op.sizes(), profile, seed, keys)
+                spaces = Spaces(variants, op.sizes(), profile, seed, keys, program=op.program())
                 strategy = SEARCHES[search](spaces, seed)
                 for i, config, time_ms in observed:
                     strategy.observe(i, config, time_ms)
@@ -574,7 +574,13 @@ def _generate_ahead(pool, op, variants, ids, chosen, limits, Task) -> dict:
 
 
 HINTS_PER_PROBLEM = 3
-TRANSFER_POINTS = 256
+# Measurements of other problems that train a model search's learned correction: offline on the H100 stores of
+# VGG-16 layers 12, 10, 5 and 24 (each ranked by its own 50 points and the other layers'), held-out Kendall tau
+# rose with how many (the most recent 256: 0.74-0.82; 1,024: 0.79-0.86; ``liftpy.model.learned``).  Each costs
+# an analytical model at its own sizes the first time (0.1-0.3 s of code generation for a convolution tiling;
+# 1,024 points of VGG-16 layers took 164 s on a 2-core machine), then a read of its prediction from the disk
+# cache (``Spaces.predict_at``: the same 1,024 in 0.4 s).
+TRANSFER_POINTS = 1024
 
 
 def _use_other_problems(store, strategy, op, device_key: str, position: dict, ids) -> tuple[int, int]:

@@ -34,7 +34,11 @@ tells the strategy what it measured (``observe``), and asks again.
   whole kind), and a share of random ones.  What the store measured for
   other problems of the same variants (the other layers of a network, other sizes) is used before the
   first proposal: their fastest points join the same candidates (``hint``), their measurements train
-  the learned correction (``learn_elsewhere``).
+  the learned correction (``learn_elsewhere``), with features relative to each problem's work (the
+  high-level program's user-function applications at its sizes, ``Spaces.work``), so that a layer of
+  twice the work is not a new region of the features; a guided search measures a few kinds of variant,
+  and the other layers' measurements are what the learned correction knows of the rest
+  (``liftpy.model.learned``).
 """
 
 from __future__ import annotations
@@ -62,9 +66,16 @@ def config_key(config: dict) -> tuple:
 class Spaces:
     """The valid spaces of a problem's variants and their analytical models, computed on first use."""
 
-    def __init__(self, variants: Sequence, sizes: dict, profile, seed: int = 0, keys: Sequence[str] | None = None):
-        """``keys``: a stable name of each variant for the disk cache (its text by default)."""
+    def __init__(self, variants: Sequence, sizes: dict, profile, seed: int = 0, keys: Sequence[str] | None = None,
+                 program=None):
+        """``keys``: a stable name of each variant for the disk cache (its text by default); ``program``: the
+        high-level program the variants derive from, whose work at given sizes scales the learned model's
+        features (``work``; without it they are not scaled)."""
         self.variants = variants
+        self.program = program
+        self._work_expr = None
+        self._works: dict = {}
+        self._texts: dict = {}
         self.keys = keys
         self.sizes = dict(sizes)
         self.profile = profile
@@ -76,6 +87,35 @@ class Spaces:
         self._access: dict = {}
         self._machine = None
         self._profile_key = None
+
+    def work(self, sizes: dict | None = None) -> float | None:
+        """The problem's work at this problem's (or other) ``sizes``: user-function applications of the
+        high-level program, counted as the analytical model counts a variant's (``liftpy.model.counts``); None
+        without the program, or where it cannot be counted.  What ``feature_vector`` scales features by,
+        so that the measurements of problems of other sizes train the learned model alike."""
+        if self.program is None:
+            return None
+        if self._work_expr is None:
+            from ..errors import LiftError
+            from ..model.counts import count
+
+            try:
+                self._work_expr = count(self.program).flops
+            except (LiftError, TypeError, ValueError):
+                self._work_expr = False
+        if self._work_expr is False:
+            return None
+        at = tuple(sorted((self.sizes if sizes is None else sizes).items()))
+        if at not in self._works:
+            expr, named = self._work_expr, dict(at)
+            if hasattr(expr, "free_symbols"):
+                expr = expr.subs({sym: named[sym.name] for sym in expr.free_symbols if sym.name in named})
+            try:
+                value = float(expr)
+            except (TypeError, ValueError):
+                value = None
+            self._works[at] = value if value is not None and value > 0 and math.isfinite(value) else None
+        return self._works[at]
 
     def space(self, i: int):
         """The inferred space (parameters and constraints) of variant ``i``; None when inference fails."""
@@ -205,6 +245,20 @@ class Spaces:
         itself: what a search asks of the few candidates it is about to measure and of what it measured."""
         return self.model(i).predict(config, self.access(i, config))
 
+    def predict_at(self, i: int, sizes: dict, config: dict):
+        """The analytical model's prediction for a point of variant ``i`` at other ``sizes`` (another problem's
+        point, measured there), how its reads are served measured at ``config`` itself.  Kept on disk: a
+        search learns up to ``engine.TRANSFER_POINTS`` such points before its first proposal
+        (``ModelSearch.learn_elsewhere``); each has a model of its own (its configuration is the probe), and
+        rebuilding those from their disk cache took 1 ms a point on a 2-core machine, this cache 0.07 ms."""
+        import hashlib
+
+        from .cache import SCREEN_CODE, memo
+
+        problem = f"{self._variant_key(i)}|{sorted(dict(sizes).items())}|{self._profile_text()}"
+        key = f"{hashlib.sha1(problem.encode()).hexdigest()}|{config_key(config)}"
+        return memo("elsewhere", key, lambda: self.model(i, sizes, config).predict(config), SCREEN_CODE)
+
     def _access_key(self, i: int, config: dict) -> str:
         """Point (``i``, ``config``) at these sizes on this device: what its code depends on (not the seed)."""
         import hashlib
@@ -216,7 +270,11 @@ class Spaces:
         return self.variants[i].program, {**self.sizes, **config}
 
     def _variant_key(self, i: int) -> str:
-        return self.keys[i] if self.keys is not None else variant_text(self.variants[i])
+        if self.keys is not None:
+            return self.keys[i]
+        if i not in self._texts:  # printing a tiled variant takes some 10 ms
+            self._texts[i] = variant_text(self.variants[i])
+        return self._texts[i]
 
     def _key(self, i: int) -> str:
         import hashlib
@@ -381,6 +439,7 @@ class ModelSearch:
         self.candidates: list[_Candidate] = []
         names = tuple(sorted(set().union(*self.rules))) if self.rules else ()
         self.learned = LearnedModel(names)
+        self.work = spaces.work()  # what the learned model's features are relative to (``liftpy.model.learned``)
         self._index: dict = {}
         self._dirty = False
         self._pending: list = []
@@ -407,7 +466,7 @@ class ModelSearch:
         end = min(len(self.order), self.screened + count)
         for i in self.order[self.screened:end]:
             for c, p in self.spaces.screen(i, self.pool_size, self.rng.randrange(2**31)):
-                cand = _Candidate(i, c, p, feature_vector(p, self.rules[i], self.learned.rule_names))
+                cand = _Candidate(i, c, p, feature_vector(p, self.rules[i], self.learned.rule_names, self.work))
                 self._index[(i, config_key(c))] = cand
                 self.candidates.append(cand)
         self.screened = end
@@ -440,7 +499,7 @@ class ModelSearch:
         p = self.spaces.model(i).predict(config)
         if not math.isfinite(p.seconds):
             return
-        cand = _Candidate(i, config, p, feature_vector(p, self.rules[i], self.learned.rule_names))
+        cand = _Candidate(i, config, p, feature_vector(p, self.rules[i], self.learned.rule_names, self.work))
         self._index[key] = cand
         self.candidates.append(cand)
         self._near.add(key)
@@ -453,12 +512,16 @@ class ModelSearch:
 
     def learn_elsewhere(self, i: int, config: dict, time_ms: float, sizes: dict) -> None:
         """A measurement of variant ``i`` at other sizes (another problem of the same variants): training data
-        for the learned correction, its features from the analytical model at those sizes."""
+        for the learned correction, its features from the analytical model at those sizes, relative to the
+        work of that problem (``Spaces.work``)."""
         from ..model.learned import feature_vector
 
-        p = self.spaces.model(i, sizes, config).predict(config)
+        work = self.spaces.work(sizes) if self.work else None
+        if self.work and not work:
+            return  # its features could not be put on this problem's scale
+        p = self.spaces.predict_at(i, sizes, config)
         if math.isfinite(p.seconds):
-            self.learned.add(feature_vector(p, self.rules[i], self.learned.rule_names), p.seconds, time_ms)
+            self.learned.add(feature_vector(p, self.rules[i], self.learned.rule_names, work), p.seconds, time_ms)
             self._dirty = True
 
     def _expand(self) -> None:
@@ -624,7 +687,7 @@ class ModelSearch:
         if not math.isfinite(p.seconds):
             return False
         cand.prediction = p
-        cand.features = feature_vector(p, self.rules[cand.variant], self.learned.rule_names)
+        cand.features = feature_vector(p, self.rules[cand.variant], self.learned.rule_names, self.work)
         return True
 
     def _diverse(self, cands: list, scores: dict, count: int, chosen: list) -> list:
@@ -686,7 +749,7 @@ class ModelSearch:
             cand = self._index.get((i, config_key(config)))
             if cand is None:
                 p = self.spaces.model(i).predict(config)
-                cand = _Candidate(i, config, p, feature_vector(p, self.rules[i], self.learned.rule_names))
+                cand = _Candidate(i, config, p, feature_vector(p, self.rules[i], self.learned.rule_names, self.work))
             if not cand.refined:
                 # What was measured is learned with the features of its own configuration, as the
                 # candidates it is compared with are ranked.
