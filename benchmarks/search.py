@@ -34,6 +34,14 @@ computes the model's figures again (``kendall_tau``, ``kendall_tau_cv``, ``analy
 ``pruned_share``), for a changed model on the same measurements, without a device; its records say
 ``offline``, and their ``runs_to_5pct`` is still that of the search that filled the guided store.
 
+``--transfer`` (with or without ``--offline``): the model also learns from the measurements of the other
+workloads on the same device, as a search sharing one store with them does (``engine._use_other_problems``:
+the other problems of the same variants, up to ``TRANSFER_POINTS`` most recent): leave one workload out,
+every ``search-*.sqlite`` beside ``--json`` but the workload's own two stores, of which only the rows of
+other problems (layers, sizes) count, never the workload's own.  ``kendall_tau`` and ``pruned_share`` are
+then those of the model with transfer; ``kendall_tau_no_transfer`` is the figure without, and ``transfer``
+says which stores, problems and how many points were used.
+
 Workloads: ``sgemm:N`` or ``sgemm:MxNxK`` (the high-level matrix product, all variants), ``vgg16:L`` or any
 layer name (the convolution's tiled variants, ``--conv-rules``); ``@reduced`` after a layer shrinks it.
 """
@@ -85,6 +93,8 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--offline", action="store_true",
                     help="measure nothing: compute the model's figures again from the stores beside --json (no device)")
+    ap.add_argument("--transfer", action="store_true",
+                    help="the model also learns from the other workloads' stores beside --json (leave one out; module docstring)")
     args = ap.parse_args()
 
     from scipy.stats import kendalltau
@@ -142,13 +152,20 @@ def main() -> int:
 
         # The model of the guided search (refitted on its measurements), ranking the uniform points it never saw.
         variants = select_variants(cached_variants(op), rules)
-        spaces = Spaces(variants, op.sizes(), profile, args.seed)
+        spaces = Spaces(variants, op.sizes(), profile, args.seed, program=op.program())
         search = ModelSearch(spaces, args.seed)
         index = {variant_id(v): i for i, v in enumerate(variants)}
         for r in g_pts:
             if r.measured and r.variant in index:
                 search.observe(index[r.variant], r.config, r.time_ms)
         search.refit()
+        plain = transfer = None
+        if args.transfer:
+            import copy
+
+            plain = copy.deepcopy(search.learned)  # the model of the guided search's points alone
+            transfer = _transfer(search, op, out_dir, (uni_db, guided_db), device, index)
+            search.refit()
         held = [(index[r.variant], r) for r in u_ok if r.variant in index]
         from liftpy.model.learned import feature_vector
 
@@ -159,11 +176,13 @@ def main() -> int:
         feats, base = [], []
         for i, r in held:
             p = spaces.predict(i, r.config)
-            feats.append(feature_vector(p, search.rules[i], search.learned.rule_names))
+            feats.append(feature_vector(p, search.rules[i], search.learned.rule_names, search.work))
             base.append(p.seconds)
         pred = list(search.learned.predict_log(feats, base))
         meas = [math.log(r.time_ms) for _, r in held]
         tau = float(kendalltau(pred, meas).statistic) if len(held) > 2 else None
+        tau_plain = (float(kendalltau(list(plain.predict_log(feats, base)), meas).statistic)
+                     if plain is not None and len(held) > 2 else None)
         analytical_tau = float(kendalltau([math.log(max(b, 1e-12)) for b in base], meas).statistic) if len(held) > 2 else None
 
         # Pruning: device limits (raw -> valid), then the model's top share holding a point within 2%.
@@ -177,7 +196,7 @@ def main() -> int:
         f_all, b_all = [], []
         for i, r in everything:
             p = spaces.predict(i, r.config)
-            f_all.append(feature_vector(p, search.rules[i], search.learned.rule_names))
+            f_all.append(feature_vector(p, search.rules[i], search.learned.rule_names, search.work))
             b_all.append(p.seconds)
         p_all = list(search.learned.predict_log(f_all, b_all))
         tau_cv = _cv_tau(f_all, b_all, [r.time_ms for _, r in everything], search.learned.rule_names, args.seed)
@@ -199,6 +218,7 @@ def main() -> int:
             "codegen_s": {"median": statistics.median(codegen), "p90": sorted(codegen)[int(0.9 * (len(codegen) - 1))],
                           "max": max(codegen)} if codegen else None,
             **resume,
+            **({"kendall_tau_no_transfer": tau_plain, "transfer": transfer} if args.transfer else {}),
             **({"offline": True} if args.offline else {}),
         }
         records.append(rec)
@@ -227,6 +247,35 @@ def _resume_fields(guided, resumed, resume_s: float) -> dict:
         "resume_point_steps_s": {k: new.metrics.get(k) for k in ("prepare_s", "run_s", "check_s")},
         "resume_measure_start_steps_s": resumed.measure_start_steps,
     }
+
+
+def _transfer(search, op, folder: Path, own: tuple, device: str, index: dict) -> dict:
+    """``search`` learns the measurements of the other workloads on ``device`` (``--transfer``): the rows of
+    every ``search-*.sqlite`` in ``folder`` but the workload's ``own`` stores that are of another problem of
+    the same variants (``op.problem_sizes``), the ``TRANSFER_POINTS`` most recent, as the engine takes them
+    from a shared store.  Returns which stores and problems were used, how many points, and the seconds."""
+    from liftpy.tuning.engine import TRANSFER_POINTS
+    from liftpy.tuning.store import Store
+
+    t0 = time.time()
+    own_paths = {Path(p).resolve() for p in own}
+    points, stores = [], []
+    for path in sorted(folder.glob("search-*.sqlite")):
+        if path.resolve() in own_paths:
+            continue
+        with Store(path) as store:
+            rows = [r for r in store.records(device=device)
+                    if r.measured and not r.is_reference and r.layer != op.problem and r.variant in index
+                    and op.problem_sizes(r.layer)]
+        if rows:
+            stores.append(path.name)
+            points += rows
+    points = sorted(points, key=lambda r: r.finished_at or 0)[-TRANSFER_POINTS:]
+    problems: dict = {}
+    for r in points:
+        search.learn_elsewhere(index[r.variant], r.config, r.time_ms, op.problem_sizes(r.layer))
+        problems[r.layer] = problems.get(r.layer, 0) + 1
+    return {"stores": stores, "problems": problems, "points": len(points), "seconds": round(time.time() - t0, 1)}
 
 
 def _cv_tau(features, analytical_s, measured_ms, rule_names, seed: int, folds: int = 5) -> float | None:

@@ -32,3 +32,54 @@ def test_offline_without_stores_is_a_one_line_error(tmp_path):
     out = _run("--offline", "--json", str(tmp_path / "x.json"))
     assert out.returncode != 0
     assert "--offline: no store" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_transfer_learns_other_problems_never_the_workloads_own(tmp_path):
+    """``--transfer`` is leave one workload out: of the stores beside ``--json`` it skips the workload's own
+    two, and of the others it learns only rows of another problem of the same variants on the same device,
+    never a row of the workload's own problem (a copy of its uniform store under another name), another
+    device's, an unknown variant's or a failed point."""
+    import importlib.util
+
+    from liftpy.tuning.operator import program_operator
+    from liftpy.tuning.store import Record, Status, Store
+
+    spec = importlib.util.spec_from_file_location("search_benchmark", SCRIPT)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+
+    matmul = str(ROOT / "examples" / "programs" / "matmul_highlevel.lift")
+    op = program_operator(matmul, "M=64,N=64,K=32")
+    other = program_operator(matmul, "M=32,N=32,K=16").problem
+    dev = "test | gpu | 1"
+
+    def rec(problem, variant, k, device=dev, status=Status.OK):
+        return Record(device, problem, variant, {"k0": k}, status, time_ms=1.0 + k if status is Status.OK else None,
+                      bytes=100, finished_at=float(k))
+
+    with Store(tmp_path / "search-sgemm_64x64x32-uniform.sqlite") as s:  # the workload's own stores
+        s.put(rec(op.problem, "v0", 1))
+    with Store(tmp_path / "search-sgemm_64x64x32-guided.sqlite") as s:
+        s.put(rec(op.problem, "v0", 2))
+    with Store(tmp_path / "search-copy-uniform.sqlite") as s:  # its own problem under another name, and others
+        s.put(rec(op.problem, "v0", 3))
+        s.put(rec(other, "v0", 4))
+        s.put(rec(other, "v1", 5))
+        s.put(rec(other, "v0", 6, device="another | gpu | 1"))
+        s.put(rec(other, "unknown", 7))
+        s.put(rec(other, "v1", 8, status=Status.WRONG_RESULT))
+        s.put(rec("128,56,56,256,3,1,1", "v0", 9))  # a convolution layer: not this program's problem
+
+    class Spy:
+        def __init__(self):
+            self.learned = []
+
+        def learn_elsewhere(self, i, config, time_ms, sizes):
+            self.learned.append((i, config["k0"], sizes))
+
+    spy = Spy()
+    own = (tmp_path / "search-sgemm_64x64x32-uniform.sqlite", tmp_path / "search-sgemm_64x64x32-guided.sqlite")
+    used = bench._transfer(spy, op, tmp_path, own, dev, {"v0": 0, "v1": 1})
+    sizes = {"M": 32, "N": 32, "K": 16}
+    assert spy.learned == [(0, 4, sizes), (1, 5, sizes)]
+    assert used["stores"] == ["search-copy-uniform.sqlite"] and used["problems"] == {other: 2} and used["points"] == 2
