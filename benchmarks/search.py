@@ -40,7 +40,10 @@ the other problems of the same variants, up to ``TRANSFER_POINTS`` most recent):
 every ``search-*.sqlite`` beside ``--json`` but the workload's own two stores, of which only the rows of
 other problems (layers, sizes) count, never the workload's own.  ``kendall_tau`` and ``pruned_share`` are
 then those of the model with transfer; ``kendall_tau_no_transfer`` is the figure without, and ``transfer``
-says which stores, problems and how many points were used.
+says which stores, problems and how many points were used.  In a live run the guided search shares them too:
+they are copied into its store before it starts (``guided_search_shared`` names the stores), so the engine
+offers their fastest points as candidates and trains its model on them, and ``runs_to_5pct`` is that of a
+search which knew the other workloads' measurements.
 
 Workloads: ``sgemm:N`` or ``sgemm:MxNxK`` (the high-level matrix product, all variants), ``vgg16:L`` or any
 layer name (the convolution's tiled variants, ``--conv-rules``); ``@reduced`` after a layer shrinks it.
@@ -123,15 +126,17 @@ def main() -> int:
             for db in (uni_db, guided_db):
                 if not db.exists():
                     raise SystemExit(f"--offline: no store {db} (run the benchmark with --json in that folder first)")
-            with Store(uni_db) as s_u, Store(guided_db) as s_g:
-                u_records, g_records = s_u.records(), s_g.records()
+            with Store(uni_db) as s_u, Store(guided_db) as s_g:  # (a --transfer run's guided store holds others' rows)
+                u_records, g_records = s_u.records(layer=op.problem), s_g.records(layer=op.problem)
             device = next((r.device for r in g_records if not r.is_reference), None)
             t_uniform = t_guided = None
             resume = {}
+            shared = None
         else:
             t0 = time.time()
             uni = explore_operator(op, samples=n_uniform, db=uni_db, search="uniform", **common)
             t_uniform = round(time.time() - t0, 1)
+            shared = _share(op, out_dir, (uni_db, guided_db), guided_db) if args.transfer else None
             t0 = time.time()
             guided = explore_operator(op, samples=n_guided, db=guided_db, search="model", **common)
             t_guided = round(time.time() - t0, 1)
@@ -219,6 +224,7 @@ def main() -> int:
                           "max": max(codegen)} if codegen else None,
             **resume,
             **({"kendall_tau_no_transfer": tau_plain, "transfer": transfer} if args.transfer else {}),
+            **({"guided_search_shared": shared} if shared is not None else {}),
             **({"offline": True} if args.offline else {}),
         }
         records.append(rec)
@@ -249,27 +255,50 @@ def _resume_fields(guided, resumed, resume_s: float) -> dict:
     }
 
 
+def _other_rows(op, folder: Path, own: tuple, device: str | None = None) -> tuple[list, list]:
+    """The stores beside the workload's ``own`` in ``folder`` (``search-*.sqlite``) that hold measurements of
+    other problems of its variants (``op.problem_sizes``), on ``device`` (any when None), and those rows:
+    never a row of the workload's own problem, whichever store holds it."""
+    from liftpy.tuning.store import Store
+
+    own_paths = {Path(p).resolve() for p in own}
+    rows, stores = [], []
+    for path in sorted(folder.glob("search-*.sqlite")):
+        if path.resolve() in own_paths:
+            continue
+        with Store(path) as store:
+            found = [r for r in store.records(device=device)
+                     if r.measured and not r.is_reference and r.layer != op.problem and op.problem_sizes(r.layer)]
+        if found:
+            stores.append(path.name)
+            rows += found
+    return stores, rows
+
+
+def _share(op, folder: Path, own: tuple, guided_db: Path) -> list:
+    """``--transfer`` in a live run: the other workloads' measurements copied into the guided search's store
+    before it starts, so that the engine uses them as a search sharing one store with them does (their
+    fastest points as candidates, the most recent to train the model: ``engine._use_other_problems``).
+    Returns the stores they came from."""
+    from liftpy.tuning.store import Store
+
+    stores, rows = _other_rows(op, folder, own)
+    with Store(guided_db) as store:
+        for r in rows:
+            store.put(r)
+    return stores
+
+
 def _transfer(search, op, folder: Path, own: tuple, device: str, index: dict) -> dict:
     """``search`` learns the measurements of the other workloads on ``device`` (``--transfer``): the rows of
     every ``search-*.sqlite`` in ``folder`` but the workload's ``own`` stores that are of another problem of
     the same variants (``op.problem_sizes``), the ``TRANSFER_POINTS`` most recent, as the engine takes them
     from a shared store.  Returns which stores and problems were used, how many points, and the seconds."""
     from liftpy.tuning.engine import TRANSFER_POINTS
-    from liftpy.tuning.store import Store
 
     t0 = time.time()
-    own_paths = {Path(p).resolve() for p in own}
-    points, stores = [], []
-    for path in sorted(folder.glob("search-*.sqlite")):
-        if path.resolve() in own_paths:
-            continue
-        with Store(path) as store:
-            rows = [r for r in store.records(device=device)
-                    if r.measured and not r.is_reference and r.layer != op.problem and r.variant in index
-                    and op.problem_sizes(r.layer)]
-        if rows:
-            stores.append(path.name)
-            points += rows
+    stores, points = _other_rows(op, folder, own, device)
+    points = [r for r in points if r.variant in index]
     points = sorted(points, key=lambda r: r.finished_at or 0)[-TRANSFER_POINTS:]
     problems: dict = {}
     for r in points:

@@ -528,6 +528,38 @@ def test_other_problems_inform_the_search(tmp_path):
     assert scaled.learned.X[-1][0] == pytest.approx(math.log1p(p.features["flops"]) - math.log(32 * 32 * 16))
 
 
+def test_models_of_other_problems_points_are_made_in_processes_and_kept(tmp_path, monkeypatch):
+    """``prefetch_at`` makes the models of many points of another problem in worker processes and keeps them
+    on disk: ``predict_at`` then predicts each without making a model itself, and as it would have."""
+    import liftpy.model.analytical as analytical
+    from liftpy.host.profile import DeviceProfile
+    from liftpy.tuning.operator import program_operator
+    from liftpy.tuning.search import PREFETCH_AT_MIN, Spaces
+
+    monkeypatch.setenv("LIFTPY_CACHE_DIR", str(tmp_path / "cache"))
+    op = program_operator(str(MATMUL), "M=64,N=64,K=32")
+    other = {"M": 32, "N": 32, "K": 16}
+    variants = op.variants()
+    gpu = DeviceProfile("test GPU", "test", max_work_group_size=1024, max_work_item_sizes=(1024, 1024, 64), device_type="GPU")
+    there = Spaces(variants, other, gpu, 0)
+    points = [(i, other, c) for i in range(len(variants)) for c in there.sample(i, 2, 0)][:2 * PREFETCH_AT_MIN]
+    assert len(points) >= PREFETCH_AT_MIN
+    spaces = Spaces(variants, op.sizes(), gpu, 0)
+    spaces.prefetch_at(points, jobs=2)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a model was made after the prefetch")
+
+    monkeypatch.setattr(analytical, "model_code", refuse)
+    kept = [spaces.predict_at(i, sizes, c) for i, sizes, c in points]
+    monkeypatch.undo()
+    monkeypatch.setenv("LIFTPY_CACHE_DIR", "off")
+    fresh = Spaces(variants, op.sizes(), gpu, 0)
+    made = [fresh.predict_at(i, sizes, c) for i, sizes, c in points]
+    assert [p.seconds for p in kept] == pytest.approx([p.seconds for p in made])
+    assert [p.features for p in kept] == [p.features for p in made]
+
+
 def test_conv_problem_sizes_are_those_of_layers_with_the_same_kernel():
     from liftpy.tuning.conv import ConvOperator
     from liftpy.tuning.layers import get_layer

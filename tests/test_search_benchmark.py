@@ -83,3 +83,35 @@ def test_transfer_learns_other_problems_never_the_workloads_own(tmp_path):
     sizes = {"M": 32, "N": 32, "K": 16}
     assert spy.learned == [(0, 4, sizes), (1, 5, sizes)]
     assert used["stores"] == ["search-copy-uniform.sqlite"] and used["problems"] == {other: 2} and used["points"] == 2
+
+
+def test_a_live_transfer_run_shares_other_problems_rows_with_the_guided_store(tmp_path):
+    """In a live ``--transfer`` run the guided search's store receives the other workloads' rows of other
+    problems (whatever their device: the engine keeps its own), never a row of the workload's own problem."""
+    import importlib.util
+
+    from liftpy.tuning.operator import program_operator
+    from liftpy.tuning.store import Record, Status, Store
+
+    spec = importlib.util.spec_from_file_location("search_benchmark", SCRIPT)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+
+    matmul = str(ROOT / "examples" / "programs" / "matmul_highlevel.lift")
+    op = program_operator(matmul, "M=64,N=64,K=32")
+    other = program_operator(matmul, "M=32,N=32,K=16").problem
+
+    def rec(problem, k, device="test | gpu | 1"):
+        return Record(device, problem, "v0", {"k0": k}, Status.OK, time_ms=1.0 + k, bytes=100, finished_at=float(k))
+
+    uni, guided = tmp_path / "search-sgemm_64x64x32-uniform.sqlite", tmp_path / "search-sgemm_64x64x32-guided.sqlite"
+    with Store(uni) as s:
+        s.put(rec(op.problem, 1))
+    with Store(tmp_path / "search-sgemm_32x32x16-guided.sqlite") as s:  # a store that shared this workload's rows
+        s.put(rec(op.problem, 2))
+        s.put(rec(other, 3))
+        s.put(rec(other, 4, device="another | gpu | 1"))
+    assert bench._share(op, tmp_path, (uni, guided), guided) == ["search-sgemm_32x32x16-guided.sqlite"]
+    with Store(guided) as s:
+        rows = s.records()
+    assert sorted((r.layer, r.config["k0"]) for r in rows) == [(other, 3), (other, 4)]

@@ -63,6 +63,9 @@ def config_key(config: dict) -> tuple:
     return tuple(sorted(config.items()))
 
 
+PREFETCH_AT_MIN = 8  # models of other problems' points worth starting processes for (``Spaces.prefetch_at``)
+
+
 class Spaces:
     """The valid spaces of a problem's variants and their analytical models, computed on first use."""
 
@@ -245,19 +248,51 @@ class Spaces:
         itself: what a search asks of the few candidates it is about to measure and of what it measured."""
         return self.model(i).predict(config, self.access(i, config))
 
+    def prefetch_at(self, points, jobs: int = 1) -> None:
+        """``predict_at`` of many points of other problems (variant, sizes, configuration) at once, their
+        models made in ``jobs`` processes: each costs a code generation at its own sizes the first time (0.1-0.3
+        s for a convolution tiling), and a search learns up to ``engine.TRANSFER_POINTS`` of them before its
+        first proposal."""
+        from .cache import SCREEN_CODE, recall, remember
+
+        todo, asked = [], set()
+        for i, sizes, config in points:
+            key = self._elsewhere_key(i, sizes, config)
+            if key in asked or recall("elsewhere", key, SCREEN_CODE) is not None:
+                continue
+            asked.add(key)
+            todo.append((key, i, dict(sizes), dict(config)))
+        if len(todo) < PREFETCH_AT_MIN or jobs < 2:
+            return  # predict_at makes them one by one: fewer than starting the processes costs
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        args = [(self.variants[i].program, sizes, self.variants[i].params, config) for _, i, sizes, config in todo]
+        # Spawned, not forked: a resumed search rebuilds its strategy in a thread beside the main one, and a
+        # fork copies whatever lock another thread holds at that moment.
+        with ProcessPoolExecutor(min(jobs, len(todo)), mp_context=multiprocessing.get_context("spawn")) as pool:
+            codes = list(pool.map(_model_code_of, args, chunksize=max(1, len(todo) // (4 * jobs))))
+        for (key, i, sizes, config), code in zip(todo, codes):
+            if code is None:
+                continue  # predict_at meets the refusal itself, as it would have
+            remember("models", self._model_key(i, sizes, config), code, SCREEN_CODE)
+
     def predict_at(self, i: int, sizes: dict, config: dict):
         """The analytical model's prediction for a point of variant ``i`` at other ``sizes`` (another problem's
         point, measured there), how its reads are served measured at ``config`` itself.  Kept on disk: a
         search learns up to ``engine.TRANSFER_POINTS`` such points before its first proposal
         (``ModelSearch.learn_elsewhere``); each has a model of its own (its configuration is the probe), and
         rebuilding those from their disk cache took 1 ms a point on a 2-core machine, this cache 0.07 ms."""
-        import hashlib
-
         from .cache import SCREEN_CODE, memo
 
+        return memo("elsewhere", self._elsewhere_key(i, sizes, config), lambda: self.model(i, sizes, config).predict(config),
+                    SCREEN_CODE)
+
+    def _elsewhere_key(self, i: int, sizes: dict, config: dict) -> str:
+        import hashlib
+
         problem = f"{self._variant_key(i)}|{sorted(dict(sizes).items())}|{self._profile_text()}"
-        key = f"{hashlib.sha1(problem.encode()).hexdigest()}|{config_key(config)}"
-        return memo("elsewhere", key, lambda: self.model(i, sizes, config).predict(config), SCREEN_CODE)
+        return f"{hashlib.sha1(problem.encode()).hexdigest()}|{config_key(config)}"
 
     def _access_key(self, i: int, config: dict) -> str:
         """Point (``i``, ``config``) at these sizes on this device: what its code depends on (not the seed)."""
@@ -328,10 +363,25 @@ class Spaces:
             probe = self._probe(i) if sizes is None else (dict(config) if config is not None else None)
             # The expressions are kept on disk (by variant, sizes and probe): a resumed search meets the
             # same variants.
-            code = memo("models", f"{self._variant_key(i)}|{sorted(at.items())}|{sorted((probe or {}).items())}",
-                        lambda: model_code(v.program, at, v.params, probe), SCREEN_CODE)
+            code = memo("models", self._model_key(i, at, probe), lambda: model_code(v.program, at, v.params, probe), SCREEN_CODE)
             self._models[key] = VariantModel(code, v.params, self.machine)
         return self._models[key]
+
+    def _model_key(self, i: int, sizes: dict, probe: dict | None) -> str:
+        return f"{self._variant_key(i)}|{sorted(sizes.items())}|{sorted((probe or {}).items())}"
+
+
+def _model_code_of(args):
+    """``model_code`` of a variant at other sizes with a configuration as its probe, None where it cannot be
+    made (a worker process's task: ``Spaces.prefetch_at``)."""
+    from ..errors import LiftError
+    from ..model.analytical import model_code
+
+    program, sizes, params, probe = args
+    try:
+        return model_code(program, sizes, params, probe)
+    except LiftError:
+        return None
 
 
 def _access_of(args):
@@ -509,6 +559,11 @@ class ModelSearch:
         """A point worth measuring from elsewhere (another problem's fastest): a candidate among the
         neighbours, if this problem's constraints allow it."""
         self._add(i, dict(config))
+
+    def prefetch_elsewhere(self, points, jobs: int) -> None:
+        """The models of points of other problems (variant, sizes, configuration) that ``learn_elsewhere``
+        is about to learn, made in ``jobs`` processes (``Spaces.prefetch_at``)."""
+        self.spaces.prefetch_at(points, jobs)
 
     def learn_elsewhere(self, i: int, config: dict, time_ms: float, sizes: dict) -> None:
         """A measurement of variant ``i`` at other sizes (another problem of the same variants): training data
