@@ -169,7 +169,7 @@ def main() -> int:
             import copy
 
             plain = copy.deepcopy(search.learned)  # the model of the guided search's points alone
-            transfer = _transfer(search, op, out_dir, (uni_db, guided_db), device, index)
+            transfer = _transfer(search, op, out_dir, (uni_db, guided_db), device, index, args.jobs)
             search.refit()
         held = [(index[r.variant], r) for r in u_ok if r.variant in index]
         from liftpy.model.learned import feature_vector
@@ -258,11 +258,13 @@ def _resume_fields(guided, resumed, resume_s: float) -> dict:
 def _other_rows(op, folder: Path, own: tuple, device: str | None = None) -> tuple[list, list]:
     """The stores beside the workload's ``own`` in ``folder`` (``search-*.sqlite``) that hold measurements of
     other problems of its variants (``op.problem_sizes``), on ``device`` (any when None), and those rows:
-    never a row of the workload's own problem, whichever store holds it."""
+    never a row of the workload's own problem, whichever store holds it, and each row once."""
     from liftpy.tuning.store import Store
 
+    from liftpy.tuning.store import canonical_json
+
     own_paths = {Path(p).resolve() for p in own}
-    rows, stores = [], []
+    rows, stores = {}, []
     for path in sorted(folder.glob("search-*.sqlite")):
         if path.resolve() in own_paths:
             continue
@@ -271,8 +273,9 @@ def _other_rows(op, folder: Path, own: tuple, device: str | None = None) -> tupl
                      if r.measured and not r.is_reference and r.layer != op.problem and op.problem_sizes(r.layer)]
         if found:
             stores.append(path.name)
-            rows += found
-    return stores, rows
+        for r in found:  # once each: a live --transfer run's guided store holds copies of other stores' rows
+            rows.setdefault((r.device, r.layer, r.variant, canonical_json(dict(r.config))), r)
+    return stores, list(rows.values())
 
 
 def _share(op, folder: Path, own: tuple, guided_db: Path) -> list:
@@ -289,7 +292,7 @@ def _share(op, folder: Path, own: tuple, guided_db: Path) -> list:
     return stores
 
 
-def _transfer(search, op, folder: Path, own: tuple, device: str, index: dict) -> dict:
+def _transfer(search, op, folder: Path, own: tuple, device: str, index: dict, jobs: int = 1) -> dict:
     """``search`` learns the measurements of the other workloads on ``device`` (``--transfer``): the rows of
     every ``search-*.sqlite`` in ``folder`` but the workload's ``own`` stores that are of another problem of
     the same variants (``op.problem_sizes``), the ``TRANSFER_POINTS`` most recent, as the engine takes them
@@ -300,6 +303,9 @@ def _transfer(search, op, folder: Path, own: tuple, device: str, index: dict) ->
     stores, points = _other_rows(op, folder, own, device)
     points = [r for r in points if r.variant in index]
     points = sorted(points, key=lambda r: r.finished_at or 0)[-TRANSFER_POINTS:]
+    # Their models in ``jobs`` processes first, as the engine makes them (the disk cache holds them by the
+    # engine's variant keys, not by this Spaces' texts).
+    search.prefetch_elsewhere([(index[r.variant], op.problem_sizes(r.layer), r.config) for r in points], jobs)
     problems: dict = {}
     for r in points:
         search.learn_elsewhere(index[r.variant], r.config, r.time_ms, op.problem_sizes(r.layer))

@@ -69,10 +69,15 @@ def test_transfer_learns_other_problems_never_the_workloads_own(tmp_path):
         s.put(rec(other, "unknown", 7))
         s.put(rec(other, "v1", 8, status=Status.WRONG_RESULT))
         s.put(rec("128,56,56,256,3,1,1", "v0", 9))  # a convolution layer: not this program's problem
+    with Store(tmp_path / "search-sgemm_32x32x16-guided.sqlite") as s:  # a copy of a row above (a live run's share)
+        s.put(rec(other, "v0", 4))
 
     class Spy:
         def __init__(self):
             self.learned = []
+
+        def prefetch_elsewhere(self, points, jobs):
+            self.prefetched = [(i, config["k0"], sizes) for i, sizes, config in points]
 
         def learn_elsewhere(self, i, config, time_ms, sizes):
             self.learned.append((i, config["k0"], sizes))
@@ -81,8 +86,9 @@ def test_transfer_learns_other_problems_never_the_workloads_own(tmp_path):
     own = (tmp_path / "search-sgemm_64x64x32-uniform.sqlite", tmp_path / "search-sgemm_64x64x32-guided.sqlite")
     used = bench._transfer(spy, op, tmp_path, own, dev, {"v0": 0, "v1": 1})
     sizes = {"M": 32, "N": 32, "K": 16}
-    assert spy.learned == [(0, 4, sizes), (1, 5, sizes)]
-    assert used["stores"] == ["search-copy-uniform.sqlite"] and used["problems"] == {other: 2} and used["points"] == 2
+    assert spy.learned == [(0, 4, sizes), (1, 5, sizes)] and spy.prefetched == spy.learned
+    assert used["stores"] == ["search-copy-uniform.sqlite", "search-sgemm_32x32x16-guided.sqlite"]
+    assert used["problems"] == {other: 2} and used["points"] == 2
 
 
 def test_a_live_transfer_run_shares_other_problems_rows_with_the_guided_store(tmp_path):
