@@ -39,18 +39,9 @@ def test_transfer_learns_other_problems_never_the_workloads_own(tmp_path):
     two, and of the others it learns only rows of another problem of the same variants on the same device,
     never a row of the workload's own problem (a copy of its uniform store under another name), another
     device's, an unknown variant's or a failed point."""
-    import importlib.util
-
-    from liftpy.tuning.operator import program_operator
     from liftpy.tuning.store import Record, Status, Store
 
-    spec = importlib.util.spec_from_file_location("search_benchmark", SCRIPT)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-
-    matmul = str(ROOT / "examples" / "programs" / "matmul_highlevel.lift")
-    op = program_operator(matmul, "M=64,N=64,K=32")
-    other = program_operator(matmul, "M=32,N=32,K=16").problem
+    bench, op, other = _bench_and_two_problems()
     dev = "test | gpu | 1"
 
     def rec(problem, variant, k, device=dev, status=Status.OK):
@@ -94,18 +85,9 @@ def test_transfer_learns_other_problems_never_the_workloads_own(tmp_path):
 def test_a_live_transfer_run_shares_other_problems_rows_with_the_guided_store(tmp_path):
     """In a live ``--transfer`` run the guided search's store receives the other workloads' rows of other
     problems (whatever their device: the engine keeps its own), never a row of the workload's own problem."""
-    import importlib.util
-
-    from liftpy.tuning.operator import program_operator
     from liftpy.tuning.store import Record, Status, Store
 
-    spec = importlib.util.spec_from_file_location("search_benchmark", SCRIPT)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-
-    matmul = str(ROOT / "examples" / "programs" / "matmul_highlevel.lift")
-    op = program_operator(matmul, "M=64,N=64,K=32")
-    other = program_operator(matmul, "M=32,N=32,K=16").problem
+    bench, op, other = _bench_and_two_problems()
 
     def rec(problem, k, device="test | gpu | 1"):
         return Record(device, problem, "v0", {"k0": k}, Status.OK, time_ms=1.0 + k, bytes=100, finished_at=float(k))
@@ -121,3 +103,17 @@ def test_a_live_transfer_run_shares_other_problems_rows_with_the_guided_store(tm
     with Store(guided) as s:
         rows = s.records()
     assert sorted((r.layer, r.config["k0"]) for r in rows) == [(other, 3), (other, 4)]
+
+
+def _bench_and_two_problems():
+    """The benchmark script as a module, the matrix product at 64 x 64 x 32 (the workload) and the name of
+    another problem of its variants (32 x 32 x 16)."""
+    import importlib.util
+
+    from liftpy.tuning.operator import program_operator
+
+    spec = importlib.util.spec_from_file_location("search_benchmark", SCRIPT)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    matmul = str(ROOT / "examples" / "programs" / "matmul_highlevel.lift")
+    return bench, program_operator(matmul, "M=64,N=64,K=32"), program_operator(matmul, "M=32,N=32,K=16").problem
