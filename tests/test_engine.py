@@ -530,7 +530,8 @@ def test_other_problems_inform_the_search(tmp_path):
 
 def test_models_of_other_problems_points_are_made_in_processes_and_kept(tmp_path, monkeypatch):
     """``prefetch_at`` makes the models of many points of another problem in worker processes and keeps them
-    on disk: ``predict_at`` then predicts each without making a model itself, and as it would have."""
+    on disk (and in memory): ``predict_at`` then predicts each without making a model itself, and as it
+    would have."""
     import liftpy.model.analytical as analytical
     from liftpy.host.profile import DeviceProfile
     from liftpy.tuning.operator import program_operator
@@ -558,6 +559,11 @@ def test_models_of_other_problems_points_are_made_in_processes_and_kept(tmp_path
     made = [fresh.predict_at(i, sizes, c) for i, sizes, c in points]
     assert [p.seconds for p in kept] == pytest.approx([p.seconds for p in made])
     assert [p.features for p in kept] == [p.features for p in made]
+    # Without a disk cache the models made in the processes serve from memory.
+    uncached = Spaces(variants, op.sizes(), gpu, 0)
+    uncached.prefetch_at(points, jobs=2)
+    monkeypatch.setattr(analytical, "model_code", refuse)
+    assert [uncached.predict_at(i, sizes, c).seconds for i, sizes, c in points] == pytest.approx([p.seconds for p in made])
 
 
 def test_conv_problem_sizes_are_those_of_layers_with_the_same_kernel():

@@ -253,6 +253,7 @@ class Spaces:
         models made in ``jobs`` processes: each costs a code generation at its own sizes the first time (0.1-0.3
         s for a convolution tiling), and a search learns up to ``engine.TRANSFER_POINTS`` of them before its
         first proposal."""
+        from ..model import VariantModel
         from .cache import SCREEN_CODE, recall, remember
 
         todo, asked = [], set()
@@ -276,6 +277,8 @@ class Spaces:
             if code is None:
                 continue  # predict_at meets the refusal itself, as it would have
             remember("models", self._model_key(i, sizes, config), code, SCREEN_CODE)
+            # Kept here too, so that they serve without a disk cache (``LIFTPY_CACHE_DIR=off``).
+            self._models[self._model_slot(i, sizes, config)] = VariantModel(code, self.variants[i].params, self.machine)
 
     def predict_at(self, i: int, sizes: dict, config: dict):
         """The analytical model's prediction for a point of variant ``i`` at other ``sizes`` (another problem's
@@ -352,7 +355,7 @@ class Spaces:
     def model(self, i: int, sizes: dict | None = None, config: dict | None = None):
         """The analytical model of variant ``i`` at this problem's sizes (or at other ``sizes``, where
         ``config``, a configuration valid there, is the probe of how its reads are served)."""
-        key = i if sizes is None else (i, tuple(sorted(sizes.items())), tuple(sorted((config or {}).items())))
+        key = i if sizes is None else self._model_slot(i, sizes, config)
         if key not in self._models:
             from ..model import VariantModel
             from ..model.analytical import model_code
@@ -366,6 +369,11 @@ class Spaces:
             code = memo("models", self._model_key(i, at, probe), lambda: model_code(v.program, at, v.params, probe), SCREEN_CODE)
             self._models[key] = VariantModel(code, v.params, self.machine)
         return self._models[key]
+
+    @staticmethod
+    def _model_slot(i: int, sizes: dict, config: dict | None) -> tuple:
+        """Where ``model`` keeps the model of variant ``i`` at other sizes, probed at ``config``."""
+        return (i, tuple(sorted(sizes.items())), tuple(sorted((config or {}).items())))
 
     def _model_key(self, i: int, sizes: dict, probe: dict | None) -> str:
         return f"{self._variant_key(i)}|{sorted(sizes.items())}|{sorted((probe or {}).items())}"
