@@ -100,8 +100,6 @@ def main() -> int:
                     help="the model also learns from the other workloads' stores beside --json (leave one out; module docstring)")
     args = ap.parse_args()
 
-    from scipy.stats import kendalltau
-
     from liftpy.host.profile import resolve_profile
     from liftpy.tuning.cache import cached_variants
     from liftpy.tuning.engine import explore_operator, select_variants, variant_id
@@ -172,23 +170,15 @@ def main() -> int:
             transfer = _transfer(search, op, out_dir, (uni_db, guided_db), device, index, args.jobs)
             search.refit()
         held = [(index[r.variant], r) for r in u_ok if r.variant in index]
-        from liftpy.model.learned import feature_vector
-
+        everything = held + [(index[r.variant], r) for r in g_pts if r.measured and r.variant in index]
         # How each point's reads are served, measured at the point: hundreds of code generations, in parallel.
-        spaces.prefetch_access([(i, r.config) for i, r in held]
-                               + [(index[r.variant], r.config) for r in g_pts if r.measured and r.variant in index], args.jobs)
-
-        feats, base = [], []
-        for i, r in held:
-            p = spaces.predict(i, r.config)
-            feats.append(feature_vector(p, search.rules[i], search.learned.rule_names, search.work))
-            base.append(p.seconds)
-        pred = list(search.learned.predict_log(feats, base))
-        meas = [math.log(r.time_ms) for _, r in held]
-        tau = float(kendalltau(pred, meas).statistic) if len(held) > 2 else None
-        tau_plain = (float(kendalltau(list(plain.predict_log(feats, base)), meas).statistic)
-                     if plain is not None and len(held) > 2 else None)
-        analytical_tau = float(kendalltau([math.log(max(b, 1e-12)) for b in base], meas).statistic) if len(held) > 2 else None
+        spaces.prefetch_access([(i, r.config) for i, r in everything], args.jobs)
+        f_all, b_all = _features(search, everything)
+        feats, base = f_all[:len(held)], b_all[:len(held)]
+        meas = [r.time_ms for _, r in held]
+        tau = _tau(search.learned.predict_log(feats, base), meas)
+        tau_plain = _tau(plain.predict_log(feats, base), meas) if plain is not None else None
+        analytical_tau = _tau([math.log(max(b, 1e-12)) for b in base], meas)
 
         # Pruning: device limits (raw -> valid), then the model's top share holding a point within 2%.
         raw = valid = 0
@@ -197,12 +187,6 @@ def main() -> int:
             if c is not None:
                 raw += c.size.raw
                 valid += c.size.valid
-        everything = held + [(index[r.variant], r) for r in g_pts if r.measured and r.variant in index]
-        f_all, b_all = [], []
-        for i, r in everything:
-            p = spaces.predict(i, r.config)
-            f_all.append(feature_vector(p, search.rules[i], search.learned.rule_names, search.work))
-            b_all.append(p.seconds)
         p_all = list(search.learned.predict_log(f_all, b_all))
         tau_cv = _cv_tau(f_all, b_all, [r.time_ms for _, r in everything], search.learned.rule_names, args.seed)
         order = sorted(range(len(everything)), key=lambda k: p_all[k])
@@ -253,6 +237,29 @@ def _resume_fields(guided, resumed, resume_s: float) -> dict:
         "resume_point_steps_s": {k: new.metrics.get(k) for k in ("prepare_s", "run_s", "check_s")},
         "resume_measure_start_steps_s": resumed.measure_start_steps,
     }
+
+
+def _features(search, points) -> tuple[list, list]:
+    """The learned model's features and the formula's seconds of measured points ((variant index, record)
+    pairs), as ``search`` ranks them."""
+    from liftpy.model.learned import feature_vector
+
+    feats, base = [], []
+    for i, r in points:
+        p = search.spaces.predict(i, r.config)
+        feats.append(feature_vector(p, search.rules[i], search.learned.rule_names, search.work))
+        base.append(p.seconds)
+    return feats, base
+
+
+def _tau(predicted_log, measured_ms) -> float | None:
+    """Kendall's tau between predicted log times and measured times (None for fewer than three points)."""
+    from scipy.stats import kendalltau
+
+    measured_ms = list(measured_ms)
+    if len(measured_ms) < 3:
+        return None
+    return float(kendalltau(list(predicted_log), [math.log(m) for m in measured_ms]).statistic)
 
 
 def _other_rows(op, folder: Path, own: tuple, device: str | None = None) -> tuple[list, list]:
@@ -318,8 +325,6 @@ def _cv_tau(features, analytical_s, measured_ms, rule_names, seed: int, folds: i
     the held-out predictions of all folds pooled."""
     import random
 
-    from scipy.stats import kendalltau
-
     from liftpy.model.learned import LearnedModel
 
     n = len(measured_ms)
@@ -336,7 +341,7 @@ def _cv_tau(features, analytical_s, measured_ms, rule_names, seed: int, folds: i
         model.fit()
         for j, v in zip(held, model.predict_log([features[j] for j in held], [analytical_s[j] for j in held])):
             predicted[j] = float(v)
-    return float(kendalltau(predicted, [math.log(m) for m in measured_ms]).statistic)
+    return _tau(predicted, measured_ms)
 
 
 if __name__ == "__main__":

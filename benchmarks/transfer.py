@@ -43,15 +43,12 @@ def main() -> int:
 
     import copy
 
-    from scipy.stats import kendalltau
-
     from liftpy.host.profile import resolve_profile
-    from liftpy.model.learned import feature_vector
     from liftpy.tuning.cache import cached_variants
     from liftpy.tuning.engine import select_variants, variant_id
     from liftpy.tuning.search import ModelSearch, Spaces
     from liftpy.tuning.store import Store
-    from search import _transfer, workload
+    from search import _features, _tau, _transfer, workload
 
     folder = Path(args.stores)
     profile = resolve_profile(None, args.profile)
@@ -61,11 +58,13 @@ def main() -> int:
         rules = tuple(r for r in args.conv_rules.split(",") if r) if rules is None else rules
         tag = name.replace(":", "_").replace("@", "_")
         uni_db, guided_db = folder / f"search-{tag}-uniform.sqlite", folder / f"search-{tag}-guided.sqlite"
+        # (by problem: a live ``search.py --transfer`` run's guided store holds other workloads' rows too)
         with Store(uni_db) as s:
-            uniform = [r for r in s.records() if r.measured and not r.is_reference]
+            uniform = [r for r in s.records(layer=op.problem) if r.measured and not r.is_reference]
         if guided_db.exists():
             with Store(guided_db) as s:
-                own = sorted((r for r in s.records() if not r.is_reference), key=lambda r: r.finished_at or 0)[:args.own]
+                own = sorted((r for r in s.records(layer=op.problem) if not r.is_reference),
+                             key=lambda r: r.finished_at or 0)[:args.own]
             own, held, how = [r for r in own if r.measured], uniform, "guided"
         else:
             picked = set(random.Random(args.seed).sample(range(len(uniform)), min(args.own, len(uniform) // 2)))
@@ -84,21 +83,14 @@ def main() -> int:
             search.observe(index[r.variant], r.config, r.time_ms)
         search.refit()
         plain = copy.deepcopy(search.learned)
-        used = _transfer(search, op, folder, (uni_db, guided_db), device, index)
+        used = _transfer(search, op, folder, (uni_db, guided_db), device, index, args.jobs)
         search.refit()
-        feats, base = [], []
-        for i, r in held:
-            p = spaces.predict(i, r.config)
-            feats.append(feature_vector(p, search.rules[i], search.learned.rule_names, search.work))
-            base.append(p.seconds)
-        meas = [math.log(r.time_ms) for _, r in held]
-
-        def tau(model):
-            return float(kendalltau(list(model.predict_log(feats, base)), meas).statistic)
-
+        feats, base = _features(search, held)
+        meas = [r.time_ms for _, r in held]
         rec = {"workload": name, "device": device, "own": how, "own_points": len(own), "held_out_points": len(held),
-               "kendall_tau": tau(search.learned), "kendall_tau_no_transfer": tau(plain),
-               "analytical_kendall_tau": float(kendalltau([math.log(max(b, 1e-12)) for b in base], meas).statistic),
+               "kendall_tau": _tau(search.learned.predict_log(feats, base), meas),
+               "kendall_tau_no_transfer": _tau(plain.predict_log(feats, base), meas),
+               "analytical_kendall_tau": _tau([math.log(max(b, 1e-12)) for b in base], meas),
                "transfer": used, "seed": args.seed}
         records.append(rec)
         print(json.dumps(rec), flush=True)
