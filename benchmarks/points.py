@@ -28,6 +28,7 @@ def main() -> int:
     from liftpy.host.profile import DeviceProfile
     from liftpy.host.device import get_device
     from liftpy.host.kernel import CompiledPipeline, device_limits
+    from liftpy.tuning.cache import cached_variants
     from liftpy.tuning.engine import variant_id
     from liftpy.tuning.operator import parse_sizes
     from search import workload
@@ -51,7 +52,7 @@ def main() -> int:
     device = None if args.generate_only else get_device(args.device)
     limits = DeviceProfile.load(args.profile).limits() if args.profile else device_limits(device)
     inputs, check = (None, None) if args.generate_only else op.prepare(0)
-    variants = op.variants()
+    variants = cached_variants(op)  # derived once per operator and rule set, kept on disk
     ids = [variant_id(v) for v in variants]
     records = []
     for want, cfg in zip(args.variant, args.config):

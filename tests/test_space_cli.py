@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from liftpy.constraints import count_space, explain, sample, solve
+from liftpy.constraints.solver import enumerate_valid
 from liftpy.constraints.infer import infer_space, variant_space
 from liftpy.host.profile import DeviceProfile, resolve_profile
 from liftpy.ir.parser import parse_program
@@ -95,3 +96,21 @@ def test_space_command_prints_parameters_constraints_order_and_sizes(tmp_path):
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 1
     assert "work-items per group" in r.stdout
+
+
+FLAT_CHUNKS = """
+def flatchunks(xs: [[float]N]N) =
+  mapGlb(0, fun(c) => toGlobal(mapSeq(id, reduceSeq(fun(acc, x) => add(acc, x), toPrivate(id(0.0f)), c))),
+    split(s, join(xs)))
+"""
+
+
+def test_a_parameter_may_split_lengths_longer_than_any_input_dimension():
+    """``split(s, join(xs))`` over an 8 x 8 input splits 64 elements: every divisor of 64 is a valid ``s``,
+    not only those up to the largest input dimension (8).  That bound had cut split-K of VGG-16's deep
+    layers off at chunks of 256 of their 9·C terms (18 chunks and more), where 4 to 16 are the vendor's."""
+    program = parse_program(FLAT_CHUNKS)
+    space = infer_space(program, {"N": 8}, params=["s"])
+    assert space.parameter("s").hi >= 64
+    valid = {c["s"] for c in enumerate_valid(solve(space))}
+    assert valid == {1, 2, 4, 8, 16, 32, 64}

@@ -12,7 +12,12 @@ Every constraint comes with its origin:
 
 The program's size variables are substituted first, so a space is a closed problem over the tuning
 parameters; every parameter gets the range [1, largest array length of the program] unless the
-constraints say more.
+constraints say more.  A parameter that must divide a length (``split(p)`` of ``[float]n``: ``n % p == 0``)
+may reach that length, even where it is longer than every input dimension: the flattened reduction of a
+convolution (9·C) or its flattened image (H·W).  (With the inputs' dimensions alone as the bound, split-K
+of VGG-16's deep layers was cut off at chunks of 256 of their 1,152 to 4,608 terms.)  The other
+parameters keep the inputs' largest dimension, so that a parameter bounded only through another (a
+register block dividing a tile) does not range over a whole flattened image.
 """
 
 from __future__ import annotations
@@ -42,6 +47,18 @@ def _largest_length(program: Program, bindings: dict) -> int:
                 best = max(best, int(tt.size))
             tt = tt.elem
     return best
+
+
+def _divided_lengths(constraints) -> dict[str, int]:
+    """For each parameter ``p`` that a constraint requires to divide a number (``Mod(n, p) == 0``), the
+    largest such ``n``."""
+    out: dict[str, int] = {}
+    for c in constraints:
+        for m in c.predicate.atoms(sympy.Mod):
+            n, p = m.args
+            if n.is_Integer and p.is_Symbol:
+                out[p.name] = max(out.get(p.name, 1), int(n))
+    return out
 
 
 def infer_space(
@@ -91,8 +108,10 @@ def infer_space(
             "or declare the tuning parameters"
         )
     hi = _largest_length(program, bindings)
+    divided = _divided_lengths(constraints)
     lows = dict(lower_bounds or {})
-    parameters = tuple(Parameter(name, lo=lows.get(name, 1), hi=hi, doc="tuning parameter") for name in declared)
+    parameters = tuple(Parameter(name, lo=lows.get(name, 1), hi=max(hi, divided.get(name, 1)), doc="tuning parameter")
+                       for name in declared)
     return Space(parameters, tuple(constraints))
 
 
