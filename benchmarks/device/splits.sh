@@ -3,7 +3,7 @@
 # (POINTS=benchmarks/device/splits-best.points: the fastest of them on the H200, again on an H100)
 # Re-times issue 18's best point of each VGG-16 layer (h100-vgg16-gemmview.json) beside the points of
 # splits.points: split-K chunks and tiles longer than any input dimension, which the tuning space admits
-# since the parameters' range covers every length a divisibility requirement names.  One process, the
+# since a parameter that must divide a length may reach that length.  One process, the
 # vendor timed beside every point; the file of each layer's fastest point in conv_vgg16.py's shape.
 export PYTHONPYCACHEPREFIX=/tmp/pyc
 sp=$(python -c 'import sympy,os;print(os.path.dirname(os.path.dirname(sympy.__file__)))')

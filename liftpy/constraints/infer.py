@@ -30,6 +30,7 @@ from ..errors import ConstraintError
 from ..ir.expr import Program
 from ..ir.typecheck import typecheck
 from ..ir.types import ArrayType, Type, as_size, flat_count, memory_bytes, subs_type
+from .forms import divisor_form
 from .resources import analyze
 from .space import Constraint, Parameter, Space
 
@@ -50,14 +51,14 @@ def _largest_length(program: Program, bindings: dict) -> int:
 
 
 def _divided_lengths(constraints) -> dict[str, int]:
-    """For each parameter ``p`` that a constraint requires to divide a number (``Mod(n, p) == 0``), the
-    largest such ``n``."""
+    """For each parameter ``p`` that a constraint requires to divide a constant (``Mod(n, p + c) == 0``,
+    the form the solver turns into divisors: ``forms.divisor_form``), the largest value it may then take."""
     out: dict[str, int] = {}
     for c in constraints:
-        for m in c.predicate.atoms(sympy.Mod):
-            n, p = m.args
-            if n.is_Integer and p.is_Symbol:
-                out[p.name] = max(out.get(p.name, 1), int(n))
+        for name in c.names:
+            form = divisor_form(c.predicate, name)
+            if form is not None and form.dividend.is_Integer:
+                out[name] = max(out.get(name, 1), abs(int(form.dividend)) - form.offset)
     return out
 
 
