@@ -1,0 +1,136 @@
+"""Benchmark: what one low-level pass is worth, in kernel time on a device and in code-generation time.
+
+    python benchmarks/pass_worth.py --pass eliminate_divmod \
+        --best benchmarks/results/h100-vgg16-gemmview.json --sample vgg16:12 --points 12 --json out.json
+
+Each point (variant and configuration) is generated twice, with ``DEFAULT_PASSES`` and with the named pass
+left out (every occurrence of it: ``simplify`` runs twice).  Where the two sources are the same, nothing is run; otherwise both are built, run and checked
+against the operator's reference, their times taken alternately (with, without, with, without) and the
+better of each side's two medians kept.  Points come from ``--best`` (the best point of each record of a
+results file with ``layer``, ``best_variant`` and ``best_config``, as ``conv_vgg16.py`` writes them) and from
+``--sample`` (``--points`` drawn uniformly from a workload's tiled variants, for the limits of the device).
+
+JSON: one record per point with ``workload``, ``variant``, ``config``, ``pass``, ``same_source``,
+``ms_with``, ``ms_without``, ``ok_with``, ``ok_without``, ``codegen_with_s``, ``codegen_without_s``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def _points(args, limits_profile):
+    """(workload, variant id, config) of every point asked for."""
+    from liftpy.tuning.cache import cached_variants
+    from liftpy.tuning.engine import choose_points, select_variants, variant_id
+    from search import workload
+
+    out = []
+    for path in args.best or ():
+        for rec in json.loads(Path(path).read_text()):
+            out.append((rec["layer"], rec["best_variant"], dict(rec["best_config"])))
+    for name in args.sample or ():
+        op, rules = workload(name)
+        rules = (args.conv_rules,) if rules is None else rules
+        variants = select_variants(cached_variants(op), rules)
+        for p in choose_points(variants, op.sizes(), args.points, limits_profile, args.seed):
+            out.append((name, variant_id(variants[p.variant_index]), dict(p.config)))
+    return out
+
+
+def main() -> int:
+    from liftpy.codegen.kernel import generate_pipeline
+    from liftpy.codegen.passes import DEFAULT_PASSES
+    from liftpy.errors import LiftError
+    from liftpy.host.device import get_device
+    from liftpy.host.kernel import CompiledPipeline, device_limits
+    from liftpy.host.profile import DeviceProfile
+    from liftpy.tuning.cache import cached_variants
+    from liftpy.tuning.engine import variant_id
+    from search import workload
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pass", dest="name", required=True, help="the pass of DEFAULT_PASSES to leave out (e.g. eliminate_divmod)")
+    ap.add_argument("--best", action="append", help="a results file whose records' best points to compare")
+    ap.add_argument("--sample", action="append", help="a workload (vgg16:12, sgemm:1024) to draw points of")
+    ap.add_argument("--points", type=int, default=12)
+    ap.add_argument("--conv-rules", default="tile2DReduce|tile2DReduceStrided")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--profile", default=str(Path(__file__).resolve().parent / "results/h100-profile.json"),
+                    help="device profile for drawing --sample points")
+    ap.add_argument("--device", default=None)
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    names = [p.__name__ for p in DEFAULT_PASSES]
+    if args.name not in names:
+        ap.error(f"--pass {args.name!r} is not one of the default passes ({', '.join(names)})")
+    without = tuple(p for p in DEFAULT_PASSES if p.__name__ != args.name)
+
+    device = get_device(args.device)
+    limits = device_limits(device)
+    points = _points(args, DeviceProfile.load(args.profile))
+    records = []
+    print(f"{'workload':<10}{'variant':<64}{'with ms':>9}{'w/o ms':>9}{'ratio':>7}  codegen with / without", flush=True)
+    for name, vid, config in points:
+        op, _ = workload(name)
+        variants = {variant_id(v): v for v in cached_variants(op)}
+        rec = {"workload": name, "variant": vid, "config": config, "pass": args.name}
+        v = variants.get(vid)
+        if v is None:
+            print(f"{name:<10}{vid:<64} no such variant in this tree", flush=True)
+            records.append({**rec, "error": "no such variant"})
+            continue
+        sizes = {**op.sizes(), **config}
+        try:
+            t = time.perf_counter()
+            a = generate_pipeline(v.program, sizes, limits, v.placement_map)
+            ta = time.perf_counter() - t
+            t = time.perf_counter()
+            b = generate_pipeline(v.program, sizes, limits, v.placement_map, passes=without)
+            tb = time.perf_counter() - t
+        except LiftError as e:
+            print(f"{name:<10}{vid:<64} {type(e).__name__}: {e}", flush=True)
+            records.append({**rec, "error": str(e)})
+            continue
+        same = all(x.source == y.source for (x, _), (y, _) in zip(a, b))
+        rec.update(same_source=same, codegen_with_s=ta, codegen_without_s=tb)
+        if not same:
+            inputs, check = op.prepare(0)
+            runs = {}
+            try:
+                compiled = {"with": CompiledPipeline(v.program, sizes, device, v.placement_map, stages=a),
+                            "without": CompiledPipeline(v.program, sizes, device, v.placement_map, stages=b)}
+                for _ in range(2):
+                    for side, c in compiled.items():
+                        r = c.run(*inputs, repeat=args.repeat, warmup=3)
+                        best = runs.get(side)
+                        ok = check(r.output).ok
+                        runs[side] = (min(r.time_ms, best[0]) if best else r.time_ms, ok and (best[1] if best else True))
+            except LiftError as e:
+                print(f"{name:<10}{vid:<64} {type(e).__name__}: {e}", flush=True)
+                records.append({**rec, "error": str(e)})
+                continue
+            rec.update(ms_with=runs["with"][0], ms_without=runs["without"][0], ok_with=runs["with"][1],
+                       ok_without=runs["without"][1])
+        records.append(rec)
+        if same:
+            line = f"{'same source':>25}"
+        else:
+            flag = "" if rec["ok_with"] and rec["ok_without"] else "  WRONG"
+            line = f"{rec['ms_with']:>9.4f}{rec['ms_without']:>9.4f}{rec['ms_without'] / rec['ms_with']:>7.2f}{flag}"
+        print(f"{name:<10}{vid:<64}{line}  {ta:.2f} / {tb:.2f} s  {config}", flush=True)
+        if args.json:  # after every point: an interrupted run keeps what it measured
+            Path(args.json).write_text(json.dumps(records, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
