@@ -4,8 +4,8 @@
         --best benchmarks/results/h100-vgg16-gemmview.json --sample vgg16:12 --points 12 --json out.json
 
 Each point (variant and configuration) is generated twice, with ``DEFAULT_PASSES`` and with the named pass
-left out (every occurrence of it: ``simplify`` runs twice).  Where the two sources are the same, nothing is run; otherwise both are built, run and checked
-against the operator's reference, their times taken alternately (with, without, with, without) and the
+left out (every occurrence of it: ``simplify`` runs twice).  Where the two sources are the same, nothing is
+run; otherwise both are built, run and checked against the operator's reference, their times taken alternately (with, without, with, without) and the
 better of each side's two medians kept.  Points come from ``--best`` (the best point of each record of a
 results file with ``layer``, ``best_variant`` and ``best_config``, as ``conv_vgg16.py`` writes them) and from
 ``--sample`` (``--points`` drawn uniformly from a workload's tiled variants, for the limits of the device).
@@ -17,6 +17,7 @@ JSON: one record per point with ``workload``, ``variant``, ``config``, ``pass``,
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
@@ -79,9 +80,20 @@ def main() -> int:
     points = _points(args, DeviceProfile.load(args.profile))
     records = []
     print(f"{'workload':<10}{'variant':<64}{'with ms':>9}{'w/o ms':>9}{'ratio':>7}  codegen with / without", flush=True)
-    for name, vid, config in points:
+
+    @functools.cache
+    def problem(name):
+        """A workload's operator and its variants by id, read from disk once, not once per point."""
         op, _ = workload(name)
-        variants = {variant_id(v): v for v in cached_variants(op)}
+        return op, {variant_id(v): v for v in cached_variants(op)}
+
+    @functools.cache
+    def prepared(name):
+        """A workload's inputs and reference check, computed once and only if some point is run."""
+        return problem(name)[0].prepare(0)
+
+    for name, vid, config in points:
+        op, variants = problem(name)
         rec = {"workload": name, "variant": vid, "config": config, "pass": args.name}
         v = variants.get(vid)
         if v is None:
@@ -103,23 +115,23 @@ def main() -> int:
         same = all(x.source == y.source for (x, _), (y, _) in zip(a, b))
         rec.update(same_source=same, codegen_with_s=ta, codegen_without_s=tb)
         if not same:
-            inputs, check = op.prepare(0)
-            runs = {}
+            inputs, check = prepared(name)
+            times: dict = {"with": [], "without": []}
+            oks: dict = {"with": [], "without": []}
             try:
                 compiled = {"with": CompiledPipeline(v.program, sizes, device, v.placement_map, stages=a),
                             "without": CompiledPipeline(v.program, sizes, device, v.placement_map, stages=b)}
-                for _ in range(2):
+                for _ in range(2):  # alternately, so that a drift of the device's clock hits both sides
                     for side, c in compiled.items():
                         r = c.run(*inputs, repeat=args.repeat, warmup=3)
-                        best = runs.get(side)
-                        ok = check(r.output).ok
-                        runs[side] = (min(r.time_ms, best[0]) if best else r.time_ms, ok and (best[1] if best else True))
+                        times[side].append(r.time_ms)
+                        oks[side].append(check(r.output).ok)
             except LiftError as e:
                 print(f"{name:<10}{vid:<64} {type(e).__name__}: {e}", flush=True)
                 records.append({**rec, "error": str(e)})
                 continue
-            rec.update(ms_with=runs["with"][0], ms_without=runs["without"][0], ok_with=runs["with"][1],
-                       ok_without=runs["without"][1])
+            rec.update(ms_with=min(times["with"]), ms_without=min(times["without"]), ok_with=all(oks["with"]),
+                       ok_without=all(oks["without"]))
         records.append(rec)
         if same:
             line = f"{'same source':>25}"
