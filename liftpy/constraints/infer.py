@@ -22,6 +22,7 @@ register block dividing a tile) does not range over a whole flattened image.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Mapping, Sequence
 
 import sympy
@@ -84,17 +85,21 @@ def infer_space(
 
     seen: set = set()
 
-    def add(pred, origin: str, primitive: str, kind: str) -> None:
-        pred = _tidy(sympy.sympify(pred).subs(bindings))
+    bound = tuple(bindings.items())
+
+    def add(pred, origin, primitive: str, kind: str) -> None:
+        """``origin``: the message, or a function making it (printing the sizes in it cost a fifth of
+        inferring a space, and most device limits hold for every value once the sizes are known)."""
+        pred = _bind_pred(pred, bound)
         if pred is sympy.true or pred in seen:
             return
         seen.add(pred)
         names = {str(s) for s in pred.free_symbols}
         found_params.update(names)
-        constraints.append(Constraint(pred, origin, primitive, kind))
+        constraints.append(Constraint(pred, origin() if callable(origin) else origin, primitive, kind))
 
     for r in typing.requirements:
-        add(r.predicate, f"{r.message} (in {r.where})", r.primitive, "algorithmic")
+        add(r.predicate, lambda r=r: f"{r.message} (in {r.where})", r.primitive, "algorithmic")
     for r in extra:
         add(r.predicate, r.message, r.rule, "algorithmic")
     if profile is not None:
@@ -116,12 +121,22 @@ def infer_space(
     return Space(parameters, tuple(constraints))
 
 
+@lru_cache(maxsize=8192)
+def _bind_pred(pred, bound: tuple):
+    """``_tidy(pred.subs(dict(bound)))``, memoised like ``_tidy``: substituting the sizes into the same
+    conditions of every variant was a third of inferring a space."""
+    return _tidy(sympy.sympify(pred).subs(dict(bound)))
+
+
+@lru_cache(maxsize=8192)
 def _tidy(pred):
     """``pred`` with each side of a relation as one reduced fraction, factored: lengths such as
     ``(1 + (p + 112)/(t - 2))*(t - 2)`` become ``p + 114``, so the same condition reached through
     different primitives is recognised as one constraint, and the solver evaluates less.  Only
     denominators that other constraints keep positive (tile minus window, vector widths) are cancelled,
-    so the valid set does not change."""
+    so the valid set does not change.  Memoised: the variants of one program repeat the same few
+    conditions (100 of the convolution's asked 3,499 times for 148 distinct ones), and factoring
+    them was half of inferring a space."""
     if not isinstance(pred, sympy.core.relational.Relational) or pred.has(sympy.Mod, sympy.floor, sympy.ceiling):
         return pred
     lhs, rhs = (sympy.factor(sympy.cancel(side)) for side in (pred.lhs, pred.rhs))
@@ -130,7 +145,7 @@ def _tidy(pred):
 
 def hardware_constraints(program: Program, profile, placements: Mapping[str, str]) -> list[tuple]:
     """(predicate, origin, primitive) for the device limits a program's launch and memory must respect;
-    for a pipeline, those of each of its kernels."""
+    for a pipeline, those of each of its kernels.  ``origin`` is a function making the message."""
     from ..ir.kernels import split_kernels
 
     out = []
@@ -139,14 +154,15 @@ def hardware_constraints(program: Program, profile, placements: Mapping[str, str
     for st in stages:
         label = f" (kernel {st.program.name})" if len(stages) > 1 else ""
         t = typecheck(st.program).type
-        out.extend((pred, origin + label, prim) for pred, origin, prim in _kernel_limits(st.program, t, profile, placements))
+        out.extend((pred, lambda o=origin, label=label: o() + label, prim)
+                   for pred, origin, prim in _kernel_limits(st.program, t, profile, placements))
         # The buffer a stage writes: one allocation, indexed with 32-bit ints.
         count = flat_count(t)
         nbytes = memory_bytes(t)
         total_bytes += nbytes
-        out.append((sympy.Le(nbytes, profile.max_alloc_bytes), f"the buffer {st.output}{label} ({nbytes} bytes) must fit in one allocation ({profile.max_alloc_bytes} bytes)", "device:max_alloc_bytes"))
-        out.append((sympy.Lt(count, 2**31), f"the buffer {st.output}{label} has {count} elements; kernels index with 32-bit ints", "codegen:int_index"))
-    out.append((sympy.Le(total_bytes, profile.global_mem_bytes), f"all buffers together ({total_bytes} bytes) must fit in the device's {profile.global_mem_bytes} bytes", "device:global_mem_bytes"))
+        out.append((sympy.Le(nbytes, profile.max_alloc_bytes), lambda st=st, label=label, nbytes=nbytes: f"the buffer {st.output}{label} ({nbytes} bytes) must fit in one allocation ({profile.max_alloc_bytes} bytes)", "device:max_alloc_bytes"))
+        out.append((sympy.Lt(count, 2**31), lambda st=st, label=label, count=count: f"the buffer {st.output}{label} has {count} elements; kernels index with 32-bit ints", "codegen:int_index"))
+    out.append((sympy.Le(total_bytes, profile.global_mem_bytes), lambda total_bytes=total_bytes: f"all buffers together ({total_bytes} bytes) must fit in the device's {profile.global_mem_bytes} bytes", "device:global_mem_bytes"))
     return out
 
 
@@ -158,30 +174,32 @@ def _kernel_limits(program: Program, result: Type, profile, placements: Mapping[
         ext = res.extent("lcl", d)
         if ext is not None:
             lim = profile.max_work_item_sizes[d]
-            out.append((sympy.Le(ext, lim), f"work-items per group in dimension {d} ({ext}) must be at most {lim} on {profile.device}", "device:max_work_item_sizes"))
+            out.append((sympy.Le(ext, lim), lambda d=d, ext=ext, lim=lim: f"work-items per group in dimension {d} ({ext}) must be at most {lim} on {profile.device}", "device:max_work_item_sizes"))
             ndim_local.append(ext)
     if ndim_local:
         total = sympy.Mul(*ndim_local)
         out.append(
-            (sympy.Le(total, profile.max_work_group_size), f"work-items per group ({total}) must be at most {profile.max_work_group_size} on {profile.device}", "device:max_work_group_size")
+            (sympy.Le(total, profile.max_work_group_size), lambda total=total: f"work-items per group ({total}) must be at most {profile.max_work_group_size} on {profile.device}", "device:max_work_group_size")
         )
     for d in range(3):
         ext = res.extent("wrg", d)
         if ext is not None:
-            out.append((sympy.Le(ext, 2**31 - 1), f"work-groups in dimension {d} ({ext}) must fit in a 32-bit id", "device:work_groups"))
+            out.append((sympy.Le(ext, 2**31 - 1), lambda d=d, ext=ext: f"work-groups in dimension {d} ({ext}) must fit in a 32-bit id", "device:work_groups"))
         ext = res.extent("glb", d)
         if ext is not None:
-            out.append((sympy.Le(ext, 2**31 - 1), f"work-items in global dimension {d} ({ext}) must fit in a 32-bit id", "device:global_size"))
+            out.append((sympy.Le(ext, 2**31 - 1), lambda d=d, ext=ext: f"work-items in global dimension {d} ({ext}) must fit in a 32-bit id", "device:global_size"))
     items = _total_items(res)
     if items is not None and profile.min_parallelism > 1:
         # A kernel whose result has fewer elements than the device wants work-items (a fully connected
         # layer of batch 1, a last sum) is held to one work-item per element, not pruned away entirely.
         elements = sympy.Mul(*result.dims) if isinstance(result, ArrayType) else sympy.Integer(1)
-        need = sympy.Min(profile.min_parallelism, elements)
+        # Unevaluated: deciding the minimum of symbolic sizes asks sympy's assumptions (a sixth of
+        # inferring a space); with the sizes substituted it is a minimum of two numbers.
+        need = sympy.Min(profile.min_parallelism, elements, evaluate=not elements.free_symbols)
         out.append(
             (
                 sympy.Ge(items, need),
-                f"the kernel launches {items} work-items; at least {need} (the fewer of its {elements} result "
+                lambda items=items, need=need, elements=elements: f"the kernel launches {items} work-items; at least {need} (the fewer of its {elements} result "
                 f"elements and the {profile.min_parallelism} that keep the {profile.compute_units} compute units "
                 f"of {profile.device} busy)",
                 "prune:occupancy",
@@ -190,18 +208,18 @@ def _kernel_limits(program: Program, result: Type, profile, placements: Mapping[
     if res.local_bytes:
         total = sympy.Add(*[b for b, _ in res.local_bytes])
         what = ", ".join(d for _, d in res.local_bytes)
-        out.append((sympy.Le(total, profile.local_mem_bytes), f"local memory ({total} bytes: {what}) must fit in {profile.local_mem_bytes} bytes", "device:local_mem_bytes"))
+        out.append((sympy.Le(total, profile.local_mem_bytes), lambda total=total, what=what: f"local memory ({total} bytes: {what}) must fit in {profile.local_mem_bytes} bytes", "device:local_mem_bytes"))
     if res.private_bytes:
         total = sympy.Add(*[b for b, _ in res.private_bytes])
         what = ", ".join(d for _, d in res.private_bytes)
         cap = profile.private_item_limit_bytes
-        out.append((sympy.Le(total, cap), f"private memory per work-item ({total} bytes: {what}) must be at most {cap} bytes on {profile.device}", "device:private_item_bytes"))
+        out.append((sympy.Le(total, cap), lambda total=total, what=what: f"private memory per work-item ({total} bytes: {what}) must be at most {cap} bytes on {profile.device}", "device:private_item_bytes"))
         group = profile.private_group_limit_bytes
         if group is not None:
             # Without a mapLcl the driver chooses the group, up to the device's largest (as codegen assumes).
             items = sympy.Mul(*ndim_local) if ndim_local else sympy.Integer(profile.max_work_group_size)
             out.append((sympy.Le(total * items, group),
-                        f"private memory of a work-group ({total} bytes in each of {items} work-items) must be at most {group} bytes on {profile.device}",
+                        lambda total=total, items=items: f"private memory of a work-group ({total} bytes in each of {items} work-items) must be at most {group} bytes on {profile.device}",
                         "device:private_group_bytes"))
     if res.private_bytes and profile.private_mem_bytes is not None:
         total = sympy.Add(*[b for b, _ in res.private_bytes])
@@ -209,21 +227,21 @@ def _kernel_limits(program: Program, result: Type, profile, placements: Mapping[
         out.append(
             (
                 sympy.Le(total, profile.private_mem_bytes),
-                f"private memory per work-item ({total} bytes: {what}) must fit in the {profile.registers_per_item} registers measured on {profile.device}",
+                lambda total=total, what=what: f"private memory per work-item ({total} bytes: {what}) must fit in the {profile.registers_per_item} registers measured on {profile.device}",
                 "device:registers_per_item",
             )
         )
     for p, t in zip(program.params, program.param_types):
         nbytes = memory_bytes(t)
-        out.append((sympy.Le(nbytes, profile.max_alloc_bytes), f"input {p.name} ({nbytes} bytes) must fit in one buffer ({profile.max_alloc_bytes} bytes)", "device:max_alloc_bytes"))
+        out.append((sympy.Le(nbytes, profile.max_alloc_bytes), lambda p=p, nbytes=nbytes: f"input {p.name} ({nbytes} bytes) must fit in one buffer ({profile.max_alloc_bytes} bytes)", "device:max_alloc_bytes"))
         if placements.get(p.name) == "image":
             dims = t.dims if isinstance(t, ArrayType) else ()
             if len(dims) == 3:
                 h, w, c = dims
-                out.append((sympy.Le(w * c / 4, profile.image2d_max_width), f"image {p.name} is {w}*{c}/4 texels wide, at most {profile.image2d_max_width}", "device:image2d_max_width"))
-                out.append((sympy.Le(h, profile.image2d_max_height), f"image {p.name} is {h} texels high, at most {profile.image2d_max_height}", "device:image2d_max_height"))
+                out.append((sympy.Le(w * c / 4, profile.image2d_max_width), lambda p=p, w=w, c=c: f"image {p.name} is {w}*{c}/4 texels wide, at most {profile.image2d_max_width}", "device:image2d_max_width"))
+                out.append((sympy.Le(h, profile.image2d_max_height), lambda p=p, h=h: f"image {p.name} is {h} texels high, at most {profile.image2d_max_height}", "device:image2d_max_height"))
                 if not profile.image_support:
-                    out.append((sympy.false, f"input {p.name} is placed in an image but {profile.device} has no image support", "device:image_support"))
+                    out.append((sympy.false, lambda p=p: f"input {p.name} is placed in an image but {profile.device} has no image support", "device:image_support"))
     return out
 
 

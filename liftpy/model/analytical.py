@@ -114,7 +114,9 @@ def _kernel_expressions(stage: Program) -> dict[str, sympy.Expr]:
     glb = [res.extent("glb", d) for d in range(3)]
     if any(g is not None for g in glb):
         total = sympy.Mul(*[g for g in glb if g is not None])
-        items = sympy.Min(total, 256)
+        # Unevaluated (as the constraint inference's minimum): deciding it for symbolic sizes asks
+        # sympy's assumptions, and the sizes are substituted before the code is printed.
+        items = sympy.Min(total, 256, evaluate=not total.free_symbols)
         groups = total / items
     else:
         items = sympy.Mul(*[x for x in lcl if x is not None]) if any(x is not None for x in lcl) else sympy.Integer(1)
