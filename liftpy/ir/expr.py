@@ -41,6 +41,7 @@ class Node:
         state.pop("key", None)
         state.pop("free_vars", None)
         state.pop("_hash", None)  # string hashes differ between processes
+        state.pop("_keys", None)
         return state
 
     @cached_property
@@ -236,11 +237,28 @@ class Program:
 # Function-valued fields of primitives
 
 
+def field_names(obj) -> tuple[str, ...]:
+    """The field names of a dataclass instance (``()`` for anything else), kept per class: keys and rules
+    ask for a primitive's fields at every node they visit, and ``dataclasses.fields`` builds them anew
+    (an eighth of deriving the convolution's variants)."""
+    cls = type(obj)
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) else ()
+    return names
+
+
+_FIELD_NAMES: dict = {}
+
+
 def primitive_functions(prim) -> list[tuple[str, Lambda]]:
     """The lambdas stored in a primitive's fields, with their field names."""
-    if not dataclasses.is_dataclass(prim):
-        return []
-    return [(f.name, getattr(prim, f.name)) for f in dataclasses.fields(prim) if isinstance(getattr(prim, f.name), Lambda)]
+    out = []
+    for name in field_names(prim):
+        v = getattr(prim, name)
+        if isinstance(v, Lambda):
+            out.append((name, v))
+    return out
 
 
 def replace_functions(prim, new: dict[str, Lambda]):
@@ -256,8 +274,8 @@ def _callee_key(fn, env: dict, depth: int):
         return _key(fn, env, depth)
     if dataclasses.is_dataclass(fn):
         parts = []
-        for f in dataclasses.fields(fn):
-            v = getattr(fn, f.name)
+        for name in field_names(fn) if not isinstance(fn, type) else [f.name for f in dataclasses.fields(fn)]:
+            v = getattr(fn, name)
             parts.append(_key(v, env, depth) if isinstance(v, Node) else _value_key(v))
         return (type(fn).__name__, tuple(parts))
     return ("callee", fn)
@@ -271,8 +289,26 @@ def _value_key(v):
 
 
 def _key(node: Node, env: dict, depth: int) -> tuple:
-    if env and not (node.free_vars & env.keys()):
+    if not env:
+        return _key_in(node, env, depth)
+    bound = node.free_vars & env.keys()
+    if not bound:
         return node.key
+    # The key of a node under binders depends only on how far up each of its bound variables is bound,
+    # so it is kept per node by those distances: a rewrite builds new ancestors over shared subtrees, and
+    # each new ancestor's key walked every shared subtree that uses an outer variable again (two fifths
+    # of deriving the convolution's variants).
+    sig = tuple(sorted((v, depth - env[v][0], env[v][1]) for v in bound))
+    memo = node.__dict__.get("_keys")
+    if memo is None:
+        memo = node.__dict__["_keys"] = {}
+    hit = memo.get(sig)
+    if hit is None:
+        hit = memo[sig] = _key_in(node, env, depth)
+    return hit
+
+
+def _key_in(node: Node, env: dict, depth: int) -> tuple:
     if isinstance(node, Var):
         if node.name in env:
             bdepth, idx = env[node.name]
