@@ -238,10 +238,10 @@ class Program:
 
 
 def field_names(obj) -> tuple[str, ...]:
-    """The field names of a dataclass instance (``()`` for anything else), kept per class: keys and rules
-    ask for a primitive's fields at every node they visit, and ``dataclasses.fields`` builds them anew
-    (an eighth of deriving the convolution's variants)."""
-    cls = type(obj)
+    """The field names of a dataclass or its instance (``()`` for anything else), kept per class: keys and
+    rules ask for a primitive's fields at every node they visit, and ``dataclasses.fields`` builds them
+    anew (an eighth of deriving the convolution's variants)."""
+    cls = obj if isinstance(obj, type) else type(obj)
     names = _FIELD_NAMES.get(cls)
     if names is None:
         names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) else ()
@@ -274,7 +274,7 @@ def _callee_key(fn, env: dict, depth: int):
         return _key(fn, env, depth)
     if dataclasses.is_dataclass(fn):
         parts = []
-        for name in field_names(fn) if not isinstance(fn, type) else [f.name for f in dataclasses.fields(fn)]:
+        for name in field_names(fn):
             v = getattr(fn, name)
             parts.append(_key(v, env, depth) if isinstance(v, Node) else _value_key(v))
         return (type(fn).__name__, tuple(parts))
