@@ -445,3 +445,22 @@ def test_shifted_divisor_with_negative_divisors():
     counted = solve(space)
     assert {as_tuple(space, c) for c in enumerate_valid(counted)} == brute_force(space)
     assert (0, 1) in brute_force(space)
+
+
+def test_constraints_are_tidied_inside_minima():
+    """A pipeline stage's occupancy limit held its result length as a sum of fractions over powers of
+    ``t - 2`` (what substituting the sizes into the stage's type leaves); the solver evaluates every
+    term of it exactly, for every candidate.  Tidied, it is one fraction, and the same condition."""
+    from liftpy.constraints.infer import _tidy
+    from liftpy.constraints.compile import compile_predicate
+
+    p, t, w = sympy.symbols("p0 t0 w0")
+    length = 589824 * (p + 56) ** 2 / w
+    messy = sympy.Add(*[term / (t**2 - 4 * t + 4) for term in sympy.expand(length * (t - 2) ** 2).args])
+    pred = sympy.Ge(256 * t**2 * (p + 56) ** 2 / (t - 2), sympy.Min(4224, messy))
+    tidy = _tidy(pred)
+    assert tidy.rhs == sympy.Min(4224, length)
+    names = ["p0", "t0", "w0"]
+    before, after = compile_predicate(pred, names), compile_predicate(tidy, names)
+    grid = itertools.product(range(0, 9), range(3, 12), range(1, 40))
+    assert all(before(*g) == after(*g) for g in grid)

@@ -139,19 +139,20 @@ def _tidy(pred):
     them was half of inferring a space."""
     if not isinstance(pred, sympy.core.relational.Relational) or pred.has(sympy.Mod, sympy.floor, sympy.ceiling):
         return pred
-    lhs, rhs = (sympy.factor(sympy.cancel(_tidy_extrema(side))) for side in (pred.lhs, pred.rhs))
-    return pred.func(lhs, rhs)
+    return pred.func(_tidy_side(pred.lhs), _tidy_side(pred.rhs))
 
 
-def _tidy_extrema(e):
-    """``e`` with the arguments of its minima and maxima tidied like the sides of a relation, which
-    ``cancel`` and ``factor`` leave alone: the occupancy limit of a pipeline's stage held the stage's
-    result length as twenty fractions over powers of ``t - 2`` (``589824*(p + 56)**2/w`` tidied), and
-    the solver's exact arithmetic evaluated that form 37 times slower."""
-    if not e.has(sympy.Min, sympy.Max):
-        return e
-    return e.replace(lambda x: isinstance(x, (sympy.Min, sympy.Max)),
-                     lambda x: x.func(*[sympy.factor(sympy.cancel(a)) for a in x.args]))
+def _tidy_side(e):
+    """One side of a relation as one reduced fraction, factored; a minimum or maximum with each of its
+    arguments so, which ``cancel`` and ``factor`` leave as sums of fractions: the occupancy limit of a
+    pipeline's stage held the stage's result length as twenty fractions over powers of ``t - 2``
+    (``589824*(p + 56)**2/w`` tidied), and the solver's exact arithmetic evaluated that form 37 times
+    slower."""
+    if isinstance(e, (sympy.Min, sympy.Max)):
+        return e.func(*[_tidy_side(a) for a in e.args])
+    if e.has(sympy.Min, sympy.Max):  # inside a product or sum: tidied there, the whole cancelled
+        e = e.replace(lambda x: isinstance(x, (sympy.Min, sympy.Max)), lambda x: x.func(*[_tidy_side(a) for a in x.args]))
+    return sympy.factor(sympy.cancel(e))
 
 
 def hardware_constraints(program: Program, profile, placements: Mapping[str, str]) -> list[tuple]:
