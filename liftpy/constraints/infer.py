@@ -151,7 +151,7 @@ def _tidy_side(e):
     if isinstance(e, (sympy.Min, sympy.Max)):
         return e.func(*[_tidy_side(a) for a in e.args])
     if e.has(sympy.Min, sympy.Max):  # inside a product or sum: tidied there, the whole cancelled
-        e = e.replace(lambda x: isinstance(x, (sympy.Min, sympy.Max)), lambda x: x.func(*[_tidy_side(a) for a in x.args]))
+        e = e.replace(lambda x: isinstance(x, (sympy.Min, sympy.Max)), _tidy_side)
     return sympy.factor(sympy.cancel(e))
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, Iterator
 
 from .types import Type
@@ -241,14 +241,12 @@ def field_names(obj) -> tuple[str, ...]:
     """The field names of a dataclass or its instance (``()`` for anything else), kept per class: keys and
     rules ask for a primitive's fields at every node they visit, and ``dataclasses.fields`` builds them
     anew (an eighth of deriving the convolution's variants)."""
-    cls = obj if isinstance(obj, type) else type(obj)
-    names = _FIELD_NAMES.get(cls)
-    if names is None:
-        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) else ()
-    return names
+    return _class_field_names(obj if isinstance(obj, type) else type(obj))
 
 
-_FIELD_NAMES: dict = {}
+@lru_cache(maxsize=None)
+def _class_field_names(cls) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) else ()
 
 
 def primitive_functions(prim) -> list[tuple[str, Lambda]]:
