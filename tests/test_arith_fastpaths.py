@@ -91,6 +91,59 @@ def test_sums_with_numbers_substituted_are_sympys_sums(e, a, second):
     assert same(substitute(e, mapping), e.xreplace(mapping)), e
 
 
+@st.composite
+def index_term(draw):
+    """A term of an index sum: an integer, a counter, a division or modulus of a sum, a product of an
+    integer and one of those, a product of two counters, or a sum of such terms."""
+    kind = draw(st.sampled_from(["int", "sym", "node", "times", "pair", "sum"]))
+    if kind == "int":
+        return sympy.Integer(draw(st.integers(-9, 9)))
+    if kind == "sym":
+        return draw(st.sampled_from(SYMS))
+    if kind == "node":
+        inner = sympy.Add(*[draw(st.integers(1, 4)) * s for s in SYMS[:2]], draw(st.integers(0, 5)))
+        cls = draw(st.sampled_from([CDiv, CMod, sympy.floor, sympy.Mod]))
+        d = draw(st.sampled_from([2, 4, 7]))
+        if cls is sympy.floor:
+            return sympy.floor(inner / d, evaluate=False)
+        return cls(inner, d, evaluate=False) if cls is sympy.Mod else cls(inner, d)
+    if kind == "times":
+        return draw(st.sampled_from([-3, -1, 2, 64])) * draw(index_term())
+    if kind == "pair":
+        return SYMS[0] * draw(st.sampled_from(SYMS[1:])) * draw(st.sampled_from([1, 3]))
+    return sympy.Add(*draw(st.lists(index_term(), min_size=2, max_size=3)))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(index_term(), min_size=1, max_size=5))
+def test_integer_sums_and_products_are_sympys(terms):
+    """``int_sum`` and ``int_product`` build what ``Add`` and ``Mul`` build, argument order included,
+    where they build anything; nested sums are flattened and like terms collected to zero and beyond."""
+    terms = terms + [-t for t in terms[:1]] if len(terms) == 3 else terms  # a term that cancels
+    got = _uncached(lambda: arith.int_sum(terms))
+    if got is not None:
+        assert same(got, sympy.Add(*terms)), terms
+        assert arith.int_sum(terms) is got  # the same node again, as sympy's cache gives
+    pair = [sympy.Integer(len(terms) - 2), terms[0]]
+    got = _uncached(lambda: arith.int_product(pair))
+    if got is not None:
+        assert same(got, sympy.Mul(*pair)), pair
+
+
+@settings(max_examples=200, deadline=None)
+@given(affine(), st.integers(-6, 9))
+def test_rebuilt_nodes_are_sympys_unevaluated_nodes(e, a):
+    """Floors, moduli, comparisons and our opaque functions rebuilt by substitution are the nodes their
+    constructors make unevaluated: equal, hashed alike, printed alike."""
+    for node in list(sympy.preorder_traversal(e)) + [sympy.Ge(e, 0, evaluate=False), CDiv(e, 4), CMod(e, 8)]:
+        if not isinstance(node, (sympy.floor, sympy.Mod, sympy.Ge, CDiv, CMod)):
+            continue
+        args = tuple(x.xreplace({SYMS[0]: sympy.Integer(a)}) for x in node.args)
+        got = _uncached(lambda: arith._unevaluated(node, args))
+        want = node.func(*args, evaluate=False)
+        assert same(got, want) and hash(got) == hash(want), (node, args)
+
+
 def _uncached(fn):
     """``fn()`` with the index algebra's memo tables emptied first (a result memoised by the other path
     would be returned as it is)."""

@@ -40,6 +40,7 @@ from .types import (
     as_size,
     contains_tuple,
     innermost,
+    is_integer_size,
     scalar_of,
     size_str,
     types_equal,
@@ -110,11 +111,17 @@ VECTOR_WIDTHS = (2, 3, 4, 8, 16)
 # sizes and parameters in every variant (``n0/4`` by ``n0/r1`` in each tiled convolution), and sympy's
 # Mod of symbols takes a millisecond to decide nothing.  The answer is a pure function of the two
 # (immutable) sizes; ``typed`` keeps ``4`` and ``Integer(4)`` apart, as they are built differently.
-@lru_cache(maxsize=4096, typed=True)
 def divisible(n, m) -> sympy.Basic:
     """The condition ``n % m == 0``.  sympy's Mod can recurse without end on some symbolic arguments
     (``Mod(N - 2, S + 1)`` with positive symbols); then the condition is kept unevaluated, and it is
     decided once the sizes have values."""
+    if is_integer_size(n) and is_integer_size(m) and int(m) != 0:  # sizes with values (code generation): Python decides
+        return sympy.true if int(n) % int(m) == 0 else sympy.false
+    return _divisible(n, m)
+
+
+@lru_cache(maxsize=4096, typed=True)
+def _divisible(n, m) -> sympy.Basic:
     try:
         return sympy.Eq(sympy.Mod(n, m), 0)
     except RecursionError:
@@ -535,8 +542,8 @@ class Split(Primitive):
     def typecheck(self, args, tc):
         xs = _array(tc, args[0])
         tc.require_positive(self.n, lambda: f"the chunk size {size_str(self.n)} must be positive")
-        tc.require(
-            divisible(xs.size, self.n),
+        tc.require_divisible(
+            xs.size, self.n,
             lambda: f"the length {size_str(xs.size)} of {xs} must be divisible by {size_str(self.n)} "
             f"({size_str(xs.size)} % {size_str(self.n)} == 0 is required)",
         )
@@ -603,8 +610,8 @@ class Slide(Primitive):
             lambda: f"the window size {size_str(self.size)} must not exceed the length {size_str(n)} of {xs}",
         )
         if self.strict:
-            tc.require(
-                divisible(n - self.size, self.step),
+            tc.require_divisible(
+                n - self.size, self.step,
                 lambda: f"windows of {size_str(self.size)} every {size_str(self.step)} must cover the length "
                 f"{size_str(n)} exactly (({size_str(n)} - {size_str(self.size)}) % {size_str(self.step)} == 0 is required)",
             )
@@ -672,8 +679,8 @@ class Pad(Primitive):
         for side, amount in (("left", self.left), ("right", self.right)):
             num, den = sympy.fraction(sympy.together(amount))
             if den != 1:
-                tc.require(
-                    divisible(num, den),
+                tc.require_divisible(
+                    num, den,
                     lambda side=side, amount=amount: f"the {side} padding/cropping amount {size_str(amount)} must be a whole number",
                 )
         n = xs.size + self.left + self.right
@@ -790,8 +797,8 @@ class AsVector(Primitive):
             sympy.Contains(self.n, sympy.FiniteSet(*VECTOR_WIDTHS)),
             lambda: f"the vector width {size_str(self.n)} must be 2, 3, 4, 8 or 16",
         )
-        tc.require(
-            divisible(xs.size, self.n),
+        tc.require_divisible(
+            xs.size, self.n,
             lambda: f"the length {size_str(xs.size)} of {xs} must be divisible by the vector width {size_str(self.n)} "
             f"({size_str(xs.size)} % {size_str(self.n)} == 0 is required)",
         )

@@ -18,21 +18,33 @@ import sympy
 
 from ..errors import LiftTypeError
 from .expr import Call, Expr, Lambda, Literal, Program, Var, primitive_functions, replace_functions, subterms
-from .primitives import Index, Primitive
-from .types import ArrayType, TupleType, Type, VectorType, as_size, size_str, sizes_equal, subs_type, substitute_sizes
+from .primitives import Index, Primitive, divisible
+from .types import ArrayType, TupleType, Type, VectorType, as_size, is_integer_size, size_str, sizes_equal, subs_type, substitute_sizes
 from .userfun import UserFun
 
 
 # The comparisons of sizes a type rule requires, memoised: sympy evaluates each one through its
 # assumption system, and code generation type-checks every point of a search, with the same
 # comparisons of the same symbolic sizes before the point's values are substituted.
-@lru_cache(maxsize=65536)
 def _at_least_one(n):
+    if is_integer_size(n):  # a size with its value (code generation type-checks every point): Python decides
+        return sympy.true if int(n) >= 1 else sympy.false
+    return _at_least_one_symbolic(n)
+
+
+def _equal(a, b):
+    if is_integer_size(a) and is_integer_size(b):
+        return sympy.true if int(a) == int(b) else sympy.false
+    return _equal_symbolic(a, b)
+
+
+@lru_cache(maxsize=65536)
+def _at_least_one_symbolic(n):
     return sympy.Ge(n, 1)
 
 
 @lru_cache(maxsize=65536)
-def _equal(a, b):
+def _equal_symbolic(a, b):
     return sympy.Eq(a, b)
 
 
@@ -77,7 +89,8 @@ _CACHE: dict = {}
 
 class _Checker:
     def __init__(self, bindings: Mapping | None):
-        self.bindings = {as_size(k) if isinstance(k, str) else k: v for k, v in (bindings or {}).items()}
+        # Values as sympy numbers once, not again in every substitution (``substitute_sizes``).
+        self.bindings = {as_size(k) if isinstance(k, str) else k: sympy.sympify(v) for k, v in (bindings or {}).items()}
         self.requirements: list[Requirement] = []
         self._seen: set = set()
         self.indexed: dict | None = None  # id of an x[i] node -> the type of x, while resolving them
@@ -182,10 +195,20 @@ class _PrimCtx:
     def require(self, pred, message: str) -> None:
         self.checker.record(pred, message, self.prim.text_name, self.node)
 
+    def _value(self, size):
+        """A size with the checker's values substituted: a condition on sizes with values is then decided
+        by Python's arithmetic (code generation type-checks every point with its values), where building
+        it on the symbols first cost a round of sympy's assumption queries for each new variant."""
+        return substitute_sizes(size, self.checker.bindings) if self.checker.bindings else size
+
     def require_positive(self, n, message: str) -> None:
-        self.require(_at_least_one(n), message)
+        self.require(_at_least_one(self._value(n)), message)
+
+    def require_divisible(self, n, m, message: str) -> None:
+        self.require(divisible(self._value(n), self._value(m)), message)
 
     def require_equal(self, a, b, message: str) -> None:
+        a, b = self._value(a), self._value(b)
         same = sizes_equal(a, b)
         if same is True:
             return
@@ -267,6 +290,9 @@ def _nonempty(t: Type, where: str, node=None) -> Type:
         if not isinstance(u, ArrayType):
             return t
         n = sympy.sympify(u.size)
+        if n.is_Integer and n.p >= 1:  # (the commonest case, decided without a sympy comparison)
+            u = u.elem
+            continue
         if n.is_number and n < 1:
             raise LiftTypeError(where, f"produces an array of length {n} in {t}; arrays need at least one element",
                                 _short(node) if node is not None else None)

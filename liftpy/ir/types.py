@@ -81,6 +81,12 @@ class _SizePrinter(sympy.printing.str.StrPrinter):
 
 
 @lru_cache(maxsize=65536)  # pure; code generation type-checks every point's program, asking the same pairs
+def is_integer_size(x) -> bool:
+    """Whether a size is a known integer (a Python int or a sympy Integer): then Python's arithmetic
+    decides a condition on it, which sympy would decide through its assumption system."""
+    return isinstance(x, int) or getattr(x, "is_Integer", False)
+
+
 def sizes_equal(a: Size, b: Size) -> bool | None:
     """True if provably equal, False if provably different, None if it depends on the variables."""
     quick = _number_against_monomial(a, b)
@@ -400,11 +406,13 @@ def substitute_sizes(expr, bindings: Mapping):
     """``expr`` with size symbols given values.  When every key is a symbol this is exact replacement
     (``xreplace``), which is what ``subs`` would do without its algebraic search: that search was most of
     the time of type-checking and generating a configured program."""
-    expr = sympy.sympify(expr)
+    expr = expr if isinstance(expr, sympy.Basic) else sympy.sympify(expr)
     if not bindings or not expr.free_symbols:
         return expr
     if all(isinstance(k, sympy.Symbol) for k in bindings):
-        return expr.xreplace({k: sympy.sympify(v) for k, v in bindings.items()})
+        if not all(isinstance(v, sympy.Basic) for v in bindings.values()):
+            bindings = {k: sympy.sympify(v) for k, v in bindings.items()}
+        return expr.xreplace(bindings)
     return expr.subs(bindings)
 
 

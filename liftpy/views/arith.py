@@ -18,6 +18,7 @@ from math import gcd
 from typing import Mapping
 
 import sympy
+from sympy.core.add import _addsort
 from sympy.core.operations import AssocOp
 from sympy.core.sorting import _node_count
 from sympy.logic.boolalg import as_Boolean
@@ -229,7 +230,7 @@ def _subst(e, mapping, seen: dict):
     args = tuple(_subst(a, mapping, seen) for a in e.args)
     numbers = all(a.is_Number for a in args)
     if isinstance(e, (sympy.floor, sympy.Mod)) or e.is_Relational:
-        out = _fold_numbers(e, args) if numbers else e.func(*args, evaluate=False)
+        out = _fold_numbers(e, args) if numbers else _unevaluated(e, args)
     elif isinstance(e, sympy.And):
         out = make_and(args)
     elif isinstance(e, sympy.Or) and not any(isinstance(a, sympy.logic.boolalg.BooleanAtom) for a in args):
@@ -240,12 +241,140 @@ def _subst(e, mapping, seen: dict):
         out = None
         if e.is_Add:
             out = _add_of_numbers(e, args)
-        elif e.is_Mul and numbers:
-            out = _product(args)
+            if out is None:
+                out = int_sum(args)
+        elif e.is_Mul:
+            out = _product(args) if numbers else int_product(args)
+        elif isinstance(e, _OPAQUE):
+            out = _unevaluated(e, args)  # (no evaluation of their own: the same node)
         if out is None:
             out = e.func(*args)
     seen[e] = out
     return out
+
+
+# Nodes built by the constructors below, by their kind and arguments.  sympy's constructors return
+# the same object for the same arguments (their cache), and the memos here rely on that: an object's
+# hash is computed once, and unchanged parts are recognised by identity.  Built anew each time, the
+# same sums were hashed and compared again in every memo they met, and nothing was gained.
+_BUILT = Memo()
+
+
+def _built(key, make):
+    """The node memoised for ``key``, or ``make()``'s (None: not one this module builds)."""
+    hit = _BUILT.table.get(key)
+    if hit is None:
+        hit = make()
+        if hit is not None:
+            _BUILT.table[key] = hit
+            if len(_BUILT.table) > _BUILT.limit:
+                _BUILT.table.clear()
+    return hit
+
+
+def int_sum(args):
+    """``sympy.Add(*args)``, the same expression, for terms that are integers or integer multiples of
+    non-numbers (every index sum), built without ``Add.flatten``'s general machinery (orders,
+    infinities, matrices): the like terms collected with Python's integers, then sympy's own sort of
+    the terms and its constant first.  None for any other term (rationals, powers, conditions), which
+    the caller builds with sympy.  Rebuilding sums whose terms changed (a counter replaced by a sum, a
+    division decided) was a seventh of code generation."""
+    return _built(("+",) + tuple(args), lambda: _int_sum(args))
+
+
+def _int_sum(args):
+    coeff = 0
+    terms: dict = {}
+    stack = list(args)
+    for o in stack:  # (grows while iterated: a nested sum's terms are appended)
+        if o.is_Integer:
+            coeff += o.p
+            continue
+        if o.is_Add:
+            stack.extend(o.args)
+            continue
+        if o.is_Number or o.is_Pow or not isinstance(o, sympy.Expr):
+            return None
+        c, s = 1, o
+        if o.is_Mul and o.args[0].is_Number:
+            if not o.args[0].is_Integer:
+                return None
+            c = o.args[0].p
+            s = o._new_rawargs(*o.args[1:]) if len(o.args) > 2 else o.args[1]
+        hit = terms.get(s)
+        terms[s] = c if hit is None else hit + c
+    seq = []
+    for s, c in terms.items():
+        if c == 1:
+            seq.append(s)
+        elif c:
+            seq.append(_times(c, s))
+    _addsort(seq)
+    if coeff:
+        seq.insert(0, sympy.Integer(coeff))
+    if len(seq) < 2:
+        return seq[0] if seq else sympy.S.Zero
+    return sympy.Add._from_args(seq, True)
+
+
+def _times(c: int, s):
+    """``c*s`` for an integer c other than 0 and 1 and a non-number s, as ``Add.flatten`` builds it."""
+    if s.is_Mul:
+        return s._new_rawargs(sympy.Integer(c), *s.args)
+    if s.is_Add:
+        return sympy.Mul(sympy.Integer(c), s, evaluate=False)
+    return sympy.Mul._from_args((sympy.Integer(c), s), True)
+
+
+def int_product(args):
+    """``sympy.Mul(*args)`` for an integer times a term that is neither a number, a sum, a product nor a
+    power (``64*CMod(i + 3, 7)``), built directly; None for anything else."""
+    return _built(("*",) + tuple(args), lambda: _int_product(args))
+
+
+def _int_product(args):
+    if len(args) != 2:
+        return None
+    c, s = args
+    if s.is_Integer:
+        c, s = s, c
+    if not c.is_Integer or s.is_Number or s.is_Add or s.is_Mul or s.is_Pow or not isinstance(s, sympy.Expr):
+        return None
+    if c.p == 0:
+        return sympy.S.Zero
+    return s if c.p == 1 else sympy.Mul._from_args((c, s), True)
+
+
+_OPAQUE = (CDiv, CMod, CLoad)
+
+
+def _unevaluated(e, args):
+    """``e.func(*args, evaluate=False)`` for a floor, modulus, comparison or one of our opaque functions
+    (which have no evaluation): the node ``Basic.__new__`` makes, without the constructors' argument
+    checks (a tenth of unrolling's time).  Equal to what the constructor returns, and hashed alike."""
+    return _built((e.func,) + tuple(args), lambda: sympy.Basic.__new__(e.func, *args))
+
+
+def _c_node(cls, a, d: int):
+    """``cls(a, d)`` for CDiv or CMod, built like ``_unevaluated``."""
+    return _built((cls, a, d), lambda: sympy.Basic.__new__(cls, a, sympy.Integer(d)))
+
+
+def row_major(path, dims, width: int = 1) -> sympy.Expr:
+    """The flat index of element ``path`` of a row-major array of lengths ``dims`` whose elements are
+    ``width`` scalars wide: ``sum(path[k] * stride[k])``, built as one sum (adding one term at a time
+    flattened and sorted the growing sum again for each)."""
+    terms = []
+    stride = width
+    for idx, d in zip(reversed(path), reversed(dims)):
+        idx = _sympify(idx)
+        term = int_product((idx, sympy.Integer(stride))) if not idx.is_Add else None
+        terms.append(idx * stride if term is None else term)
+        stride *= d
+    if not terms:
+        return sympy.Integer(0)
+    out = int_sum(terms)
+    return sympy.Add(*terms) if out is None else out
 
 
 def _c_quotient(e, args):
@@ -581,7 +710,10 @@ def _sum(terms: list) -> sympy.Expr:
     adding one term at a time flattened and sorted the growing sum again for each)."""
     if not terms:
         return sympy.Integer(0)
-    return terms[0] if len(terms) == 1 else sympy.Add(*terms)
+    if len(terms) == 1:
+        return terms[0]
+    out = int_sum(terms)
+    return sympy.Add(*terms) if out is None else out
 
 
 def fdiv(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
@@ -620,7 +752,7 @@ def fdiv(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
     if shifted is None:
         return floor_of(num / d)  # printed with a floor-division helper
     a, k = shifted
-    return CDiv(a, d) - k  # floor((a + k*d)/d) - k = floor(a/d)
+    return _c_node(CDiv, a, d) - k  # floor((a + k*d)/d) - k = floor(a/d)
 
 
 def fmod(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
@@ -642,11 +774,11 @@ def fmod(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
         c = r.as_coeff_Add()[0]  # (x + 9) mod 4 = (x + 1) mod 4 while the dividend stays non-negative
         if c.is_Integer and int(c) >= d and b[0] - (int(c) - int(c) % d) >= 0:
             r = r - (int(c) - int(c) % d)
-        return CMod(r, d)
+        return _c_node(CMod, r, d)
     shifted = _nonneg(num, d, ranges)
     if shifted is None:
         return mod_of(num, d)  # printed with a floor-modulo helper
-    return CMod(shifted[0], d)  # (a + k*d) mod d = a mod d
+    return _c_node(CMod, shifted[0], d)  # (a + k*d) mod d = a mod d
 
 
 def mod_of(num, d: int) -> sympy.Expr:
@@ -822,7 +954,12 @@ def _simplify(e, ranges: Ranges) -> sympy.Expr:
             return expand_index(e)
         # A sum whose changed terms all became numbers (a counter with one value, a division decided
         # by the ranges: half of the sums simplified after unrolling) is built without Add.flatten.
-        out = _add_of_numbers(e, args) if e.is_Add else None
+        if e.is_Add:
+            out = _add_of_numbers(e, args)
+            if out is None:
+                out = int_sum(args)
+        else:
+            out = int_product(args)
         return expand_index(e.func(*args) if out is None else out)
     if isinstance(e, sympy.logic.boolalg.BooleanFunction) or e.is_Relational:
         return simplify_condition(e, ranges)

@@ -22,7 +22,7 @@ from typing import Any, Callable
 import sympy
 
 from ..errors import CodegenError
-from .arith import floor_div, floor_mod, in_bounds
+from .arith import floor_div, floor_mod, in_bounds, row_major
 
 
 def cached_hash(cls):
@@ -278,12 +278,7 @@ class MemView(View):
             raise CodegenError(
                 f"access to buffer {self.buffer.name} with {len(path)} indices, expected {len(self.dims)}"
             )
-        flat = sympy.Integer(0)
-        stride = self.width
-        for idx, d in zip(reversed(path[:n]), reversed(self.dims)):
-            flat = flat + idx * stride
-            stride *= d
-        return _fields(MemRead(self.buffer, flat, self.width), path[n:])
+        return _fields(MemRead(self.buffer, row_major(path[:n], self.dims, self.width), self.width), path[n:])
 
 
 def _fields(r: Read, fields: tuple) -> Read:

@@ -17,7 +17,7 @@ from typing import Any
 import sympy
 
 from ..errors import CodegenError
-from .arith import floor_div, floor_mod
+from .arith import floor_div, floor_mod, row_major
 
 
 @dataclass(frozen=True)
@@ -50,12 +50,7 @@ class WMem(WView):
             raise CodegenError(
                 f"internal: write to {self.buffer.name} with {len(path)} indices, expected {len(self.dims)}"
             )
-        flat = sympy.Integer(0)
-        stride = self.width
-        for idx, d in zip(reversed(path), reversed(self.dims)):
-            flat = flat + idx * stride
-            stride *= d
-        return Loc(self.buffer, flat)
+        return Loc(self.buffer, row_major(path, self.dims, self.width))
 
 
 @dataclass(frozen=True)
