@@ -130,6 +130,19 @@ def test_integer_sums_and_products_are_sympys(terms):
         assert same(got, sympy.Mul(*pair)), pair
 
 
+@settings(max_examples=300, deadline=None)
+@given(index_term(), index_term(), st.sampled_from([-1, 0, 1, 3, 64]))
+def test_scaled_and_affine_indices_are_sympys(e, f, k):
+    """``scaled`` (``e * k``, distributed over a sum as sympy does), ``affine`` (``e * k + f``, a split's
+    index) and ``rebuild`` (a node from new arguments) build what sympy's operators and constructors build."""
+    assert same(_uncached(lambda: arith.scaled(e, k)), e * k), (e, k)
+    assert same(_uncached(lambda: arith.affine(e, k, f)), e * k + f), (e, k, f)
+    for node in (e, f):
+        if node.args:
+            args = tuple(reversed(node.args)) if node.is_Add or node.is_Mul else node.args
+            assert same(_uncached(lambda: arith.rebuild(node, args)), node.func(*args)), node
+
+
 @settings(max_examples=200, deadline=None)
 @given(affine(), st.integers(-6, 9))
 def test_rebuilt_nodes_are_sympys_unevaluated_nodes(e, a):

@@ -47,7 +47,7 @@ import numpy as np
 import sympy
 
 from ..codegen import stmt as S
-from ..codegen.passes import lower_copies, merge_barriers, pipeline_copies, simplify, unroll, vectorize
+from ..codegen.passes import DEFAULT_PASSES, privatize, vectorize
 from ..ir.levels import Level
 from ..views import view as V
 
@@ -62,7 +62,7 @@ SAMPLES = 3  # sampled iterations of the loops around each group of reads
 # point's code generation, so a search can afford it for every candidate it is about to measure.  (Stopping
 # before unrolling as well costs a quarter of that, but counts SGEMM's vector loads as strided scalars: the
 # factors differed at 31 of 60 points.)
-PASSES = (merge_barriers, pipeline_copies, lower_copies, simplify, unroll, simplify, vectorize)
+PASSES = tuple(p for p in DEFAULT_PASSES[: DEFAULT_PASSES.index(vectorize) + 1] if p is not privatize)
 
 _NUMERIC = {"CDiv": lambda a, d: int(a) // int(d), "CMod": lambda a, d: int(a) % int(d),
             "floor": math.floor, "Min": min, "Max": max, "Mod": lambda a, d: a % d, "Integer": int}

@@ -142,7 +142,8 @@ def _difference(a, b) -> sympy.Expr:
     tb, cb = _terms_and_constant(b)
     if ta == tb:
         return sympy.Integer(ca - cb)
-    return expand_index(a - b)
+    out = int_sum((a, scaled(b, -1)))
+    return expand_index(a - b if out is None else out)
 
 
 def _symbols(e) -> frozenset:
@@ -360,6 +361,57 @@ def _c_node(cls, a, d: int):
     return _built((cls, a, d), lambda: sympy.Basic.__new__(cls, a, sympy.Integer(d)))
 
 
+def scaled(e, k: int) -> sympy.Expr:
+    """``e * k`` for an integer ``k``, the same expression (sympy distributes an integer over a sum),
+    built with ``int_sum`` where the terms allow."""
+    e = _sympify(e)
+    if e.is_Add:
+        terms = [_scaled_term(t, k) for t in e.args]
+        out = None if None in terms else int_sum(terms)
+    else:
+        out = _scaled_term(e, k)
+    return e * k if out is None else out
+
+
+def _scaled_term(t, k: int):
+    """``t * k`` for a term of a sum and an integer ``k``, or None where the fast constructors do not
+    apply."""
+    if t.is_Integer:
+        return sympy.Integer(t.p * k)
+    c, s = 1, t
+    if t.is_Mul and t.args[0].is_Number:
+        if not t.args[0].is_Integer:
+            return None
+        c = t.args[0].p
+        s = t._new_rawargs(*t.args[1:]) if len(t.args) > 2 else t.args[1]
+    if s.is_Number or s.is_Pow or s.is_Add or not isinstance(s, sympy.Expr):
+        return None
+    c *= k
+    return sympy.S.Zero if c == 0 else s if c == 1 else _built((c, s), lambda: _times(c, s))
+
+
+def affine(i, n: int, j) -> sympy.Expr:
+    """``i * n + j`` (the index a split, a slide or a joined destination computes), the same
+    expression, built with the fast constructors where the terms allow."""
+    i, j = _sympify(i), _sympify(j)
+    ik = scaled(i, n)
+    out = int_sum((ik, j))
+    return ik + j if out is None else out
+
+
+def rebuild(e, args) -> sympy.Expr:
+    """``e.func(*args)``, the same expression, through the fast constructors where they apply (sums,
+    integer products, our opaque functions)."""
+    out = None
+    if e.is_Add:
+        out = int_sum(args)
+    elif e.is_Mul:
+        out = int_product(args)
+    elif isinstance(e, _OPAQUE):
+        out = _unevaluated(e, args)
+    return e.func(*args) if out is None else out
+
+
 def row_major(path, dims, width: int = 1) -> sympy.Expr:
     """The flat index of element ``path`` of a row-major array of lengths ``dims`` whose elements are
     ``width`` scalars wide: ``sum(path[k] * stride[k])``, built as one sum (adding one term at a time
@@ -367,9 +419,7 @@ def row_major(path, dims, width: int = 1) -> sympy.Expr:
     terms = []
     stride = width
     for idx, d in zip(reversed(path), reversed(dims)):
-        idx = _sympify(idx)
-        term = int_product((idx, sympy.Integer(stride))) if not idx.is_Add else None
-        terms.append(idx * stride if term is None else term)
+        terms.append(scaled(idx, stride))
         stride *= d
     if not terms:
         return sympy.Integer(0)

@@ -22,7 +22,7 @@ from typing import Any, Callable
 import sympy
 
 from ..errors import CodegenError
-from .arith import floor_div, floor_mod, in_bounds, row_major
+from .arith import affine, floor_div, floor_mod, in_bounds, row_major
 
 
 def cached_hash(cls):
@@ -362,7 +362,7 @@ class SplitView(View):
     def access(self, path: tuple) -> Read:
         _need(path, 2, "split")
         i, j, rest = path[0], path[1], path[2:]
-        return self.inner.access((i * self.n + j,) + rest)
+        return self.inner.access((affine(i, self.n, j),) + rest)
 
 
 @dataclass(frozen=True)
@@ -384,7 +384,7 @@ class SlideView(View):
     def access(self, path: tuple) -> Read:
         _need(path, 2, "slide")
         i, j, rest = path[0], path[1], path[2:]
-        return self.inner.access((i * self.step + j,) + rest)
+        return self.inner.access((affine(i, self.step, j),) + rest)
 
 
 def boundary_index(boundary: str, j, n):

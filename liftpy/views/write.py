@@ -17,7 +17,7 @@ from typing import Any
 import sympy
 
 from ..errors import CodegenError
-from .arith import floor_div, floor_mod, row_major
+from .arith import affine, floor_div, floor_mod, row_major
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ class WJoin(WView):
     inner: WView
 
     def locate(self, path: tuple) -> Loc:
-        return self.inner.locate((path[0] * self.n + path[1],) + path[2:])
+        return self.inner.locate((affine(path[0], self.n, path[1]),) + path[2:])
 
 
 @dataclass(frozen=True)

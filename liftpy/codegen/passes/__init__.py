@@ -8,9 +8,10 @@ They run in this order, each with one job (as TVM's ``tir.transform`` passes do)
    ``lower_copies`` gives cooperative copies into local memory their order, vector width and share of
    each work-item, now that the work-group size is known;
 1. ``simplify``: indices and conditions simplified with the ranges of the loop variables in scope, then
-   ``unroll``: loops marked for unrolling (and loops of one iteration) become copies of their body, and
-   ``simplify`` again for the constants the copies bring (substituting into the views' raw indices
-   instead, every copy rebuilt through sympy's assumptions, took half of code generation's time);
+   ``unroll``: loops marked for unrolling (and loops of one iteration) become copies of their body, each
+   simplified again for the constant its counter became, in the same walk (substituting into the views'
+   raw indices instead, every copy rebuilt through sympy's assumptions, took half of code generation's
+   time);
 3. ``privatize``: private arrays of a work-group's items shrink to the part each item touches;
 4. ``vectorize``: lane-built vectors over contiguous memory become vector loads, runs of scalar stores
    to consecutive addresses become vector stores, and accesses proven aligned are marked so;
@@ -40,7 +41,7 @@ from .vectorize import vectorize
 
 Pass = Callable[[Kernel], Kernel]
 
-DEFAULT_PASSES: tuple[Pass, ...] = (merge_barriers, pipeline_copies, lower_copies, simplify, unroll, simplify, privatize, vectorize, eliminate_divmod, hoist)
+DEFAULT_PASSES: tuple[Pass, ...] = (merge_barriers, pipeline_copies, lower_copies, simplify, unroll, privatize, vectorize, eliminate_divmod, hoist)
 
 
 def run_passes(kernel: Kernel, passes: Sequence[Pass] = DEFAULT_PASSES) -> Kernel:

@@ -13,7 +13,7 @@ import itertools
 
 import sympy
 
-from ...views.arith import DIVMOD, divmod_nodes, free_symbols, make_and, relation
+from ...views.arith import DIVMOD, divmod_nodes, free_symbols, make_and, rebuild, relation
 from ..stmt import Block, If, IndexDef, Kernel, Loop, Store, map_read
 
 
@@ -100,5 +100,5 @@ def _named(x, innermost, lifted: dict, name_of):
         return relation(x.func, *args)
     if isinstance(x, sympy.And):  # a padding condition: sympy's And sorts its parts through sort keys
         return make_and(args)
-    return x.func(*args)
+    return rebuild(x, args)
 
