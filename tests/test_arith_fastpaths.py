@@ -143,6 +143,23 @@ def test_scaled_and_affine_indices_are_sympys(e, f, k):
             assert same(_uncached(lambda: arith.rebuild(node, args)), node.func(*args)), node
 
 
+@settings(max_examples=300, deadline=None)
+@given(index_term(), st.sampled_from([1, 2, 3, 4, 12, 256]), st.sampled_from([1, 2, 3]))
+def test_divided_indices_and_their_floors_are_sympys(e, n, k):
+    """``divided`` (a view's dividend over its divisor, the fraction distributed over a sum as sympy
+    does, rational coefficients collected), and the unevaluated floor and modulus a join writes, are
+    sympy's; so are sums with rational terms."""
+    e = e if k == 1 else e / k  # rational coefficients in the dividend too
+    assert same(_uncached(lambda: arith.divided(e, n)), e / n), (e, n)
+    if not e.is_Integer and n > 1:
+        assert same(_uncached(lambda: arith.floor_div(e, n)), sympy.floor(e / n, evaluate=False)), (e, n)
+        assert same(_uncached(lambda: arith.floor_mod(e, n)), sympy.Mod(e, n, evaluate=False)), (e, n)
+    terms = [e, sympy.Rational(1, n), e / (n + 1)]
+    got = _uncached(lambda: arith.int_sum(terms))
+    if got is not None:
+        assert same(got, sympy.Add(*terms)), terms
+
+
 @settings(max_examples=200, deadline=None)
 @given(affine(), st.integers(-6, 9))
 def test_rebuilt_nodes_are_sympys_unevaluated_nodes(e, a):

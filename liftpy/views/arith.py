@@ -274,22 +274,23 @@ def _built(key, make):
 
 
 def int_sum(args):
-    """``sympy.Add(*args)``, the same expression, for terms that are integers or integer multiples of
-    non-numbers (every index sum), built without ``Add.flatten``'s general machinery (orders,
-    infinities, matrices): the like terms collected with Python's integers, then sympy's own sort of
-    the terms and its constant first.  None for any other term (rationals, powers, conditions), which
-    the caller builds with sympy.  Rebuilding sums whose terms changed (a counter replaced by a sum, a
-    division decided) was a seventh of code generation."""
+    """``sympy.Add(*args)``, the same expression, for terms that are rational numbers or rational
+    multiples of non-numbers (every index sum, and a dividend over its divisor), built without
+    ``Add.flatten``'s general machinery (orders, infinities, matrices): the like terms collected with
+    Python's integers and fractions, then sympy's own sort of the terms and its constant first.  None
+    for any other term (floats, powers, conditions), which the caller builds with sympy.  Rebuilding
+    sums whose terms changed (a counter replaced by a sum, a division decided) was a seventh of code
+    generation."""
     return _built(("+",) + tuple(args), lambda: _int_sum(args))
 
 
 def _int_sum(args):
-    coeff = 0
+    coeff = 0  # an int while the numbers are integers (nearly always), a Fraction otherwise
     terms: dict = {}
     stack = list(args)
     for o in stack:  # (grows while iterated: a nested sum's terms are appended)
-        if o.is_Integer:
-            coeff += o.p
+        if o.is_Rational:
+            coeff += o.p if o.q == 1 else Fraction(o.p, o.q)
             continue
         if o.is_Add:
             stack.extend(o.args)
@@ -298,9 +299,10 @@ def _int_sum(args):
             return None
         c, s = 1, o
         if o.is_Mul and o.args[0].is_Number:
-            if not o.args[0].is_Integer:
+            a0 = o.args[0]
+            if not a0.is_Rational:
                 return None
-            c = o.args[0].p
+            c = a0.p if a0.q == 1 else Fraction(a0.p, a0.q)
             s = o._new_rawargs(*o.args[1:]) if len(o.args) > 2 else o.args[1]
         hit = terms.get(s)
         terms[s] = c if hit is None else hit + c
@@ -312,19 +314,21 @@ def _int_sum(args):
             seq.append(_times(c, s))
     _addsort(seq)
     if coeff:
-        seq.insert(0, sympy.Integer(coeff))
+        seq.insert(0, _rational(coeff))
     if len(seq) < 2:
         return seq[0] if seq else sympy.S.Zero
     return sympy.Add._from_args(seq, True)
 
 
-def _times(c: int, s):
-    """``c*s`` for an integer c other than 0 and 1 and a non-number s, as ``Add.flatten`` builds it."""
+def _times(c, s):
+    """``c*s`` for a rational c (an int or a Fraction) other than 0 and 1 and a non-number s, as
+    ``Add.flatten`` builds it."""
+    c = _rational(c)
     if s.is_Mul:
-        return s._new_rawargs(sympy.Integer(c), *s.args)
+        return s._new_rawargs(c, *s.args)
     if s.is_Add:
-        return sympy.Mul(sympy.Integer(c), s, evaluate=False)
-    return sympy.Mul._from_args((sympy.Integer(c), s), True)
+        return sympy.Mul(c, s, evaluate=False)
+    return sympy.Mul._from_args((c, s), True)
 
 
 def int_product(args):
@@ -388,6 +392,42 @@ def _scaled_term(t, k: int):
         return None
     c *= k
     return sympy.S.Zero if c == 0 else s if c == 1 else _built((c, s), lambda: _times(c, s))
+
+
+def divided(e, n: int) -> sympy.Expr:
+    """``e / n`` for an integer ``n > 0``, the same expression (sympy distributes the fraction over a
+    sum), built with ``int_sum`` where the terms allow: the dividend of every floor a view writes."""
+    e = _sympify(e)
+    terms = [_divided_term(t, n) for t in sympy.Add.make_args(e)]
+    out = None if None in terms else terms[0] if len(terms) == 1 else int_sum(terms)
+    return e / n if out is None else out
+
+
+def _divided_term(t, n: int):
+    if t.is_Rational:
+        return _rational(Fraction(t.p, t.q * n))
+    c, s = Fraction(1), t
+    if t.is_Mul and t.args[0].is_Number:
+        if not t.args[0].is_Rational:
+            return None
+        c = Fraction(t.args[0].p, t.args[0].q)
+        s = t._new_rawargs(*t.args[1:]) if len(t.args) > 2 else t.args[1]
+    if s.is_Number or s.is_Pow or s.is_Add or not isinstance(s, sympy.Expr):
+        return None
+    c /= n
+    return s if c == 1 else _built((c, s), lambda: _times(c, s))
+
+
+def floor_node(arg) -> sympy.Expr:
+    """``sympy.floor(arg, evaluate=False)``, built like ``_unevaluated`` (its constructor makes a set of
+    argument counts for every node: most of the cost of writing a view's division)."""
+    return _built((sympy.floor, arg), lambda: sympy.Basic.__new__(sympy.floor, arg))
+
+
+def mod_node(a, n) -> sympy.Expr:
+    """``sympy.Mod(a, n, evaluate=False)``, built like ``floor_node``."""
+    n = _sympify(n)
+    return _built((sympy.Mod, a, n), lambda: sympy.Basic.__new__(sympy.Mod, a, n))
 
 
 def affine(i, n: int, j) -> sympy.Expr:
@@ -614,7 +654,7 @@ def floor_div(a, n) -> sympy.Expr:
         return a
     if a.is_Integer:
         return sympy.Integer(int(a) // n)
-    return sympy.floor(a / n, evaluate=False)
+    return floor_node(divided(a, n))
 
 
 def floor_mod(a, n) -> sympy.Expr:
@@ -627,7 +667,7 @@ def floor_mod(a, n) -> sympy.Expr:
         return sympy.Integer(0)
     if a.is_Integer:
         return sympy.Integer(int(a) % n)
-    return sympy.Mod(a, n, evaluate=False)
+    return mod_node(a, n)
 
 
 def in_bounds(j, n) -> sympy.Basic:
@@ -842,7 +882,7 @@ def mod_of(num, d: int) -> sympy.Expr:
     multiples of plain counters (the row of a window a copy's plan asks about, ``floor(i/16 + w/4)``),
     stays the same way: sympy knows neither its sign nor its parity, nor a factor it shares with ``d``."""
     if d > 1 and (_is_plain(num) or _plain_floor(num)):
-        return sympy.Mod(num, d, evaluate=False)
+        return mod_node(num, d)
     if not (num.is_Add and d > 1):
         return sympy.Mod(num, d)
     g = d
@@ -860,7 +900,7 @@ def mod_of(num, d: int) -> sympy.Expr:
         g = gcd(g, c)
     if g != 1:
         return sympy.Mod(num, d)
-    return sympy.Mod(num, d, evaluate=False)
+    return mod_node(num, d)
 
 
 def _is_plain(x) -> bool:
@@ -931,8 +971,8 @@ def floor_of(arg) -> sympy.Expr:
         return sympy.floor(arg)
     const = [t for t in terms if t.is_Rational]
     if const and const[0].is_Integer:
-        return const[0] + sympy.floor(sympy.Add(*rest), evaluate=False)
-    return sympy.floor(arg, evaluate=False)
+        return const[0] + floor_node(sympy.Add(*rest))
+    return floor_node(arg)
 
 
 def _small_remainder(num: sympy.Expr, d: int, ranges: Ranges):
