@@ -107,10 +107,6 @@ IndexFun = Stride | Reverse
 VECTOR_WIDTHS = (2, 3, 4, 8, 16)
 
 
-# Memoised across programs: type-checking a search's variants asks the same divisibility of the same
-# sizes and parameters in every variant (``n0/4`` by ``n0/r1`` in each tiled convolution), and sympy's
-# Mod of symbols takes a millisecond to decide nothing.  The answer is a pure function of the two
-# (immutable) sizes; ``typed`` keeps ``4`` and ``Integer(4)`` apart, as they are built differently.
 def divisible(n, m) -> sympy.Basic:
     """The condition ``n % m == 0``.  sympy's Mod can recurse without end on some symbolic arguments
     (``Mod(N - 2, S + 1)`` with positive symbols); then the condition is kept unevaluated, and it is
@@ -120,6 +116,10 @@ def divisible(n, m) -> sympy.Basic:
     return _divisible(n, m)
 
 
+# Memoised across programs: type-checking a search's variants asks the same divisibility of the same
+# sizes and parameters in every variant (``n0/4`` by ``n0/r1`` in each tiled convolution), and sympy's
+# Mod of symbols takes a millisecond to decide nothing.  The answer is a pure function of the two
+# (immutable) sizes; ``typed`` keeps ``4`` and ``Integer(4)`` apart, as they are built differently.
 @lru_cache(maxsize=4096, typed=True)
 def _divisible(n, m) -> sympy.Basic:
     try:

@@ -23,9 +23,6 @@ from .types import ArrayType, TupleType, Type, VectorType, as_size, is_integer_s
 from .userfun import UserFun
 
 
-# The comparisons of sizes a type rule requires, memoised: sympy evaluates each one through its
-# assumption system, and code generation type-checks every point of a search, with the same
-# comparisons of the same symbolic sizes before the point's values are substituted.
 def _at_least_one(n):
     if is_integer_size(n):  # a size with its value (code generation type-checks every point): Python decides
         return sympy.true if int(n) >= 1 else sympy.false
@@ -38,6 +35,8 @@ def _equal(a, b):
     return _equal_symbolic(a, b)
 
 
+# The comparisons of symbolic sizes a type rule requires, memoised: sympy evaluates each one through its
+# assumption system, and type-checking a search's variants asks the same comparisons of the same sizes.
 @lru_cache(maxsize=65536)
 def _at_least_one_symbolic(n):
     return sympy.Ge(n, 1)

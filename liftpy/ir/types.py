@@ -80,13 +80,13 @@ class _SizePrinter(sympy.printing.str.StrPrinter):
         return super()._print_Pow(expr, rational)
 
 
-@lru_cache(maxsize=65536)  # pure; code generation type-checks every point's program, asking the same pairs
 def is_integer_size(x) -> bool:
     """Whether a size is a known integer (a Python int or a sympy Integer): then Python's arithmetic
     decides a condition on it, which sympy would decide through its assumption system."""
     return isinstance(x, int) or getattr(x, "is_Integer", False)
 
 
+@lru_cache(maxsize=65536)  # pure; code generation type-checks every point's program, asking the same pairs
 def sizes_equal(a: Size, b: Size) -> bool | None:
     """True if provably equal, False if provably different, None if it depends on the variables."""
     quick = _number_against_monomial(a, b)

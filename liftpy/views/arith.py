@@ -352,17 +352,31 @@ def _int_product(args):
 
 _OPAQUE = (CDiv, CMod, CLoad)
 
+# The argument counts sympy's function constructor gives each node it makes (a set built anew for every
+# node, most of what the constructor cost): one set per kind here.
+_NARGS = {cls: sympy.FiniteSet(n) for cls, n in ((sympy.floor, 1), (sympy.Mod, 2), (CDiv, 2), (CMod, 2), (CLoad, 3))}
+
+
+def _node(cls, args):
+    """The node ``cls(*args, evaluate=False)`` makes for a floor, a modulus, a comparison or one of our
+    opaque functions: ``Basic.__new__``'s, with the function's argument counts, without the
+    constructor's checks.  Equal to what the constructor returns, hashed and printed alike."""
+    obj = sympy.Basic.__new__(cls, *args)
+    nargs = _NARGS.get(cls)
+    if nargs is not None:
+        obj.nargs = nargs
+    return obj
+
 
 def _unevaluated(e, args):
     """``e.func(*args, evaluate=False)`` for a floor, modulus, comparison or one of our opaque functions
-    (which have no evaluation): the node ``Basic.__new__`` makes, without the constructors' argument
-    checks (a tenth of unrolling's time).  Equal to what the constructor returns, and hashed alike."""
-    return _built((e.func,) + tuple(args), lambda: sympy.Basic.__new__(e.func, *args))
+    (which have no evaluation), built by ``_node`` (a tenth of unrolling's time was the constructors)."""
+    return _built((e.func,) + tuple(args), lambda: _node(e.func, args))
 
 
 def _c_node(cls, a, d: int):
     """``cls(a, d)`` for CDiv or CMod, built like ``_unevaluated``."""
-    return _built((cls, a, d), lambda: sympy.Basic.__new__(cls, a, sympy.Integer(d)))
+    return _built((cls, a, d), lambda: _node(cls, (a, sympy.Integer(d))))
 
 
 def scaled(e, k: int) -> sympy.Expr:
@@ -421,13 +435,13 @@ def _divided_term(t, n: int):
 def floor_node(arg) -> sympy.Expr:
     """``sympy.floor(arg, evaluate=False)``, built like ``_unevaluated`` (its constructor makes a set of
     argument counts for every node: most of the cost of writing a view's division)."""
-    return _built((sympy.floor, arg), lambda: sympy.Basic.__new__(sympy.floor, arg))
+    return _built((sympy.floor, arg), lambda: _node(sympy.floor, (arg,)))
 
 
 def mod_node(a, n) -> sympy.Expr:
     """``sympy.Mod(a, n, evaluate=False)``, built like ``floor_node``."""
     n = _sympify(n)
-    return _built((sympy.Mod, a, n), lambda: sympy.Basic.__new__(sympy.Mod, a, n))
+    return _built((sympy.Mod, a, n), lambda: _node(sympy.Mod, (a, n)))
 
 
 def affine(i, n: int, j) -> sympy.Expr:
