@@ -8,6 +8,7 @@ hashes and stay out of pickles, and the address-calculation pass's memo of what 
 answers as a walk of the subtree does."""
 
 import gc
+from fractions import Fraction
 from types import SimpleNamespace
 
 import sympy
@@ -133,9 +134,9 @@ def test_integer_sums_and_products_are_sympys(terms):
 @settings(max_examples=300, deadline=None)
 @given(index_term(), index_term(), st.sampled_from([-1, 0, 1, 3, 64]))
 def test_scaled_and_affine_indices_are_sympys(e, f, k):
-    """``scaled`` (``e * k``, distributed over a sum as sympy does), ``affine`` (``e * k + f``, a split's
+    """``times`` (``e * k``, distributed over a sum as sympy does), ``affine`` (``e * k + f``, a split's
     index) and ``rebuild`` (a node from new arguments) build what sympy's operators and constructors build."""
-    assert same(_uncached(lambda: arith.scaled(e, k)), e * k), (e, k)
+    assert same(_uncached(lambda: arith.times(e, k)), e * k), (e, k)
     assert same(_uncached(lambda: arith.affine(e, k, f)), e * k + f), (e, k, f)
     for node in (e, f):
         if node.args:
@@ -146,11 +147,11 @@ def test_scaled_and_affine_indices_are_sympys(e, f, k):
 @settings(max_examples=300, deadline=None)
 @given(index_term(), st.sampled_from([1, 2, 3, 4, 12, 256]), st.sampled_from([1, 2, 3]))
 def test_divided_indices_and_their_floors_are_sympys(e, n, k):
-    """``divided`` (a view's dividend over its divisor, the fraction distributed over a sum as sympy
+    """``times`` by a fraction (a view's dividend over its divisor, the fraction distributed over a sum as sympy
     does, rational coefficients collected), and the unevaluated floor and modulus a join writes, are
     sympy's; so are sums with rational terms."""
     e = e if k == 1 else e / k  # rational coefficients in the dividend too
-    assert same(_uncached(lambda: arith.divided(e, n)), e / n), (e, n)
+    assert same(_uncached(lambda: arith.times(e, Fraction(1, n))), e / n), (e, n)
     if not e.is_Integer and n > 1:
         for got, want in ((_uncached(lambda: arith.floor_div(e, n)), sympy.floor(e / n, evaluate=False)),
                           (_uncached(lambda: arith.floor_mod(e, n)), sympy.Mod(e, n, evaluate=False))):

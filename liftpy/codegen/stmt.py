@@ -155,6 +155,15 @@ def store_with(s: Store, index, value) -> Store:
     return Store(s.buffer, index, value, s.width, s.aligned)
 
 
+def bind_index(scope: dict, x: Stmt) -> None:
+    """Put the range of an index definition into the scope of the statements after it (anything else
+    binds nothing)."""
+    if isinstance(x, IndexDef):
+        b = bounds(x.value, scope)
+        if b is not None:
+            scope[x.var] = b
+
+
 def body_ranges(s: Stmt, ranges: dict) -> dict:
     """The ranges in scope inside a container statement's body."""
     if isinstance(s, Loop):
@@ -242,10 +251,7 @@ def map_block(s: Stmt, fn: Callable[[Block, dict], Block], ranges: dict | None =
         scope = dict(ranges)
         for x in s.items:
             items.append(map_block(x, fn, scope))
-            if isinstance(x, IndexDef):
-                b = bounds(x.value, scope)
-                if b is not None:
-                    scope[x.var] = b
+            bind_index(scope, x)
         return fn(Block(tuple(items)), ranges)
     return s
 
@@ -275,10 +281,7 @@ def _map_stmts(x: Stmt, scope: dict, fn) -> Stmt:
             else:
                 items.append(out)
             for z in out if isinstance(out, tuple) else (out,):
-                if isinstance(z, IndexDef):
-                    b = bounds(z.value, local)
-                    if b is not None:
-                        local[z.var] = b
+                bind_index(local, z)
         return Block(tuple(items))
     return fn(x, scope)
 

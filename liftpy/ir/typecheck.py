@@ -29,12 +29,6 @@ def _at_least_one(n):
     return _at_least_one_symbolic(n)
 
 
-def _equal(a, b):
-    if is_integer_size(a) and is_integer_size(b):
-        return sympy.true if int(a) == int(b) else sympy.false
-    return _equal_symbolic(a, b)
-
-
 # The comparisons of symbolic sizes a type rule requires, memoised: sympy evaluates each one through its
 # assumption system, and type-checking a search's variants asks the same comparisons of the same sizes.
 @lru_cache(maxsize=65536)
@@ -43,7 +37,7 @@ def _at_least_one_symbolic(n):
 
 
 @lru_cache(maxsize=65536)
-def _equal_symbolic(a, b):
+def _equal(a, b):  # (two sizes with values never get here: ``sizes_equal`` decides them)
     return sympy.Eq(a, b)
 
 

@@ -142,7 +142,7 @@ def _difference(a, b) -> sympy.Expr:
     tb, cb = _terms_and_constant(b)
     if ta == tb:
         return sympy.Integer(ca - cb)
-    out = int_sum((a, scaled(b, -1)))
+    out = int_sum((a, times(b, -1)))
     return expand_index(a - b if out is None else out)
 
 
@@ -239,17 +239,7 @@ def _subst(e, mapping, seen: dict):
     elif isinstance(e, (CDiv, CMod)) and args[0].is_Integer and args[1].is_Integer and int(args[1]) > 0:
         out = _c_quotient(e, args)
     else:
-        out = None
-        if e.is_Add:
-            out = _add_of_numbers(e, args)
-            if out is None:
-                out = int_sum(args)
-        elif e.is_Mul:
-            out = _product(args) if numbers else int_product(args)
-        elif isinstance(e, _OPAQUE):
-            out = _unevaluated(e, args)  # (no evaluation of their own: the same node)
-        if out is None:
-            out = e.func(*args)
+        out = rebuild(e, args)
     seen[e] = out
     return out
 
@@ -290,34 +280,47 @@ def _int_sum(args):
     stack = list(args)
     for o in stack:  # (grows while iterated: a nested sum's terms are appended)
         if o.is_Rational:
-            coeff += o.p if o.q == 1 else Fraction(o.p, o.q)
+            coeff += _number(o)
             continue
         if o.is_Add:
             stack.extend(o.args)
             continue
-        if o.is_Number or o.is_Pow or not isinstance(o, sympy.Expr):
+        split = _coefficient_and_rest(o)
+        if split is None:
             return None
-        c, s = 1, o
-        if o.is_Mul and o.args[0].is_Number:
-            a0 = o.args[0]
-            if not a0.is_Rational:
-                return None
-            c = a0.p if a0.q == 1 else Fraction(a0.p, a0.q)
-            s = o._new_rawargs(*o.args[1:]) if len(o.args) > 2 else o.args[1]
-        hit = terms.get(s)
-        terms[s] = c if hit is None else hit + c
+        c, rest = split
+        hit = terms.get(rest)
+        terms[rest] = c if hit is None else hit + c
     seq = []
-    for s, c in terms.items():
+    for rest, c in terms.items():
         if c == 1:
-            seq.append(s)
+            seq.append(rest)
         elif c:
-            seq.append(_times(c, s))
+            seq.append(_times(c, rest))
     _addsort(seq)
     if coeff:
         seq.insert(0, _rational(coeff))
     if len(seq) < 2:
         return seq[0] if seq else sympy.S.Zero
     return sympy.Add._from_args(seq, True)
+
+
+def _number(x) -> int | Fraction:
+    """A sympy rational as a Python int or Fraction."""
+    return x.p if x.q == 1 else Fraction(x.p, x.q)
+
+
+def _coefficient_and_rest(t):
+    """``(c, rest)`` with ``t = c*rest`` for a term of a sum that is not a number or a sum: c its rational
+    coefficient (an int or a Fraction), rest what ``Add.flatten`` collects like terms by; None for a
+    term the fast constructors leave to sympy (a float coefficient, a power, a condition)."""
+    if t.is_Number or t.is_Add or t.is_Pow or not isinstance(t, sympy.Expr):
+        return None
+    if t.is_Mul and t.args[0].is_Number:
+        if not t.args[0].is_Rational:
+            return None
+        return _number(t.args[0]), (t._new_rawargs(*t.args[1:]) if len(t.args) > 2 else t.args[1])
+    return 1, t
 
 
 def _times(c, s):
@@ -347,7 +350,70 @@ def _int_product(args):
         return None
     if c.p == 0:
         return sympy.S.Zero
-    return s if c.p == 1 else sympy.Mul._from_args((c, s), True)
+    return s if c.p == 1 else _times(c.p, s)
+
+
+def times(e, r) -> sympy.Expr:
+    """``e * r`` for a rational ``r`` (an int or a Fraction), the same expression: sympy distributes a
+    number over a sum, so the terms are scaled one by one and summed with ``int_sum`` where they allow
+    (``e * k`` of a flat index, ``e / n`` of a view's dividend)."""
+    e = _sympify(e)
+    terms = [_term_times(t, r) for t in sympy.Add.make_args(e)]
+    out = None if None in terms else terms[0] if len(terms) == 1 else int_sum(terms)
+    return e * _rational(r) if out is None else out
+
+
+def _term_times(t, r):
+    """``t * r`` for a term of a sum, or None where the fast constructors do not apply."""
+    if t.is_Rational:
+        return _rational(_number(t) * r)
+    split = _coefficient_and_rest(t)
+    if split is None:
+        return None
+    c = split[0] * r
+    rest = split[1]
+    return sympy.S.Zero if c == 0 else rest if c == 1 else _built((c, rest), lambda: _times(c, rest))
+
+
+def affine(i, n: int, j) -> sympy.Expr:
+    """``i * n + j`` (the index a split, a slide or a joined destination computes), the same
+    expression, built with the fast constructors where the terms allow."""
+    i, j = _sympify(i), _sympify(j)
+    ik = times(i, n)
+    out = int_sum((ik, j))
+    return ik + j if out is None else out
+
+
+def row_major(path, dims, width: int = 1) -> sympy.Expr:
+    """The flat index of element ``path`` of a row-major array of lengths ``dims`` whose elements are
+    ``width`` scalars wide: ``sum(path[k] * stride[k])``, built as one sum (adding one term at a time
+    flattened and sorted the growing sum again for each)."""
+    terms = []
+    stride = width
+    for idx, d in zip(reversed(path), reversed(dims)):
+        terms.append(times(idx, stride))
+        stride *= d
+    if not terms:
+        return sympy.Integer(0)
+    out = int_sum(terms)
+    return sympy.Add(*terms) if out is None else out
+
+
+def rebuild(e, args) -> sympy.Expr:
+    """``e.func(*args)``, the same expression, through the fast constructors where they apply: a sum
+    whose changed terms all became numbers (an unrolled counter, a division the ranges decide) without
+    collecting its terms again, other sums, products of numbers or of an integer and a term, and our
+    opaque functions."""
+    out = None
+    if e.is_Add:
+        out = _add_of_numbers(e, args)
+        if out is None:
+            out = int_sum(args)
+    elif e.is_Mul:
+        out = _product(args) if all(a.is_Number for a in args) else int_product(args)
+    elif isinstance(e, _OPAQUE):
+        out = _unevaluated(e, args)
+    return e.func(*args) if out is None else out
 
 
 _OPAQUE = (CDiv, CMod, CLoad)
@@ -359,8 +425,14 @@ _NARGS = {cls: sympy.FiniteSet(n) for cls, n in ((sympy.floor, 1), (sympy.Mod, 2
 
 def _node(cls, args):
     """The node ``cls(*args, evaluate=False)`` makes for a floor, a modulus, a comparison or one of our
-    opaque functions: ``Basic.__new__``'s, with the function's argument counts, without the
-    constructor's checks.  Equal to what the constructor returns, hashed and printed alike."""
+    opaque functions (which have no evaluation), memoised like the sums: ``Basic.__new__``'s, with the
+    function's argument counts, without the constructor's checks (a tenth of unrolling's time).  Equal
+    to what the constructor returns, hashed and printed alike."""
+    args = tuple(args)
+    return _built((cls,) + args, lambda: _new_node(cls, args))
+
+
+def _new_node(cls, args):
     obj = sympy.Basic.__new__(cls, *args)
     nargs = _NARGS.get(cls)
     if nargs is not None:
@@ -369,116 +441,18 @@ def _node(cls, args):
 
 
 def _unevaluated(e, args):
-    """``e.func(*args, evaluate=False)`` for a floor, modulus, comparison or one of our opaque functions
-    (which have no evaluation), built by ``_node`` (a tenth of unrolling's time was the constructors)."""
-    return _built((e.func,) + tuple(args), lambda: _node(e.func, args))
-
-
-def _c_node(cls, a, d: int):
-    """``cls(a, d)`` for CDiv or CMod, built like ``_unevaluated``."""
-    return _built((cls, a, d), lambda: _node(cls, (a, sympy.Integer(d))))
-
-
-def scaled(e, k: int) -> sympy.Expr:
-    """``e * k`` for an integer ``k``, the same expression (sympy distributes an integer over a sum),
-    built with ``int_sum`` where the terms allow."""
-    e = _sympify(e)
-    if e.is_Add:
-        terms = [_scaled_term(t, k) for t in e.args]
-        out = None if None in terms else int_sum(terms)
-    else:
-        out = _scaled_term(e, k)
-    return e * k if out is None else out
-
-
-def _scaled_term(t, k: int):
-    """``t * k`` for a term of a sum and an integer ``k``, or None where the fast constructors do not
-    apply."""
-    if t.is_Integer:
-        return sympy.Integer(t.p * k)
-    c, s = 1, t
-    if t.is_Mul and t.args[0].is_Number:
-        if not t.args[0].is_Integer:
-            return None
-        c = t.args[0].p
-        s = t._new_rawargs(*t.args[1:]) if len(t.args) > 2 else t.args[1]
-    if s.is_Number or s.is_Pow or s.is_Add or not isinstance(s, sympy.Expr):
-        return None
-    c *= k
-    return sympy.S.Zero if c == 0 else s if c == 1 else _built((c, s), lambda: _times(c, s))
-
-
-def divided(e, n: int) -> sympy.Expr:
-    """``e / n`` for an integer ``n > 0``, the same expression (sympy distributes the fraction over a
-    sum), built with ``int_sum`` where the terms allow: the dividend of every floor a view writes."""
-    e = _sympify(e)
-    terms = [_divided_term(t, n) for t in sympy.Add.make_args(e)]
-    out = None if None in terms else terms[0] if len(terms) == 1 else int_sum(terms)
-    return e / n if out is None else out
-
-
-def _divided_term(t, n: int):
-    if t.is_Rational:
-        return _rational(Fraction(t.p, t.q * n))
-    c, s = Fraction(1), t
-    if t.is_Mul and t.args[0].is_Number:
-        if not t.args[0].is_Rational:
-            return None
-        c = Fraction(t.args[0].p, t.args[0].q)
-        s = t._new_rawargs(*t.args[1:]) if len(t.args) > 2 else t.args[1]
-    if s.is_Number or s.is_Pow or s.is_Add or not isinstance(s, sympy.Expr):
-        return None
-    c /= n
-    return s if c == 1 else _built((c, s), lambda: _times(c, s))
+    """``e.func(*args, evaluate=False)`` for a floor, modulus, comparison or one of our opaque functions."""
+    return _node(e.func, args)
 
 
 def floor_node(arg) -> sympy.Expr:
-    """``sympy.floor(arg, evaluate=False)``, built like ``_unevaluated`` (its constructor makes a set of
-    argument counts for every node: most of the cost of writing a view's division)."""
-    return _built((sympy.floor, arg), lambda: _node(sympy.floor, (arg,)))
+    """``sympy.floor(arg, evaluate=False)``."""
+    return _node(sympy.floor, (arg,))
 
 
 def mod_node(a, n) -> sympy.Expr:
-    """``sympy.Mod(a, n, evaluate=False)``, built like ``floor_node``."""
-    n = _sympify(n)
-    return _built((sympy.Mod, a, n), lambda: _node(sympy.Mod, (a, n)))
-
-
-def affine(i, n: int, j) -> sympy.Expr:
-    """``i * n + j`` (the index a split, a slide or a joined destination computes), the same
-    expression, built with the fast constructors where the terms allow."""
-    i, j = _sympify(i), _sympify(j)
-    ik = scaled(i, n)
-    out = int_sum((ik, j))
-    return ik + j if out is None else out
-
-
-def rebuild(e, args) -> sympy.Expr:
-    """``e.func(*args)``, the same expression, through the fast constructors where they apply (sums,
-    integer products, our opaque functions)."""
-    out = None
-    if e.is_Add:
-        out = int_sum(args)
-    elif e.is_Mul:
-        out = int_product(args)
-    elif isinstance(e, _OPAQUE):
-        out = _unevaluated(e, args)
-    return e.func(*args) if out is None else out
-
-
-def row_major(path, dims, width: int = 1) -> sympy.Expr:
-    """The flat index of element ``path`` of a row-major array of lengths ``dims`` whose elements are
-    ``width`` scalars wide: ``sum(path[k] * stride[k])``, built as one sum (adding one term at a time
-    flattened and sorted the growing sum again for each)."""
-    terms = []
-    stride = width
-    for idx, d in zip(reversed(path), reversed(dims)):
-        terms.append(scaled(idx, stride))
-        stride *= d
-    if not terms:
-        return sympy.Integer(0)
-    out = int_sum(terms)
-    return sympy.Add(*terms) if out is None else out
+    """``sympy.Mod(a, n, evaluate=False)``."""
+    return _node(sympy.Mod, (a, _sympify(n)))
 
 
 def _c_quotient(e, args):
@@ -668,7 +642,7 @@ def floor_div(a, n) -> sympy.Expr:
         return a
     if a.is_Integer:
         return sympy.Integer(int(a) // n)
-    return floor_node(divided(a, n))
+    return floor_node(times(a, Fraction(1, n)))
 
 
 def floor_mod(a, n) -> sympy.Expr:
@@ -856,7 +830,7 @@ def fdiv(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
     if shifted is None:
         return floor_of(num / d)  # printed with a floor-division helper
     a, k = shifted
-    return _c_node(CDiv, a, d) - k  # floor((a + k*d)/d) - k = floor(a/d)
+    return _node(CDiv, (a, sympy.Integer(d))) - k  # floor((a + k*d)/d) - k = floor(a/d)
 
 
 def fmod(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
@@ -878,11 +852,11 @@ def fmod(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
         c = r.as_coeff_Add()[0]  # (x + 9) mod 4 = (x + 1) mod 4 while the dividend stays non-negative
         if c.is_Integer and int(c) >= d and b[0] - (int(c) - int(c) % d) >= 0:
             r = r - (int(c) - int(c) % d)
-        return _c_node(CMod, r, d)
+        return _node(CMod, (r, sympy.Integer(d)))
     shifted = _nonneg(num, d, ranges)
     if shifted is None:
         return mod_of(num, d)  # printed with a floor-modulo helper
-    return _c_node(CMod, shifted[0], d)  # (a + k*d) mod d = a mod d
+    return _node(CMod, (shifted[0], sympy.Integer(d)))  # (a + k*d) mod d = a mod d
 
 
 def mod_of(num, d: int) -> sympy.Expr:
@@ -1056,15 +1030,7 @@ def _simplify(e, ranges: Ranges) -> sympy.Expr:
         args = [simplify(a, ranges) for a in e.args]
         if all(a is b for a, b in zip(args, e.args)):  # rebuilding from its own arguments gives e back
             return expand_index(e)
-        # A sum whose changed terms all became numbers (a counter with one value, a division decided
-        # by the ranges: half of the sums simplified after unrolling) is built without Add.flatten.
-        if e.is_Add:
-            out = _add_of_numbers(e, args)
-            if out is None:
-                out = int_sum(args)
-        else:
-            out = int_product(args)
-        return expand_index(e.func(*args) if out is None else out)
+        return expand_index(rebuild(e, args))
     if isinstance(e, sympy.logic.boolalg.BooleanFunction) or e.is_Relational:
         return simplify_condition(e, ranges)
     return e

@@ -20,7 +20,7 @@ from ...ir.levels import Level
 from ...views import view as V
 from ...views.arith import Memo, bounds, expand_index, free_symbols, without_term
 from ..memory import Buffer
-from ..stmt import CONTAINERS, Block, Declare, IndexDef, Kernel, Loop, Store, body_ranges, descend, reads, walk
+from ..stmt import CONTAINERS, Block, Declare, Kernel, Loop, Store, bind_index, body_ranges, descend, reads, walk
 
 
 def _accesses(s, enclosing, ranges, out):
@@ -33,10 +33,7 @@ def _accesses(s, enclosing, ranges, out):
         local = dict(ranges)
         for x in s.items:
             _accesses(x, enclosing, local, out)
-            if isinstance(x, IndexDef):
-                b = bounds(x.value, local)
-                if b is not None:
-                    local[x.var] = b
+            bind_index(local, x)
         return
     if isinstance(s, Store):
         if s.buffer.space == "private":

@@ -18,8 +18,7 @@ from __future__ import annotations
 import sympy
 
 from ...ir.levels import Level
-from ...views.arith import bounds
-from ..stmt import Block, IndexDef, Kernel, Loop, body_ranges, descend, flatten, map_stmts, substitute
+from ..stmt import Block, Kernel, Loop, bind_index, body_ranges, descend, flatten, map_stmts, substitute
 from .simplify import simplify_substituted
 
 
@@ -46,10 +45,7 @@ def _expand_items(items, ranges: dict, inside: bool) -> list:
             out.extend(substitute(x.body, {x.var: sympy.Integer(k)}) for k in range(x.extent))
         else:
             out.extend(_simplified_copy(x, k, scope) for k in range(x.extent))
-        if isinstance(x, IndexDef):  # its range is in scope for what follows, as ``map_stmts`` keeps it
-            b = bounds(x.value, scope)
-            if b is not None:
-                scope[x.var] = b
+        bind_index(scope, x)
     return out
 
 
