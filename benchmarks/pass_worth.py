@@ -3,8 +3,12 @@
     python benchmarks/pass_worth.py --pass eliminate_divmod \
         --best benchmarks/results/h100-vgg16-gemmview.json --sample vgg16:12 --points 12 --json out.json
 
+    python benchmarks/pass_worth.py --passes merge_barriers,pipeline_copies,lower_copies,simplify,unroll,\
+        privatize,vectorize,eliminate_divmod,hoist --sample vgg16:12 --points 40 --json out.json
+
 Each point (variant and configuration) is generated twice, with ``DEFAULT_PASSES`` and with the named pass
-left out (every occurrence of it: ``simplify`` runs twice).  Where the two sources are the same, nothing is
+left out (every occurrence of it), or with the passes ``--passes`` names in that order (another order
+of the same passes: the ``without`` side of the record is then that order).  Where the two sources are the same, nothing is
 run; otherwise both are built, run and checked against the operator's reference, their times taken alternately (with, without, with, without) and the
 better of each side's two medians kept.  Points come from ``--best`` (the best point of each record of a
 results file with ``layer``, ``best_variant`` and ``best_config``, as ``conv_vgg16.py`` writes them) and from
@@ -58,7 +62,9 @@ def main() -> int:
     from search import workload
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pass", dest="name", required=True, help="the pass of DEFAULT_PASSES to leave out (e.g. eliminate_divmod)")
+    side = ap.add_mutually_exclusive_group(required=True)
+    side.add_argument("--pass", dest="name", help="the pass of DEFAULT_PASSES to leave out (e.g. eliminate_divmod)")
+    side.add_argument("--passes", help="the other side's passes, comma-separated names of passes of DEFAULT_PASSES in their order")
     ap.add_argument("--best", action="append", help="a results file whose records' best points to compare")
     ap.add_argument("--sample", action="append", help="a workload (vgg16:12, sgemm:1024) to draw points of")
     ap.add_argument("--points", type=int, default=12)
@@ -70,10 +76,17 @@ def main() -> int:
     ap.add_argument("--device", default=None)
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
-    names = [p.__name__ for p in DEFAULT_PASSES]
-    if args.name not in names:
-        ap.error(f"--pass {args.name!r} is not one of the default passes ({', '.join(names)})")
-    without = tuple(p for p in DEFAULT_PASSES if p.__name__ != args.name)
+    by_name = {p.__name__: p for p in DEFAULT_PASSES}
+    if args.passes is not None:
+        unknown = [n for n in args.passes.split(",") if n not in by_name]
+        if unknown:
+            ap.error(f"--passes: {', '.join(unknown)} not among the default passes ({', '.join(by_name)})")
+        without = tuple(by_name[n] for n in args.passes.split(","))
+        args.name = "order:" + args.passes
+    elif args.name not in by_name:
+        ap.error(f"--pass {args.name!r} is not one of the default passes ({', '.join(by_name)})")
+    else:
+        without = tuple(p for p in DEFAULT_PASSES if p.__name__ != args.name)
 
     device = get_device(args.device)
     limits = device_limits(device)

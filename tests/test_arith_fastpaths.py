@@ -432,3 +432,43 @@ def test_hoisted_conditions_are_sympys_conjunctions(parts):
     with mock.patch.object(H, "make_and", lambda args: sympy.And(*args)):
         slow = H.hoist(kernel)
     assert fast == slow and str(fast.body) == str(slow.body), cond
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(index_term(), min_size=1, max_size=4), st.sampled_from(SYMS), st.integers(-9, 9))
+def test_linear_parts_and_shifted_copies_are_sympys(terms, x, k):
+    """``linear_in(e, x)`` splits an index whose counter appears only in terms ``x`` or ``c*x`` into the
+    rest and the coefficient, and says None where the counter is under a division, a modulus or a
+    product with another symbol; ``plus_constant`` adds a number as sympy's sum would (what unrolling
+    makes of such an index for its copy ``k``)."""
+    from liftpy.views.arith import linear_in, plus_constant
+
+    e = sympy.Add(*terms)
+    found = linear_in(e, x)
+    outside = [t for t in sympy.Add.make_args(e) if t != x and not (t.is_Mul and t.args[1:] == (x,) and t.args[0].is_Integer)]
+    if found is None:
+        assert any(x in t.free_symbols for t in outside), e
+        return
+    rest, c = found
+    assert x not in rest.free_symbols and sympy.expand(rest + c * x - e) == 0, (e, rest, c)
+    shifted = plus_constant(rest, c * k)
+    if shifted is not None:  # None only for a rational constant, which the caller leaves to sympy
+        assert same(shifted, e.xreplace({x: sympy.Integer(k)})), (e, k)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(index_term(), min_size=2, max_size=4), st.integers(1, 9))
+def test_equal_sums_built_apart_are_one_object(terms, k):
+    """Sums built by the fast constructors from different starting points (terms in another order, a
+    constant added to a sum or the sum built with it) are one object, so the tables keyed by them find
+    them by identity."""
+    from liftpy.views.arith import int_sum, plus_constant
+
+    a, b = int_sum(terms), int_sum(list(reversed(terms)))
+    if a is None or b is None:
+        return
+    assert a is b
+    with_k = int_sum(list(terms) + [sympy.Integer(k)])
+    shifted = plus_constant(a, k)
+    if with_k is not None and shifted is not None:
+        assert same(with_k, shifted) and with_k is shifted

@@ -619,3 +619,49 @@ def test_combined_loads_swap_the_lanes_of_loaded_buffers_only(guarded):
     assert [r.index for r in reads if r.buffer == b] == [4 * I]
     before = [r for x in items for r in V.walk_reads(x.value) if isinstance(r, V.MemRead) and r.buffer == acc]
     assert [r for r in reads if r.buffer == acc] == before
+
+
+def _unrolled_by_substitution(s):
+    """The unrolling pass's reference: every unrolled loop replaced by its copies, substituted only."""
+    from liftpy.codegen import stmt as S
+
+    if isinstance(s, S.Block):
+        out = []
+        for x in s.items:
+            x = _unrolled_by_substitution(x)
+            if isinstance(x, S.Loop) and x.unroll:
+                out.extend(S.substitute(x.body, {x.var: sympy.Integer(k)}) for k in range(x.extent))
+            else:
+                out.append(x)
+        return S.Block(S.flatten(out))
+    return S.descend(s, _unrolled_by_substitution)
+
+
+@settings(max_examples=200, deadline=None)
+@given(statement_trees(), st.booleans(), st.booleans(), st.sampled_from([None, 1, 4]))
+def test_unrolled_copies_are_the_substituted_kernel_simplified(top, outer, inner, use):
+    """Unrolling simplifies only what a copy changes: the inner loops' copies first, then of the outer
+    loop's copies only the expressions with its counter (those where it is only a term of the sum
+    without a walk) and those with an index definition computed from it.  The result is the kernel
+    with every unrolled loop replaced by its substituted copies, simplified as a whole afterwards."""
+    import importlib
+
+    from liftpy.codegen import stmt as S
+    from liftpy.ir.levels import Level
+    from liftpy.views import view as V
+
+    P = importlib.import_module("liftpy.codegen.passes")
+    (loop_j, cond) = top.items
+    (loop_k, define) = loop_j.body.items
+    extra = ()
+    if use is not None:  # a store whose index is computed from the index definition of the counter
+        t = define.var
+        extra = (S.Store(SimpleNamespace(name="b"), arith.floor_div(t + use, 4), V.MemRead(SimpleNamespace(name="b"), t * 2, 1)),)
+    loop_k = S.Loop(K, loop_k.extent, Level.SEQ, 0, loop_k.body, unroll=inner)
+    loop_j = S.Loop(J, loop_j.extent, Level.SEQ, 0, S.Block((loop_k, define) + extra), unroll=outer)
+    kernel = S.Kernel("k", (), (), S.Block((loop_j, cond)))
+    start = P.simplify(kernel)  # the passes before unrolling leave every index simplified
+    expected = P.simplify(start.replace(body=_unrolled_by_substitution(start.body)))
+    got = P.unroll(start)
+    assert got.body == expected.body
+    assert [type(x) for x in S.walk(got.body)] == [type(x) for x in S.walk(expected.body)]

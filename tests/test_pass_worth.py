@@ -34,3 +34,18 @@ def test_an_unknown_pass_is_a_one_line_error():
     out = _run("--pass", "nosuch")
     assert out.returncode == 2
     assert "'nosuch' is not one of the default passes" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_another_order_of_the_passes_is_compared_and_an_unknown_name_is_an_error(tmp_path):
+    """``--passes`` compares the default order with another one (here hoisting before vectorization):
+    the records name the order, and the points whose sources differ are run and checked on both sides."""
+    order = "merge_barriers,pipeline_copies,lower_copies,simplify,eliminate_divmod,unroll,privatize,hoist,vectorize"
+    out = _run("--passes", order, "--points", "3", "--repeat", "1", "--json", str(tmp_path / "o.json"))
+    assert out.returncode == 0, out.stderr[-2000:]
+    records = json.loads((tmp_path / "o.json").read_text())
+    assert len(records) == 3 and all(r["pass"] == "order:" + order for r in records)
+    for r in records:
+        if not r["same_source"]:
+            assert r["ok_with"] is True and r["ok_without"] is True
+    bad = _run("--passes", "simplify,nosuch")
+    assert bad.returncode == 2 and "nosuch not among the default passes" in bad.stderr and "Traceback" not in bad.stderr

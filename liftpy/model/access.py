@@ -47,7 +47,7 @@ import numpy as np
 import sympy
 
 from ..codegen import stmt as S
-from ..codegen.passes import DEFAULT_PASSES, privatize, vectorize
+from ..codegen.passes import DEFAULT_PASSES, eliminate_divmod, privatize, vectorize
 from ..ir.levels import Level
 from ..views import view as V
 
@@ -57,12 +57,14 @@ BANKS = 32  # local memory banks, each 4 bytes wide
 SAMPLES = 3  # sampled iterations of the loops around each group of reads
 # The passes up to vectorization: they decide which work-item reads what (the copies into local memory get
 # their order and share of each work-item) and how wide each read is (a float4 load per work-item is one
-# request; four scalar loads 16 bytes apart are four).  Privatization and the address arithmetic after them
-# do not change a global read, and skipping them (and the printing) makes the factor cost half of a
-# point's code generation, so a search can afford it for every candidate it is about to measure.  (Stopping
+# request; four scalar loads 16 bytes apart are four).  Privatization and the address arithmetic (the
+# division pass before unrolling, hoisting after vectorization) do not change a global read, and
+# skipping them (and the printing) makes the factor cost half of a point's code generation, so a search
+# can afford it for every candidate it is about to measure.  (The division pass also splits loops, which
+# would change which iterations the factors sample.)  (Stopping
 # before unrolling as well costs a quarter of that, but counts SGEMM's vector loads as strided scalars: the
 # factors differed at 31 of 60 points.)
-PASSES = tuple(p for p in DEFAULT_PASSES[: DEFAULT_PASSES.index(vectorize) + 1] if p is not privatize)
+PASSES = tuple(p for p in DEFAULT_PASSES[: DEFAULT_PASSES.index(vectorize) + 1] if p not in (privatize, eliminate_divmod))
 
 _NUMERIC = {"CDiv": lambda a, d: int(a) // int(d), "CMod": lambda a, d: int(a) % int(d),
             "floor": math.floor, "Min": min, "Max": max, "Mod": lambda a, d: a % d, "Integer": int}

@@ -296,13 +296,22 @@ def _int_sum(args):
         if c == 1:
             seq.append(rest)
         elif c:
-            seq.append(_times(c, rest))
+            seq.append(_built((c, rest), lambda: _times(c, rest)))
     _addsort(seq)
     if coeff:
         seq.insert(0, _rational(coeff))
     if len(seq) < 2:
         return seq[0] if seq else sympy.S.Zero
-    return sympy.Add._from_args(seq, True)
+    return _add(seq)
+
+
+def _add(terms):
+    """The sum of ``terms``, already sympy's canonical terms in its order, one object for each: the sums
+    built here from different starting points (a counter's term replaced, a constant added) are the same
+    object when they are equal, so the memos and tables keyed by them find them by identity instead of
+    comparing them term by term (a tenth of vectorization's time went to such comparisons)."""
+    terms = tuple(terms)
+    return _built(("Add",) + terms, lambda: sympy.Add._from_args(terms, True))
 
 
 def _number(x) -> int | Fraction:
@@ -499,7 +508,7 @@ def _add_of_numbers(e, args):
         return _rational(const)
     if const:
         kept.insert(0, _rational(const))
-    return kept[0] if len(kept) == 1 else sympy.Add._from_args(kept, True)
+    return kept[0] if len(kept) == 1 else _add(kept)
 
 
 def with_constant(e, k: int):
@@ -508,6 +517,50 @@ def with_constant(e, k: int):
     if not (e.is_Add and e.args[0].is_Integer):
         return None
     return _add_of_numbers(e, (sympy.Integer(k),) + e.args[1:])
+
+
+_LINEAR = Memo()
+
+
+def linear_in(e, x):
+    """``(rest, c)`` with ``e = rest + c*x``, for an integer ``c`` and a ``rest`` without ``x``, when ``x``
+    appears in the index ``e`` only as a term ``x`` or ``c*x`` of it (not under a division, a modulus or
+    a product with another symbol); None otherwise.  Such an index needs no simplification when ``x``
+    becomes a constant: each of its other terms is as simple as before."""
+    def compute():
+        c, rest = 0, []
+        for t in sympy.Add.make_args(e):
+            if t is x:
+                c += 1
+            elif t.is_Mul and len(t.args) == 2 and t.args[1] is x and t.args[0].is_Integer:
+                c += int(t.args[0])
+            elif x in free_symbols(t):
+                return False
+            else:
+                rest.append(t)
+        return _sum(rest), c
+
+    return _LINEAR.get((e, x), compute) or None
+
+
+def plus_constant(e, k: int) -> sympy.Expr:
+    """``e + k`` for an integer ``k``, the same expression, built from ``e``'s terms without collecting
+    them again (the copies of an unrolled index, ``rest + c*k`` for each copy ``k``)."""
+    if not k:
+        return e
+    if e.is_Integer:
+        return sympy.Integer(int(e) + k)
+    return _built(("+k", e, k), lambda: _plus_constant(e, k))
+
+
+def _plus_constant(e, k: int):
+    if not e.is_Add:
+        return _add((sympy.Integer(k), e))
+    if e.args[0].is_Integer:
+        return _add_of_numbers(e, (sympy.Integer(int(e.args[0]) + k),) + e.args[1:])
+    if e.args[0].is_Number:
+        return None  # a rational constant: left to sympy
+    return _add((sympy.Integer(k),) + e.args)
 
 
 def without_term(e, t):

@@ -7,17 +7,19 @@ They run in this order, each with one job (as TVM's ``tir.transform`` passes do)
    and alternates the halves of double-buffered tiles (``toLocalDouble``), one barrier per step;
    ``lower_copies`` gives cooperative copies into local memory their order, vector width and share of
    each work-item, now that the work-group size is known;
-1. ``simplify``: indices and conditions simplified with the ranges of the loop variables in scope, then
-   ``unroll``: loops marked for unrolling (and loops of one iteration) become copies of their body, each
+1. ``simplify``: indices and conditions simplified with the ranges of the loop variables in scope;
+2. ``eliminate_divmod``: a sequential loop whose counter is divided or reduced modulo a constant is split
+   into nested loops, so the division and the modulus disappear (Romou's address-calculation
+   elimination).  It runs on the loop nest before unrolling, as Romou's algorithm does: each trial split
+   simplifies the statements of the loop body again, and before unrolling that body holds each
+   statement once, not once per copy (after unrolling, the trials were a fifth of code generation);
+3. ``unroll``: loops marked for unrolling (and loops of one iteration) become copies of their body, each
    simplified again for the constant its counter became, in the same walk (substituting into the views'
    raw indices instead, every copy rebuilt through sympy's assumptions, took half of code generation's
    time);
-3. ``privatize``: private arrays of a work-group's items shrink to the part each item touches;
-4. ``vectorize``: lane-built vectors over contiguous memory become vector loads, runs of scalar stores
+4. ``privatize``: private arrays of a work-group's items shrink to the part each item touches;
+5. ``vectorize``: lane-built vectors over contiguous memory become vector loads, runs of scalar stores
    to consecutive addresses become vector stores, and accesses proven aligned are marked so;
-5. ``eliminate_divmod``: a sequential loop whose counter is divided or reduced modulo a constant is split
-   into nested loops, so the division and the modulus disappear (Romou's address-calculation
-   elimination);
 6. ``hoist``: divisions, moduli and the loop-invariant part of each address are computed once, before the
    outermost loop they do not depend on.
 
@@ -41,7 +43,7 @@ from .vectorize import vectorize
 
 Pass = Callable[[Kernel], Kernel]
 
-DEFAULT_PASSES: tuple[Pass, ...] = (merge_barriers, pipeline_copies, lower_copies, simplify, unroll, privatize, vectorize, eliminate_divmod, hoist)
+DEFAULT_PASSES: tuple[Pass, ...] = (merge_barriers, pipeline_copies, lower_copies, simplify, eliminate_divmod, unroll, privatize, vectorize, hoist)
 
 
 def run_passes(kernel: Kernel, passes: Sequence[Pass] = DEFAULT_PASSES) -> Kernel:

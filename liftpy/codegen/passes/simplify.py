@@ -15,16 +15,9 @@ from ...views.arith import substitute as substitute_index
 from ..stmt import If, IndexDef, Kernel, Store, map_stmts, store_with
 
 
-def simplify_read(r: V.Read, ranges: dict, first=None) -> V.Read:
-    """``r`` with its indices and conditions simplified; ``first`` rewrites each of them before (the
-    substitution of a split counter, done in the same walk of the read)."""
-    if first is None:
-        index = lambda e: simplify_index(e, ranges)  # noqa: E731  (one closure per read, not per node)
-        cond = lambda e: simplify_condition(e, ranges)  # noqa: E731
-    else:
-        index = lambda e: simplify_index(first(e), ranges)  # noqa: E731
-        cond = lambda e: simplify_condition(first(e), ranges)  # noqa: E731
-
+def rewrite_read(r: V.Read, index, cond) -> V.Read:
+    """``r`` with ``index`` applied to its indices and ``cond`` to its conditions, and each conditional
+    read whose condition became true or false replaced by the branch taken."""
     def one(x: V.Read) -> V.Read:
         if isinstance(x, V.CondRead):
             c = cond(x.cond)
@@ -38,30 +31,40 @@ def simplify_read(r: V.Read, ranges: dict, first=None) -> V.Read:
     return V.transform(r, one)
 
 
-def _stmt(s, ranges, first=None):
-    """``s`` simplified with ``ranges`` (``first``: a rewrite of every expression before, as in
-    ``simplify_read``; the body of an ``If`` is left as it is)."""
+def rewrite_stmt(s, index, cond):
+    """``s`` with ``index`` applied to its indices and ``cond`` to its conditions (not to the body of an
+    ``If``, which ``map_stmts`` hands over before it): an ``If`` whose condition became true is its
+    body's statements, one that became false nothing."""
     if isinstance(s, If):
-        c = simplify_condition(s.cond if first is None else first(s.cond), ranges)
+        c = cond(s.cond)
         if c is sympy.true:
             return s.body.items
         if c is sympy.false:
             return ()
         return If(c, s.body)
     if isinstance(s, Store):
-        index = s.index if first is None else first(s.index)
-        return store_with(s, simplify_index(index, ranges), simplify_read(s.value, ranges, first))
+        return store_with(s, index(s.index), rewrite_read(s.value, index, cond))
     if isinstance(s, IndexDef):
-        value = simplify_index(s.value if first is None else first(s.value), ranges)
+        value = index(s.value)
         return s if value is s.value else IndexDef(s.var, value)
     return s
 
 
+def simplify_read(r: V.Read, ranges: dict) -> V.Read:
+    """``r`` with its indices and conditions simplified."""
+    return rewrite_read(r, lambda e: simplify_index(e, ranges), lambda c: simplify_condition(c, ranges))
+
+
+def _stmt(s, ranges):
+    return rewrite_stmt(s, lambda e: simplify_index(e, ranges), lambda c: simplify_condition(c, ranges))
+
+
 def simplify_substituted(s, mapping: dict, seen: dict, ranges: dict):
-    """``_stmt(substitute(s, mapping, seen), ranges)`` for a statement whose containers' bodies are
-    already substituted (``map_stmts`` hands an ``If`` over after its body), in one walk of each value:
-    a trial split rewrote every read twice, and built the substituted one only to rebuild it."""
-    return _stmt(s, ranges, lambda e: substitute_index(e, mapping, seen))
+    """``s`` with ``mapping`` substituted (``seen``: the substitutions made already, see
+    ``views.arith.substitute``) and simplified with ``ranges``, in one walk of each value: a trial split
+    rewrote every read twice, and built the substituted one only to rebuild it."""
+    return rewrite_stmt(s, lambda e: simplify_index(substitute_index(e, mapping, seen), ranges),
+                        lambda c: simplify_condition(substitute_index(c, mapping, seen), ranges))
 
 
 def simplify(kernel: Kernel) -> Kernel:

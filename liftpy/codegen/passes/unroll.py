@@ -2,12 +2,16 @@
 or of a single iteration becomes the copies of its body with the counter replaced by 0, 1, ..., each
 copy simplified for its constant (``floor((4*k + j)/4)`` of copy ``k = 3`` is ``3`` when ``j < 4``).
 
-The substitution and the simplification are one walk of each copy's statements (``simplify_substituted``),
-done once, by the outermost unrolled loop: an unrolled loop inside another is only substituted, and the
-outer loop's copies are simplified with every constant in place.  (Substituting, then simplifying the
-whole kernel again in a pass of its own, walked every statement twice and built each copy's reads only
-to rebuild them.)  Statements outside unrolled loops keep what the simplification before this pass made
-of them.
+Loops are unrolled from the inside out, and each copy is simplified as it is made, in the walk that
+substitutes its counter (``_copy``).  Every expression a copy starts from is simplified already (by
+``simplify`` before this pass, or as a copy of an inner loop), so a copy rewrites only what its counter
+changes: an expression without the counter (or an index definition computed from it) is its own copy;
+one where the counter is only a term of the sum (``8*i + x``, most addresses of a register tile) is the
+same sum with another constant, built without a walk; the rest (the counter under a division, a
+modulus or a condition) are substituted and simplified with the copy's ranges.  (Unrolled from the
+outside in, with everything simplified once by the outermost loop, the reads of an inner loop were
+simplified again for every copy of the outer loop.)  Statements outside unrolled loops keep what the
+simplification before this pass made of them.
 
 The extent of an unrolled loop is bounded where the loop is made (the unrolling rules require at most
 ``UNROLL_LIMIT`` iterations, and the emitter unrolls copies of at most four elements), so this pass never
@@ -18,42 +22,82 @@ from __future__ import annotations
 import sympy
 
 from ...ir.levels import Level
-from ..stmt import Block, Kernel, Loop, bind_index, body_ranges, descend, flatten, map_stmts, substitute
-from .simplify import simplify_substituted
+from ...views.arith import free_symbols, linear_in, plus_constant, simplify_condition
+from ...views.arith import simplify as simplify_index
+from ...views.arith import substitute as substitute_index
+from ..stmt import Block, IndexDef, Kernel, Loop, bind_index, body_ranges, descend, flatten, map_stmts, walk
+from .simplify import rewrite_stmt
 
 
 def _unrolled(x) -> bool:
     return isinstance(x, Loop) and x.level is Level.SEQ and (x.unroll or x.extent == 1)
 
 
-def _expand(s, ranges: dict, inside: bool):
-    """``s`` with its unrolled loops expanded (``inside``: an enclosing loop is unrolled too, and
-    simplifies the copies)."""
+def _expand(s, ranges: dict):
+    """``s`` with its unrolled loops expanded."""
     if isinstance(s, Block):
-        return Block(flatten(_expand_items(s.items, ranges, inside)))
-    return descend(s, lambda b: _expand(b, body_ranges(s, ranges), inside or _unrolled(s)))
+        return Block(flatten(_expand_items(s.items, ranges)))
+    return descend(s, lambda b: _expand(b, body_ranges(s, ranges)))
 
 
-def _expand_items(items, ranges: dict, inside: bool) -> list:
+def _expand_items(items, ranges: dict) -> list:
     out = []
     scope = dict(ranges)
     for x in items:
-        x = _expand(x, scope, inside)
-        if not _unrolled(x):
-            out.append(x)
-        elif inside:
-            out.extend(substitute(x.body, {x.var: sympy.Integer(k)}) for k in range(x.extent))
+        x = _expand(x, scope)  # the loops inside first: this loop's copies start from simplified ones
+        if _unrolled(x):
+            changed = _changed(x)
+            out.extend(_copy(x, k, scope, changed) for k in range(x.extent))
         else:
-            out.extend(_simplified_copy(x, k, scope) for k in range(x.extent))
+            out.append(x)
         bind_index(scope, x)
     return out
 
 
-def _simplified_copy(loop: Loop, k: int, ranges: dict) -> Block:
+def _changed(loop: Loop) -> frozenset:
+    """The symbols whose values differ between the copies of ``loop``: its counter and the index
+    definitions of its body computed from them."""
+    changed = {loop.var}
+    for s in walk(loop.body):
+        if isinstance(s, IndexDef) and not free_symbols(s.value).isdisjoint(changed):
+            changed.add(s.var)
+    return frozenset(changed)
+
+
+def _copy(loop: Loop, k: int, ranges: dict, changed: frozenset) -> Block:
+    """Copy ``k`` of ``loop``'s body, whose expressions are simplified already (by the simplification
+    before this pass, or as copies of an inner loop) with the ranges in scope.  An expression without a
+    changed symbol is its own copy: its symbols have the same ranges in the copy.  One where the counter
+    appears only as a term of the sum (``8*i + x``) becomes the same sum with another constant, which is
+    as simple as before.  Only the others (the counter under a division or a modulus, or an index
+    definition computed from it) are simplified again, with the copy's ranges."""
+    var = loop.var
+    mapping = {var: sympy.Integer(k)}
     seen: dict = {}  # substitutions made for this copy: its statements share most of their terms
-    mapping = {loop.var: sympy.Integer(k)}
-    return map_stmts(loop.body, lambda s, scope: simplify_substituted(s, mapping, seen, scope), ranges)
+    alone = len(changed) == 1  # no index definition computed from the counter (before hoisting: nearly always)
+
+    def one(s, scope):
+        def index(e):
+            syms = free_symbols(e)
+            if syms.isdisjoint(changed):
+                return e
+            if var in syms and (alone or len(syms & changed) == 1):
+                lin = linear_in(e, var)
+                if lin is not None:
+                    out = plus_constant(lin[0], lin[1] * k)
+                    if out is not None:
+                        return out
+            return simplify_index(substitute_index(e, mapping, seen), scope)
+
+        def cond(c):
+            if free_symbols(c).isdisjoint(changed):
+                return c
+            return simplify_condition(substitute_index(c, mapping, seen), scope)
+
+        return rewrite_stmt(s, index, cond)
+
+    return map_stmts(loop.body, one, ranges)
 
 
 def unroll(kernel: Kernel) -> Kernel:
-    return kernel.replace(body=_expand(kernel.body, {}, False))
+    return kernel.replace(body=_expand(kernel.body, {}))
