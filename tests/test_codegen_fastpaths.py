@@ -665,3 +665,30 @@ def test_unrolled_copies_are_the_substituted_kernel_simplified(top, outer, inner
     got = P.unroll(start)
     assert got.body == expected.body
     assert [type(x) for x in S.walk(got.body)] == [type(x) for x in S.walk(expected.body)]
+
+
+def test_a_split_that_removes_no_division_of_its_counter_is_not_kept():
+    """The address-calculation pass keeps a split only for fewer divisions and moduli of the split
+    counter: splitting ``i`` by 64 leaves ``(i + 1) / 64`` a division (of ``r``), and the fold of
+    ``(l + 56*s) % 6 % 2`` into ``l % 2`` that simplifying the rewritten statement makes on the way
+    is no reason to split."""
+    import importlib
+
+    from liftpy.codegen import stmt as S
+    from liftpy.ir.levels import Level
+    from liftpy.views import view as V
+
+    P = importlib.import_module("liftpy.codegen.passes")
+    i, l, s = sympy.Symbol("i"), sympy.Symbol("l"), sympy.Symbol("s")
+    buf = SimpleNamespace(name="b")
+    index = arith.CMod(arith.CMod(l + 56 * s, 6), 2) + 4 * arith.CDiv(i + 1, 64)
+    store = S.Store(buf, index, V.MemRead(buf, arith.CDiv(i + 1, 64), 1))
+    loop = S.Loop(i, 128, Level.SEQ, 0, S.Block((store,)))
+    nest = S.Loop(s, 2, Level.SEQ, 0, S.Block((S.Loop(l, 4, Level.SEQ, 0, S.Block((loop,))),)))
+    out = P.eliminate_divmod(S.Kernel("k", (), (), S.Block((nest,))))
+    loops = [x.var.name for x in S.walk(out.body) if isinstance(x, S.Loop)]
+    assert loops == ["s", "l", "i"]
+    # A split that does remove divisions of the counter is kept: i % 64 and i / 64 become r and q.
+    kept = S.Loop(i, 128, Level.SEQ, 0, S.Block((S.Store(buf, arith.CMod(i, 64) + 64 * arith.CDiv(i, 64) * 3, V.ConstRead(0.0, None)),)))
+    out = P.eliminate_divmod(S.Kernel("k", (), (), S.Block((kept,))))
+    assert [x.var.name for x in S.walk(out.body) if isinstance(x, S.Loop)] == ["iq", "ir"]
