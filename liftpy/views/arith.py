@@ -553,6 +553,12 @@ def plus_constant(e, k: int) -> sympy.Expr:
     return _built(("+k", e, k), lambda: _plus_constant(e, k))
 
 
+def _plus(e, k: int) -> sympy.Expr:
+    """``e + k``: ``plus_constant`` where it applies, sympy's sum otherwise."""
+    out = plus_constant(e, k)
+    return e + k if out is None else out
+
+
 def _plus_constant(e, k: int):
     if not e.is_Add:
         return _add((sympy.Integer(k), e))
@@ -728,7 +734,7 @@ def _nonneg(num: sympy.Expr, d: int, ranges: Ranges) -> tuple[sympy.Expr, int] |
     if b is None:
         return None
     k = 0 if b[0] >= 0 else -((b[0]) // d)
-    return expand_index(num + k * d), k
+    return expand_index(_plus(num, k * d)), k
 
 
 def bounds(e, ranges: Ranges) -> tuple[int, int] | None:
@@ -816,7 +822,7 @@ def _as_fraction(arg) -> tuple[sympy.Expr | None, int]:
         if not c.is_Rational:
             return None, 1
         den = den * int(c.q) // gcd(den, int(c.q))
-    num = expand_index(arg * den)
+    num = expand_index(times(arg, den))
     for t in sympy.Add.make_args(num):
         c = t.as_coeff_Mul()[0]
         if not c.is_Integer:
@@ -864,26 +870,26 @@ def fdiv(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
     q, r = _split_terms(num, d)
     b = bounds(r, ranges)
     if b is not None and b[0] // d == b[1] // d:
-        return q + b[0] // d
+        return _plus(q, b[0] // d)
     if b is not None and b[0] >= 0 and q != 0:
-        return q + fdiv(r, d, ranges)
+        return _sum([q, fdiv(r, d, ranges)])
     # num = a*X + R with a | d and 0 <= R < a: floor(num/d) = floor(X/(d/a)).  This is what makes
     # the lanes of a vector (4*i + t, t < 4) land in the same window row.
     split = _small_remainder(num, d, ranges)
     if split is not None:
         a, big, _ = split
-        return fdiv(expand_index(big / a), d // a, ranges)
+        return fdiv(times(big, Fraction(1, a)), d // a, ranges)
     terms = sympy.Add.make_args(num)
     coeffs = [t.as_coeff_Mul()[0] for t in terms]
     if all(c.is_Integer for c in coeffs):
         g = _fold(gcd, [int(c) for c in coeffs] + [d])
         if g > 1:  # floor(2*x/4) = floor(x/2)
-            return fdiv(expand_index(num / g), d // g, ranges)
+            return fdiv(times(num, Fraction(1, g)), d // g, ranges)
     shifted = _nonneg(num, d, ranges)
     if shifted is None:
-        return floor_of(num / d)  # printed with a floor-division helper
+        return floor_of(times(num, Fraction(1, d)))  # printed with a floor-division helper
     a, k = shifted
-    return _node(CDiv, (a, sympy.Integer(d))) - k  # floor((a + k*d)/d) - k = floor(a/d)
+    return _plus(_node(CDiv, (a, sympy.Integer(d))), -k)  # floor((a + k*d)/d) - k = floor(a/d)
 
 
 def fmod(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
@@ -896,15 +902,15 @@ def fmod(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
     _, r = _split_terms(num, d)
     b = bounds(r, ranges)
     if b is not None and b[0] // d == b[1] // d:
-        return expand_index(r - (b[0] // d) * d)
+        return expand_index(_plus(r, -(b[0] // d) * d))
     split = _small_remainder(num, d, ranges)
     if split is not None:  # (a*X + R) mod (a*m) = a*(X mod m) + R
         a, big, small = split
-        return expand_index(a * fmod(expand_index(big / a), d // a, ranges) + small)
+        return expand_index(_sum([times(fmod(times(big, Fraction(1, a)), d // a, ranges), a), small]))
     if b is not None and b[0] >= 0:
         c = r.as_coeff_Add()[0]  # (x + 9) mod 4 = (x + 1) mod 4 while the dividend stays non-negative
         if c.is_Integer and int(c) >= d and b[0] - (int(c) - int(c) % d) >= 0:
-            r = r - (int(c) - int(c) % d)
+            r = _plus(r, -(int(c) - int(c) % d))
         return _node(CMod, (r, sympy.Integer(d)))
     shifted = _nonneg(num, d, ranges)
     if shifted is None:
@@ -1112,7 +1118,7 @@ def _simplify_condition(c, ranges: Ranges):
         parts = [p for p in parts if p is not sympy.false]
         return sympy.Or(*parts) if parts else sympy.false
     if c.is_Relational:
-        lhs = simplify(c.lhs if c.rhs == 0 else c.lhs - c.rhs, ranges)  # (x - 0 is x)
+        lhs = simplify(c.lhs if c.rhs == 0 else difference(c.lhs, c.rhs), ranges)  # (x - 0 is x)
         b = bounds(lhs, ranges)
         op = c.rel_op
         if b is not None:
