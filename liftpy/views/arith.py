@@ -296,7 +296,7 @@ def _int_sum(args):
         if c == 1:
             seq.append(rest)
         elif c:
-            seq.append(_built((c, rest), lambda: _times(c, rest)))
+            seq.append(_times(c, rest))
     _addsort(seq)
     if coeff:
         seq.insert(0, _rational(coeff))
@@ -328,13 +328,20 @@ def _coefficient_and_rest(t):
     if t.is_Mul and t.args[0].is_Number:
         if not t.args[0].is_Rational:
             return None
-        return _number(t.args[0]), (t._new_rawargs(*t.args[1:]) if len(t.args) > 2 else t.args[1])
+        if len(t.args) == 2:
+            return _number(t.args[0]), t.args[1]
+        rest = t.args[1:]  # a product of several factors, one object for each (like the sums, ``_add``)
+        return _number(t.args[0]), _built(("Mul",) + rest, lambda: t._new_rawargs(*rest))
     return 1, t
 
 
 def _times(c, s):
     """``c*s`` for a rational c (an int or a Fraction) other than 0 and 1 and a non-number s, as
-    ``Add.flatten`` builds it."""
+    ``Add.flatten`` builds it; one object for each (like the sums, ``_add``)."""
+    return _built((c, s), lambda: _new_times(c, s))
+
+
+def _new_times(c, s):
     c = _rational(c)
     if s.is_Mul:
         return s._new_rawargs(c, *s.args)
@@ -381,7 +388,7 @@ def _term_times(t, r):
         return None
     c = split[0] * r
     rest = split[1]
-    return sympy.S.Zero if c == 0 else rest if c == 1 else _built((c, rest), lambda: _times(c, rest))
+    return sympy.S.Zero if c == 0 else rest if c == 1 else _times(c, rest)
 
 
 def affine(i, n: int, j) -> sympy.Expr:
@@ -545,17 +552,13 @@ def linear_in(e, x):
 
 def plus_constant(e, k: int) -> sympy.Expr:
     """``e + k`` for an integer ``k``, the same expression, built from ``e``'s terms without collecting
-    them again (the copies of an unrolled index, ``rest + c*k`` for each copy ``k``)."""
+    them again where they allow (the copies of an unrolled index, ``rest + c*k`` for each copy ``k``;
+    a shifted dividend)."""
     if not k:
         return e
     if e.is_Integer:
         return sympy.Integer(int(e) + k)
-    return _built(("+k", e, k), lambda: _plus_constant(e, k))
-
-
-def _plus(e, k: int) -> sympy.Expr:
-    """``e + k``: ``plus_constant`` where it applies, sympy's sum otherwise."""
-    out = plus_constant(e, k)
+    out = _built(("+k", e, k), lambda: _plus_constant(e, k))
     return e + k if out is None else out
 
 
@@ -734,7 +737,7 @@ def _nonneg(num: sympy.Expr, d: int, ranges: Ranges) -> tuple[sympy.Expr, int] |
     if b is None:
         return None
     k = 0 if b[0] >= 0 else -((b[0]) // d)
-    return expand_index(_plus(num, k * d)), k
+    return expand_index(plus_constant(num, k * d)), k
 
 
 def bounds(e, ranges: Ranges) -> tuple[int, int] | None:
@@ -870,7 +873,7 @@ def fdiv(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
     q, r = _split_terms(num, d)
     b = bounds(r, ranges)
     if b is not None and b[0] // d == b[1] // d:
-        return _plus(q, b[0] // d)
+        return plus_constant(q, b[0] // d)
     if b is not None and b[0] >= 0 and q != 0:
         return _sum([q, fdiv(r, d, ranges)])
     # num = a*X + R with a | d and 0 <= R < a: floor(num/d) = floor(X/(d/a)).  This is what makes
@@ -889,7 +892,7 @@ def fdiv(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
     if shifted is None:
         return floor_of(times(num, Fraction(1, d)))  # printed with a floor-division helper
     a, k = shifted
-    return _plus(_node(CDiv, (a, sympy.Integer(d))), -k)  # floor((a + k*d)/d) - k = floor(a/d)
+    return plus_constant(_node(CDiv, (a, sympy.Integer(d))), -k)  # floor((a + k*d)/d) - k = floor(a/d)
 
 
 def fmod(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
@@ -902,7 +905,7 @@ def fmod(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
     _, r = _split_terms(num, d)
     b = bounds(r, ranges)
     if b is not None and b[0] // d == b[1] // d:
-        return expand_index(_plus(r, -(b[0] // d) * d))
+        return expand_index(plus_constant(r, -(b[0] // d) * d))
     split = _small_remainder(num, d, ranges)
     if split is not None:  # (a*X + R) mod (a*m) = a*(X mod m) + R
         a, big, small = split
@@ -910,7 +913,7 @@ def fmod(num: sympy.Expr, d: int, ranges: Ranges) -> sympy.Expr:
     if b is not None and b[0] >= 0:
         c = r.as_coeff_Add()[0]  # (x + 9) mod 4 = (x + 1) mod 4 while the dividend stays non-negative
         if c.is_Integer and int(c) >= d and b[0] - (int(c) - int(c) % d) >= 0:
-            r = _plus(r, -(int(c) - int(c) % d))
+            r = plus_constant(r, -(int(c) - int(c) % d))
         return _node(CMod, (r, sympy.Integer(d)))
     shifted = _nonneg(num, d, ranges)
     if shifted is None:

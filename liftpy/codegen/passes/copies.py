@@ -171,7 +171,7 @@ def lower_copy(copy: CoopCopy, plan: CopyPlan, k: int, phase: str = "copy", regs
     lane_paths = []
     for t in range(width):
         p = list(path)
-        p[fast] = _plus(path[fast], t)
+        p[fast] = plus_constant(path[fast], t)
         lane_paths.append(tuple(p))
     scalar = copy.dest.scalar
     vwidth = width * copy.width  # scalars per moved unit
@@ -208,11 +208,6 @@ def lower_copy(copy: CoopCopy, plan: CopyPlan, k: int, phase: str = "copy", regs
     for d in reversed(range(len(plan.group))):
         loop = Loop(lids[d], plan.group[d], Level.LCL, d, Block((loop,)), note=f"work-items of the copy ({d})")
     return [loop]
-
-
-def _plus(e, t: int):
-    out = plus_constant(e, t)
-    return e + t if out is None else out
 
 
 def group_of(kernel: Kernel) -> tuple[int, ...]:

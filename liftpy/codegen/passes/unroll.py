@@ -84,9 +84,7 @@ def _copy(loop: Loop, k: int, ranges: dict, changed: frozenset) -> Block:
             if var in syms and (alone or len(syms & changed) == 1):
                 lin = linear_in(e, var)
                 if lin is not None:
-                    out = plus_constant(lin[0], lin[1] * k)
-                    if out is not None:
-                        return out
+                    return plus_constant(lin[0], lin[1] * k)
             return simplify_index(substitute_index(e, mapping, seen), scope)
 
         def cond(c):
