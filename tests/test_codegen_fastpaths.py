@@ -444,13 +444,17 @@ def index_sums(draw):
 
 @settings(max_examples=500, deadline=None)
 @given(index_sums(), st.sampled_from([I, J, K]))
-def test_privatization_coefficients_are_sympys(e, x):
-    import importlib
-
-    Pv = importlib.import_module("liftpy.codegen.passes.privatize")
-    c = Pv._coeff(e, x)
-    assert c == e.coeff(x) and type(c) is type(e.coeff(x))
-    assert (x in arith.free_symbols(e)) == e.has(x)
+def test_linear_parts_are_sympys_coefficients(e, x):
+    """What privatization and unrolling read off an index for a counter (``arith.linear_in``): sympy's
+    integer coefficient and the rest, or None exactly where the counter is left in the rest (under a
+    division or a modulus) or its coefficient is no integer."""
+    found = arith.linear_in(e, x)
+    c = e.coeff(x)
+    rest = sympy.expand(e - c * x) if c.is_Integer else None
+    if found is None:
+        assert rest is None or rest.has(x), e
+    else:
+        assert c.is_Integer and found[1] == int(c) and found[0] == rest and not rest.has(x), e
 
 
 # --------------------------------------------------------------------------------------------------

@@ -572,17 +572,6 @@ def _plus_constant(e, k: int):
     return _add((sympy.Integer(k),) + e.args)
 
 
-def without_term(e, t):
-    """``e - t`` for a sum ``e`` of which ``t`` is one term (a counter's term, taken out of an address),
-    built from ``e``'s other terms like ``_add_of_numbers``; None when ``t`` is not a term of ``e``."""
-    if not e.is_Add or t.is_Number:
-        return None
-    for k, a in enumerate(e.args):
-        if a == t:
-            return _add_of_numbers(e, e.args[:k] + (sympy.Integer(0),) + e.args[k + 1:])
-    return None
-
-
 _RATIONAL_COMPARISONS = {
     ">=": lambda a, b: a >= b, ">": lambda a, b: a > b, "<=": lambda a, b: a <= b,
     "<": lambda a, b: a < b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b,

@@ -18,7 +18,7 @@ import sympy
 
 from ...ir.levels import Level
 from ...views import view as V
-from ...views.arith import Memo, bounds, expand_index, free_symbols, without_term
+from ...views.arith import Memo, bounds, expand_index, linear_in
 from ..memory import Buffer
 from ..stmt import CONTAINERS, Block, Declare, Kernel, Loop, Store, bind_index, body_ranges, descend, reads, walk
 
@@ -59,39 +59,16 @@ def _split_of(index, loops):
     e = expand_index(index)
     coeffs = {}
     for lp in loops:
-        c = _coeff(e, lp.var)
-        if c == 0:
-            continue
-        if not c.is_Integer:
+        # A local id under a division, a modulus or a product with another symbol is no block of
+        # the array's: None, as for a coefficient that is not an integer.
+        found = linear_in(e, lp.var)
+        if found is None:
             return None
-        coeffs[lp.dim] = (int(c), lp.extent)
-        term = c * lp.var
-        rest = without_term(e, term)  # the counter's term taken out without Add.flatten
-        e = expand_index(e - term if rest is None else rest)
-    if any(lp.var in free_symbols(e) for lp in loops):  # (e.has(var), without walking e again)
-        return None
+        rest, c = found
+        if c:
+            coeffs[lp.dim] = (c, lp.extent)
+            e = rest
     return coeffs, e
-
-
-def _coeff(e, x):
-    """``e.coeff(x)`` for a symbol ``x``: where one term of the sum is ``x`` or ``c*x`` for an integer c and
-    no other term has the factor ``x``, that integer, read off the terms (sympy's ``coeff`` splits every
-    term into a set of factors first, a quarter of the pass); 0 where no term is a product with ``x``;
-    sympy's answer otherwise."""
-    c = None
-    for t in sympy.Add.make_args(e):
-        if t == x:
-            k = 1
-        elif t.is_Mul and x in t.args:
-            if len(t.args) != 2 or not t.args[0].is_Integer:
-                return e.coeff(x)
-            k = int(t.args[0])
-        else:
-            continue
-        if c is not None:
-            return e.coeff(x)
-        c = k
-    return sympy.Integer(0 if c is None else c)
 
 
 def privatize(kernel: Kernel) -> Kernel:
