@@ -31,6 +31,8 @@ def hoist(kernel: Kernel) -> Kernel:
     memo: dict = {}
 
     def replace_in(e, innermost, lifted):
+        if not isinstance(e, sympy.Basic) or e.is_Atom:  # a number or a name (an unrolled copy's private
+            return e  # index): nothing to name
         # Unrolled bodies repeat the same indices many times: each is rewritten once per loop variable.
         key = (e, innermost)
         hit = memo.get(key)
@@ -38,7 +40,7 @@ def hoist(kernel: Kernel) -> Kernel:
             lifted.update(hit[1])
             return hit[0]
         mine: dict = {}
-        out = _replace_in(sympy.sympify(e), innermost, mine)
+        out = _replace_in(e, innermost, mine)
         memo[key] = (out, mine)
         lifted.update(mine)
         return out
