@@ -554,6 +554,7 @@ def plus_constant(e, k: int) -> sympy.Expr:
     """``e + k`` for an integer ``k``, the same expression, built from ``e``'s terms without collecting
     them again where they allow (the copies of an unrolled index, ``rest + c*k`` for each copy ``k``;
     a shifted dividend)."""
+    e = _sympify(e)
     if not k:
         return e
     if e.is_Integer:

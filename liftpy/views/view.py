@@ -22,7 +22,7 @@ from typing import Any, Callable
 import sympy
 
 from ..errors import CodegenError
-from .arith import affine, floor_div, floor_mod, in_bounds, row_major
+from .arith import affine, floor_div, floor_mod, in_bounds, plus_constant, row_major
 
 
 def cached_hash(cls):
@@ -414,7 +414,7 @@ class PadView(View):
     def access(self, path: tuple) -> Read:
         _need(path, 1, "pad")
         i, rest = path[0], path[1:]
-        j = i - self.left
+        j = plus_constant(i, -self.left)
         if isinstance(self.value, str):  # a boundary: an index function, every read is a read of the array
             return self.inner.access((boundary_index(self.value, j, self.length),) + rest)
         inside = self.inner.access((j,) + rest)
@@ -510,7 +510,7 @@ class AsVectorView(View):
         i = path[0]
         # Lanes are merged into one vector load (or one texel read) by the emitter, which knows the loop
         # ranges needed to prove them contiguous.
-        lanes = tuple(self.inner.access((i * self.n + t,)) for t in range(self.n))
+        lanes = tuple(self.inner.access((affine(i, self.n, t),)) for t in range(self.n))
         return VecRead(lanes, self.scalar)
 
 
@@ -577,7 +577,7 @@ class ImageView(View):
             raise CodegenError(f"image {self.image.name} accessed with {len(path)} indices, expected 3")
         y, x, c = path
         groups = self.channels // 4
-        return ImageRead(self.image, x * groups + floor_div(c, 4), y, floor_mod(c, 4))
+        return ImageRead(self.image, affine(x, groups, floor_div(c, 4)), y, floor_mod(c, 4))
 
 
 @dataclass(frozen=True)
