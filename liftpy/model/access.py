@@ -61,9 +61,8 @@ SAMPLES = 3  # sampled iterations of the loops around each group of reads
 # division pass before unrolling, hoisting after vectorization) do not change a global read, and
 # skipping them (and the printing) makes the factor cost half of a point's code generation, so a search
 # can afford it for every candidate it is about to measure.  (The division pass also splits loops, which
-# would change which iterations the factors sample.)  (Stopping
-# before unrolling as well costs a quarter of that, but counts SGEMM's vector loads as strided scalars: the
-# factors differed at 31 of 60 points.)
+# would change which iterations the factors sample.  Stopping before unrolling as well costs a quarter of
+# that, but counts SGEMM's vector loads as strided scalars: the factors differed at 31 of 60 points.)
 PASSES = tuple(p for p in DEFAULT_PASSES[: DEFAULT_PASSES.index(vectorize) + 1] if p not in (privatize, eliminate_divmod))
 
 _NUMERIC = {"CDiv": lambda a, d: int(a) // int(d), "CMod": lambda a, d: int(a) % int(d),

@@ -518,14 +518,6 @@ def _add_of_numbers(e, args):
     return kept[0] if len(kept) == 1 else _add(kept)
 
 
-def with_constant(e, k: int):
-    """``e - c + k`` for a sum ``e`` whose constant term is the integer ``c`` (its first term, where sympy
-    keeps it), built from ``e``'s other terms like ``_add_of_numbers``; None for any other ``e``."""
-    if not (e.is_Add and e.args[0].is_Integer):
-        return None
-    return _add_of_numbers(e, (sympy.Integer(k),) + e.args[1:])
-
-
 _LINEAR = Memo()
 
 
@@ -1011,7 +1003,7 @@ def floor_of(arg) -> sympy.Expr:
         return sympy.floor(arg)
     const = [t for t in terms if t.is_Rational]
     if const and const[0].is_Integer:
-        return const[0] + floor_node(sympy.Add(*rest))
+        return plus_constant(floor_node(_sum(rest)), int(const[0]))
     return floor_node(arg)
 
 

@@ -89,18 +89,18 @@ def _expr_info(e) -> tuple[tuple, frozenset]:
 
 
 # What each statement's subtree holds (its own and every statement ``walk`` finds below it), by
-# identity like ``_OWN``: every loop of the kernel counts the divisions of its body, and every trial
-# split of a loop asks which statements use its counter, so walking the subtree again for each made
-# these queries quadratic in the nesting depth (a third of the pass).
+# identity like ``_OWN``: every loop of the kernel asks for the divisions of its body (its candidate
+# splits), and every trial split of a loop asks which statements use its counter, so walking the
+# subtree again for each made these queries quadratic in the nesting depth (a third of the pass).
 _TREE: dict = {}
 
 
-def _tree(s) -> tuple[int, frozenset, frozenset]:
-    """The number of divisions and moduli in ``s`` and below, the set of them, and their symbols."""
+def _tree(s) -> tuple[frozenset, frozenset]:
+    """The divisions and moduli in ``s`` and below, and their symbols."""
     hit = _TREE.get(id(s))
     if hit is None:
         nodes, syms = _own(s)
-        count, found, used = len(nodes), set(nodes), set(syms)
+        found, used = set(nodes), set(syms)
         if isinstance(s, Block):
             kids = s.items
         elif isinstance(s, (Loop, If)):
@@ -108,41 +108,21 @@ def _tree(s) -> tuple[int, frozenset, frozenset]:
         else:
             kids = ()
         for k in kids:
-            c, f, u = _tree(k)
-            count += c
+            f, u = _tree(k)
             found |= f
             used |= u
-        hit = _TREE[id(s)] = (s, count, frozenset(found), frozenset(used))
-    return hit[1], hit[2], hit[3]
+        hit = _TREE[id(s)] = (s, frozenset(found), frozenset(used))
+    return hit[1], hit[2]
 
 
 def _divmods(s) -> frozenset:
-    return _tree(s)[1]
+    return _tree(s)[0]
 
 
 def _uses(s, var) -> bool:
     if isinstance(s, (Store, IndexDef)):  # a leaf (what a trial split asks about most): no sets to build
         return var in _own(s)[1]
-    return var in _tree(s)[2]
-
-
-# The number of divisions below each statement, by identity like ``_TREE`` but without its sets: every
-# trial split counts the divisions of its whole candidate loop, whose blocks are new but whose
-# statements are mostly the ones counted before, and a count needs no union of their sets.
-_COUNTS: dict = {}
-
-
-def _count(s) -> int:
-    hit = _COUNTS.get(id(s))
-    if hit is None:
-        n = len(_own(s)[0])
-        if isinstance(s, Block):
-            for k in s.items:
-                n += _count(k)
-        elif isinstance(s, (Loop, If)):
-            n += _count(s.body)
-        hit = _COUNTS[id(s)] = (s, n)
-    return hit[1]
+    return var in _tree(s)[1]
 
 
 def _divisor(node):
@@ -214,10 +194,9 @@ def _count_using(s, syms) -> int:
 def _improve(loop: Loop, ranges: dict, budget: list) -> Loop:
     if loop.level is not Level.SEQ or loop.unroll or budget[0] <= 0:
         return loop
-    before = _count(loop.body)
-    if before == 0:
-        return loop
     using = _count_using(loop.body, {loop.var})
+    if using == 0:  # (no division of the counter: no candidate either)
+        return loop
     for d in _candidates(loop):
         cand = _split(loop, d, ranges)
         if _count_using(cand, {cand.var, cand.body.items[0].var}) < using:
@@ -249,5 +228,5 @@ def eliminate_divmod(kernel: Kernel) -> Kernel:
 
 
 def _clear() -> None:
-    for table in (_OWN, _TREE, _COUNTS):
+    for table in (_OWN, _TREE):
         table.clear()

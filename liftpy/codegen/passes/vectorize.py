@@ -24,7 +24,7 @@ from functools import lru_cache
 import sympy
 
 from ...views import view as V
-from ...views.arith import difference, expand_index, with_constant
+from ...views.arith import difference, expand_index, plus_constant
 from ..stmt import Block, Kernel, Store, descend, flatten, reads
 
 # Widths of the vector stores runs of scalar stores become.  Not 16: no GPU stores more than 128 bits per
@@ -135,15 +135,12 @@ def _split_lane(index):
     for term in sympy.Add.make_args(e):
         if term.is_Integer:
             c = int(term)
-    # e - c and rest + (c - c % 4) without Add.flatten where they are e's other terms with another
-    # constant (x - 0 and x + 0 are x itself in sympy).
-    rest = e if c == 0 else with_constant(e, 0)
-    rest = expand_index(e - c if rest is None else rest)
+    # e - c and rest + (c - c % 4) built from e's other terms, without Add.flatten.
+    rest = expand_index(plus_constant(e, -c))
     if not is_multiple(rest, 4) and rest != 0:
         return None
     k = c - c % 4
-    base = rest if k == 0 else with_constant(e, k)
-    return expand_index(rest + k if base is None else base), c % 4
+    return expand_index(plus_constant(rest, k)), c % 4
 
 
 def _unguarded(r: V.Read):
