@@ -106,3 +106,28 @@ def test_decided_conditions_are_right(e, ranges, bound):
         assert truth == {True}
     elif c is sympy.false:
         assert truth == {False}
+
+
+def _small_remainder_by_definition(num, d, ranges):
+    """The split ``_small_remainder`` finds, by its definition: for each divisor ``a > 1`` of ``d``,
+    largest first, the terms whose coefficient ``a`` divides against the others, whose sum must lie in
+    ``[0, a)``."""
+    from liftpy.views.arith import bounds
+
+    terms = sympy.Add.make_args(num)
+    for a in [k for k in range(d, 1, -1) if d % k == 0]:
+        big = [t for t in terms if t.as_coeff_Mul()[0].is_Integer and int(t.as_coeff_Mul()[0]) % a == 0]
+        small = [t for t in terms if t not in big]
+        if not big or not small or num == 0:
+            continue
+        b = bounds(sympy.Add(*small), ranges)
+        if b is not None and b[0] >= 0 and b[1] < a:
+            return a, sympy.Add(*big), sympy.Add(*small)
+    return None
+
+
+@given(indices(), st.sampled_from([2, 4, 6, 12, 32, 768]), ranges_st)
+def test_small_remainder_is_the_largest_divisor_with_a_small_rest(e, d, ranges):
+    from liftpy.views.arith import _small_remainder
+
+    assert _small_remainder(sympy.expand(e), d, ranges) == _small_remainder_by_definition(sympy.expand(e), d, ranges)

@@ -13,6 +13,7 @@ integers; ranges are inclusive ``(lo, hi)`` pairs.
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 from functools import reduce as _fold
 from math import gcd
 from typing import Mapping
@@ -1010,30 +1011,38 @@ def floor_of(arg) -> sympy.Expr:
 def _small_remainder(num: sympy.Expr, d: int, ranges: Ranges):
     """Find a > 1 dividing d such that num = big + small, every coefficient of big a multiple of a and
     small in [0, a).  Returns (a, big, small) for the largest such a, or None."""
+    if num == 0:
+        return None
     terms = sympy.Add.make_args(num)
-    coeffs = [t.as_coeff_Mul()[0] for t in terms]
-    for a in sorted((k for k in range(2, d + 1) if d % k == 0), reverse=True):
-        big = [t for t, c in zip(terms, coeffs) if c.is_Integer and int(c) % a == 0]
-        small = [t for t, c in zip(terms, coeffs) if not (c.is_Integer and int(c) % a == 0)]
-        # The terms of a sum are distinct, so a part is zero only when it has none (or num is 0).
-        if not big or not small or num == 0:
+    coeffs = [int(c) if c.is_Integer else None for c in (t.as_coeff_Mul()[0] for t in terms)]
+    # Each term's bounds once, when a divisor first needs them (the bounds of the small part are the sum
+    # of its terms': the terms of a sum are distinct), not again for every divisor tried.
+    term_bounds: list = [False] * len(terms)
+    for a in _divisors_above_one(d):
+        big = [c is not None and c % a == 0 for c in coeffs]
+        if all(big) or not any(big):
             continue
-        b = _bounds_of_sum(small, ranges)  # the sum itself is built only for the answer
-        if b is not None and b[0] >= 0 and b[1] < a:
-            return a, _sum(big), _sum(small)
+        lo = hi = 0
+        for k, t in enumerate(terms):
+            if big[k]:
+                continue
+            b = term_bounds[k]
+            if b is False:
+                b = term_bounds[k] = bounds(t, ranges)
+            if b is None:
+                break
+            lo, hi = lo + b[0], hi + b[1]
+        else:
+            if lo >= 0 and hi < a:
+                return (a, _sum([t for t, x in zip(terms, big) if x]),
+                        _sum([t for t, x in zip(terms, big) if not x]))
     return None
 
 
-def _bounds_of_sum(terms: list, ranges: Ranges) -> tuple[int, int] | None:
-    """``bounds(Add(*terms), ranges)`` for distinct terms of one sum: the sum of their bounds."""
-    lo = hi = 0
-    for t in terms:
-        b = bounds(t, ranges)
-        if b is None:
-            return None
-        lo, hi = lo + b[0], hi + b[1]
-    return lo, hi
-
+@lru_cache(maxsize=4096)
+def _divisors_above_one(d: int) -> tuple[int, ...]:
+    """The divisors of ``d`` above 1, largest first."""
+    return tuple(k for k in range(d, 1, -1) if d % k == 0)
 
 
 def simplify(e, ranges: Ranges) -> sympy.Expr:

@@ -13,11 +13,14 @@ They run in this order, each with one job (as TVM's ``tir.transform`` passes do)
    elimination).  It runs on the loop nest before unrolling, as Romou's algorithm does: each trial split
    simplifies the statements of the loop body again, and before unrolling that body holds each
    statement once, not once per copy (after unrolling, the trials were a fifth of code generation);
-3. ``unroll``: loops marked for unrolling (and loops of one iteration) become copies of their body, each
+3. ``privatize``: private arrays of a work-group's items shrink to the part each item touches.  It too
+   runs on the loop nest: an access's part is its index without the local ids, and unrolling turns that
+   part into the same constants it turns the whole index into (after unrolling, the pass read every
+   access of every copy, and rebuilt every statement);
+4. ``unroll``: loops marked for unrolling (and loops of one iteration) become copies of their body, each
    simplified again for the constant its counter became, in the same walk (substituting into the views'
    raw indices instead, every copy rebuilt through sympy's assumptions, took half of code generation's
    time);
-4. ``privatize``: private arrays of a work-group's items shrink to the part each item touches;
 5. ``vectorize``: lane-built vectors over contiguous memory become vector loads, runs of scalar stores
    to consecutive addresses become vector stores, and accesses proven aligned are marked so;
 6. ``hoist``: divisions, moduli and the loop-invariant part of each address are computed once, before the
@@ -43,7 +46,7 @@ from .vectorize import vectorize
 
 Pass = Callable[[Kernel], Kernel]
 
-DEFAULT_PASSES: tuple[Pass, ...] = (merge_barriers, pipeline_copies, lower_copies, simplify, eliminate_divmod, unroll, privatize, vectorize, hoist)
+DEFAULT_PASSES: tuple[Pass, ...] = (merge_barriers, pipeline_copies, lower_copies, simplify, eliminate_divmod, privatize, unroll, vectorize, hoist)
 
 
 def run_passes(kernel: Kernel, passes: Sequence[Pass] = DEFAULT_PASSES) -> Kernel:

@@ -48,8 +48,8 @@ _SPLITS = Memo()
 
 def _split(index, loops):
     """``{dim: coefficient}`` of the local ids in ``index`` and the rest, or None if ``index`` is not
-    linear in them with constant coefficients (memoised: an unrolled body reads and writes each element
-    of an accumulator several times; the result is only read)."""
+    linear in them with constant coefficients (memoised: a body reads and writes each element of an
+    accumulator several times; the result is only read)."""
     key = (index, tuple((lp.var, lp.dim, lp.extent) for lp in loops))
     hit = _SPLITS.table.get(key)
     return hit[0] if hit is not None else _SPLITS.get(key, lambda: (_split_of(index, loops),))[0]
