@@ -131,3 +131,35 @@ def test_small_remainder_is_the_largest_divisor_with_a_small_rest(e, d, ranges):
     from liftpy.views.arith import _small_remainder
 
     assert _small_remainder(sympy.expand(e), d, ranges) == _small_remainder_by_definition(sympy.expand(e), d, ranges)
+
+
+@settings(max_examples=300)
+@given(indices(), ranges_st, st.integers(0, 14), st.booleans())
+def test_substituted_and_simplified_in_one_walk_is_simplified_after_substituting(e, ranges, k, simplified_first):
+    """``substitute_simplified`` (unrolling's walk) gives exactly the expression ``simplify`` makes of the
+    substituted index, for indices as the simplification before unrolling leaves them or as views
+    build them."""
+    from liftpy.views.arith import substitute_simplified
+
+    i = SYMS[0]
+    if simplified_first:
+        e = simplify(e, ranges)
+    rest = {s: r for s, r in ranges.items() if s is not i}
+    expected = simplify(substitute(e, {i: sympy.Integer(k)}), rest)
+    assert substitute_simplified(e, {i: sympy.Integer(k)}, rest) == expected
+
+
+@settings(max_examples=200)
+@given(indices(), ranges_st, st.sampled_from([2, 3, 4, 8]), st.integers(1, 4), st.booleans())
+def test_a_split_counter_substituted_and_simplified_in_one_walk(e, ranges, d, q_count, simplified_first):
+    """The same for a counter split into two (``i = d*q + r``, the division pass's trial splits)."""
+    from liftpy.views.arith import substitute_simplified
+
+    i = SYMS[0]
+    q, r = sympy.symbols("q r")
+    if simplified_first:
+        e = simplify(e, ranges)
+    inner = {s: b for s, b in ranges.items() if s is not i}
+    inner[q], inner[r] = (0, q_count - 1), (0, d - 1)
+    mapping = {i: d * q + r}
+    assert substitute_simplified(e, mapping, inner) == simplify(substitute(e, mapping), inner)

@@ -1089,6 +1089,47 @@ def _simplify(e, ranges: Ranges) -> sympy.Expr:
     return e
 
 
+def substitute_simplified(e, mapping: Mapping, ranges: Ranges, seen: dict | None = None) -> sympy.Expr:
+    """``simplify(substitute(e, mapping), ranges)`` for a ``mapping`` of symbols to integers (an unrolled
+    copy's counter) or to index expressions (a split loop's ``4*q + r``) whose symbols ``ranges`` bounds,
+    in one walk: each sum, product, division and modulus above a replaced symbol is
+    simplified from its simplified parts, as ``simplify`` does bottom-up, without first building the
+    substituted node only to take it apart again (building it sorted each changed sum once more, and
+    this substitution was a fifteenth of code generation).  Comparisons and the rest go through
+    ``substitute`` and ``simplify`` as they are.  ``seen``: results already computed for this mapping,
+    kept by the ranges of each expression's own symbols."""
+    e = _sympify(e)
+    return _substituted(e, mapping, ranges, {} if seen is None else seen)
+
+
+def _substituted(e, mapping, ranges, seen: dict):
+    if e.is_Symbol:
+        return simplify(mapping.get(e, e), ranges)
+    if not e.args:
+        return e
+    syms = _symbols(e)
+    if syms.isdisjoint(mapping):
+        return simplify(e, ranges)
+    key = (e, tuple([ranges.get(x) for x in syms]))
+    hit = seen.get(key)
+    if hit is not None:
+        return hit
+    if isinstance(e, CDiv):
+        out = fdiv(_substituted(e.args[0], mapping, ranges, seen), int(e.args[1]), ranges)
+    elif isinstance(e, CMod):
+        out = fmod(_substituted(e.args[0], mapping, ranges, seen), int(e.args[1]), ranges)
+    elif isinstance(e, sympy.floor):
+        inner = _substituted(e.args[0], mapping, ranges, seen)
+        num, den = _as_fraction(inner)
+        out = sympy.floor(inner) if num is None else fdiv(num, den, ranges)
+    elif e.is_Add or e.is_Mul:
+        out = expand_index(rebuild(e, [_substituted(a, mapping, ranges, seen) for a in e.args]))
+    else:  # a modulus by a symbol, a comparison, a condition, a maximum: substituted, then simplified
+        out = simplify(_subst(e, mapping, {}), ranges)
+    seen[key] = out
+    return out
+
+
 def simplify_condition(c, ranges: Ranges):
     """Decide a comparison or conjunction where the ranges allow; otherwise simplify its operands
     (memoised like ``simplify``)."""

@@ -22,8 +22,7 @@ from __future__ import annotations
 import sympy
 
 from ...ir.levels import Level
-from ...views.arith import free_symbols, linear_in, plus_constant, simplify_condition
-from ...views.arith import simplify as simplify_index
+from ...views.arith import free_symbols, linear_in, plus_constant, simplify_condition, substitute_simplified
 from ...views.arith import substitute as substitute_index
 from ..stmt import Block, IndexDef, Kernel, Loop, bind_index, body_ranges, descend, flatten, map_stmts, walk
 from .simplify import rewrite_stmt
@@ -74,6 +73,7 @@ def _copy(loop: Loop, k: int, ranges: dict, changed: frozenset) -> Block:
     var = loop.var
     mapping = {var: sympy.Integer(k)}
     seen: dict = {}  # substitutions made for this copy: its statements share most of their terms
+    done: dict = {}  # the same for the indices substituted and simplified in one walk
     alone = len(changed) == 1  # no index definition computed from the counter (before hoisting: nearly always)
 
     def one(s, scope):
@@ -85,7 +85,7 @@ def _copy(loop: Loop, k: int, ranges: dict, changed: frozenset) -> Block:
                 lin = linear_in(e, var)
                 if lin is not None:
                     return plus_constant(lin[0], lin[1] * k)
-            return simplify_index(substitute_index(e, mapping, seen), scope)
+            return substitute_simplified(e, mapping, scope, done)
 
         def cond(c):
             if free_symbols(c).isdisjoint(changed):
