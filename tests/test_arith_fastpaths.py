@@ -145,6 +145,18 @@ def test_scaled_and_affine_indices_are_sympys(e, f, k):
 
 
 @settings(max_examples=300, deadline=None)
+@given(index_term(), st.sampled_from([Fraction(1, 3), Fraction(1, 256), Fraction(-2, 3), -1, 2, 7]), st.booleans())
+def test_products_of_a_rational_rebuilt_are_sympys(e, r, number_first):
+    """``rebuild`` of a product whose arguments became a rational and a term (a substituted ``2*i`` with
+    ``i = 2*q + r``, a floor's ``floor(x)/3`` with ``x`` a quotient): what ``Mul`` builds, distributed over
+    a sum as sympy does."""
+    c = sympy.Rational(r.numerator, r.denominator) if isinstance(r, Fraction) else sympy.Integer(r)
+    node = sympy.Mul(c, sympy.Symbol("z"), evaluate=False)
+    args = (c, e) if number_first else (e, c)
+    assert same(_uncached(lambda: arith.rebuild(node, args)), sympy.Mul(*args)), (c, e)
+
+
+@settings(max_examples=300, deadline=None)
 @given(index_term(), st.sampled_from([1, 2, 3, 4, 12, 256]), st.sampled_from([1, 2, 3]))
 def test_divided_indices_and_their_floors_are_sympys(e, n, k):
     """``times`` by a fraction (a view's dividend over its divisor, the fraction distributed over a sum as sympy

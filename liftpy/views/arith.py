@@ -428,6 +428,12 @@ def rebuild(e, args) -> sympy.Expr:
             out = int_sum(args)
     elif e.is_Mul:
         out = _product(args) if all(a.is_Number for a in args) else int_product(args)
+        if out is None and len(args) == 2:  # a rational times a sum (distributed), a quotient, a product
+            a, b = args
+            if b.is_Rational:
+                a, b = b, a
+            if a.is_Rational and not b.is_Number:
+                out = times(b, _number(a))
     elif isinstance(e, _OPAQUE):
         out = _unevaluated(e, args)
     return e.func(*args) if out is None else out
