@@ -483,3 +483,48 @@ def test_equal_sums_built_apart_are_one_object(terms, k):
     shifted = plus_constant(a, k)
     if with_k is not None:
         assert same(with_k, shifted) and with_k is shifted
+
+
+def _c_by_sorting(e) -> str:
+    """A sum printed as the printer does it without setting its constant apart: every term sorted, the
+    constant last."""
+    terms = sorted(e.args, key=arith._term_order)
+    return arith._term(terms[0], first=True) + "".join(arith._term(t, first=False) for t in terms[1:])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(index_term(), min_size=1, max_size=4), st.integers(-70, 70))
+def test_sums_with_a_constant_print_as_all_their_terms_sorted(terms, c):
+    """The C text of ``rest + c`` is the rest's text (shared by the copies of an unrolled index) and then
+    the constant, exactly the text of all the terms sorted, the constant last; ``without_constant`` gives
+    the rest and the constant back."""
+    e = sympy.Add(*terms, c)
+    if not e.is_Add:
+        return
+    rest, k = arith.without_constant(e)
+    assert same(rest + k, e) and (k == 0) == (not e.args[0].is_Integer)
+    assert _uncached(lambda: arith.to_c(e)) == _c_by_sorting(e)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(index_term(), min_size=1, max_size=3), st.lists(st.integers(-9, 9), min_size=1, max_size=4))
+def test_hoisting_the_copies_of_an_index_names_what_hoisting_each_whole_names(terms, constants):
+    """Hoisting names the divisions of ``rest + c`` from the rest, once for all the copies of an unrolled
+    index (which differ in the constant): the same kernel as naming them in each whole index."""
+    import importlib
+
+    from liftpy.codegen import stmt as S
+    from liftpy.ir.levels import Level
+    from liftpy.views import view as V
+
+    hoist = importlib.import_module("liftpy.codegen.passes.hoist")
+    buf = SimpleNamespace(name="b")
+    rest = sympy.Add(*terms)
+    stores = tuple(S.Store(buf, rest + c, V.ConstRead(0.0, None)) for c in constants)
+    inner = S.Loop(SYMS[2], 4, Level.SEQ, 0, S.Block(stores))
+    kernel = S.Kernel("k", (), (), S.Block((S.Loop(SYMS[0], 4, Level.SEQ, 0, S.Block((inner,))),)))
+    fast = _uncached(lambda: hoist.hoist(kernel))
+    with mock.patch.object(hoist, "without_constant", lambda e: (e, 0)):
+        whole = _uncached(lambda: hoist.hoist(kernel))
+    assert fast == whole
+    assert [str(s) for s in S.walk(fast.body)] == [str(s) for s in S.walk(whole.body)]

@@ -315,6 +315,17 @@ def _add(terms):
     return _built(("Add",) + terms, lambda: sympy.Add._from_args(terms, True))
 
 
+def without_constant(e) -> tuple[sympy.Expr, int]:
+    """``(rest, c)`` with ``e = rest + c`` for a sum with an integer constant (sympy keeps it first), the
+    rest one object for its terms (``_add``); ``(e, 0)`` for anything else.  The copies of an unrolled
+    index differ in the constant only: what is computed of the rest (its name for a division, its C text)
+    is computed once for all of them."""
+    if e.is_Add and e.args[0].is_Integer:
+        terms = e.args[1:]
+        return (terms[0] if len(terms) == 1 else _add(terms)), int(e.args[0])
+    return e, 0
+
+
 def _number(x) -> int | Fraction:
     """A sympy rational as a Python int or Fraction."""
     return x.p if x.q == 1 else Fraction(x.p, x.q)
@@ -1207,6 +1218,9 @@ def _to_c(e) -> str:
     if e.is_Symbol:
         return e.name
     if e.is_Add:
+        rest, c = without_constant(e)
+        if c:  # printed last: the text of the rest, which the copies of an unrolled index share, then it
+            return (to_c(rest) if rest.is_Add else _term(rest, first=True)) + _term(e.args[0], first=False)
         terms = sorted(e.args, key=_term_order)
         out = _term(terms[0], first=True)
         for t in terms[1:]:

@@ -13,7 +13,7 @@ import itertools
 
 import sympy
 
-from ...views.arith import DIVMOD, divmod_nodes, free_symbols, make_and, rebuild, relation
+from ...views.arith import DIVMOD, divmod_nodes, free_symbols, make_and, plus_constant, rebuild, relation, without_constant
 from ..stmt import Block, If, IndexDef, Kernel, Loop, Store, map_read
 
 
@@ -40,7 +40,12 @@ def hoist(kernel: Kernel) -> Kernel:
             lifted.update(hit[1])
             return hit[0]
         mine: dict = {}
-        out = _replace_in(e, innermost, mine)
+        rest, c = without_constant(e)
+        if c:  # the rest once for all the copies of an unrolled index, which differ in the constant only
+            named = replace_in(rest, innermost, mine)
+            out = e if named is rest else plus_constant(named, c)
+        else:
+            out = _replace_in(e, innermost, mine)
         memo[key] = (out, mine)
         lifted.update(mine)
         return out
@@ -79,7 +84,7 @@ def hoist(kernel: Kernel) -> Kernel:
         return Block(tuple(items)), lifted
 
     body, top = visit(kernel.body, ())
-    del visit  # a closure that calls itself is a reference cycle: it would keep the memo alive till collected
+    del visit, replace_in  # closures that call themselves are reference cycles: they would keep the memo alive till collected
     defs = tuple(IndexDef(sym, e) for e, sym in sorted(top.items(), key=lambda p: p[1].name))
     return kernel.replace(body=Block(defs + body.items))
 
