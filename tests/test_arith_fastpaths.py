@@ -528,3 +528,19 @@ def test_hoisting_the_copies_of_an_index_names_what_hoisting_each_whole_names(te
         whole = _uncached(lambda: hoist.hoist(kernel))
     assert fast == whole
     assert [str(s) for s in S.walk(fast.body)] == [str(s) for s in S.walk(whole.body)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(conditions(), st.integers(0, 6), st.booleans())
+def test_conditions_substituted_and_simplified_in_one_walk(parts, k, split):
+    """A padding condition of an unrolled copy (a counter replaced by a constant) or of a trial split (by
+    ``2*q + r``), substituted and simplified in one walk (``substitute_simplified``): each part decided
+    or simplified as ``simplify_condition`` does it after ``substitute``, the conjunction rebuilt alike."""
+    i = SYMS[0]
+    q, r = sympy.symbols("q r")
+    mapping = {i: 2 * q + r} if split else {i: sympy.Integer(k)}
+    ranges = {SYMS[1]: (0, 5), SYMS[2]: (1, 3), q: (0, 3), r: (0, 1)}
+    for c in parts + ([make_and(parts)] if parts else []):
+        want = _uncached(lambda: arith.simplify_condition(substitute(c, mapping), ranges))
+        got = _uncached(lambda: arith.substitute_simplified(c, mapping, ranges))
+        assert got == want and str(got) == str(want), (c, mapping)

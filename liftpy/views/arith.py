@@ -1141,7 +1141,21 @@ def _substituted(e, mapping, ranges, seen: dict):
         out = sympy.floor(inner) if num is None else fdiv(num, den, ranges)
     elif e.is_Add or e.is_Mul:
         out = expand_index(rebuild(e, [_substituted(a, mapping, ranges, seen) for a in e.args]))
-    else:  # a modulus by a symbol, a comparison, a condition, a maximum: substituted, then simplified
+    elif isinstance(e, sympy.And):  # a padding condition: each part decided or simplified, as simplify_condition does
+        parts = [_substituted(a, mapping, ranges, seen) for a in e.args]
+        if any(p is sympy.false for p in parts):
+            out = sympy.false
+        else:
+            parts = [p for p in parts if p is not sympy.true]
+            out = make_and(parts) if parts else sympy.true
+    elif e.is_Relational and e.rel_op in _RATIONAL_COMPARISONS:
+        sub: dict = {}
+        lhs, rhs = _subst(e.lhs, mapping, sub), _subst(e.rhs, mapping, sub)
+        if lhs.is_Number and rhs.is_Number:
+            out = simplify_condition(_fold_numbers(e, (lhs, rhs)), ranges)
+        else:
+            out = _comparison(type(e), lhs, rhs, ranges)
+    else:  # a modulus by a symbol, a disjunction, a maximum: substituted, then simplified
         out = simplify(_subst(e, mapping, {}), ranges)
     seen[key] = out
     return out
@@ -1170,25 +1184,29 @@ def _simplify_condition(c, ranges: Ranges):
         parts = [p for p in parts if p is not sympy.false]
         return sympy.Or(*parts) if parts else sympy.false
     if c.is_Relational:
-        lhs = simplify(c.lhs if c.rhs == 0 else difference(c.lhs, c.rhs), ranges)  # (x - 0 is x)
-        b = bounds(lhs, ranges)
-        op = c.rel_op
-        if b is not None:
-            lo, hi = b
-            verdict = {
-                ">=": (lo >= 0, hi < 0),
-                ">": (lo > 0, hi <= 0),
-                "<=": (hi <= 0, lo > 0),
-                "<": (hi < 0, lo >= 0),
-                "==": (lo == hi == 0, lo > 0 or hi < 0),
-                "!=": (lo > 0 or hi < 0, lo == hi == 0),
-            }[op]
-            if verdict[0]:
-                return sympy.true
-            if verdict[1]:
-                return sympy.false
-        return type(c)(lhs, 0, evaluate=False)  # undecided by the ranges: sympy's evaluation would only ask assumptions
+        return _comparison(type(c), c.lhs, c.rhs, ranges)
     return c
+
+
+def _comparison(cls, lhs, rhs, ranges: Ranges):
+    """``cls(lhs, rhs)`` decided by the ranges, or with its sides simplified as ``lhs - rhs`` against 0."""
+    lhs = simplify(lhs if rhs == 0 else difference(lhs, rhs), ranges)  # (x - 0 is x)
+    b = bounds(lhs, ranges)
+    if b is not None:
+        lo, hi = b
+        verdict = {
+            ">=": (lo >= 0, hi < 0),
+            ">": (lo > 0, hi <= 0),
+            "<=": (hi <= 0, lo > 0),
+            "<": (hi < 0, lo >= 0),
+            "==": (lo == hi == 0, lo > 0 or hi < 0),
+            "!=": (lo > 0 or hi < 0, lo == hi == 0),
+        }[cls.rel_op]
+        if verdict[0]:
+            return sympy.true
+        if verdict[1]:
+            return sympy.false
+    return cls(lhs, 0, evaluate=False)  # undecided by the ranges: sympy's evaluation would only ask assumptions
 
 
 # --------------------------------------------------------------------------------------------------

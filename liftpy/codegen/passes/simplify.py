@@ -11,7 +11,6 @@ import sympy
 from ...views import view as V
 from ...views.arith import simplify as simplify_index
 from ...views.arith import simplify_condition
-from ...views.arith import substitute as substitute_index
 from ...views.arith import substitute_simplified
 from ..stmt import If, IndexDef, Kernel, Store, map_stmts, store_with
 
@@ -60,13 +59,13 @@ def _stmt(s, ranges):
     return rewrite_stmt(s, lambda e: simplify_index(e, ranges), lambda c: simplify_condition(c, ranges))
 
 
-def simplify_substituted(s, mapping: dict, seen: dict, done: dict, ranges: dict):
+def simplify_substituted(s, mapping: dict, done: dict, ranges: dict):
     """``s`` with ``mapping`` substituted and simplified with ``ranges``, in one walk of each value (a trial
-    split rewrote every read twice, and built the substituted one only to rebuild it).  ``seen`` and
-    ``done``: the conditions substituted and the indices substituted and simplified already
-    (``views.arith.substitute``, ``views.arith.substitute_simplified``), shared between statements."""
+    split rewrote every read twice, and built the substituted one only to rebuild it).  ``done``: the
+    indices and conditions substituted and simplified already (``views.arith.substitute_simplified``),
+    shared between statements."""
     return rewrite_stmt(s, lambda e: substitute_simplified(e, mapping, ranges, done),
-                        lambda c: simplify_condition(substitute_index(c, mapping, seen), ranges))
+                        lambda c: substitute_simplified(c, mapping, ranges, done))
 
 
 def simplify(kernel: Kernel) -> Kernel:

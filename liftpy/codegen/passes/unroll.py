@@ -22,8 +22,7 @@ from __future__ import annotations
 import sympy
 
 from ...ir.levels import Level
-from ...views.arith import free_symbols, linear_in, plus_constant, simplify_condition, substitute_simplified
-from ...views.arith import substitute as substitute_index
+from ...views.arith import free_symbols, linear_in, plus_constant, substitute_simplified
 from ..stmt import Block, IndexDef, Kernel, Loop, bind_index, body_ranges, descend, flatten, map_stmts, walk
 from .simplify import rewrite_stmt
 
@@ -72,8 +71,7 @@ def _copy(loop: Loop, k: int, ranges: dict, changed: frozenset) -> Block:
     definition computed from it) are simplified again, with the copy's ranges."""
     var = loop.var
     mapping = {var: sympy.Integer(k)}
-    seen: dict = {}  # substitutions made for this copy: its statements share most of their terms
-    done: dict = {}  # the same for the indices substituted and simplified in one walk
+    done: dict = {}  # indices and conditions made for this copy: its statements share most of their terms
     alone = len(changed) == 1  # no index definition computed from the counter (before hoisting: nearly always)
 
     def one(s, scope):
@@ -90,7 +88,7 @@ def _copy(loop: Loop, k: int, ranges: dict, changed: frozenset) -> Block:
         def cond(c):
             if free_symbols(c).isdisjoint(changed):
                 return c
-            return simplify_condition(substitute_index(c, mapping, seen), scope)
+            return substitute_simplified(c, mapping, scope, done)
 
         return rewrite_stmt(s, index, cond)
 
