@@ -544,3 +544,20 @@ def test_conditions_substituted_and_simplified_in_one_walk(parts, k, split):
         want = _uncached(lambda: arith.simplify_condition(substitute(c, mapping), ranges))
         got = _uncached(lambda: arith.substitute_simplified(c, mapping, ranges))
         assert got == want and str(got) == str(want), (c, mapping)
+
+
+_ranges_st = st.tuples(*[st.tuples(st.integers(-3, 5), st.integers(0, 9)) for _ in SYMS]).map(
+    lambda rs: {s: (lo, lo + span) for s, (lo, span) in zip(SYMS, rs)})
+
+
+@settings(max_examples=300, deadline=None)
+@given(index_term(), _ranges_st, _ranges_st)
+def test_memoised_bounds_and_node_counts_are_computed_ones(e, first, second):
+    """The bounds of a division are memoised under the ranges of its own symbols: asked under other
+    ranges, the answer is what an empty memo computes.  The node counts make_and orders by are sympy's."""
+    from sympy.core.sorting import _node_count
+
+    fresh = _uncached(lambda: arith.bounds(e, second))
+    _uncached(lambda: arith.bounds(e, first))
+    assert arith.bounds(e, second) == fresh
+    assert arith._node_count(e) == _node_count(e)

@@ -21,7 +21,6 @@ from typing import Mapping
 import sympy
 from sympy.core.add import _addsort
 from sympy.core.operations import AssocOp
-from sympy.core.sorting import _node_count
 from sympy.logic.boolalg import as_Boolean
 
 Ranges = Mapping[sympy.Symbol, tuple[int, int]]
@@ -616,6 +615,18 @@ def _sort_key(e):
     return hit if hit is not None else _SORT_KEYS.get(e, lambda: sympy.default_sort_key(e))
 
 
+_NODE_COUNTS = Memo()
+
+
+def _node_count(e):
+    """sympy's ``_node_count`` (the first key of ``ordered``), memoised for every node: the parts of the
+    padding conditions of an unrolled body share most of their subtrees."""
+    hit = _NODE_COUNTS.table.get(e)
+    if hit is not None:
+        return hit
+    return _NODE_COUNTS.get(e, lambda: 0.5 if e.is_Float else 1 + sum(map(_node_count, e.args)))
+
+
 def _ordered(items) -> list:
     """``list(sympy.ordered(items))`` for distinct items: by node count, then (only among items of equal
     counts, as there, since it is the costly key) by ``default_sort_key``; ties keep their order."""
@@ -766,14 +777,10 @@ def bounds(e, ranges: Ranges) -> tuple[int, int] | None:
             products = [acc[0] * b[0], acc[0] * b[1], acc[1] * b[0], acc[1] * b[1]]
             acc = (min(products), max(products))
         return acc
-    if isinstance(e, sympy.floor):
-        num, den = _as_fraction(e.args[0])
-        if num is None:
-            return None
-        b = bounds(num, ranges)
-        if b is None:
-            return None
-        return (b[0] // den, b[1] // den)
+    if isinstance(e, _DIVISIONS):
+        # Memoised under the ranges of its symbols: the quotients of an unrolled body's indices are shared
+        # by its copies, and the simplifier's rules ask about each again (its sign, its split).
+        return _scoped(_BOUNDS, e, ranges, lambda: _division_bounds(e, ranges))
     if isinstance(e, sympy.Pow) and e.exp.is_Integer and int(e.exp) >= 0:
         b = bounds(e.base, ranges)
         if b is None:
@@ -783,6 +790,32 @@ def bounds(e, ranges: Ranges) -> tuple[int, int] | None:
         if k % 2 == 0 and b[0] <= 0 <= b[1]:
             return (0, max(ends))
         return (min(ends), max(ends))
+    if isinstance(e, CLoad):
+        n = e.args[2]
+        return (0, int(n) - 1) if n.is_Integer else None
+    if isinstance(e, (sympy.Max, sympy.Min)):
+        bs = [bounds(a, ranges) for a in e.args]
+        if any(b is None for b in bs):
+            return None
+        f = max if isinstance(e, sympy.Max) else min
+        return (f(b[0] for b in bs), f(b[1] for b in bs))
+    return None
+
+
+_DIVISIONS = (sympy.floor, sympy.Mod, CDiv, CMod)
+_BOUNDS = Memo()
+
+
+def _division_bounds(e, ranges: Ranges) -> tuple[int, int] | None:
+    """``bounds`` of a floor, a modulus or a C quotient or remainder."""
+    if isinstance(e, sympy.floor):
+        num, den = _as_fraction(e.args[0])
+        if num is None:
+            return None
+        b = bounds(num, ranges)
+        if b is None:
+            return None
+        return (b[0] // den, b[1] // den)
     if isinstance(e, sympy.Mod):
         # sympy's Mod takes the sign of the divisor; a divisor whose range holds 0 bounds nothing.
         m = bounds(e.args[1], ranges)
@@ -798,22 +831,11 @@ def bounds(e, ranges: Ranges) -> tuple[int, int] | None:
         b = bounds(e.args[0], ranges)
         d = int(e.args[1])
         return None if b is None else (b[0] // d, b[1] // d)
-    if isinstance(e, CMod):
-        d = int(e.args[1])
-        b = bounds(e.args[0], ranges)
-        if b is not None and 0 <= b[0] and b[1] < d:
-            return b
-        return (0, d - 1)
-    if isinstance(e, CLoad):
-        n = e.args[2]
-        return (0, int(n) - 1) if n.is_Integer else None
-    if isinstance(e, (sympy.Max, sympy.Min)):
-        bs = [bounds(a, ranges) for a in e.args]
-        if any(b is None for b in bs):
-            return None
-        f = max if isinstance(e, sympy.Max) else min
-        return (f(b[0] for b in bs), f(b[1] for b in bs))
-    return None
+    d = int(e.args[1])  # CMod
+    b = bounds(e.args[0], ranges)
+    if b is not None and 0 <= b[0] and b[1] < d:
+        return b
+    return (0, d - 1)
 
 
 def _as_fraction(arg) -> tuple[sympy.Expr | None, int]:
