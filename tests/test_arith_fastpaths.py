@@ -8,6 +8,7 @@ hashes and stay out of pickles, and the address-calculation pass's memo of what 
 answers as a walk of the subtree does."""
 
 import gc
+import importlib
 from fractions import Fraction
 from types import SimpleNamespace
 
@@ -23,6 +24,7 @@ from liftpy.views import arith
 from liftpy.views.arith import CDiv, CMod, _ordered, floor_of, make_and, relation, simplify, substitute
 
 SYMS = sympy.symbols("i j k")
+vectorize = importlib.import_module("liftpy.codegen.passes.vectorize")
 REL = [sympy.Ge, sympy.Gt, sympy.Le, sympy.Lt, sympy.Eq, sympy.Ne]
 
 
@@ -298,7 +300,8 @@ def test_lane_split_is_sympys(e, k, scaled):
     ``Add``: the same sums as sympy's, for indices with and without a constant, scaled by four (the
     split succeeds) or not (it may fail)."""
     index = 4 * e + k if scaled else e
-    _split_lane.cache_clear()
+    vectorize._LANES.table.clear()
+    vectorize._MULTIPLES.table.clear()
     got = _split_lane(index)
     assert (got is None) == (_split_lane_by_sympy(index) is None), index
     if got is not None:

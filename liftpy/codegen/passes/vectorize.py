@@ -19,12 +19,11 @@
 from __future__ import annotations
 
 import dataclasses
-from functools import lru_cache
 
 import sympy
 
 from ...views import view as V
-from ...views.arith import difference, expand_index, plus_constant
+from ...views.arith import Memo, difference, expand_index, plus_constant
 from ..stmt import Block, Kernel, Store, descend, flatten, reads
 
 # Widths of the vector stores runs of scalar stores become.  Not 16: no GPU stores more than 128 bits per
@@ -58,11 +57,22 @@ def merge_lanes(lanes: list) -> V.Read | None:
     return None
 
 
-@lru_cache(maxsize=65536)
+# The answers of ``is_multiple`` and ``_split_lane`` for the indices of one generation (emptied with the
+# index algebra's memos, ``arith.clear_memos``).  Tables kept across generations (``lru_cache``) found the
+# indices of earlier kernels equal to new ones, objects apart, and compared them term by term.
+_MULTIPLES, _LANES = Memo(), Memo()
+
+
 def is_multiple(index, width: int) -> bool:
     """Whether an index expression is a multiple of ``width`` for every value of its variables (and a
     vector of that width may be accessed through a vector pointer there: 3-vectors occupy four
     elements in OpenCL, so they are always loaded with ``vload3``)."""
+    key = (index, width)
+    hit = _MULTIPLES.table.get(key)
+    return hit if hit is not None else _MULTIPLES.get(key, lambda: _is_multiple(index, width))
+
+
+def _is_multiple(index, width: int) -> bool:
     if width not in (2, 4, 8, 16):
         return False
     index = expand_index(index)
@@ -127,9 +137,13 @@ def _group_stores(items: tuple) -> tuple:
     return tuple(out)
 
 
-@lru_cache(maxsize=65536)
 def _split_lane(index):
     """``(base, lane)`` with ``index = base + lane``, base a provable multiple of 4, or None."""
+    hit = _LANES.table.get(index)
+    return (hit if hit is not None else _LANES.get(index, lambda: (_lane_split(index),)))[0]
+
+
+def _lane_split(index):
     e = expand_index(index)
     c = 0
     for term in sympy.Add.make_args(e):
