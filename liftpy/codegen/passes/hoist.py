@@ -14,7 +14,7 @@ import itertools
 import sympy
 
 from ...views.arith import DIVMOD, divmod_nodes, free_symbols, make_and, plus_constant, rebuild, relation, without_constant
-from ..stmt import Block, If, IndexDef, Kernel, Loop, Store, map_read
+from ..stmt import Block, If, IndexDef, Kernel, Loop, Store, map_read, store_with
 
 
 def hoist(kernel: Kernel) -> Kernel:
@@ -78,7 +78,7 @@ def hoist(kernel: Kernel) -> Kernel:
             elif isinstance(x, Store) and innermost is not None:
                 value = map_read(x.value, lambda e: replace_in(e, innermost, lifted))
                 index = replace_in(x.index, innermost, lifted)
-                items.append(Store(x.buffer, index, value, x.width, x.aligned))
+                items.append(store_with(x, index, value))
             else:
                 items.append(x)
         return Block(tuple(items)), lifted

@@ -24,7 +24,7 @@ import sympy
 
 from ...views import view as V
 from ...views.arith import Memo, difference, expand_index, plus_constant
-from ..stmt import Block, Kernel, Store, descend, flatten, reads
+from ..stmt import Block, Kernel, Store, descend, flatten, reads, store_with
 
 # Widths of the vector stores runs of scalar stores become.  Not 16: no GPU stores more than 128 bits per
 # work-item at once, and PoCL 3.0 on a CPU without AVX-512 builds a kernel with a float16 store into a
@@ -217,7 +217,7 @@ def _combine_loads(items: tuple, counter) -> tuple:
     out = []
     for pos, x in enumerate(items):
         out.extend(loads_at.get(pos, ()))
-        out.append(Store(x.buffer, x.index, swap(x.value), x.width, x.aligned) if isinstance(x, Store) else x)
+        out.append(store_with(x, x.index, swap(x.value)) if isinstance(x, Store) else x)
     return tuple(out)
 
 
@@ -228,6 +228,8 @@ def _go(s, counter):
     if isinstance(s, Store):
         value = vectorize_read(s.value)
         aligned = s.aligned or (s.width > 1 and _alignable(s.buffer) and is_multiple(s.index, s.width))
+        if aligned == s.aligned:
+            return store_with(s, s.index, value)
         return Store(s.buffer, s.index, value, s.width, aligned)
     return descend(s, lambda b: _go(b, counter))
 
