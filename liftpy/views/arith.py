@@ -1228,7 +1228,7 @@ def _comparison(cls, lhs, rhs, ranges: Ranges):
             return sympy.true
         if verdict[1]:
             return sympy.false
-    return cls(lhs, 0, evaluate=False)  # undecided by the ranges: sympy's evaluation would only ask assumptions
+    return _node(cls, (lhs, sympy.S.Zero))  # undecided by the ranges: sympy's evaluation would only ask assumptions
 
 
 # --------------------------------------------------------------------------------------------------
