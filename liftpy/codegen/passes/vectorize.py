@@ -171,16 +171,24 @@ def _combine_loads(items: tuple, counter) -> tuple:
     from ..memory import Buffer
     from ..stmt import Declare
 
-    written = {x.buffer for x in items if isinstance(x, Store)}
+    written = {id(x.buffer) for x in items if isinstance(x, Store)}
+    # Whether the lanes of each buffer read may be loaded together, decided once per buffer (by its
+    # identity: a buffer's hash is a Python call, and a block reads its few buffers thousands of times).
+    loadable: dict = {}
     groups: dict = {}
     first_use: dict = {}
     for pos, x in enumerate(items):
         if not isinstance(x, Store):
             continue
         for r in _unguarded(x.value):
-            if not (isinstance(r, V.MemRead) and r.width == 1 and _alignable(r.buffer)):
+            if not (isinstance(r, V.MemRead) and r.width == 1):
                 continue
-            if r.buffer in written or r.buffer.count % 4 or r.buffer.scalar.name != "float":
+            buf = r.buffer
+            ok = loadable.get(id(buf))
+            if ok is None:
+                ok = loadable[id(buf)] = (_alignable(buf) and id(buf) not in written and not buf.count % 4
+                                          and buf.scalar.name == "float")
+            if not ok:
                 continue
             split = _split_lane(r.index)
             if split is None:
@@ -200,12 +208,12 @@ def _combine_loads(items: tuple, counter) -> tuple:
         load = Store(tmp, sympy.Integer(0), V.MemRead(buf, base, 4, True), 4)
         loads_at.setdefault(first_use[key], []).extend([Declare(tmp), load])
 
-    loaded = {buf for buf, _ in chosen}
+    loaded = {id(buf) for buf, _ in chosen}
 
     def swap_one(r):
         # The buffer first: most scalar reads of a block (accumulators, private temporaries) are of
         # buffers none of whose lanes is loaded, and need not have their index split.
-        if isinstance(r, V.MemRead) and r.width == 1 and r.buffer in loaded:
+        if isinstance(r, V.MemRead) and r.width == 1 and id(r.buffer) in loaded:
             split = _split_lane(r.index)
             if split is not None and (r.buffer, split[0]) in chosen:
                 return V.MemRead(chosen[(r.buffer, split[0])], sympy.Integer(split[1]), 1)
