@@ -777,7 +777,7 @@ def bounds(e, ranges: Ranges) -> tuple[int, int] | None:
             products = [acc[0] * b[0], acc[0] * b[1], acc[1] * b[0], acc[1] * b[1]]
             acc = (min(products), max(products))
         return acc
-    if isinstance(e, _DIVISIONS):
+    if isinstance(e, DIVMOD):
         # Memoised under the ranges of its symbols: the quotients of an unrolled body's indices are shared
         # by its copies, and the simplifier's rules ask about each again (its sign, its split).
         return _scoped(_BOUNDS, e, ranges, lambda: _division_bounds(e, ranges))
@@ -802,7 +802,6 @@ def bounds(e, ranges: Ranges) -> tuple[int, int] | None:
     return None
 
 
-_DIVISIONS = (sympy.floor, sympy.Mod, CDiv, CMod)
 _BOUNDS = Memo()
 
 
@@ -1134,9 +1133,11 @@ def substitute_simplified(e, mapping: Mapping, ranges: Ranges, seen: dict | None
     in one walk: each sum, product, division and modulus above a replaced symbol is
     simplified from its simplified parts, as ``simplify`` does bottom-up, without first building the
     substituted node only to take it apart again (building it sorted each changed sum once more, and
-    this substitution was a fifteenth of code generation).  Comparisons and the rest go through
-    ``substitute`` and ``simplify`` as they are.  ``seen``: results already computed for this mapping,
-    kept by the ranges of each expression's own symbols."""
+    this substitution was a fifteenth of code generation); a conjunction's parts are decided or
+    simplified, and a comparison's substituted sides compared, as ``simplify_condition`` does, without
+    building the substituted condition.  The rest (a modulus by a symbol, a disjunction) goes through
+    ``substitute`` and ``simplify`` as it is.  ``seen``: results already computed for this mapping, kept
+    by the ranges of each expression's own symbols."""
     e = _sympify(e)
     return _substituted(e, mapping, ranges, {} if seen is None else seen)
 
