@@ -45,7 +45,8 @@ def _expand_items(items, ranges: dict) -> list:
         x = _expand(x, scope)  # the loops inside first: this loop's copies start from simplified ones
         if _unrolled(x):
             changed = _changed(x)
-            out.extend(_copy(x, k, scope, changed) for k in range(x.extent))
+            plans: dict = {}  # what each expression of the body needs, the same for every copy
+            out.extend(_copy(x, k, scope, changed, plans) for k in range(x.extent))
         else:
             out.append(x)
         bind_index(scope, x)
@@ -62,7 +63,23 @@ def _changed(loop: Loop) -> frozenset:
     return frozenset(changed)
 
 
-def _copy(loop: Loop, k: int, ranges: dict, changed: frozenset) -> Block:
+_KEEP, _SHIFT, _SIMPLIFY = 0, 1, 2
+
+
+def _plan(e, var, changed: frozenset, alone: bool) -> tuple:
+    """What the copies of ``e`` need: nothing (``_KEEP``), another constant (``_SHIFT``, with the rest and
+    the counter's coefficient), or substituting and simplifying (``_SIMPLIFY``)."""
+    syms = free_symbols(e)
+    if syms.isdisjoint(changed):
+        return (_KEEP,)
+    if var in syms and (alone or len(syms & changed) == 1):
+        lin = linear_in(e, var)
+        if lin is not None:
+            return (_SHIFT, lin[0], lin[1])
+    return (_SIMPLIFY,)
+
+
+def _copy(loop: Loop, k: int, ranges: dict, changed: frozenset, plans: dict) -> Block:
     """Copy ``k`` of ``loop``'s body, whose expressions are simplified already (by the simplification
     before this pass, or as copies of an inner loop) with the ranges in scope.  An expression without a
     changed symbol is its own copy: its symbols have the same ranges in the copy.  One where the counter
@@ -76,13 +93,15 @@ def _copy(loop: Loop, k: int, ranges: dict, changed: frozenset) -> Block:
 
     def one(s, scope):
         def index(e):
-            syms = free_symbols(e)
-            if syms.isdisjoint(changed):
+            # Planned once per expression of the body, by its identity (the body holds it while its
+            # copies are made): the copies of a loop ask the same questions of the same expressions.
+            plan = plans.get(id(e))
+            if plan is None:
+                plan = plans[id(e)] = _plan(e, var, changed, alone)
+            if plan[0] == _KEEP:
                 return e
-            if var in syms and (alone or len(syms & changed) == 1):
-                lin = linear_in(e, var)
-                if lin is not None:
-                    return plus_constant(lin[0], lin[1] * k)
+            if plan[0] == _SHIFT:
+                return plus_constant(plan[1], plan[2] * k)
             return substitute_simplified(e, mapping, scope, done)
 
         def cond(c):
