@@ -1102,29 +1102,44 @@ def _simplify(e, ranges: Ranges) -> sympy.Expr:
         return sympy.Integer(r[0]) if r is not None and r[0] == r[1] else e
     if e.is_Atom:
         return e
-    if isinstance(e, CDiv):
-        return fdiv(simplify(e.args[0], ranges), int(e.args[1]), ranges)
-    if isinstance(e, CMod):
-        return fmod(simplify(e.args[0], ranges), int(e.args[1]), ranges)
-    if isinstance(e, sympy.floor):
-        inner = simplify(e.args[0], ranges)
-        num, den = _as_fraction(inner)
-        if num is None:
-            return sympy.floor(inner)
-        return fdiv(num, den, ranges)
     if isinstance(e, sympy.Mod):
         a, m = simplify(e.args[0], ranges), simplify(e.args[1], ranges)
         if m.is_Integer and int(m) > 0:
             return fmod(a, int(m), ranges)
         return sympy.Mod(a, m)
-    if e.is_Add or e.is_Mul:
-        args = [simplify(a, ranges) for a in e.args]
-        if all(a is b for a, b in zip(args, e.args)):  # rebuilding from its own arguments gives e back
-            return expand_index(e)
-        return expand_index(rebuild(e, args))
+    if isinstance(e, _REBUILT):
+        return _from_simplified(e, [simplify(a, ranges) for a in e.args], ranges)
     if isinstance(e, sympy.logic.boolalg.BooleanFunction) or e.is_Relational:
         return simplify_condition(e, ranges)
     return e
+
+
+# The nodes simplified from their arguments' simplified forms (``_from_simplified``): by ``simplify``,
+# and by ``substitute_simplified`` without building the substituted node first.
+_REBUILT = (CDiv, CMod, sympy.floor, sympy.Add, sympy.Mul)
+
+
+def _from_simplified(e, args: list, ranges: Ranges) -> sympy.Expr:
+    """The simplified form of a quotient, remainder, floor, sum or product whose arguments' simplified
+    forms are ``args``."""
+    if isinstance(e, CDiv):
+        return fdiv(args[0], int(e.args[1]), ranges)
+    if isinstance(e, CMod):
+        return fmod(args[0], int(e.args[1]), ranges)
+    if isinstance(e, sympy.floor):
+        num, den = _as_fraction(args[0])
+        return sympy.floor(args[0]) if num is None else fdiv(num, den, ranges)
+    if all(a is b for a, b in zip(args, e.args)):  # rebuilding from its own arguments gives e back
+        return expand_index(e)
+    return expand_index(rebuild(e, args))
+
+
+def _conjunction(parts: list):
+    """The conjunction of simplified conditions: false if one is, without the true ones."""
+    if any(p is sympy.false for p in parts):
+        return sympy.false
+    parts = [p for p in parts if p is not sympy.true]
+    return make_and(parts) if parts else sympy.true
 
 
 def substitute_simplified(e, mapping: Mapping, ranges: Ranges, seen: dict | None = None) -> sympy.Expr:
@@ -1154,23 +1169,9 @@ def _substituted(e, mapping, ranges, seen: dict):
     hit = seen.get(key)
     if hit is not None:
         return hit
-    if isinstance(e, CDiv):
-        out = fdiv(_substituted(e.args[0], mapping, ranges, seen), int(e.args[1]), ranges)
-    elif isinstance(e, CMod):
-        out = fmod(_substituted(e.args[0], mapping, ranges, seen), int(e.args[1]), ranges)
-    elif isinstance(e, sympy.floor):
-        inner = _substituted(e.args[0], mapping, ranges, seen)
-        num, den = _as_fraction(inner)
-        out = sympy.floor(inner) if num is None else fdiv(num, den, ranges)
-    elif e.is_Add or e.is_Mul:
-        out = expand_index(rebuild(e, [_substituted(a, mapping, ranges, seen) for a in e.args]))
-    elif isinstance(e, sympy.And):  # a padding condition: each part decided or simplified, as simplify_condition does
-        parts = [_substituted(a, mapping, ranges, seen) for a in e.args]
-        if any(p is sympy.false for p in parts):
-            out = sympy.false
-        else:
-            parts = [p for p in parts if p is not sympy.true]
-            out = make_and(parts) if parts else sympy.true
+    if isinstance(e, _REBUILT + (sympy.And,)):  # (a conjunction: a padding condition, its parts decided or simplified)
+        args = [_substituted(a, mapping, ranges, seen) for a in e.args]
+        out = _conjunction(args) if isinstance(e, sympy.And) else _from_simplified(e, args, ranges)
     elif e.is_Relational and e.rel_op in _RATIONAL_COMPARISONS:
         sub: dict = {}
         lhs, rhs = _subst(e.lhs, mapping, sub), _subst(e.rhs, mapping, sub)
@@ -1195,11 +1196,7 @@ def simplify_condition(c, ranges: Ranges):
 
 def _simplify_condition(c, ranges: Ranges):
     if isinstance(c, sympy.And):
-        parts = [simplify_condition(a, ranges) for a in c.args]
-        if any(p is sympy.false for p in parts):
-            return sympy.false
-        parts = [p for p in parts if p is not sympy.true]
-        return make_and(parts) if parts else sympy.true
+        return _conjunction([simplify_condition(a, ranges) for a in c.args])
     if isinstance(c, sympy.Or):
         parts = [simplify_condition(a, ranges) for a in c.args]
         if any(p is sympy.true for p in parts):

@@ -92,7 +92,7 @@ def _copy(loop: Loop, k: int, ranges: dict, changed: frozenset, plans: dict) -> 
     alone = len(changed) == 1  # no index definition computed from the counter (before hoisting: nearly always)
 
     def one(s, scope):
-        def index(e):
+        def copy(e):  # an index or a condition (which is never a shifted sum)
             # Planned once per expression of the body, by its identity (the body holds it while its
             # copies are made): the copies of a loop ask the same questions of the same expressions.
             plan = plans.get(id(e))
@@ -104,12 +104,7 @@ def _copy(loop: Loop, k: int, ranges: dict, changed: frozenset, plans: dict) -> 
                 return plus_constant(plan[1], plan[2] * k)
             return substitute_simplified(e, mapping, scope, done)
 
-        def cond(c):
-            if free_symbols(c).isdisjoint(changed):
-                return c
-            return substitute_simplified(c, mapping, scope, done)
-
-        return rewrite_stmt(s, index, cond)
+        return rewrite_stmt(s, copy, copy)
 
     return map_stmts(loop.body, one, ranges)
 
