@@ -31,6 +31,19 @@ maximum (Kendall tau +0.001..+0.007), and with partial warps' cache reads counte
   behind what it measured; each unit simply runs its two groups.  Work-items with a register block of
   accumulators need fewer warps to hide latency (up to half as many).
 
+On a CPU (PoCL) a group runs on one core, its work-items one after another, each read and multiply-add an
+instruction of its own: there are no warps and no latency to hide, and the rates are the scalar ones (the
+probed ``fp32_scalar_gflops`` and ``cache_scalar_bandwidth_gbs``, or per-core values measured by those
+probes on PoCL).  A CPU has no texture units either: PoCL emulates each ``read_imagef`` in software, some
+14 ns a read on one core of a 2-core AMD EPYC, where a float from a buffer takes under 1 ns, so reads of an
+input a variant placed in an image (``liftpy.model.counts``: ``image_reads``) are a term of their own there.
+A GPU's prediction does not depend on placements (its texture units serve image reads as its caches serve
+the others).  On PoCL's uniform store of the reduced VGG-16 layer 7 (993 points, half with the input in an
+image, which ran 2.3x slower at the median) the formula ranked the measured times at Kendall tau 0.05
+blind to placements and at the vector rates, 0.43 with the image term, and 0.45 at the scalar rates as well
+(0.47 with a probed profile).  Repeated measurements of the same points on that machine agree with each
+other at a tau of 0.6-0.7 only.
+
 The expressions are compiled once per variant (``VariantModel``) and evaluated for thousands of
 configurations in milliseconds, so a search can rank a whole space before measuring any of it.
 """
@@ -53,6 +66,16 @@ from .counts import count
 OVERLAP_NORM = 4  # how the terms of a kernel's time combine (``predict_kernel``; module docstring)
 PARTIAL_WARP_LANES = 4  # a warp's cache requests count as issued whole from a quarter of its lanes on
 
+TEXEL_BYTES = 16  # what the probes' ``read_imagef`` of an RGBA float texel reads (``liftpy.probe.bandwidth``)
+# Unprobed, a CPU's software image reads per second and core: ``liftpy probe --only image_bandwidth`` on PoCL 3.0
+# (2 cores of an AMD EPYC) measured 1.2-1.9 GB/s of 16-byte texels, 37-58 million reads a second per core,
+# where float reads from its caches ran at 20-63 GB/s.
+CPU_IMAGE_READS_PER_CU = 5e7
+# Unprobed, a CPU core's scalar rates: the same probes measured 16.3 GFLOP/s of scalar multiply-adds and 19.6 GB/s
+# of scalar float reads from the caches on those two cores (40 GFLOP/s and 63 GB/s with float4).
+CPU_SCALAR_GFLOPS_PER_CU = 8.0
+CPU_SCALAR_CACHE_GBS_PER_CU = 10.0
+
 FEATURES = ("flops", "global_reads", "local_reads", "copy_bytes", "written", "items", "groups", "local_bytes", "private_bytes",
             "input_bytes", "global_traffic", "local_traffic")
 
@@ -72,17 +95,30 @@ class Machine:
     items_per_cu: int
     warp: int
     is_gpu: bool
+    # Reads through images (``read_imagef``) per second where they cost more than other global reads: a CPU
+    # has no texture units, and PoCL emulates each read in software.  None on a GPU, whose texture units
+    # serve them as its caches serve the rest (counted with the other global reads, as before images were
+    # counted apart).
+    image_reads_per_s: float | None = None
 
     @classmethod
     def from_profile(cls, profile) -> "Machine":
         m = {k: (v.get("value") if isinstance(v, dict) else v) for k, v in (profile.measured or {}).items()}
         gpu = "GPU" in str(profile.device_type) or (profile.warp_size or 1) > 1
         cus = max(1, int(profile.compute_units))
-        gflops = m.get("fp32_gflops") or (cus * (128 if gpu else 16) * 2 * 1.5)
         dram = m.get("global_bandwidth_gbs") or (1000.0 if gpu else 20.0)
-        cache = m.get("cache_bandwidth_gbs") or 4 * dram
-        local = m.get("local_bandwidth_gbs") or (8 * dram if gpu else cache)
+        if gpu:
+            gflops = m.get("fp32_gflops") or cus * 128 * 2 * 1.5
+            cache = m.get("cache_bandwidth_gbs") or 4 * dram
+            local = m.get("local_bandwidth_gbs") or 8 * dram
+        else:
+            # A CPU runs a group's work-items one after another on one core, each read and multiply-add an
+            # instruction of its own: the scalar rates, not the vector ones (module docstring).
+            gflops = m.get("fp32_scalar_gflops") or cus * CPU_SCALAR_GFLOPS_PER_CU
+            cache = m.get("cache_scalar_bandwidth_gbs") or cus * CPU_SCALAR_CACHE_GBS_PER_CU
+            local = m.get("local_bandwidth_gbs") or cache
         launch_us = m.get("empty_kernel_us") or (5.0 if gpu else 20.0)
+        image = m.get("image_cache_bandwidth_gbs") or m.get("image_bandwidth_gbs")
         return cls(
             compute_units=cus,
             fma_per_s=gflops * 1e9 / 2,
@@ -95,6 +131,7 @@ class Machine:
             items_per_cu=2048 if gpu else int(profile.max_work_group_size),
             warp=int(profile.warp_size or (32 if gpu else 1)),
             is_gpu=gpu,
+            image_reads_per_s=None if gpu else (image * 1e9 / TEXEL_BYTES if image else cus * CPU_IMAGE_READS_PER_CU),
         )
 
 
@@ -106,8 +143,8 @@ class Prediction:
     features: dict
 
 
-def _kernel_expressions(stage: Program) -> dict[str, sympy.Expr]:
-    c = count(stage)
+def _kernel_expressions(stage: Program, images: frozenset = frozenset()) -> dict[str, sympy.Expr]:
+    c = count(stage, images)
     res = analyze(stage)
     lcl = [res.extent("lcl", d) for d in range(3)]
     wrg = [res.extent("wrg", d) for d in range(3)]
@@ -126,7 +163,7 @@ def _kernel_expressions(stage: Program) -> dict[str, sympy.Expr]:
     input_bytes = sympy.Add(*[memory_bytes(t) for t in stage.param_types])
     return {
         "flops": c.flops, "global_reads": c.global_reads, "local_reads": c.local_reads,
-        "copy_bytes": c.copy_bytes, "written": c.written, "items": items, "groups": groups,
+        "image_reads": c.image_reads, "copy_bytes": c.copy_bytes, "written": c.written, "items": items, "groups": groups,
         "local_bytes": local_bytes, "private_bytes": private_bytes, "input_bytes": input_bytes,
     }
 
@@ -176,6 +213,9 @@ def predict_kernel(f: Mapping[str, float], machine: Machine) -> Prediction:
         "cache": float(f.get("global_traffic", f["global_reads"])) / (machine.cache_bytes_per_s * cache_lanes),
         "dram": (float(f["input_bytes"]) + float(f["written"])) / machine.dram_bytes_per_s,
     }
+    if machine.image_reads_per_s and f.get("image_reads"):
+        # Each element read from an image is one emulated ``read_imagef`` (a texel, one lane of it used).
+        terms["image"] = float(f["image_reads"]) / 4 / machine.image_reads_per_s
     bound = max(terms, key=terms.get)
     # The units work at once but do not overlap perfectly: the terms combine as a 4-norm (two equal terms
     # take 1.19x either), not as their maximum (module docstring).
@@ -222,21 +262,24 @@ class VariantModel:
         return Prediction(total, bound, occ, feats)
 
 
-def model_code(program: Program, sizes: Mapping, params, probe: Mapping | None = None) -> tuple:
+def model_code(program: Program, sizes: Mapping, params, probe: Mapping | None = None,
+               placements: Mapping[str, str] | None = None) -> tuple:
     """The model's expressions for each kernel of a variant at given sizes, as Python expressions over its
     tuning parameters: plain text, so that a search keeps them on disk and a resumed one skips the symbolic
     counting (and sympy's lambdify) of every variant it meets again.
 
     ``probe``: one valid configuration of the variant, at which how each kernel's reads are served
     (coalescing of the global ones, bank conflicts of the local ones) is measured on its statement IR
-    (``liftpy.model.access``) and kept as constants; without one, reads count as served ideally."""
+    (``liftpy.model.access``) and kept as constants; without one, reads count as served ideally.
+    ``placements``: the variant's (``{"input": "image"}``), whose image reads the model counts apart."""
     bind = {sympy.Symbol(str(k), positive=True, integer=True): int(v) for k, v in sizes.items()}
     printer = PythonCodePrinter()
     stages = split_kernels(program)
     factors = _access(program, sizes, probe, len(stages))
+    images = frozenset(k for k, where in (placements or {}).items() if where == "image")
     out = []
     for st, (coalescing, banks) in zip(stages, factors):
-        exprs = _kernel_expressions(st.program)
+        exprs = _kernel_expressions(st.program, images)
         code = tuple((name, printer.doprint(sympy.sympify(ex).subs(bind))) for name, ex in exprs.items())
         out.append(code + (("coalescing", repr(float(coalescing))), ("banks", repr(float(banks)))))
     return tuple(out)

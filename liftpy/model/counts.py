@@ -6,14 +6,18 @@ tuning parameters:
 - ``flops``: user-function applications (lanes counted for vector functions, a ``dot`` of two float4 is
   four), over the whole NDRange;
 - ``global_reads`` / ``local_reads``: bytes read from global or local memory by user functions and by
-  copies, counted the way a compiler executes them: a read is repeated by every loop whose variable it
+  copies (reads of an input placed in an image are global reads), counted the way a compiler executes them: a read is repeated by every loop whose variable it
   depends on and by every work-item, but not by loops it does not depend on when those are unrolled (the
   copies of the body share it) or lie inside the innermost loop it depends on (it is hoisted);
+- ``image_reads``: the part of ``global_reads`` read through images (``read_imagef``): a GPU's texture
+  units serve them as its caches serve the rest, a CPU emulates each in software
+  (``liftpy.model.analytical``);
 - ``copy_bytes``: bytes staged into local memory (read from global, written to local);
 - ``written``: bytes of the kernel's output;
 - ``items`` / ``groups`` / ``local_bytes`` / ``private_bytes`` come from ``constraints.resources``.
 
-Where a value lives is tracked through the program: program inputs are global, ``toLocal`` values local,
+Where a value lives is tracked through the program: program inputs are global (or image, where the
+variant placed them there), ``toLocal`` values local,
 accumulators and ``toPrivate`` values private; layout primitives keep the origin of what they rearrange,
 and a ``zip`` keeps one origin per component.
 """
@@ -32,11 +36,14 @@ from ..ir.typecheck import type_of
 from ..ir.types import Type, VectorType, innermost, memory_bytes
 
 
+GLOBAL = ("global", "image")  # the spaces of global memory
+
+
 @dataclass(frozen=True)
 class Origin:
     """Where the elements of a value come from, and the loops their position depends on."""
 
-    space: str  # 'global', 'local', 'private', 'const' or 'computed'
+    space: str  # 'global', 'image' (a global input read through an image), 'local', 'private', 'const' or 'computed'
     deps: frozenset = frozenset()  # indices into the loop stack
 
 
@@ -57,6 +64,7 @@ class Counts:
     flops: sympy.Expr = sympy.Integer(0)
     global_reads: sympy.Expr = sympy.Integer(0)
     local_reads: sympy.Expr = sympy.Integer(0)
+    image_reads: sympy.Expr = sympy.Integer(0)
     copy_bytes: sympy.Expr = sympy.Integer(0)
     written: sympy.Expr = sympy.Integer(0)
     kernels: int = 1
@@ -64,13 +72,13 @@ class Counts:
 
     def as_dict(self) -> dict:
         return {"flops": self.flops, "global_reads": self.global_reads, "local_reads": self.local_reads,
-                "copy_bytes": self.copy_bytes, "written": self.written}
+                "image_reads": self.image_reads, "copy_bytes": self.copy_bytes, "written": self.written}
 
 
 def _merge(origins) -> Origin:
     spaces = [o.space for o in origins if isinstance(o, Origin)]
     deps = frozenset().union(*[o.deps for o in origins if isinstance(o, Origin)]) if origins else frozenset()
-    for s in ("global", "local", "private", "computed", "const"):
+    for s in ("global", "image", "local", "private", "computed", "const"):
         if s in spaces:
             return Origin(s, deps)
     return Origin("const", deps)
@@ -147,8 +155,11 @@ class _Counter:
     def read(self, o, t: Type) -> None:
         o = _flatten(o)
         nbytes = memory_bytes(t)
-        if o.space == "global":
-            self.counts.global_reads += self.multiplicity(o.deps) * nbytes
+        if o.space in GLOBAL:
+            n = self.multiplicity(o.deps) * nbytes
+            self.counts.global_reads += n
+            if o.space == "image":
+                self.counts.image_reads += n
         elif o.space == "local":
             self.counts.local_reads += self.multiplicity(o.deps) * nbytes
 
@@ -181,8 +192,11 @@ class _Counter:
                 t = self.type_of(arg, env)
                 n = memory_bytes(t) * self.all_iterations()
                 self.counts.copy_bytes += n
-                if _flatten(self.origin(arg, env)).space == "global":
+                space = _flatten(self.origin(arg, env)).space
+                if space in GLOBAL:
                     self.counts.global_reads += n
+                    if space == "image":
+                        self.counts.image_reads += n
             self.walk(arg, env)
             return
         if isinstance(fn, P.MapLike) and not is_view(fn.f.body):
@@ -218,19 +232,21 @@ class _Counter:
                 self.walk(lam.body, env)
 
 
-def count(program: Program) -> Counts:
-    """The symbolic counts of a lowered program (summed over its kernels)."""
+def count(program: Program, images: frozenset = frozenset()) -> Counts:
+    """The symbolic counts of a lowered program (summed over its kernels); ``images``: the names of the
+    inputs the variant placed in images."""
     total = Counts()
     stages = split_kernels(program)
     total.kernels = len(stages)
     for st in stages:
         c = _Counter(st.program)
-        env = {p.name: (t, Origin("global")) for p, t in zip(st.program.params, st.program.param_types)}
+        env = {p.name: (t, Origin("image" if p.name in images else "global")) for p, t in zip(st.program.params, st.program.param_types)}
         c.walk(st.program.body, env)
         out_t = type_of(st.program.body, {p.name: t for p, t in zip(st.program.params, st.program.param_types)})
         total.flops += c.counts.flops
         total.global_reads += c.counts.global_reads
         total.local_reads += c.counts.local_reads
+        total.image_reads += c.counts.image_reads
         total.copy_bytes += c.counts.copy_bytes
         total.written += memory_bytes(out_t)
     return total

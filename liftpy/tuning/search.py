@@ -273,7 +273,8 @@ class Spaces:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        args = [(self.variants[i].program, sizes, self.variants[i].params, config) for _, i, sizes, config in todo]
+        args = [(self.variants[i].program, sizes, self.variants[i].params, config, self.variants[i].placement_map)
+                for _, i, sizes, config in todo]
         # Spawned, not forked: a resumed search rebuilds its strategy in a thread beside the main one, and a
         # fork copies whatever lock another thread holds at that moment.
         with ProcessPoolExecutor(min(jobs, len(todo)), mp_context=multiprocessing.get_context("spawn")) as pool:
@@ -373,7 +374,7 @@ class Spaces:
             probe = self._probe(i) if sizes is None else (dict(config) if config is not None else None)
             # The expressions are kept on disk (by variant, sizes and probe): a resumed search meets the
             # same variants.
-            code = memo("models", self._model_key(i, at, probe), lambda: model_code(v.program, at, v.params, probe), SCREEN_CODE)
+            code = memo("models", self._model_key(i, at, probe), lambda: model_code(v.program, at, v.params, probe, v.placement_map), SCREEN_CODE)
             self._models[key] = VariantModel(code, v.params, self.machine)
         return self._models[key]
 
@@ -392,9 +393,9 @@ def _model_code_of(args):
     from ..errors import LiftError
     from ..model.analytical import model_code
 
-    program, sizes, params, probe = args
+    program, sizes, params, probe, placements = args
     try:
-        return model_code(program, sizes, params, probe)
+        return model_code(program, sizes, params, probe, placements)
     except LiftError:
         return None
 
