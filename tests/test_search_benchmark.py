@@ -1,5 +1,5 @@
-"""``benchmarks/search.py`` end to end on the default device, and its ``--offline`` mode: the model's figures
-computed again from the stores a run left, without measuring, equal the run's own."""
+"""``benchmarks/search.py`` end to end on the default device (with ``--confirm``), and its ``--offline`` mode:
+the model's figures computed again from the stores a run left, without measuring, equal the run's own."""
 
 import json
 import subprocess
@@ -17,10 +17,20 @@ def _run(*args):
 
 
 def test_offline_figures_equal_those_of_the_run_that_left_the_stores(tmp_path):
-    live = _run("--json", str(tmp_path / "live.json"))
+    live = _run("--confirm", "1", "--json", str(tmp_path / "live.json"))
     assert live.returncode == 0, live.stderr[-2000:]
     [measured] = json.loads((tmp_path / "live.json").read_text())
     assert measured["resume_first_run_s"] is not None and "offline" not in measured
+    # --confirm: the uniform search's fastest points and the guided search's leaders measured again.
+    confirmed = measured["confirmed"]
+    assert 1 <= len(confirmed["uniform_top"]) <= 5
+    assert all(len(u["fastest_ms"]) == 1 and u["confirmed_ms"] == u["fastest_ms"][0] for u in confirmed["uniform_top"])
+    assert confirmed["uniform_best_ms"] == min(u["confirmed_ms"] for u in confirmed["uniform_top"])
+    leaders = confirmed["guided_leaders"]
+    assert leaders[0]["run"] >= 1 and [g["run"] for g in leaders] == sorted(g["run"] for g in leaders)
+    assert all(b["stored_ms"] < a["stored_ms"] for a, b in zip(leaders, leaders[1:]))
+    within = [g["run"] for g in leaders if g["confirmed_ms"] <= 1.05 * confirmed["uniform_best_ms"]]
+    assert confirmed["runs_to_5pct"] == (within[0] if within else None)
     again = _run("--offline", "--json", str(tmp_path / "again.json"))
     assert again.returncode == 0, again.stderr[-2000:]
     [offline] = json.loads((tmp_path / "again.json").read_text())
