@@ -38,11 +38,14 @@ probes on PoCL).  A CPU has no texture units either: PoCL emulates each ``read_i
 14 ns a read on one core of a 2-core AMD EPYC, where a float from a buffer takes under 1 ns, so reads of an
 input a variant placed in an image (``liftpy.model.counts``: ``image_reads``) are a term of their own there.
 A GPU's prediction does not depend on placements (its texture units serve image reads as its caches serve
-the others).  On PoCL's uniform store of the reduced VGG-16 layer 7 (993 points, half with the input in an
-image, which ran 2.3x slower at the median) the formula ranked the measured times at Kendall tau 0.05
-blind to placements and at the vector rates, 0.43 with the image term, and 0.45 at the scalar rates as well
-(0.47 with a probed profile).  Repeated measurements of the same points on that machine agree with each
-other at a tau of 0.6-0.7 only.
+the others).  On PoCL's uniform store of the reduced VGG-16 layer 7 (993 points measured on an idle machine,
+half with the input in an image, which ran 2.3x slower at the median) the formula ranked the measured times
+at Kendall tau 0.09 blind to placements and at the vector rates, and at 0.50 with both; on an earlier store
+of the same points, measured while the machine did other work, at 0.05, 0.43 with the image term alone and
+0.45 with both.  Repeated measurements of the same points on that machine agree with each other at a tau of
+0.6-0.7 only.  What the formula still misses there: the fastest points unroll little (k0 = 1, register blocks
+of 4-8 accumulators, 0.07-0.09 ms), where it prefers long unrolled steps over large blocks (k0 = 24, 8 x 8
+accumulators), which it predicts to read least and which measured 0.17 ms at best.
 
 The expressions are compiled once per variant (``VariantModel``) and evaluated for thousands of
 configurations in milliseconds, so a search can rank a whole space before measuring any of it.
