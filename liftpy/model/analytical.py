@@ -35,8 +35,9 @@ On a CPU (PoCL) a group runs on one core, its work-items one after another, each
 instruction of its own: there are no warps and no latency to hide, and the rates are the scalar ones (the
 probed ``fp32_scalar_gflops`` and ``cache_scalar_bandwidth_gbs``, or per-core values measured by those
 probes on PoCL).  A CPU has no texture units either: PoCL emulates each ``read_imagef`` in software, some
-14 ns a read on one core of a 2-core AMD EPYC, where a float from a buffer takes under 1 ns, so reads of an
-input a variant placed in an image (``liftpy.model.counts``: ``image_reads``) are a term of their own there.
+14 ns a read on one core of a 2-core AMD EPYC (a least-squares fit of the measured times below; the image
+bandwidth probe: 17-27 ns), where a float from a buffer takes under 1 ns, so reads of an input a variant
+placed in an image (``liftpy.model.counts``: ``image_reads``) are a term of their own there.
 A GPU's prediction does not depend on placements (its texture units serve image reads as its caches serve
 the others).  On PoCL's uniform store of the reduced VGG-16 layer 7 (993 points measured on an idle machine,
 half with the input in an image, which ran 2.3x slower at the median) the formula ranked the measured times

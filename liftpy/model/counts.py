@@ -6,9 +6,10 @@ tuning parameters:
 - ``flops``: user-function applications (lanes counted for vector functions, a ``dot`` of two float4 is
   four), over the whole NDRange;
 - ``global_reads`` / ``local_reads``: bytes read from global or local memory by user functions and by
-  copies (reads of an input placed in an image are global reads), counted the way a compiler executes them: a read is repeated by every loop whose variable it
-  depends on and by every work-item, but not by loops it does not depend on when those are unrolled (the
-  copies of the body share it) or lie inside the innermost loop it depends on (it is hoisted);
+  copies (reads of an input placed in an image are global reads), counted the way a compiler executes
+  them: a read is repeated by every loop whose variable it depends on and by every work-item, but not by
+  loops it does not depend on when those are unrolled (the copies of the body share it) or lie inside the
+  innermost loop it depends on (it is hoisted);
 - ``image_reads``: the part of ``global_reads`` read through images (``read_imagef``): a GPU's texture
   units serve them as its caches serve the rest, a CPU emulates each in software
   (``liftpy.model.analytical``);
@@ -16,10 +17,9 @@ tuning parameters:
 - ``written``: bytes of the kernel's output;
 - ``items`` / ``groups`` / ``local_bytes`` / ``private_bytes`` come from ``constraints.resources``.
 
-Where a value lives is tracked through the program: program inputs are global (or image, where the
-variant placed them there), ``toLocal`` values local,
-accumulators and ``toPrivate`` values private; layout primitives keep the origin of what they rearrange,
-and a ``zip`` keeps one origin per component.
+Where a value lives is tracked through the program: program inputs are global (image, where the variant
+placed them in one), ``toLocal`` values local, accumulators and ``toPrivate`` values private; layout
+primitives keep the origin of what they rearrange, and a ``zip`` keeps one origin per component.
 """
 
 from __future__ import annotations
@@ -152,14 +152,17 @@ class _Counter:
             return TupleOrigin(tuple(self.elem_origin(x, loop) for x in o.elems))
         return Origin(o.space, o.deps | {loop})
 
+    def read_global(self, space: str, n) -> None:
+        """``n`` bytes read from global memory, through an image where ``space`` says so."""
+        self.counts.global_reads += n
+        if space == "image":
+            self.counts.image_reads += n
+
     def read(self, o, t: Type) -> None:
         o = _flatten(o)
         nbytes = memory_bytes(t)
         if o.space in GLOBAL:
-            n = self.multiplicity(o.deps) * nbytes
-            self.counts.global_reads += n
-            if o.space == "image":
-                self.counts.image_reads += n
+            self.read_global(o.space, self.multiplicity(o.deps) * nbytes)
         elif o.space == "local":
             self.counts.local_reads += self.multiplicity(o.deps) * nbytes
 
@@ -194,9 +197,7 @@ class _Counter:
                 self.counts.copy_bytes += n
                 space = _flatten(self.origin(arg, env)).space
                 if space in GLOBAL:
-                    self.counts.global_reads += n
-                    if space == "image":
-                        self.counts.image_reads += n
+                    self.read_global(space, n)
             self.walk(arg, env)
             return
         if isinstance(fn, P.MapLike) and not is_view(fn.f.body):
