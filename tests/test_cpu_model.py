@@ -1,15 +1,16 @@
 """The analytical model on a CPU (``liftpy.model.analytical``): reads of an input a variant placed in an image
 are counted apart (``liftpy.model.counts``), and cost a CPU, which emulates each ``read_imagef`` in software,
 far more than a buffer read, while a GPU's prediction does not change with the placement; a CPU's rates are
-its scalar ones, probed or assumed."""
+its scalar ones, probed or assumed; a CPU runs work-items as vector lanes over short unrolled stretches of
+code without barriers."""
 
 import pytest
 import sympy
 
 from liftpy.host.profile import DeviceProfile
 from liftpy.ir.parser import parse_program
-from liftpy.model.analytical import (CPU_IMAGE_READS_PER_CU, CPU_SCALAR_GFLOPS_PER_CU, TEXEL_BYTES, Machine,
-                                     VariantModel, model_code)
+from liftpy.model.analytical import (CPU_IMAGE_READS_PER_CU, CPU_SCALAR_GFLOPS_PER_CU, CPU_VECTOR_BODY_LIMIT,
+                                     TEXEL_BYTES, Machine, VariantModel, model_code, predict_kernel)
 from liftpy.model.counts import count
 
 MATMUL = """
@@ -72,3 +73,35 @@ def test_a_cpu_is_modelled_at_its_scalar_rates():
                                                "image_cache_bandwidth_gbs": {"value": 1.2}}))
     assert gpu.fma_per_s == pytest.approx(20e9)
     assert gpu.image_reads_per_s is None
+
+
+UNROLLED = """
+def doubled(A: [[float]K]M) =
+  mapGlb(0, fun(row) => join(mapSeq(fun(chunk) => {inner}(fun(x) => add(x, x), chunk), split({n}, row))), A)
+"""
+
+
+def test_unrolled_body_counts_the_copies_unrolled_loops_put_in_one_stretch():
+    for inner, n, body in (("mapSeq", 4, 1), ("mapSeqUnroll", 4, 4), ("mapSeqUnroll", 8, 8)):
+        assert count(parse_program(UNROLLED.format(inner=inner, n=n))).unrolled_body == body
+
+
+def features(unrolled_body: int, copy_bytes: float = 0.0, items: int = 8) -> dict:
+    """One kernel's features: 2^20 multiply-adds over 64 groups, reads of its inputs only."""
+    return {"flops": 2.0 ** 20, "global_reads": 4.0 * 2 ** 20, "local_reads": 0.0, "image_reads": 0.0,
+            "copy_bytes": copy_bytes, "written": 4096.0, "items": float(items), "groups": 64.0, "local_bytes": 0.0,
+            "private_bytes": 32.0, "input_bytes": 8192.0, "unrolled_body": float(unrolled_body)}
+
+
+def test_a_cpu_vectorizes_work_items_over_short_stretches_without_barriers():
+    cpu, gpu = Machine.from_profile(profile("CPU")), Machine.from_profile(profile("GPU"))
+    short, long = predict_kernel(features(1), cpu).seconds, predict_kernel(features(CPU_VECTOR_BODY_LIMIT), cpu).seconds
+    busy_short, busy_long = short - cpu.launch_s, long - cpu.launch_s
+    # Four lanes at a stretch of one copy: 1 + 3 * (1 - 1/32) times as fast as without them.
+    assert busy_long / busy_short == pytest.approx(1 + 3 * (1 - 1 / CPU_VECTOR_BODY_LIMIT))
+    # No gain past the limit, with barriers (tiles staged in local memory), or with a single work-item.
+    assert predict_kernel(features(4 * CPU_VECTOR_BODY_LIMIT), cpu).seconds == pytest.approx(long)
+    assert predict_kernel(features(1, copy_bytes=4.0), cpu).seconds > 2 * short
+    assert predict_kernel(features(1, items=1), cpu).seconds > 2 * short
+    # A GPU's prediction does not depend on the stretch.
+    assert predict_kernel(features(1), gpu).seconds == predict_kernel(features(256), gpu).seconds

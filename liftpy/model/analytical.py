@@ -31,22 +31,28 @@ maximum (Kendall tau +0.001..+0.007), and with partial warps' cache reads counte
   behind what it measured; each unit simply runs its two groups.  Work-items with a register block of
   accumulators need fewer warps to hide latency (up to half as many).
 
-On a CPU (PoCL) a group runs on one core, its work-items one after another, each read and multiply-add an
-instruction of its own: there are no warps and no latency to hide, and the rates are the scalar ones (the
-probed ``fp32_scalar_gflops`` and ``cache_scalar_bandwidth_gbs``, or per-core values measured by those
-probes on PoCL).  A CPU has no texture units either: PoCL emulates each ``read_imagef`` in software, some
-14 ns a read on one core of a 2-core AMD EPYC (a least-squares fit of the measured times below; the image
-bandwidth probe: 17-27 ns), where a float from a buffer takes under 1 ns, so reads of an input a variant
-placed in an image (``liftpy.model.counts``: ``image_reads``) are a term of their own there.
-A GPU's prediction does not depend on placements (its texture units serve image reads as its caches serve
-the others).  On PoCL's uniform store of the reduced VGG-16 layer 7 (993 points measured on an idle machine,
-half with the input in an image, which ran 2.3x slower at the median) the formula ranked the measured times
-at Kendall tau 0.09 blind to placements and at the vector rates, and at 0.50 with both; on an earlier store
-of the same points, measured while the machine did other work, at 0.05, 0.43 with the image term alone and
-0.45 with both.  Repeated measurements of the same points on that machine agree with each other at a tau of
-0.6-0.7 only.  What the formula still misses there: the fastest points unroll little (k0 = 1, register blocks
-of 4-8 accumulators, 0.07-0.09 ms), where it prefers long unrolled steps over large blocks (k0 = 24, 8 x 8
-accumulators), which it predicts to read least and which measured 0.17 ms at best.
+On a CPU (PoCL) a group runs on one core, its work-items in a loop: there are no warps and no latency to
+hide, and the rates are the scalar ones (the probed ``fp32_scalar_gflops`` and ``cache_scalar_bandwidth_gbs``,
+or per-core values measured by those probes on PoCL).  PoCL vectorizes that loop where the code between two
+barriers is short, running work-items as the lanes of one vector instruction (``fp32_vector_width``, or
+four): the gain falls as unrolled loops lengthen the stretch (``liftpy.model.counts``: ``unrolled_body``) and
+is gone from ``CPU_VECTOR_BODY_LIMIT`` copies on.  On PoCL (2 cores of an AMD EPYC), one unstaged tiling of
+the reduced VGG-16 layer 7 with 8 work-items a group and blocks of 4 x 2 took 0.057, 0.070, 0.089, 0.103 and
+0.18-0.29 ms for unrolled reduction steps of 1, 2, 3, 4 and 6-36 (stretches of 8 to 288 copies), where the
+formula without it predicted them all alike (0.058-0.045 ms, the longer steps faster).  Staged tilings, whose
+barriers make each stretch between them a loop over the work-items of its own, their private values saved
+across, showed no such gain: their short steps were the slower ones.  A CPU has no texture units either:
+PoCL emulates each ``read_imagef`` in software, some 14 ns a read on one core of that machine (a
+least-squares fit of the measured times below; the image bandwidth probe: 17-27 ns), where a float from a
+buffer takes under 1 ns, so reads of an input a variant placed in an image (``image_reads``) are a term of
+their own there.  A GPU's prediction depends on neither (its texture units serve image reads as its caches
+serve the others).  On PoCL's uniform store of the reduced VGG-16 layer 7 (993 points measured on an idle
+machine, half with the input in an image, which ran 2.3x slower at the median) the formula ranked the
+measured times at Kendall tau 0.09 blind to placements and at the vector rates, 0.50 with the image term and
+the scalar rates, and 0.51 with the vector lanes as well, which also put the store's fastest and third
+fastest points first and third of 993 (ranks 128 and 169 without them); on an earlier store of the same
+points, measured while the machine did other work: 0.05, 0.45 and 0.46.  Repeated measurements of the same
+points on that machine agree with each other at a tau of 0.6-0.7 only.
 
 The expressions are compiled once per variant (``VariantModel``) and evaluated for thousands of
 configurations in milliseconds, so a search can rank a whole space before measuring any of it.
@@ -79,6 +85,11 @@ CPU_IMAGE_READS_PER_CU = 5e7
 # of scalar float reads from the caches on those two cores (40 GFLOP/s and 63 GB/s with float4).
 CPU_SCALAR_GFLOPS_PER_CU = 8.0
 CPU_SCALAR_CACHE_GBS_PER_CU = 10.0
+# Unprobed, the work-items a CPU runs as lanes of one vector instruction (SSE's four floats; the compute probe
+# measures ``fp32_vector_width``), and the straight stretch of unrolled copies from which PoCL no longer gains
+# by it (module docstring: a sweep of the unrolled reduction step of one tiling on PoCL).
+CPU_VECTOR_LANES = 4
+CPU_VECTOR_BODY_LIMIT = 32
 
 FEATURES = ("flops", "global_reads", "local_reads", "copy_bytes", "written", "items", "groups", "local_bytes", "private_bytes",
             "input_bytes", "global_traffic", "local_traffic")
@@ -104,6 +115,9 @@ class Machine:
     # serve them as its caches serve the rest (counted with the other global reads, as before images were
     # counted apart).
     image_reads_per_s: float | None = None
+    # Work-items a CPU driver runs as the lanes of one vector instruction (PoCL vectorizes the loop over a
+    # group's work-items where it can; module docstring); 1 on a GPU, whose warps the model counts apart.
+    vector_lanes: int = 1
 
     @classmethod
     def from_profile(cls, profile) -> "Machine":
@@ -136,6 +150,7 @@ class Machine:
             warp=int(profile.warp_size or (32 if gpu else 1)),
             is_gpu=gpu,
             image_reads_per_s=None if gpu else (image * 1e9 / TEXEL_BYTES if image else cus * CPU_IMAGE_READS_PER_CU),
+            vector_lanes=1 if gpu else int(m.get("fp32_vector_width") or CPU_VECTOR_LANES),
         )
 
 
@@ -167,7 +182,7 @@ def _kernel_expressions(stage: Program, images: frozenset = frozenset()) -> dict
     input_bytes = sympy.Add(*[memory_bytes(t) for t in stage.param_types])
     return {
         "flops": c.flops, "global_reads": c.global_reads, "local_reads": c.local_reads,
-        "image_reads": c.image_reads, "copy_bytes": c.copy_bytes, "written": c.written, "items": items, "groups": groups,
+        "image_reads": c.image_reads, "unrolled_body": c.unrolled_body, "copy_bytes": c.copy_bytes, "written": c.written, "items": items, "groups": groups,
         "local_bytes": local_bytes, "private_bytes": private_bytes, "input_bytes": input_bytes,
     }
 
@@ -206,11 +221,20 @@ def predict_kernel(f: Mapping[str, float], machine: Machine) -> Prediction:
         hiding = min(1.0, resident * warps_per_group * ilp / 8.0)
     else:
         lanes, hiding = 1.0, 1.0
+        # PoCL runs a group's work-items as the lanes of vector instructions where the code between two
+        # barriers is short: the gain falls as unrolled loops lengthen it, and a kernel that stages tiles in
+        # local memory (barriers: each stretch between them a loop over the work-items of its own, their
+        # private values saved across) gained nothing measurable (module docstring).
+        if not f.get("copy_bytes") and machine.vector_lanes > 1:
+            width = min(float(machine.vector_lanes), items)
+            short = max(0.0, 1.0 - float(f.get("unrolled_body", 1)) / CPU_VECTOR_BODY_LIMIT)
+            lanes = 1.0 + (width - 1.0) * short
     # A warp with few active lanes: the coalescing factor in ``global_traffic`` already counts the cache
     # lines its requests touch per byte asked, so only the requests' issue is left to count, from below a
     # quarter of a warp (``PARTIAL_WARP_LANES``); dividing by ``lanes`` too counted the waste twice (a
     # one-item group reading scattered floats 32 x 32 times).
-    cache_lanes = lanes if "global_traffic" not in f else min(1.0, lanes * PARTIAL_WARP_LANES)
+    # (On a CPU the lanes are work-items in one vector instruction, whose reads are issued together too.)
+    cache_lanes = lanes if "global_traffic" not in f or not machine.is_gpu else min(1.0, lanes * PARTIAL_WARP_LANES)
     terms = {
         "compute": float(f["flops"]) / (machine.fma_per_s * lanes),
         "local": float(f.get("local_traffic", f["local_reads"]) + f["copy_bytes"]) / (machine.local_bytes_per_s * lanes),

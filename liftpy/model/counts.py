@@ -14,6 +14,9 @@ tuning parameters:
   units serve them as its caches serve the rest, a CPU emulates each in software
   (``liftpy.model.analytical``);
 - ``copy_bytes``: bytes staged into local memory (read from global, written to local);
+- ``unrolled_body``: the most copies of one user-function application that unrolled loops put in a
+  straight stretch of code (the unrolled loops around it, up to the first loop that is not): a CPU
+  driver vectorizes a group's work-items over short stretches only (``liftpy.model.analytical``);
 - ``written``: bytes of the kernel's output;
 - ``items`` / ``groups`` / ``local_bytes`` / ``private_bytes`` come from ``constraints.resources``.
 
@@ -67,12 +70,14 @@ class Counts:
     image_reads: sympy.Expr = sympy.Integer(0)
     copy_bytes: sympy.Expr = sympy.Integer(0)
     written: sympy.Expr = sympy.Integer(0)
+    unrolled_body: sympy.Expr = sympy.Integer(1)
     kernels: int = 1
     notes: list = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {"flops": self.flops, "global_reads": self.global_reads, "local_reads": self.local_reads,
-                "image_reads": self.image_reads, "copy_bytes": self.copy_bytes, "written": self.written}
+                "image_reads": self.image_reads, "copy_bytes": self.copy_bytes, "written": self.written,
+                "unrolled_body": self.unrolled_body}
 
 
 def _merge(origins) -> Origin:
@@ -95,6 +100,7 @@ class _Counter:
         self.program = program
         self.counts = Counts()
         self.loops: list[LoopInfo] = []
+        self.bodies: set = set()  # ``unrolled_copies`` of each user-function application
 
     # ---------------------------------------------------------------------------------- helpers
     def type_of(self, e: Expr, env) -> Type:
@@ -109,6 +115,16 @@ class _Counter:
                 m *= lp.length
             elif k < innermost_dep and not lp.unrolled:
                 m *= lp.length
+        return m
+
+    def unrolled_copies(self) -> sympy.Expr:
+        """How many copies of what is inside the loop stack the unrolled loops around it make in one
+        straight stretch of code: the product of their lengths, up to the first loop that is not unrolled."""
+        m = sympy.Integer(1)
+        for lp in reversed(self.loops):
+            if lp.parallel or not lp.unrolled:
+                break
+            m *= lp.length
         return m
 
     def all_iterations(self) -> sympy.Expr:
@@ -183,6 +199,7 @@ class _Counter:
             types = [self.type_of(a, env) for a in e.args] + [self.type_of(e, env)]
             lanes = max((innermost(t).width if isinstance(innermost(t), VectorType) else 1) for t in types)
             self.counts.flops += self.all_iterations() * lanes
+            self.bodies.add(self.unrolled_copies())
             for a, t in zip(e.args, types):
                 if is_view(a):
                     self.read(self.origin(a, env), t)
@@ -239,6 +256,7 @@ def count(program: Program, images: frozenset = frozenset()) -> Counts:
     total = Counts()
     stages = split_kernels(program)
     total.kernels = len(stages)
+    bodies: set = set()
     for st in stages:
         c = _Counter(st.program)
         env = {p.name: (t, Origin("image" if p.name in images else "global")) for p, t in zip(st.program.params, st.program.param_types)}
@@ -250,4 +268,7 @@ def count(program: Program, images: frozenset = frozenset()) -> Counts:
         total.image_reads += c.counts.image_reads
         total.copy_bytes += c.counts.copy_bytes
         total.written += memory_bytes(out_t)
+        bodies |= c.bodies
+    # Unevaluated: which copy count is largest depends on the tuning parameters (printed as ``max``).
+    total.unrolled_body = sympy.Max(*bodies, evaluate=False) if len(bodies) > 1 else next(iter(bodies), sympy.Integer(1))
     return total
