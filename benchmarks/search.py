@@ -35,8 +35,8 @@ computes the model's figures again (``kendall_tau``, ``kendall_tau_cv``, ``analy
 ``offline``, and their ``runs_to_5pct`` is still that of the search that filled the guided store.
 
 ``--confirm ROUNDS`` measures again, after both searches, the uniform search's five fastest points and the
-guided search's leaders (each point that was its best so far), in alternation, ``ROUNDS`` times with 20 timed
-runs each, and reports ``runs_to_5pct`` with those times under ``confirmed``: a point's time there is the
+guided search's leaders (each point that was its best so far), each generated and built once, then run in
+alternation, ``ROUNDS`` times with 20 timed runs each (checked every time), and reports ``runs_to_5pct`` with those times under ``confirmed``: a point's time there is the
 median over the rounds of each round's fastest run.  Where one measurement of a point varies by a third or
 more (a CPU shared with other work), the best of 1,000 single measurements is mostly the luckiest (on PoCL
 the uniform search's three fastest, stored at 0.065-0.067 ms, measured 0.07-0.11 ms again), and the search
@@ -260,8 +260,8 @@ CONFIRM_TOP, CONFIRM_REPEAT, CONFIRM_WARMUP = 5, 20, 3
 
 def _confirm(op, variants, index, u_ok, g_pts, profile, rounds: int, seed: int) -> dict:
     """``--confirm``: the uniform search's ``CONFIRM_TOP`` fastest points and the guided search's leaders (each
-    point that was its best so far, with the run it came at) measured again, ``rounds`` times in alternation,
-    each time generated, built, run ``CONFIRM_REPEAT`` times and checked as the engine does; a point's
+    point that was its best so far, with the run it came at) measured again: each generated and built once, as
+    the engine does, then run ``CONFIRM_REPEAT`` times and checked, ``rounds`` times in alternation; a point's
     ``confirmed_ms`` is the median over the rounds of each round's fastest run, and ``runs_to_5pct`` is that
     of the first leader within 5% of the fastest confirmed uniform point (module docstring)."""
     from liftpy.errors import LiftError
@@ -273,21 +273,26 @@ def _confirm(op, variants, index, u_ok, g_pts, profile, rounds: int, seed: int) 
             best = r.time_ms
             leaders.append((run, r))
     top = sorted(u_ok, key=lambda r: r.time_ms)[:CONFIRM_TOP]
-    points = [(None, r) for r in top] + leaders
+    points = top + [r for _, r in leaders]
     limits = profile.limits()
     inputs, check = _prepared(op, seed)
+    built: dict = {}  # a point's compiled kernels, made once for all rounds
+    for k, r in enumerate(points):
+        v = variants[index[r.variant]]
+        payload = point_payload(op, v.program, v.placement_map, r.config, None, seed, CONFIRM_REPEAT, CONFIRM_WARMUP, limits, None)
+        try:
+            payload["stages"] = compile_point(payload)["stages"]
+            built[k] = _build(payload)[0]
+        except LiftError:
+            pass  # a point that fails now is left unconfirmed
     fastest: dict = {k: [] for k in range(len(points))}
     medians: dict = {k: [] for k in range(len(points))}
     for _ in range(rounds):
-        for k, (_, r) in enumerate(points):
-            v = variants[index[r.variant]]
-            payload = point_payload(op, v.program, v.placement_map, r.config, None, seed, CONFIRM_REPEAT, CONFIRM_WARMUP, limits, None)
+        for k, compiled in built.items():
             try:
-                payload["stages"] = compile_point(payload)["stages"]
-                compiled, _, _ = _build(payload)
                 result = compiled.run(*inputs, repeat=CONFIRM_REPEAT, warmup=CONFIRM_WARMUP)
             except LiftError:
-                continue  # a point that fails now is left unconfirmed
+                continue
             if check(result.output).ok:
                 fastest[k].append(min(result.times_ms))
                 medians[k].append(result.time_ms)
@@ -298,7 +303,7 @@ def _confirm(op, variants, index, u_ok, g_pts, profile, rounds: int, seed: int) 
                 "confirmed_ms": statistics.median(fastest[k]) if fastest[k] else None,
                 "fastest_ms": fastest[k], "median_ms": medians[k]}
 
-    uniform = [row(k, None, r) for k, (_, r) in enumerate(points[:len(top)])]
+    uniform = [row(k, None, r) for k, r in enumerate(top)]
     guided = [row(len(top) + k, run, r) for k, (run, r) in enumerate(leaders)]
     best_u = min((u["confirmed_ms"] for u in uniform if u["confirmed_ms"] is not None), default=None)
     runs = next((g["run"] for g in guided if best_u and g["confirmed_ms"] is not None and g["confirmed_ms"] <= 1.05 * best_u), None)
