@@ -51,7 +51,13 @@ def main() -> int:
     ap.add_argument("--profile", default=str(ROOT / "benchmarks/results/h100-profile.json"))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--compiler-unrolls-copies", action="store_true",
+                    help="leave copies' steps to the OpenCL compiler (codegen.passes.copies.COMPILER_UNROLLS_COPIES)")
     args = ap.parse_args()
+    if args.compiler_unrolls_copies:
+        import liftpy.codegen.passes.copies  # noqa: F401
+
+        sys.modules["liftpy.codegen.passes.copies"].COMPILER_UNROLLS_COPIES = True
 
     from liftpy.codegen.kernel import generate_pipeline
     from liftpy.errors import LiftError
@@ -91,6 +97,7 @@ def main() -> int:
         rec = {
             "workload": name,
             "variants": len(variants),
+            "compiler_unrolls_copies": args.compiler_unrolls_copies,
             "points": len(times),
             "failed": failed,
             "median_s": statistics.median(times),

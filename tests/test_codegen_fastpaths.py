@@ -696,3 +696,24 @@ def test_a_split_that_removes_no_division_of_its_counter_is_not_kept():
     kept = S.Loop(i, 128, Level.SEQ, 0, S.Block((S.Store(buf, arith.CMod(i, 64) + 64 * arith.CDiv(i, 64) * 3, V.ConstRead(0.0, None)),)))
     out = P.eliminate_divmod(S.Kernel("k", (), (), S.Block((kept,))))
     assert [x.var.name for x in S.walk(out.body) if isinstance(x, S.Loop)] == ["iq", "ir"]
+
+
+@pytest.mark.parametrize("hint", [False, True])
+def test_a_split_loop_keeps_the_compilers_unrolling(hint):
+    """A loop left for the OpenCL compiler to unroll (``Loop.compiler_unroll``, a copy's steps) that the
+    address-calculation pass splits is two such loops: the iterations stay where the mark put them."""
+    import importlib
+
+    from liftpy.codegen import stmt as S
+    from liftpy.ir.levels import Level
+    from liftpy.views import view as V
+
+    P = importlib.import_module("liftpy.codegen.passes")
+    i = sympy.Symbol("i")
+    buf = SimpleNamespace(name="b")
+    body = S.Block((S.Store(buf, arith.CMod(i, 4) + 8 * arith.CDiv(i, 4), V.ConstRead(0.0, None)),))
+    loop = S.Loop(i, 16, Level.SEQ, 0, body, compiler_unroll=hint)
+    out = P.eliminate_divmod(S.Kernel("k", (), (), S.Block((loop,))))
+    loops = [x for x in S.walk(out.body) if isinstance(x, S.Loop)]
+    assert [x.var.name for x in loops] == ["iq", "ir"]
+    assert [x.compiler_unroll for x in loops] == [hint, hint]

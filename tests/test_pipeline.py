@@ -86,3 +86,31 @@ def test_double_buffering_without_prefetching(staged, monkeypatch):
     assert "pipelined" not in kd.ir.notes and kd.ir.notes["double_buffered"] == ("loc_0", "loc_1")
     assert _barriers(_k_loop(kd.ir)) == 1
     assert _run(op, vd, sizes, [(kd, "out")]).ok
+
+
+@pytest.mark.parametrize("prefetch", [True, False])
+def test_copies_left_to_the_opencl_compiler_are_loops_marked_for_it_and_stay_correct(staged, monkeypatch, prefetch):
+    """With ``copies.COMPILER_UNROLLS_COPIES`` a copy's steps stay one loop, printed with ``#pragma unroll``
+    (and both loops where the division pass splits it), instead of one copy of the body per step; the
+    kernel computes the same (pipelined copies, and plain ones when nothing is prefetched)."""
+    from liftpy.codegen.passes import copies, pipeline
+
+    op, vs, vd, sizes = staged
+    if not prefetch:
+        monkeypatch.setattr(pipeline, "MAX_PREFETCH", 0)
+    before = generate_pipeline(vd.program, sizes, LIMITS, vd.placement_map)[0][0]
+    monkeypatch.setattr(copies, "COMPILER_UNROLLS_COPIES", True)
+    after = generate_pipeline(vd.program, sizes, LIMITS, vd.placement_map)[0][0]
+
+    def copy_loops(k):
+        return [x for x in walk(k.ir.body) if isinstance(x, Loop) and x.note.startswith("cooperative copy")]
+
+    marked = [x for x in walk(after.ir.body) if isinstance(x, Loop) and x.compiler_unroll]
+    assert not [x for x in walk(before.ir.body) if isinstance(x, Loop) and x.compiler_unroll]
+    assert marked and all(x.level is Level.SEQ and not x.unroll and x.extent > 1 for x in marked)
+    assert len(copy_loops(after)) > len(copy_loops(before))  # unrolled here, a copy's steps leave no loop
+    lines = after.source.splitlines()
+    pragmas = [n for n, line in enumerate(lines) if line.strip() == "#pragma unroll"]
+    assert len(pragmas) == len(marked) and all(lines[n + 1].strip().startswith("for (") for n in pragmas)
+    assert _barriers(_k_loop(after.ir)) == _barriers(_k_loop(before.ir))
+    assert _run(op, vd, sizes, [(after, "out")]).ok

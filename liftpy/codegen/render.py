@@ -142,6 +142,8 @@ def render_block(block: Block, sizes: dict, indent: int = 1) -> list[str]:
             note = f"  // {item.note}" if item.note else ""
             var = item.var.name
             if item.level is Level.SEQ:
+                if item.compiler_unroll:
+                    out.append(f"{pad}#pragma unroll")
                 out.append(f"{pad}for (int {var} = 0; {var} < {item.extent}; {var}++) {{{note}")
             elif sizes.get((item.level.value, item.dim)) == item.extent:
                 out.append(f"{pad}{{{note}")

@@ -41,7 +41,8 @@ class Block(Stmt):
 @dataclass(frozen=True)
 class Loop(Stmt):
     """``for var in [0, extent)`` at a level: sequential, or distributed over work-items/work-groups in
-    NDRange dimension ``dim``.  ``unroll`` asks the unrolling pass to replace the loop by its copies."""
+    NDRange dimension ``dim``.  ``unroll`` asks the unrolling pass to replace the loop by its copies;
+    ``compiler_unroll`` leaves it a loop, printed with ``#pragma unroll`` for the OpenCL compiler to unroll."""
 
     var: sympy.Symbol
     extent: int
@@ -50,6 +51,7 @@ class Loop(Stmt):
     body: Block
     unroll: bool = False
     note: str = ""
+    compiler_unroll: bool = False
 
 
 @dataclass(frozen=True)
@@ -145,7 +147,7 @@ def descend(s: Stmt, fn: Callable[[Block], Block]) -> Stmt:
 
 def with_body(loop: Loop, body: Block) -> Loop:
     """``loop`` with another body."""
-    return Loop(loop.var, loop.extent, loop.level, loop.dim, body, loop.unroll, loop.note)
+    return Loop(loop.var, loop.extent, loop.level, loop.dim, body, loop.unroll, loop.note, loop.compiler_unroll)
 
 
 def store_with(s: Store, index, value) -> Store:

@@ -34,6 +34,14 @@ from ..stmt import Block, CoopCopy, Declare, If, Kernel, Loop, Store, descend
 
 UNROLL_COPY_STEPS = 16
 
+# Whether a copy's steps (at most UNROLL_COPY_STEPS, and every pipelined copy's) stay a loop marked
+# ``#pragma unroll`` for the OpenCL compiler to unroll, instead of being unrolled here.  Off: on the H100
+# the compiler's unrolling made the fastest points of the nine VGG-16 layers 0.88-1.06x as fast (VGG-16
+# layer 2 0.88x, layer 24 0.95x; geomean 0.98x with two SGEMM points), while it took a fifth off code
+# generation on this project's 2-core machine and nothing measurable on the H100's host
+# (``benchmarks/copy_unroll.py``, ``benchmarks/results/h100-copy-unroll.json``).
+COMPILER_UNROLLS_COPIES = False
+
 
 def _mem_index(r: V.Read):
     """The index of the memory read under a (padding) condition, or None."""
@@ -203,8 +211,10 @@ def lower_copy(copy: CoopCopy, plan: CopyPlan, k: int, phase: str = "copy", regs
     inner: object = Block(tuple(body))
     if plan.total % plan.group_size:
         inner = Block((If(sympy.Lt(f, plan.total), inner),))
-    loop: object = Loop(s, plan.steps, Level.SEQ, 0, inner, unroll=phase != "copy" or plan.steps <= UNROLL_COPY_STEPS,
-                        note=f"cooperative copy ({phase})" if phase != "copy" else "cooperative copy")
+    unrolled = phase != "copy" or plan.steps <= UNROLL_COPY_STEPS
+    loop: object = Loop(s, plan.steps, Level.SEQ, 0, inner, unroll=unrolled and not COMPILER_UNROLLS_COPIES,
+                        note=f"cooperative copy ({phase})" if phase != "copy" else "cooperative copy",
+                        compiler_unroll=unrolled and COMPILER_UNROLLS_COPIES)
     for d in reversed(range(len(plan.group))):
         loop = Loop(lids[d], plan.group[d], Level.LCL, d, Block((loop,)), note=f"work-items of the copy ({d})")
     return [loop]

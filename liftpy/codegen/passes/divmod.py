@@ -177,8 +177,8 @@ def _split(loop: Loop, d: int, ranges: dict) -> Loop:
         return simplify_substituted(s, mapping, done, scope)
 
     body = map_stmts(loop.body, one, inner_ranges)
-    inner = Loop(r, d, Level.SEQ, 0, body, False, "")
-    return Loop(q, loop.extent // d, Level.SEQ, 0, Block((inner,)), False, loop.note)
+    inner = Loop(r, d, Level.SEQ, 0, body, False, "", loop.compiler_unroll)
+    return Loop(q, loop.extent // d, Level.SEQ, 0, Block((inner,)), False, loop.note, loop.compiler_unroll)
 
 
 def _count_using(s, syms) -> int:
