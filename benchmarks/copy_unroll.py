@@ -47,6 +47,7 @@ def main() -> int:
     from liftpy.tuning.cache import cached_variants
     from liftpy.tuning.engine import variant_id
     from liftpy.tuning.operator import parse_sizes
+    from points import variant_named
     from search import workload
 
     copies = sys.modules["liftpy.codegen.passes.copies"]
@@ -58,11 +59,10 @@ def main() -> int:
         op, _ = workload(name)
         variants = cached_variants(op)
         ids = [variant_id(v) for v in variants]
-        hits = [i for i, s in enumerate(ids) if want in (s, *s.split("#"))]
-        if len(hits) != 1:
-            print(f"{name}: --point variant {want!r} names {len(hits)} variants", file=sys.stderr)
+        k = variant_named(ids, want, f"{name}: ")
+        if k is None:
             return 2
-        v = variants[hits[0]]
+        v, vid = variants[k], ids[k]
         try:
             config = parse_sizes(cfg)
         except LiftError as e:
@@ -82,7 +82,7 @@ def main() -> int:
                 ways[way] = (compiled, codegen_s, sum(ks.source.count("\n") for ks, _ in stages), ok)
         except LiftError as e:
             print(f"{name}: {type(e).__name__}: {e}", flush=True)
-            records.append({"workload": name, "variant": ids[hits[0]], "config": config, "error": str(e)})
+            records.append({"workload": name, "variant": vid, "config": config, "error": str(e)})
             continue
         finally:
             copies.COMPILER_UNROLLS_COPIES = False
@@ -91,7 +91,7 @@ def main() -> int:
             for way, (compiled, *_rest) in ways.items():
                 times[way].append(compiled.run(*inputs, repeat=args.repeat, warmup=3).time_ms)
         ms = {way: statistics.median(ts) for way, ts in times.items()}
-        rec = {"workload": name, "variant": ids[hits[0]], "config": config, "liftpy_ms": ms["liftpy"],
+        rec = {"workload": name, "variant": vid, "config": config, "liftpy_ms": ms["liftpy"],
                "compiler_ms": ms["compiler"], "ratio": ms["liftpy"] / ms["compiler"],
                "rounds_ms": times, "codegen_s": {w: ways[w][1] for w in ways}, "lines": {w: ways[w][2] for w in ways},
                "ok": all(ways[w][3] for w in ways)}

@@ -22,6 +22,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
+def variant_named(ids: list[str], want: str, where: str = "") -> int | None:
+    """The position of the one variant id that ``want`` names (a whole id, its hash or its tags before
+    ``#``); None, with a one-line error on stderr, when it names none or several."""
+    hits = [i for i, s in enumerate(ids) if want in (s, *s.split("#"))]
+    if len(hits) != 1:
+        print(f"{where}--variant {want!r} names {len(hits)} variants", file=sys.stderr)
+        return None
+    return hits[0]
+
+
 def main() -> int:
     from liftpy.codegen.kernel import generate_pipeline
     from liftpy.errors import LiftError
@@ -56,32 +66,31 @@ def main() -> int:
     ids = [variant_id(v) for v in variants]
     records = []
     for want, cfg in zip(args.variant, args.config):
-        hits = [i for i, s in enumerate(ids) if want in (s, *s.split("#"))]
-        if len(hits) != 1:
-            print(f"--variant {want!r} names {len(hits)} variants", file=sys.stderr)
+        k = variant_named(ids, want)
+        if k is None:
             return 2
-        v = variants[hits[0]]
+        v, vid = variants[k], ids[k]
         try:
             config = parse_sizes(cfg)
             sizes = {**op.sizes(), **config}
             stages = generate_pipeline(v.program, sizes, limits, v.placement_map)
             if args.source_dir:
-                path = Path(args.source_dir) / f"{args.workload.replace(':', '-')}-{ids[hits[0]].split('#')[1]}-{len(records)}.cl"
+                path = Path(args.source_dir) / f"{args.workload.replace(':', '-')}-{vid.split('#')[1]}-{len(records)}.cl"
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text("\n".join(f"// ===== kernel {n + 1} of {len(stages)}: writes {out} =====\n{ks.source}"
                                           for n, (ks, out) in enumerate(stages)))
                 print(f"wrote {path}")
             if args.generate_only:
-                records.append({"workload": args.workload, "variant": ids[hits[0]], "config": config})
+                records.append({"workload": args.workload, "variant": vid, "config": config})
                 continue
             compiled = CompiledPipeline(v.program, sizes, device, v.placement_map, stages=stages)
             result = compiled.run(*inputs, repeat=args.repeat, warmup=3)
         except LiftError as e:
-            print(f"{ids[hits[0]]:<72}{cfg:<40} {type(e).__name__}: {e}", flush=True)
-            records.append({"workload": args.workload, "variant": ids[hits[0]], "config": config, "error": str(e)})
+            print(f"{vid:<72}{cfg:<40} {type(e).__name__}: {e}", flush=True)
+            records.append({"workload": args.workload, "variant": vid, "config": config, "error": str(e)})
             continue
         ok = check(result.output).ok
-        rec = {"workload": args.workload, "variant": ids[hits[0]], "config": config, "ms": result.time_ms,
+        rec = {"workload": args.workload, "variant": vid, "config": config, "ms": result.time_ms,
                "local_bytes": [ks.plan.local_bytes for ks, _ in stages], "ok": ok}
         print(f"{rec['variant']:<72}{cfg:<40}{result.time_ms:>10.4f} ms  local {rec['local_bytes']}  {'ok' if ok else 'WRONG'}", flush=True)
         records.append(rec)
