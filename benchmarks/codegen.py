@@ -55,9 +55,9 @@ def main() -> int:
                     help="leave copies' steps to the OpenCL compiler (codegen.passes.copies.COMPILER_UNROLLS_COPIES)")
     args = ap.parse_args()
     if args.compiler_unrolls_copies:
-        import liftpy.codegen.passes.copies  # noqa: F401
+        from liftpy.codegen.passes import copies
 
-        sys.modules["liftpy.codegen.passes.copies"].COMPILER_UNROLLS_COPIES = True
+        copies.COMPILER_UNROLLS_COPIES = True
 
     from liftpy.codegen.kernel import generate_pipeline
     from liftpy.errors import LiftError

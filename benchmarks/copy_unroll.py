@@ -38,8 +38,8 @@ def main() -> int:
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
 
-    import liftpy.codegen.passes.copies  # noqa: F401
     from liftpy.codegen.kernel import generate_pipeline
+    from liftpy.codegen.passes import copies
     from liftpy.errors import LiftError
     from liftpy.host.device import get_device
     from liftpy.host.kernel import CompiledPipeline, device_limits
@@ -50,7 +50,6 @@ def main() -> int:
     from points import variant_named
     from search import workload
 
-    copies = sys.modules["liftpy.codegen.passes.copies"]
     device = get_device(None)
     limits = DeviceProfile.load(args.profile).limits() if args.profile else device_limits(device)
     records = []
