@@ -130,3 +130,24 @@ def _bench_and_two_problems():
     spec.loader.exec_module(bench)
     matmul = str(ROOT / "examples" / "programs" / "matmul_highlevel.lift")
     return bench, program_operator(matmul, "M=64,N=64,K=32"), program_operator(matmul, "M=32,N=32,K=16").problem
+
+
+def test_tau_ceiling_ranks_the_uniform_store_as_the_search_benchmark_does(tmp_path):
+    """``benchmarks/tau_ceiling.py`` over the stores a run of ``search.py`` left: its formula tau is the run's
+    ``analytical_kendall_tau`` (the same points, the same formula), and points measured again are counted."""
+    run = _run("--json", str(tmp_path / "live.json"))
+    assert run.returncode == 0, run.stderr[-2000:]
+    [live] = json.loads((tmp_path / "live.json").read_text())
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "tau_ceiling.py"), "--workloads", "sgemm:16",
+                          "--stores", str(tmp_path), "--remeasure", "4", "--json", str(tmp_path / "tau.json")],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    [rec] = json.loads((tmp_path / "tau.json").read_text())
+    assert rec["store"] == tmp_path.name and rec["points"] == live["uniform_points"]
+    assert rec["analytical_tau"] == live["analytical_kendall_tau"]
+    assert 0 < rec["remeasured"]["points"] <= 4 and -1 <= rec["remeasured"]["rounds_tau"] <= 1
+    assert "oracle_variant" in out.stdout  # the table
+    missing = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "tau_ceiling.py"), "--workloads", "sgemm:16",
+                              "--stores", str(tmp_path / "none"), "--json", str(tmp_path / "x.json")],
+                             capture_output=True, text=True, timeout=600)
+    assert missing.returncode != 0 and "no store" in missing.stderr and "Traceback" not in missing.stderr
