@@ -53,11 +53,21 @@ def main() -> int:
     ap.add_argument("--json", default=None)
     ap.add_argument("--compiler-unrolls-copies", action="store_true",
                     help="leave copies' steps to the OpenCL compiler (codegen.passes.copies.COMPILER_UNROLLS_COPIES)")
+    ap.add_argument("--compiler-unrolls", default=None, metavar="POLICY",
+                    help="the loops marked for unrolling left to the OpenCL compiler: a policy of "
+                         "codegen.passes.unroll.POLICIES (none, as by default; all; ...)")
     args = ap.parse_args()
     if args.compiler_unrolls_copies:
         from liftpy.codegen.passes import copies
 
         copies.COMPILER_UNROLLS_COPIES = True
+    if args.compiler_unrolls:
+        import importlib
+
+        unroll = importlib.import_module("liftpy.codegen.passes.unroll")  # (the package's ``unroll`` is the function)
+        if args.compiler_unrolls not in unroll.POLICIES:
+            ap.error(f"--compiler-unrolls: unknown policy {args.compiler_unrolls!r} (known: {', '.join(unroll.POLICIES)})")
+        unroll.COMPILER_UNROLLS = args.compiler_unrolls
 
     from liftpy.codegen.kernel import generate_pipeline
     from liftpy.errors import LiftError
@@ -98,6 +108,7 @@ def main() -> int:
             "workload": name,
             "variants": len(variants),
             "compiler_unrolls_copies": args.compiler_unrolls_copies,
+            "compiler_unrolls": args.compiler_unrolls or "none",
             "points": len(times),
             "failed": failed,
             "median_s": statistics.median(times),

@@ -129,9 +129,16 @@ def test_bank_passes_count_the_most_distinct_words_of_one_bank():
 
 
 
-def test_a_tile_staged_row_major_and_read_down_its_columns_has_bank_conflicts_its_transpose_has_not():
+@pytest.mark.parametrize("policy, conflicts", [("none", 2.5), ("reductions+registers", 2.0)])
+def test_a_tile_staged_row_major_and_read_down_its_columns_has_bank_conflicts_its_transpose_has_not(monkeypatch, policy, conflicts):
     """The two staged layouts of one tiling (``stageTiles``, ``stageTilesT``) read the same bytes of local
-    memory; one reads the A tile down its columns, 64 floats a row, so a warp's requests conflict."""
+    memory; one reads the A tile down its columns, 64 floats a row, so a warp's requests conflict.  How
+    much depends on the reads the kernel makes: with liftpy copying the register block's k steps
+    (unrolling policy ``none``) it loads runs of them as vectors (3 passes a request), with the steps left
+    to the OpenCL compiler (the default) it reads scalars (2.5)."""
+    import importlib
+
+    monkeypatch.setattr(importlib.import_module("liftpy.codegen.passes.unroll"), "COMPILER_UNROLLS", policy)
     from liftpy.rewrite.explore import features
     from liftpy.tuning.engine import select_variants
     from liftpy.tuning.operator import program_operator
@@ -147,7 +154,7 @@ def test_a_tile_staged_row_major_and_read_down_its_columns_has_bank_conflicts_it
     ((_, row_major),) = access_factors(by_layout["stageTiles"].program, {**op.sizes(), **config})
     ((_, transposed),) = access_factors(by_layout["stageTilesT"].program, {**op.sizes(), **config})
     assert transposed == pytest.approx(1.0)
-    assert row_major > 2.5
+    assert row_major > conflicts
     machine = h100_like()
     local = {}
     for layout, v in by_layout.items():
@@ -155,7 +162,7 @@ def test_a_tile_staged_row_major_and_read_down_its_columns_has_bank_conflicts_it
         f = model.features(config)[0]
         assert f["local_traffic"] == pytest.approx(f["local_reads"] * (row_major if layout == "stageTiles" else transposed))
         local[layout] = f["local_traffic"]
-    assert local["stageTiles"] > 2.5 * local["stageTilesT"]
+    assert local["stageTiles"] > conflicts * local["stageTilesT"]
 
 
 def test_search_spaces_measure_many_points_in_worker_processes(tmp_path, monkeypatch):

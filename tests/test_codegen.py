@@ -133,7 +133,14 @@ def test_strided_loop_when_more_elements_than_work_items():
     np.testing.assert_array_equal(compiled.run(xs).output, xs)
 
 
-def test_unrolled_loops_have_no_for_and_match():
+@pytest.mark.parametrize("policy", ["none", "reductions+registers"])
+def test_unrolled_loops_have_no_for_and_match(monkeypatch, policy):
+    """Unrolled by liftpy (policy ``none``), no loop is left; by default the reduction's steps are a loop
+    the OpenCL compiler unrolls (``#pragma unroll``), the map over its one result is still copied."""
+    import importlib
+
+    monkeypatch.setattr(importlib.import_module("liftpy.codegen.passes.unroll"), "COMPILER_UNROLLS", policy)
+
     @program
     def dot3(xs: Array(Float, N, 3), w: Array(Float, 3)):
         return mapGlb(0, lambda row: toGlobal(mapSeqUnroll(id, reduceSeqUnroll(
@@ -142,7 +149,8 @@ def test_unrolled_loops_have_no_for_and_match():
     rng = np.random.default_rng(3)
     xs, w = rng.standard_normal((10, 3)).astype(np.float32), rng.standard_normal(3).astype(np.float32)
     k, got, want = _run(dot3, {"N": 10}, xs, w)
-    assert "for (" not in k.source
+    loops = [line.strip() for line in k.source.splitlines() if line.strip().startswith(("for (", "#pragma unroll"))]
+    assert loops == ([] if policy == "none" else ["#pragma unroll", "for (int i_0 = 0; i_0 < 3; i_0++) {  // reduceSeqUnroll"])
     np.testing.assert_allclose(got, want, rtol=1e-5)
     np.testing.assert_allclose(got[:, 0], xs @ w, rtol=1e-5)
 

@@ -647,7 +647,8 @@ def test_unrolled_copies_are_the_substituted_kernel_simplified(top, outer, inner
     """Unrolling simplifies only what a copy changes: the inner loops' copies first, then of the outer
     loop's copies only the expressions with its counter (those where it is only a term of the sum
     without a walk) and those with an index definition computed from it.  The result is the kernel
-    with every unrolled loop replaced by its substituted copies, simplified as a whole afterwards."""
+    with every unrolled loop replaced by its substituted copies, simplified as a whole afterwards (every
+    loop copied by liftpy: the unrolling policy ``none``)."""
     import importlib
 
     from liftpy.codegen import stmt as S
@@ -655,6 +656,7 @@ def test_unrolled_copies_are_the_substituted_kernel_simplified(top, outer, inner
     from liftpy.views import view as V
 
     P = importlib.import_module("liftpy.codegen.passes")
+    unroll = importlib.import_module("liftpy.codegen.passes.unroll")
     (loop_j, cond) = top.items
     (loop_k, define) = loop_j.body.items
     extra = ()
@@ -666,7 +668,11 @@ def test_unrolled_copies_are_the_substituted_kernel_simplified(top, outer, inner
     kernel = S.Kernel("k", (), (), S.Block((loop_j, cond)))
     start = P.simplify(kernel)  # the passes before unrolling leave every index simplified
     expected = P.simplify(start.replace(body=_unrolled_by_substitution(start.body)))
-    got = P.unroll(start)
+    default, unroll.COMPILER_UNROLLS = unroll.COMPILER_UNROLLS, "none"
+    try:
+        got = P.unroll(start)
+    finally:
+        unroll.COMPILER_UNROLLS = default
     assert got.body == expected.body
     assert [type(x) for x in S.walk(got.body)] == [type(x) for x in S.walk(expected.body)]
 

@@ -21,16 +21,26 @@ LIMITS = DeviceLimits(local_mem_bytes=49152)
 
 
 @pytest.fixture(scope="module")
-def staged():
-    """The layer, two variants whose k loop copies both tiles into local memory (the second with them
-    double-buffered, otherwise the same) and a configuration.  Derived with only the tiling rules (50
-    variants in 2 s instead of the operator's 3,000 in a minute on CI's CPU)."""
+def tiled():
+    """The layer and its variants, derived with only the tiling rules (50 variants in 2 s instead of the
+    operator's 3,000 in a minute on CI's CPU)."""
     op = ConvOperator.of("8,10,10,16,3,1,1")
-    variants = explore(op.program(), ExploreOptions(
+    return op, explore(op.program(), ExploreOptions(
         images=False, vectorize=False, partial=False, register_block=False, tile=False, let_private=False,
         local_stage=False, split_k=False, reduce_kernels=False, let_global=False, all_pairs=False, tree_reduce=False))
-    (single,) = [v for v in variants if variant_id(v).startswith("flat+stage+tiled+unroll-item+wrg#")]
-    (double,) = [v for v in variants if variant_id(v).startswith("db+flat+stage+tiled+unroll-item+wrg#")]
+
+
+def _named(variants, prefix: str):
+    (v,) = [v for v in variants if variant_id(v).startswith(prefix)]
+    return v
+
+
+@pytest.fixture(scope="module")
+def staged(tiled):
+    """The layer, two variants whose k loop copies both tiles into local memory (the second with them
+    double-buffered, otherwise the same) and a configuration."""
+    op, variants = tiled
+    single, double = _named(variants, "flat+stage+tiled+unroll-item+wrg#"), _named(variants, "db+flat+stage+tiled+unroll-item+wrg#")
     return op, single, double, {**op.sizes(), "m0": 20, "n0": 8, "k0": 8, "r0": 4, "r1": 4}
 
 
@@ -92,9 +102,13 @@ def test_double_buffering_without_prefetching(staged, monkeypatch):
 def test_copies_left_to_the_opencl_compiler_are_loops_marked_for_it_and_stay_correct(staged, monkeypatch, prefetch):
     """With ``copies.COMPILER_UNROLLS_COPIES`` a copy's steps stay one loop, printed with ``#pragma unroll``
     (and both loops where the division pass splits it), instead of one copy of the body per step; the
-    kernel computes the same (pipelined copies, and plain ones when nothing is prefetched)."""
+    kernel computes the same (pipelined copies, and plain ones when nothing is prefetched).  (The other
+    loops all unrolled by liftpy, policy ``none``, so that the only loops marked are the copies'.)"""
+    import importlib
+
     from liftpy.codegen.passes import copies, pipeline
 
+    monkeypatch.setattr(importlib.import_module("liftpy.codegen.passes.unroll"), "COMPILER_UNROLLS", "none")
     op, vs, vd, sizes = staged
     if not prefetch:
         monkeypatch.setattr(pipeline, "MAX_PREFETCH", 0)
@@ -114,3 +128,58 @@ def test_copies_left_to_the_opencl_compiler_are_loops_marked_for_it_and_stay_cor
     assert len(pragmas) == len(marked) and all(lines[n + 1].strip().startswith("for (") for n in pragmas)
     assert _barriers(_k_loop(after.ir)) == _barriers(_k_loop(before.ir))
     assert _run(op, vd, sizes, [(after, "out")]).ok
+
+
+@pytest.mark.parametrize("policy", ["none", "registers", "reductions", "reductions+registers", "all"])
+def test_each_unrolling_policy_leaves_its_loops_to_the_compiler_and_stays_correct(staged, monkeypatch, policy):
+    """``unroll.COMPILER_UNROLLS`` picks the loops marked for unrolling that stay loops printed with
+    ``#pragma unroll``: none of them (liftpy copies every body), a ``reduceSeqUnroll``'s steps, the loops
+    that only move values between private arrays, or all; every kernel computes the same."""
+    import importlib
+
+    unroll = importlib.import_module("liftpy.codegen.passes.unroll")
+    op, vs, vd, sizes = staged
+    monkeypatch.setattr(unroll, "COMPILER_UNROLLS", policy)
+    k = generate_pipeline(vs.program, sizes, LIMITS, vs.placement_map)[0][0]
+    marked = [x for x in walk(k.ir.body) if isinstance(x, Loop) and x.compiler_unroll]
+    assert all(x.level is Level.SEQ and not x.unroll and x.extent > 1 for x in marked)
+    assert not [x for x in walk(k.ir.body) if isinstance(x, Loop) and x.unroll]  # the rest unrolled by liftpy
+    notes = {x.note for x in marked}
+    if policy == "none":
+        assert not marked and "#pragma unroll" not in k.source
+    if policy == "reductions":
+        assert notes == {"reduceSeqUnroll"}
+    if policy == "registers":
+        assert marked and all(unroll._registers_only(x) for x in marked) and "reduceSeqUnroll" not in notes
+    if policy in ("reductions+registers", "all"):
+        assert "reduceSeqUnroll" in notes and any(unroll._registers_only(x) for x in marked)
+    lines = k.source.splitlines()
+    pragmas = [n for n, line in enumerate(lines) if line.strip() == "#pragma unroll"]
+    assert len(pragmas) == len(marked) and all(lines[n + 1].strip().startswith("for (") for n in pragmas)
+    assert _run(op, vs, sizes, [(k, "out")]).ok
+
+
+def test_the_default_policy_keeps_the_register_blocks_vector_loads_of_transposed_tiles(tiled, monkeypatch):
+    """The default leaves the compiler a register block's k steps, not the block inside a step: liftpy
+    still copies the block, and where the tiles are staged transposed (``stageTilesT``, the layout of the
+    H100's fastest points), so that a step's operands lie side by side, loads them as vectors (what the
+    kernels' speed needs, ``unroll``'s docstring); with far fewer lines than copying every loop.  (Staged
+    as they are, a step's operands lie a row apart, and the vectors liftpy loaded ran across the steps.)"""
+    import importlib
+
+    unroll = importlib.import_module("liftpy.codegen.passes.unroll")
+    op, variants = tiled
+    vs, sizes = _named(variants, "flat+stageT+tiled+unroll-item+wrg#"), {**op.sizes(), "m0": 20, "n0": 8, "k0": 8, "r0": 4, "r1": 4}
+    assert unroll.COMPILER_UNROLLS == "reductions+registers"
+    default = generate_pipeline(vs.program, sizes, LIMITS, vs.placement_map)[0][0]
+    monkeypatch.setattr(unroll, "COMPILER_UNROLLS", "none")
+    copied = generate_pipeline(vs.program, sizes, LIMITS, vs.placement_map)[0][0]
+    monkeypatch.setattr(unroll, "COMPILER_UNROLLS", "all")
+    rolled = generate_pipeline(vs.program, sizes, LIMITS, vs.placement_map)[0][0]
+
+    def vector_loads(k):
+        return k.source.count("(local float4*)")
+
+    assert vector_loads(copied) > 0 and vector_loads(default) > 0 and vector_loads(rolled) == 0
+    assert len(rolled.source) < len(default.source) < len(copied.source)
+    assert _run(op, vs, sizes, [(default, "out")]).ok

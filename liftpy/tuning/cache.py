@@ -37,8 +37,8 @@ def ruleset_version(subpackages: tuple = ("rewrite", "ir")) -> str:
     root = Path(__file__).resolve().parents[1]
     h = hashlib.sha1()
     for sub in subpackages:
-        for path in sorted((root / sub).glob("*.py")):
-            h.update(path.name.encode())
+        for path in sorted((root / sub).rglob("*.py")):  # (a package's subpackages too: codegen's passes)
+            h.update(str(path.relative_to(root)).encode())
             h.update(path.read_bytes())
     from ..version import __version__
 

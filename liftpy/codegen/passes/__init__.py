@@ -20,7 +20,8 @@ They run in this order, each with one job (as TVM's ``tir.transform`` passes do)
 4. ``unroll``: loops marked for unrolling (and loops of one iteration) become copies of their body, each
    simplified again for the constant its counter became, in the same walk (substituting into the views'
    raw indices instead, every copy rebuilt through sympy's assumptions, took half of code generation's
-   time);
+   time); those its policy leaves to the OpenCL compiler (a register block's reduction steps, moves
+   between registers) stay loops marked ``#pragma unroll``;
 5. ``vectorize``: lane-built vectors over contiguous memory become vector loads, runs of scalar stores
    to consecutive addresses become vector stores, and accesses proven aligned are marked so;
 6. ``hoist``: divisions, moduli and the loop-invariant part of each address are computed once, before the

@@ -15,7 +15,31 @@ simplification before this pass made of them.
 
 The extent of an unrolled loop is bounded where the loop is made (the unrolling rules require at most
 ``UNROLL_LIMIT`` iterations, and the emitter unrolls copies of at most four elements), so this pass never
-meets a loop of 2^20 iterations.  A copy that declares private variables keeps its own C scope."""
+meets a loop of 2^20 iterations.  A copy that declares private variables keeps its own C scope.
+
+Which loops marked for unrolling are left loops instead, printed with ``#pragma unroll`` for the OpenCL
+compiler to unroll (it folds the same constants), is ``COMPILER_UNROLLS``, the name of a policy of
+``POLICIES``.  Code generation then makes and simplifies one body instead of its copies, but the
+vectorization pass finds no run of copies to load or store as one vector, and the vector loads of a
+register block's operands from local memory are what its copies are for: on the H100, the nine VGG-16
+layers' fastest points and two SGEMM points (``benchmarks/unroll_policy.py``) took 1.14x as long as a
+geomean with every loop left to the compiler (``all``; up to 2.0x), and 1.18x with liftpy's copies but no
+vector loads.  The default leaves the compiler two kinds of loop only:
+
+- the steps of a ``reduceSeqUnroll`` (a register block's k steps, ``reductions``): the block inside a step
+  is still copied by liftpy, and where the tiles are staged transposed (``stageTilesT``, the layout of
+  every one of those fastest points), a step's operands lie side by side and are still loaded as vectors;
+  staged as they are (``stageTiles``), a step's operands lie a row apart, and the vectors liftpy loaded
+  ran across the steps: those variants lose them, and a search measures what that costs;
+- loops that only move values between private arrays (an accumulator's start and its copies,
+  ``registers``): registers either way.
+
+On the same points the kernels took the same time as a geomean (liftpy's unrolling / this policy's:
+1.0002; 0.966-1.074 point by point, layer 7 7% faster, SGEMM 2048 3% slower), and code generation on the
+H100's host (``benchmarks/codegen.py``, two runs) took 0.045 / 0.045 s per point at the median for layer
+12 (0.065 / 0.065 s with liftpy unrolling every loop), 0.044 / 0.040 s for layer 5 (0.061 / 0.069 s);
+32,192 -> 13,365 lines of OpenCL over layer 12's 40 points.  ``none`` is liftpy unrolling every loop, as up
+to 042d57b (the same sources byte for byte)."""
 
 from __future__ import annotations
 
@@ -23,8 +47,37 @@ import sympy
 
 from ...ir.levels import Level
 from ...views.arith import free_symbols, linear_in, plus_constant, substitute_simplified
-from ..stmt import Block, IndexDef, Kernel, Loop, bind_index, body_ranges, descend, flatten, map_stmts, walk
+from ...views.view import ImageRead, MemRead, walk_reads
+from ..stmt import Block, IndexDef, Kernel, Loop, Store, bind_index, body_ranges, descend, flatten, map_stmts, walk
 from .simplify import rewrite_stmt
+
+
+def _registers_only(loop: Loop) -> bool:
+    """Whether ``loop`` only moves values between private arrays (an accumulator's start, its copies): the
+    copies of such a loop hold nothing for the vectorization pass to load or store as vectors."""
+    for s in walk(loop.body):
+        if isinstance(s, Store):
+            if s.buffer.space != "private":
+                return False
+            for r in walk_reads(s.value):
+                if isinstance(r, ImageRead) or (isinstance(r, MemRead) and r.buffer.space != "private"):
+                    return False
+    return True
+
+
+def _reduction_steps(loop: Loop) -> bool:
+    """Whether ``loop`` is the steps of a ``reduceSeqUnroll`` (a register block's k steps)."""
+    return loop.note == "reduceSeqUnroll"
+
+
+POLICIES = {
+    "none": lambda loop: False,
+    "registers": _registers_only,
+    "reductions": _reduction_steps,
+    "reductions+registers": lambda loop: _reduction_steps(loop) or _registers_only(loop),
+    "all": lambda loop: True,
+}
+COMPILER_UNROLLS = "reductions+registers"  # the policy of POLICIES that picks the loops left to the compiler
 
 
 def _unrolled(x) -> bool:
@@ -43,7 +96,9 @@ def _expand_items(items, ranges: dict) -> list:
     scope = dict(ranges)
     for x in items:
         x = _expand(x, scope)  # the loops inside first: this loop's copies start from simplified ones
-        if _unrolled(x):
+        if _unrolled(x) and x.extent > 1 and POLICIES[COMPILER_UNROLLS](x):
+            out.append(Loop(x.var, x.extent, x.level, x.dim, x.body, False, x.note, True))
+        elif _unrolled(x):
             changed = _changed(x)
             plans: dict = {}  # what each expression of the body needs, the same for every copy
             out.extend(_copy(x, k, scope, changed, plans) for k in range(x.extent))

@@ -1,0 +1,25 @@
+#!/bin/bash
+# Loops marked for unrolling unrolled by liftpy or left to the OpenCL compiler, policy by policy, on the device:
+# the nine VGG-16 layers' fastest points (h100-vgg16-gemmview.json) and two SGEMM points (h100-sgemm-final.json),
+# then code generation time per point by default and with a policy (codegen.py, alternating).
+#   LIFTPY_CACHE_DIR=$PWD/.whl/lc bash benchmarks/device/unroll_policy.sh [POLICY (default reductions+registers)]
+set -e
+P=benchmarks/results/h100-profile.json
+V=db+flat+glb+splitK+stageT+tiled-strided+unroll-item+wrg#9c007c5684
+python benchmarks/unroll_policy.py --rounds 3 --profile $P --json "$OUT/unroll-policy.json" \
+  --ways none reductions reductions+registers all none/-vectorize \
+  --point vgg16:0 'db+flat+stageT+tiled-strided+unroll-item+wrg#cc6f4429c3' k0=27,m0=128,n0=64,r0=8,r1=8 \
+  --point vgg16:2 'db+flat+stageT+tiled-strided+unroll-item+wrg#cc6f4429c3' k0=16,m0=196,n0=64,r0=14,r1=4 \
+  --point vgg16:5 $V k0=8,ks0=288,m0=64,n0=128,r0=8,r1=8 \
+  --point vgg16:7 $V k0=8,ks0=288,m0=128,n0=128,r0=8,r1=8 \
+  --point vgg16:10 $V k0=8,ks0=288,m0=64,n0=128,r0=8,r1=8 \
+  --point vgg16:12 'db+flat+glb+splitK+stageT+tiled+unroll-item+wrg#737b71dd21' k0=8,ks0=256,m0=112,n0=256,r0=28,r1=4 \
+  --point vgg16:17 $V k0=8,ks0=256,m0=112,n0=256,r0=28,r1=4 \
+  --point vgg16:19 $V k0=8,ks0=512,m0=112,n0=256,r0=16,r1=4 \
+  --point vgg16:24 $V k0=8,ks0=288,m0=196,n0=32,r0=14,r1=8 \
+  --point sgemm:2048 'stageT+tiled-strided+unroll-item+wrg#6d18a76bce' k0=16,m0=128,n0=256,r0=16,r1=8 \
+  --point sgemm:4096 'stageT+tiled-strided+unroll-item+wrg#6d18a76bce' k0=8,m0=128,n0=256,r0=16,r1=8
+for round in 1 2; do
+  python benchmarks/codegen.py --json "$OUT/codegen-none-$round.json"
+  python benchmarks/codegen.py --compiler-unrolls "${1:-reductions+registers}" --json "$OUT/codegen-policy-$round.json"
+done

@@ -1,0 +1,34 @@
+"""``benchmarks/unroll_policy.py`` end to end on the default device: points drawn from a workload, each
+generated under every unrolling policy asked for, checked and timed; bad ways are one-line errors."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "benchmarks" / "unroll_policy.py"
+
+
+def _run(*args):
+    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=600)
+
+
+def test_every_way_of_every_drawn_point_is_checked_timed_and_counted(tmp_path):
+    out = _run("--ways", "none", "all", "none/-vectorize", "--sample", "sgemm:32", "--points", "2",
+               "--rounds", "1", "--repeat", "1", "--json", str(tmp_path / "u.json"))
+    assert out.returncode == 0, out.stderr[-2000:]
+    records = json.loads((tmp_path / "u.json").read_text())
+    assert len(records) == 2
+    for r in records:
+        assert r["ok"] is True and set(r["ms"]) == {"none", "all", "none/-vectorize"}
+        assert r["ratio"]["none"] == 1.0 and all(ms > 0 for ms in r["ms"].values())
+        assert set(r["codegen_s"]) == set(r["lines"]) == set(r["ms"]) and all(n > 0 for n in r["lines"].values())
+
+
+def test_an_unknown_policy_or_pass_is_a_one_line_error(tmp_path):
+    for way, said in (("most", "unknown policy 'most'"), ("none/-inline", "no pass 'inline'")):
+        out = _run("--ways", way, "--sample", "sgemm:32", "--points", "1", "--json", str(tmp_path / "x.json"))
+        assert out.returncode != 0 and said in out.stderr and "Traceback" not in out.stderr
+    out = _run("--json", str(tmp_path / "x.json"))
+    assert out.returncode != 0 and "--point" in out.stderr and "Traceback" not in out.stderr
