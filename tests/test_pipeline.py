@@ -159,17 +159,18 @@ def test_each_unrolling_policy_leaves_its_loops_to_the_compiler_and_stays_correc
     assert _run(op, vs, sizes, [(k, "out")]).ok
 
 
-def test_the_default_policy_keeps_the_register_blocks_vector_loads_of_transposed_tiles(tiled, monkeypatch):
+@pytest.mark.parametrize("layout", ["stageT", "stage"])
+def test_the_default_policy_keeps_the_register_blocks_vector_loads(tiled, monkeypatch, layout):
     """The default leaves the compiler a register block's k steps, not the block inside a step: liftpy
-    still copies the block, and where the tiles are staged transposed (``stageTilesT``, the layout of the
-    H100's fastest points), so that a step's operands lie side by side, loads them as vectors (what the
-    kernels' speed needs, ``unroll``'s docstring); with far fewer lines than copying every loop.  (Staged
-    as they are, a step's operands lie a row apart, and the vectors liftpy loaded ran across the steps.)"""
+    still copies the block and loads its operands as vectors (what the kernels' speed needs, ``unroll``'s
+    docstring), with far fewer lines than copying every loop.  Staged transposed (``stageTilesT``), a
+    step's operands lie side by side, and the steps are one loop; staged as they are (``stageTiles``), the
+    same operand of consecutive steps does, and the loop runs over groups of four steps copied by liftpy."""
     import importlib
 
     unroll = importlib.import_module("liftpy.codegen.passes.unroll")
     op, variants = tiled
-    vs, sizes = _named(variants, "flat+stageT+tiled+unroll-item+wrg#"), {**op.sizes(), "m0": 20, "n0": 8, "k0": 8, "r0": 4, "r1": 4}
+    vs, sizes = _named(variants, f"flat+{layout}+tiled+unroll-item+wrg#"), {**op.sizes(), "m0": 20, "n0": 8, "k0": 8, "r0": 4, "r1": 4}
     assert unroll.COMPILER_UNROLLS == "reductions+registers"
     default = generate_pipeline(vs.program, sizes, LIMITS, vs.placement_map)[0][0]
     monkeypatch.setattr(unroll, "COMPILER_UNROLLS", "none")
@@ -182,4 +183,6 @@ def test_the_default_policy_keeps_the_register_blocks_vector_loads_of_transposed
 
     assert vector_loads(copied) > 0 and vector_loads(default) > 0 and vector_loads(rolled) == 0
     assert len(rolled.source) < len(default.source) < len(copied.source)
+    steps = [x for x in walk(default.ir.body) if isinstance(x, Loop) and x.note == "reduceSeqUnroll"]
+    assert len(steps) == 1 and steps[0].compiler_unroll and steps[0].extent == (8 if layout == "stageT" else 2)
     assert _run(op, vs, sizes, [(default, "out")]).ok

@@ -161,7 +161,9 @@ def _candidates(loop: Loop) -> list[int]:
     return sorted(out, reverse=True)
 
 
-def _split(loop: Loop, d: int, ranges: dict) -> Loop:
+def split_loop(loop: Loop, d: int, ranges: dict) -> Loop:
+    """``loop`` as a loop over ``q`` around a loop over ``r`` of ``d`` iterations, its counter ``d*q + r`` in
+    the body, each statement that used it substituted and simplified with the ranges in scope."""
     q = sympy.Symbol(f"{loop.var.name}q")
     r = sympy.Symbol(f"{loop.var.name}r")
     mapping = {loop.var: d * q + r}
@@ -198,7 +200,7 @@ def _improve(loop: Loop, ranges: dict, budget: list) -> Loop:
     if using == 0:  # (no division of the counter: no candidate either)
         return loop
     for d in _candidates(loop):
-        cand = _split(loop, d, ranges)
+        cand = split_loop(loop, d, ranges)
         if _count_using(cand, {cand.var, cand.body.items[0].var}) < using:
             budget[0] -= 1
             inner_ranges = dict(ranges)

@@ -49,6 +49,7 @@ from ...ir.levels import Level
 from ...views.arith import free_symbols, linear_in, plus_constant, substitute_simplified
 from ...views.view import ImageRead, MemRead, walk_reads
 from ..stmt import Block, IndexDef, Kernel, Loop, Store, bind_index, body_ranges, descend, flatten, map_stmts, walk
+from .divmod import split_loop
 from .simplify import rewrite_stmt
 
 
@@ -63,6 +64,23 @@ def _registers_only(loop: Loop) -> bool:
                 if isinstance(r, ImageRead) or (isinstance(r, MemRead) and r.buffer.space != "private"):
                     return False
     return True
+
+
+VECTOR = 4  # the lanes of the vector loads the vectorization pass makes of side-by-side reads
+
+
+def _steps_side_by_side(loop: Loop) -> bool:
+    """Whether some read of memory in ``loop``'s body (not of private arrays) may lie next to the same read
+    of the next iteration (a tile staged with k fastest, a block read straight from global memory): the
+    vectorization pass loads such reads of consecutive copies four at a time."""
+    for s in walk(loop.body):
+        if isinstance(s, Store):
+            for r in walk_reads(s.value):
+                if isinstance(r, MemRead) and r.buffer.space != "private" and loop.var in free_symbols(r.index):
+                    lin = linear_in(r.index, loop.var)
+                    if lin is None or abs(lin[1]) == 1:
+                        return True
+    return False
 
 
 def _reduction_steps(loop: Loop) -> bool:
@@ -97,7 +115,7 @@ def _expand_items(items, ranges: dict) -> list:
     for x in items:
         x = _expand(x, scope)  # the loops inside first: this loop's copies start from simplified ones
         if _unrolled(x) and x.extent > 1 and POLICIES[COMPILER_UNROLLS](x):
-            out.append(Loop(x.var, x.extent, x.level, x.dim, x.body, False, x.note, True))
+            out.append(_left_to_compiler(x, scope))
         elif _unrolled(x):
             changed = _changed(x)
             plans: dict = {}  # what each expression of the body needs, the same for every copy
@@ -106,6 +124,20 @@ def _expand_items(items, ranges: dict) -> list:
             out.append(x)
         bind_index(scope, x)
     return out
+
+
+def _left_to_compiler(loop: Loop, ranges: dict) -> Loop:
+    """``loop`` as a loop marked ``#pragma unroll``; where its iterations read side by side (and come in
+    fours), a loop over groups of ``VECTOR`` iterations, each group copied here, so that the vectorization
+    pass still loads their reads as vectors."""
+    if not (_steps_side_by_side(loop) and loop.extent % VECTOR == 0 and loop.extent > VECTOR):
+        return Loop(loop.var, loop.extent, loop.level, loop.dim, loop.body, False, loop.note, True)
+    outer = split_loop(loop, VECTOR, ranges)
+    (inner,) = outer.body.items
+    scope = {**ranges, outer.var: (0, outer.extent - 1)}
+    changed, plans = _changed(inner), {}
+    copies = Block(flatten([_copy(inner, k, scope, changed, plans) for k in range(VECTOR)]))
+    return Loop(outer.var, outer.extent, loop.level, loop.dim, copies, False, loop.note, True)
 
 
 def _changed(loop: Loop) -> frozenset:
