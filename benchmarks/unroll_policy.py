@@ -10,7 +10,10 @@ vectorization pass can load and store runs of copies as vectors; the copies are 
 generation makes (every loop left to the compiler: 32,192 -> 10,308 lines over the 40 points of
 ``codegen.py``'s VGG-16 layer 12, median 0.147 -> 0.080 s per point on this project's 2-core machine).  A
 way is a policy of ``liftpy.codegen.passes.unroll.POLICIES`` (``none``: liftpy unrolls every loop, as it did
-up to 042d57b; ``all``: the compiler does; the default is ``unroll.COMPILER_UNROLLS``), optionally with ``/-PASS`` to leave a pass of ``DEFAULT_PASSES`` out.  Points are given (``--point``) or drawn
+up to 042d57b; ``all``: the compiler does; the default is ``unroll.COMPILER_UNROLLS``), optionally with ``/-PASS`` to leave a pass of ``DEFAULT_PASSES`` out
+and ``/copies`` to leave the compiler the steps of cooperative copies into local memory too
+(``liftpy.codegen.passes.copies.COMPILER_UNROLLS_COPIES``; ``--ways none none/copies`` is what
+``h100-copy-unroll.json`` measured, with the script this one replaced).  Points are given (``--point``) or drawn
 uniformly from a workload's valid space for the device limits of ``--profile`` (``--sample``, ``--points``
 each, as ``pass_worth.py`` draws them)
 (``none/-vectorize``: liftpy's copies without their vector loads, to tell what the vectors are worth).
@@ -34,16 +37,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-def _way(text: str, policies: dict, passes: tuple) -> tuple[str, tuple]:
-    """A way's policy and passes, or SystemExit naming what is wrong."""
-    policy, *dropped = text.split("/-")
+def _way(text: str, policies: dict, passes: tuple) -> tuple[str, bool, tuple]:
+    """A way's policy, whether the compiler unrolls copies, and its passes, or SystemExit naming what is wrong."""
+    policy, *options = text.split("/")
     if policy not in policies:
         raise SystemExit(f"--ways: unknown policy {policy!r} (known: {', '.join(policies)})")
     names = [p.__name__ for p in passes]
-    for d in dropped:
-        if d not in names:
-            raise SystemExit(f"--ways: no pass {d!r} to leave out (passes: {', '.join(names)})")
-    return policy, tuple(p for p in passes if p.__name__ not in dropped)
+    dropped = [o[1:] for o in options if o.startswith("-")]
+    for o in options:
+        if o != "copies" and not (o.startswith("-") and o[1:] in names):
+            raise SystemExit(f"--ways: {o!r} in {text!r} is neither 'copies' nor a pass to leave out "
+                             f"('-' and one of {', '.join(names)})")
+    return policy, "copies" in options, tuple(p for p in passes if p.__name__ not in dropped)
 
 
 def main() -> int:
@@ -75,9 +80,11 @@ def main() -> int:
     from points import variant_named
     from search import workload
 
+    from liftpy.codegen.passes import copies
+
     unroll = importlib.import_module("liftpy.codegen.passes.unroll")  # (the package's ``unroll`` is the pass's function)
     ways = {w: _way(w, unroll.POLICIES, DEFAULT_PASSES) for w in args.ways}
-    default = unroll.COMPILER_UNROLLS
+    default = unroll.COMPILER_UNROLLS, copies.COMPILER_UNROLLS_COPIES
     device = get_device(None)
     limits = DeviceProfile.load(args.profile).limits() if args.profile else device_limits(device)
     records = []
@@ -104,8 +111,8 @@ def main() -> int:
         inputs, check = op.prepare(0)
         built = {}
         try:
-            for way, (policy, passes) in ways.items():
-                unroll.COMPILER_UNROLLS = policy
+            for way, (policy, compiler_copies, passes) in ways.items():
+                unroll.COMPILER_UNROLLS, copies.COMPILER_UNROLLS_COPIES = policy, compiler_copies
                 t = time.perf_counter()
                 stages = generate_pipeline(v.program, sizes, limits, v.placement_map, passes)
                 codegen_s = time.perf_counter() - t
@@ -117,7 +124,7 @@ def main() -> int:
             records.append({"workload": name, "variant": vid, "config": config, "error": str(e)})
             continue
         finally:
-            unroll.COMPILER_UNROLLS = default
+            unroll.COMPILER_UNROLLS, copies.COMPILER_UNROLLS_COPIES = default
         times = {way: [] for way in built}
         for _ in range(args.rounds):
             for way, (compiled, *_rest) in built.items():

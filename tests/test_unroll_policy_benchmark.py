@@ -15,19 +15,20 @@ def _run(*args):
 
 
 def test_every_way_of_every_drawn_point_is_checked_timed_and_counted(tmp_path):
-    out = _run("--ways", "none", "all", "none/-vectorize", "--sample", "sgemm:32", "--points", "2",
+    out = _run("--ways", "none", "all", "none/-vectorize", "none/copies", "--sample", "sgemm:32", "--points", "2",
                "--rounds", "1", "--repeat", "1", "--json", str(tmp_path / "u.json"))
     assert out.returncode == 0, out.stderr[-2000:]
     records = json.loads((tmp_path / "u.json").read_text())
     assert len(records) == 2
     for r in records:
-        assert r["ok"] is True and set(r["ms"]) == {"none", "all", "none/-vectorize"}
+        assert r["ok"] is True and set(r["ms"]) == {"none", "all", "none/-vectorize", "none/copies"}
         assert r["ratio"]["none"] == 1.0 and all(ms > 0 for ms in r["ms"].values())
         assert set(r["codegen_s"]) == set(r["lines"]) == set(r["ms"]) and all(n > 0 for n in r["lines"].values())
 
 
 def test_an_unknown_policy_or_pass_is_a_one_line_error(tmp_path):
-    for way, said in (("most", "unknown policy 'most'"), ("none/-inline", "no pass 'inline'")):
+    for way, said in (("most", "unknown policy 'most'"), ("none/-inline", "'-inline' in 'none/-inline' is neither"),
+                      ("none/cp", "'cp' in 'none/cp' is neither")):
         out = _run("--ways", way, "--sample", "sgemm:32", "--points", "1", "--json", str(tmp_path / "x.json"))
         assert out.returncode != 0 and said in out.stderr and "Traceback" not in out.stderr
     out = _run("--json", str(tmp_path / "x.json"))

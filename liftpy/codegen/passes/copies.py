@@ -39,7 +39,7 @@ UNROLL_COPY_STEPS = 16
 # the compiler's unrolling made the fastest points of the nine VGG-16 layers 0.88-1.06x as fast (VGG-16
 # layer 2 0.88x, layer 24 0.95x; geomean 0.98x with two SGEMM points), while it took a fifth off code
 # generation on this project's 2-core machine and nothing measurable on the H100's host
-# (``benchmarks/copy_unroll.py``, ``benchmarks/results/h100-copy-unroll.json``).
+# (``benchmarks/results/h100-copy-unroll.json``; now ``benchmarks/unroll_policy.py --ways none none/copies``).
 COMPILER_UNROLLS_COPIES = False
 
 

@@ -21,25 +21,27 @@ Which loops marked for unrolling are left loops instead, printed with ``#pragma 
 compiler to unroll (it folds the same constants), is ``COMPILER_UNROLLS``, the name of a policy of
 ``POLICIES``.  Code generation then makes and simplifies one body instead of its copies, but the
 vectorization pass finds no run of copies to load or store as one vector, and the vector loads of a
-register block's operands from local memory are what its copies are for: on the H100, the nine VGG-16
-layers' fastest points and two SGEMM points (``benchmarks/unroll_policy.py``) took 1.14x as long as a
-geomean with every loop left to the compiler (``all``; up to 2.0x), and 1.18x with liftpy's copies but no
-vector loads.  The default leaves the compiler two kinds of loop only:
+register block's operands are what its copies are for: on the H100, the nine VGG-16 layers' fastest points
+and two SGEMM points (``benchmarks/unroll_policy.py``) took 1.14x as long as a geomean with every loop left
+to the compiler (``all``; up to 2.0x), and 1.18x with liftpy's copies but no vector loads.  The default
+leaves the compiler two kinds of loop only:
 
-- the steps of a ``reduceSeqUnroll`` (a register block's k steps, ``reductions``): the block inside a step
-  is still copied by liftpy, and where the tiles are staged transposed (``stageTilesT``, the layout of
-  every one of those fastest points), a step's operands lie side by side and are still loaded as vectors;
-  staged as they are (``stageTiles``), a step's operands lie a row apart, and the vectors liftpy loaded
-  ran across the steps: those variants lose them, and a search measures what that costs;
+- the steps of a ``reduceSeqUnroll`` (a register block's k steps, ``reductions``): liftpy still copies the
+  block inside a step, whose operands, where the tiles are staged transposed (``stageTilesT``, the layout
+  of every one of those fastest points), lie side by side and are loaded as vectors.  Where the same
+  operand of consecutive steps lies side by side instead (tiles staged as they are, a block read straight
+  from global memory), the vectors ran across the steps: the loop then runs over groups of four steps,
+  each group copied by liftpy (``_left_to_compiler``).  Left to the compiler whole, such steps made an
+  unstaged SGEMM tiling 1.85x slower;
 - loops that only move values between private arrays (an accumulator's start and its copies,
   ``registers``): registers either way.
 
-On the same points the kernels took the same time as a geomean (liftpy's unrolling / this policy's:
-1.0002; 0.966-1.074 point by point, layer 7 7% faster, SGEMM 2048 3% slower), and code generation on the
-H100's host (``benchmarks/codegen.py``, two runs) took 0.045 / 0.045 s per point at the median for layer
-12 (0.065 / 0.065 s with liftpy unrolling every loop), 0.044 / 0.040 s for layer 5 (0.061 / 0.069 s);
-32,192 -> 13,365 lines of OpenCL over layer 12's 40 points.  ``none`` is liftpy unrolling every loop, as up
-to 042d57b (the same sources byte for byte)."""
+On the H100, liftpy's copies of every loop (``none``) / this policy: the eleven fastest points geomean
+1.004 (0.965 SGEMM 2048 to 1.074 layer 7), 24 points drawn from layers 12 and 5 and SGEMM 1024 1.034
+(0.990 to 1.718); code generation on the H100's host (``benchmarks/codegen.py``, five runs each way,
+alternating) 0.041-0.049 s per point at the median for layer 12 (0.062-0.072 s), 0.042-0.065 s for layer
+5 (0.060-0.084 s); 17,802 -> 4,681 lines of OpenCL for the eleven points.  ``none`` is liftpy copying every
+loop, as up to 042d57b (the same sources byte for byte)."""
 
 from __future__ import annotations
 
