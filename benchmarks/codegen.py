@@ -55,7 +55,7 @@ def main() -> int:
                     help="leave copies' steps to the OpenCL compiler (codegen.passes.copies.COMPILER_UNROLLS_COPIES)")
     ap.add_argument("--compiler-unrolls", default=None, metavar="POLICY",
                     help="the loops marked for unrolling left to the OpenCL compiler: a policy of "
-                         "codegen.passes.unroll.POLICIES (none, as by default; all; ...)")
+                         "codegen.passes.unroll.POLICIES (none: every loop copied by liftpy; all; by default reductions+registers)")
     args = ap.parse_args()
     if args.compiler_unrolls_copies:
         from liftpy.codegen.passes import copies

@@ -85,19 +85,28 @@ def _steps_side_by_side(loop: Loop) -> bool:
     return False
 
 
-def _reduction_steps(loop: Loop) -> bool:
-    """Whether ``loop`` is the steps of a ``reduceSeqUnroll`` (a register block's k steps)."""
-    return loop.note == "reduceSeqUnroll"
+def _reduction_steps(loop: Loop) -> str:
+    """A ``reduceSeqUnroll``'s steps (a register block's k steps) left to the compiler: whole, or in groups of
+    ``VECTOR`` copied here where consecutive steps read side by side (module docstring)."""
+    if loop.note != "reduceSeqUnroll":
+        return "copies"
+    return "groups" if _steps_side_by_side(loop) else "loop"
 
 
+def _registers(loop: Loop) -> str:
+    return "loop" if _registers_only(loop) else "copies"
+
+
+# What a policy makes of a loop marked for unrolling: ``copies`` of its body (liftpy unrolls it), a ``loop``
+# marked ``#pragma unroll``, or such a loop over ``groups`` of ``VECTOR`` iterations copied by liftpy.
 POLICIES = {
-    "none": lambda loop: False,
-    "registers": _registers_only,
+    "none": lambda loop: "copies",
+    "registers": _registers,
     "reductions": _reduction_steps,
-    "reductions+registers": lambda loop: _reduction_steps(loop) or _registers_only(loop),
-    "all": lambda loop: True,
+    "reductions+registers": lambda loop: _reduction_steps(loop) if loop.note == "reduceSeqUnroll" else _registers(loop),
+    "all": lambda loop: "loop",
 }
-COMPILER_UNROLLS = "reductions+registers"  # the policy of POLICIES that picks the loops left to the compiler
+COMPILER_UNROLLS = "reductions+registers"  # the policy of POLICIES that decides (module docstring)
 
 
 def _unrolled(x) -> bool:
@@ -116,8 +125,9 @@ def _expand_items(items, ranges: dict) -> list:
     scope = dict(ranges)
     for x in items:
         x = _expand(x, scope)  # the loops inside first: this loop's copies start from simplified ones
-        if _unrolled(x) and x.extent > 1 and POLICIES[COMPILER_UNROLLS](x):
-            out.append(_left_to_compiler(x, scope))
+        way = POLICIES[COMPILER_UNROLLS](x) if _unrolled(x) and x.extent > 1 else "copies"
+        if way != "copies":
+            out.append(_left_to_compiler(x, way == "groups", scope))
         elif _unrolled(x):
             changed = _changed(x)
             plans: dict = {}  # what each expression of the body needs, the same for every copy
@@ -128,11 +138,12 @@ def _expand_items(items, ranges: dict) -> list:
     return out
 
 
-def _left_to_compiler(loop: Loop, ranges: dict) -> Loop:
-    """``loop`` as a loop marked ``#pragma unroll``; where its iterations read side by side (and come in
-    fours), a loop over groups of ``VECTOR`` iterations, each group copied here, so that the vectorization
-    pass still loads their reads as vectors."""
-    if not (_steps_side_by_side(loop) and loop.extent % VECTOR == 0 and loop.extent > VECTOR):
+def _left_to_compiler(loop: Loop, groups: bool, ranges: dict) -> Loop:
+    """``loop`` as a loop marked ``#pragma unroll``; with ``groups``, a loop over groups of ``VECTOR``
+    iterations, each group copied here, so that the vectorization pass still loads reads that lie side by
+    side in consecutive iterations as vectors (iterations that do not come in more than one group of four
+    stay one loop, as measured: ``benchmarks/results/h100-unroll-policy*.json``)."""
+    if not groups or loop.extent % VECTOR or loop.extent <= VECTOR:
         return Loop(loop.var, loop.extent, loop.level, loop.dim, loop.body, False, loop.note, True)
     outer = split_loop(loop, VECTOR, ranges)
     (inner,) = outer.body.items
