@@ -62,12 +62,13 @@ def main() -> int:
 
         copies.COMPILER_UNROLLS_COPIES = True
     if args.compiler_unrolls:
-        import importlib
+        from liftpy.codegen.passes import use_unroll_policy
+        from liftpy.errors import CodegenError
 
-        unroll = importlib.import_module("liftpy.codegen.passes.unroll")  # (the package's ``unroll`` is the function)
-        if args.compiler_unrolls not in unroll.POLICIES:
-            ap.error(f"--compiler-unrolls: unknown policy {args.compiler_unrolls!r} (known: {', '.join(unroll.POLICIES)})")
-        unroll.COMPILER_UNROLLS = args.compiler_unrolls
+        try:
+            use_unroll_policy(args.compiler_unrolls)
+        except CodegenError as e:
+            ap.error(f"--compiler-unrolls: {e}")
 
     from liftpy.codegen.kernel import generate_pipeline
     from liftpy.errors import LiftError

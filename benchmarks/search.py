@@ -312,14 +312,15 @@ def _confirm(op, variants, index, u_ok, g_pts, profile, rounds: int, seed: int) 
             "runs_to_5pct": runs, "uniform_top": uniform, "guided_leaders": guided}
 
 
-def _features(search, points) -> tuple[list, list]:
+def _features(search, points, predictions=None) -> tuple[list, list]:
     """The learned model's features and the formula's seconds of measured points ((variant index, record)
-    pairs), as ``search`` ranks them."""
+    pairs), as ``search`` ranks them (``predictions``: the formula's of those points, when made already)."""
     from liftpy.model.learned import feature_vector
 
+    if predictions is None:
+        predictions = [search.spaces.predict(i, r.config) for i, r in points]
     feats, base = [], []
-    for i, r in points:
-        p = search.spaces.predict(i, r.config)
+    for (i, r), p in zip(points, predictions):
         feats.append(feature_vector(p, search.rules[i], search.learned.rule_names, search.work))
         base.append(p.seconds)
     return feats, base
@@ -393,23 +394,29 @@ def _transfer(search, op, folder: Path, own: tuple, device: str, index: dict, jo
     return {"stores": stores, "problems": problems, "points": len(points), "seconds": round(time.time() - t0, 1)}
 
 
+def _folds(n: int, seed: int, folds: int):
+    """``(train, held)`` index lists of ``folds``-fold cross-validation over ``n`` points, shuffled by ``seed``."""
+    import random
+
+    order = list(range(n))
+    random.Random(seed).shuffle(order)
+    for k in range(folds):
+        held = sorted(order[k::folds])
+        yield sorted(set(range(n)) - set(held)), held
+
+
 def _cv_tau(features, analytical_s, measured_ms, rule_names, seed: int, folds: int = 5) -> float | None:
     """Kendall's tau of the learned model over points it did not learn from: ``folds``-fold cross-validation,
     the held-out predictions of all folds pooled."""
-    import random
-
     from liftpy.model.learned import LearnedModel
 
     n = len(measured_ms)
     if n < 2 * folds:
         return None
-    order = list(range(n))
-    random.Random(seed).shuffle(order)
     predicted = [0.0] * n
-    for k in range(folds):
-        held = sorted(order[k::folds])
+    for train, held in _folds(n, seed, folds):
         model = LearnedModel(rule_names)
-        for j in sorted(set(range(n)) - set(held)):
+        for j in train:
             model.add(features[j], analytical_s[j], measured_ms[j])
         model.fit()
         for j, v in zip(held, model.predict_log([features[j] for j in held], [analytical_s[j] for j in held])):

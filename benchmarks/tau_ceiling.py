@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from search import _cv_tau, _features, _tau, workload  # noqa: E402
+from search import _cv_tau, _features, _folds, _tau, workload  # noqa: E402
 
 
 def _oracle_variant_tau(variants, base_s, measured_ms) -> float | None:
@@ -61,12 +61,8 @@ def _trees_cv_tau(rows, base_s, measured_ms, seed: int, folds: int = 5) -> float
         return None
     X = np.array(rows, dtype=float)
     residual = np.log(measured_ms) - np.log(base_s)
-    order = list(range(n))
-    random.Random(seed).shuffle(order)
     predicted = np.zeros(n)
-    for k in range(folds):
-        held = sorted(order[k::folds])
-        train = sorted(set(range(n)) - set(held))
+    for train, held in _folds(n, seed, folds):
         trees = HistGradientBoostingRegressor(max_iter=300, learning_rate=0.05, random_state=seed)
         trees.fit(X[train], residual[train])
         predicted[held] = np.log(np.array(base_s)[held]) + trees.predict(X[held])
@@ -160,9 +156,10 @@ def main() -> int:
         search = ModelSearch(spaces, args.seed)
         points = [(index[r.variant], r) for r in records]
         spaces.prefetch_access([(i, r.config) for i, r in points], args.jobs)
-        feats, base = _features(search, points)
+        predictions = [spaces.predict(i, r.config) for i, r in points]
+        feats, base = _features(search, points, predictions)
         measured = [r.time_ms for r in records]
-        buffers = [k for k, (i, r) in enumerate(points) if not spaces.predict(i, r.config).features.get("image_reads")]
+        buffers = [k for k, p in enumerate(predictions) if not p.features.get("image_reads")]
         names = sorted({k for r in records for k in r.config})
         rich = [f + [math.log2(1 + r.config.get(k, 0)) for k in names] + [i] for f, (i, r) in zip(feats, points)]
         rec = {

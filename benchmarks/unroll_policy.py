@@ -10,7 +10,7 @@ vectorization pass can load and store runs of copies as vectors; the copies are 
 generation makes (every loop left to the compiler: 32,192 -> 10,308 lines over the 40 points of
 ``codegen.py``'s VGG-16 layer 12, median 0.147 -> 0.080 s per point on this project's 2-core machine).  A
 way is a policy of ``liftpy.codegen.passes.unroll.POLICIES`` (``none``: liftpy unrolls every loop, as it did
-up to 042d57b; ``all``: the compiler does; the default is ``unroll.COMPILER_UNROLLS``), optionally with ``/-PASS`` to leave a pass of ``DEFAULT_PASSES`` out
+up to 042d57b; ``all``: the compiler does; the default is ``liftpy.codegen.passes.unroll.COMPILER_UNROLLS``), optionally with ``/-PASS`` to leave a pass of ``DEFAULT_PASSES`` out
 and ``/copies`` to leave the compiler the steps of cooperative copies into local memory too
 (``liftpy.codegen.passes.copies.COMPILER_UNROLLS_COPIES``; ``--ways none none/copies`` is what
 ``h100-copy-unroll.json`` measured, with the script this one replaced).  Points are given (``--point``) or drawn
@@ -26,7 +26,6 @@ above 1, the way is faster) per way, ``codegen_s`` and ``lines`` per way, and ``
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import statistics
 import sys
@@ -80,11 +79,10 @@ def main() -> int:
     from points import variant_named
     from search import workload
 
-    from liftpy.codegen.passes import copies
+    from liftpy.codegen.passes import UNROLL_POLICIES, copies, use_unroll_policy
 
-    unroll = importlib.import_module("liftpy.codegen.passes.unroll")  # (the package's ``unroll`` is the pass's function)
-    ways = {w: _way(w, unroll.POLICIES, DEFAULT_PASSES) for w in args.ways}
-    default = unroll.COMPILER_UNROLLS, copies.COMPILER_UNROLLS_COPIES
+    ways = {w: _way(w, UNROLL_POLICIES, DEFAULT_PASSES) for w in args.ways}
+    default_copies = copies.COMPILER_UNROLLS_COPIES
     device = get_device(None)
     limits = DeviceProfile.load(args.profile).limits() if args.profile else device_limits(device)
     records = []
@@ -109,10 +107,12 @@ def main() -> int:
         v, vid = variants[k], ids[k]
         sizes = {**op.sizes(), **config}
         inputs, check = op.prepare(0)
-        built = {}
+        built, default_policy = {}, None
         try:
             for way, (policy, compiler_copies, passes) in ways.items():
-                unroll.COMPILER_UNROLLS, copies.COMPILER_UNROLLS_COPIES = policy, compiler_copies
+                replaced = use_unroll_policy(policy)
+                default_policy = default_policy or replaced  # (the one in force before the first way)
+                copies.COMPILER_UNROLLS_COPIES = compiler_copies
                 t = time.perf_counter()
                 stages = generate_pipeline(v.program, sizes, limits, v.placement_map, passes)
                 codegen_s = time.perf_counter() - t
@@ -124,7 +124,9 @@ def main() -> int:
             records.append({"workload": name, "variant": vid, "config": config, "error": str(e)})
             continue
         finally:
-            unroll.COMPILER_UNROLLS, copies.COMPILER_UNROLLS_COPIES = default
+            if default_policy:
+                use_unroll_policy(default_policy)
+            copies.COMPILER_UNROLLS_COPIES = default_copies
         times = {way: [] for way in built}
         for _ in range(args.rounds):
             for way, (compiled, *_rest) in built.items():

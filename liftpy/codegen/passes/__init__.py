@@ -42,7 +42,9 @@ from .hoist import hoist
 from .pipeline import pipeline_copies
 from .privatize import privatize
 from .simplify import simplify
+from .unroll import POLICIES as UNROLL_POLICIES
 from .unroll import unroll
+from .unroll import use_policy as use_unroll_policy
 from .vectorize import vectorize
 
 Pass = Callable[[Kernel], Kernel]
@@ -56,4 +58,5 @@ def run_passes(kernel: Kernel, passes: Sequence[Pass] = DEFAULT_PASSES) -> Kerne
     return kernel
 
 
-__all__ = ["DEFAULT_PASSES", "Pass", "run_passes", "merge_barriers", "pipeline_copies", "lower_copies", "unroll", "privatize", "simplify", "vectorize", "eliminate_divmod", "hoist"]
+__all__ = ["DEFAULT_PASSES", "Pass", "run_passes", "merge_barriers", "pipeline_copies", "lower_copies", "unroll", "privatize", "simplify", "vectorize", "eliminate_divmod", "hoist",
+           "UNROLL_POLICIES", "use_unroll_policy"]

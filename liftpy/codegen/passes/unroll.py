@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import sympy
 
+from ...errors import CodegenError
 from ...ir.levels import Level
 from ...views.arith import free_symbols, linear_in, plus_constant, substitute_simplified
 from ...views.view import ImageRead, MemRead, walk_reads
@@ -55,17 +56,21 @@ from .divmod import split_loop
 from .simplify import rewrite_stmt
 
 
+def _stored_reads(loop: Loop):
+    """``(store, read)`` for every read of every value ``loop``'s body stores."""
+    for s in walk(loop.body):
+        if isinstance(s, Store):
+            for r in walk_reads(s.value):
+                yield s, r
+
+
 def _registers_only(loop: Loop) -> bool:
     """Whether ``loop`` only moves values between private arrays (an accumulator's start, its copies): the
     copies of such a loop hold nothing for the vectorization pass to load or store as vectors."""
-    for s in walk(loop.body):
-        if isinstance(s, Store):
-            if s.buffer.space != "private":
-                return False
-            for r in walk_reads(s.value):
-                if isinstance(r, ImageRead) or (isinstance(r, MemRead) and r.buffer.space != "private"):
-                    return False
-    return True
+    if any(isinstance(s, Store) and s.buffer.space != "private" for s in walk(loop.body)):
+        return False
+    return not any(isinstance(r, ImageRead) or (isinstance(r, MemRead) and r.buffer.space != "private")
+                   for _, r in _stored_reads(loop))
 
 
 VECTOR = 4  # the lanes of the vector loads the vectorization pass makes of side-by-side reads
@@ -75,13 +80,11 @@ def _steps_side_by_side(loop: Loop) -> bool:
     """Whether some read of memory in ``loop``'s body (not of private arrays) may lie next to the same read
     of the next iteration (a tile staged with k fastest, a block read straight from global memory): the
     vectorization pass loads such reads of consecutive copies four at a time."""
-    for s in walk(loop.body):
-        if isinstance(s, Store):
-            for r in walk_reads(s.value):
-                if isinstance(r, MemRead) and r.buffer.space != "private" and loop.var in free_symbols(r.index):
-                    lin = linear_in(r.index, loop.var)
-                    if lin is None or abs(lin[1]) == 1:
-                        return True
+    for _, r in _stored_reads(loop):
+        if isinstance(r, MemRead) and r.buffer.space != "private" and loop.var in free_symbols(r.index):
+            lin = linear_in(r.index, loop.var)
+            if lin is None or abs(lin[1]) == 1:
+                return True
     return False
 
 
@@ -97,16 +100,30 @@ def _registers(loop: Loop) -> str:
     return "loop" if _registers_only(loop) else "copies"
 
 
+def _reductions_and_registers(loop: Loop) -> str:
+    way = _reduction_steps(loop)
+    return way if way != "copies" else _registers(loop)
+
+
 # What a policy makes of a loop marked for unrolling: ``copies`` of its body (liftpy unrolls it), a ``loop``
 # marked ``#pragma unroll``, or such a loop over ``groups`` of ``VECTOR`` iterations copied by liftpy.
 POLICIES = {
     "none": lambda loop: "copies",
     "registers": _registers,
     "reductions": _reduction_steps,
-    "reductions+registers": lambda loop: _reduction_steps(loop) if loop.note == "reduceSeqUnroll" else _registers(loop),
+    "reductions+registers": _reductions_and_registers,
     "all": lambda loop: "loop",
 }
 COMPILER_UNROLLS = "reductions+registers"  # the policy of POLICIES that decides (module docstring)
+
+
+def use_policy(name: str) -> str:
+    """Make ``name`` (a key of ``POLICIES``) the policy of this pass; returns the one it replaces."""
+    global COMPILER_UNROLLS
+    if name not in POLICIES:
+        raise CodegenError(f"unknown unrolling policy {name!r} (known: {', '.join(POLICIES)})")
+    previous, COMPILER_UNROLLS = COMPILER_UNROLLS, name
+    return previous
 
 
 def _unrolled(x) -> bool:
