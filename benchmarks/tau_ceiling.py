@@ -17,10 +17,14 @@ Over the uniform store's measured points it reports Kendall's tau between measur
 - ``trees_cv_tau``: gradient-boosted trees given more than the engine's model sees (its features, every
   tuning parameter's value and the variant's index), cross-validated the same way.
 
-``--remeasure N`` measures N of the uniform points (a random choice) again, twice, each built once and run
-as the engine runs a point (``--repeat`` runs, their median), the two rounds in alternation:
-``remeasured.rounds_tau`` is the tau between the two rounds and ``remeasured.stored_tau`` between the store
-and the first round: how far measurements on this device agree with themselves, whatever the model.
+``--remeasure N`` measures N of the uniform points (a random choice) again, ``--rounds`` times (two by
+default), each built once, the rounds in alternation, each run as the engine runs a point (``--repeat``
+runs asked for, timed by the device's rule, ``liftpy.host.timing``, named in ``remeasured.rule``):
+``remeasured.rounds_tau`` is the tau between rounds (the mean over pairs of rounds) and
+``remeasured.stored_tau`` between the store and the first round: how far measurements on this device agree
+with themselves, whatever the model.  ``remeasured.rules_tau`` is the same agreement for other ways of
+taking a time from the same runs (``RULES_COMPARED``: the median or the fastest of a round's first 5, 20
+or 40 runs), which is how ``liftpy.host.timing`` chose its rule for a CPU.
 
 JSON: one record per folder and workload with those fields, ``points``, ``buffer_points``, ``workload`` and
 ``store`` (the folder's name).
@@ -69,9 +73,17 @@ def _trees_cv_tau(rows, base_s, measured_ms, seed: int, folds: int = 5) -> float
     return _tau(list(predicted), measured_ms)
 
 
-def _remeasure(op, variants, index, records, profile, count: int, repeat: int, seed: int) -> dict:
-    """``count`` of ``records`` measured again, twice, in alternation (each point built once)."""
+# Timing rules compared over the same runs (``--remeasure``): (runs, statistic), the first runs of a round.
+RULES_COMPARED = ((5, "median"), (5, "fastest"), (20, "median"), (20, "fastest"), (40, "median"), (40, "fastest"))
+
+
+def _remeasure(op, variants, index, records, profile, count: int, repeat: int, seed: int, rounds: int = 2) -> dict:
+    """``count`` of ``records`` measured again ``rounds`` times in alternation (each point built once), each
+    time as many runs as the device's rule or any of ``RULES_COMPARED`` needs."""
+    from itertools import combinations
+
     from liftpy.errors import LiftError
+    from liftpy.host.timing import TimingRule, device_timing
     from liftpy.tuning.evaluate import _build, _prepared, compile_point, point_payload
 
     chosen = random.Random(seed).sample(records, min(count, len(records)))
@@ -86,19 +98,31 @@ def _remeasure(op, variants, index, records, profile, count: int, repeat: int, s
             built[k] = _build(payload)[0]
         except LiftError:
             pass
-    rounds: list[dict] = [{}, {}]
-    for times in rounds:
+    engine = device_timing(next(iter(built.values())).device.info.type, repeat) if built else TimingRule(repeat)
+    compared = [TimingRule(n, stat) for n, stat in RULES_COMPARED]
+    runs = max([engine.runs] + [c.runs for c in compared])
+    times: list[dict] = [{} for _ in range(max(rounds, 2))]
+    for measured in times:
         for k, compiled in built.items():
             try:
-                result = compiled.run(*inputs, repeat=repeat, warmup=2)
+                result = compiled.run(*inputs, repeat=runs, warmup=2)
             except LiftError:
                 continue
             if check(result.output).ok:
-                times[k] = result.time_ms
-    both = sorted(set(rounds[0]) & set(rounds[1]))
-    return {"points": len(both), "repeat": repeat,
-            "rounds_tau": _tau([math.log(rounds[0][k]) for k in both], [rounds[1][k] for k in both]),
-            "stored_tau": _tau([math.log(chosen[k].time_ms) for k in both], [rounds[0][k] for k in both])}
+                measured[k] = result.times_ms
+    both = sorted(set.intersection(*(set(t) for t in times)))
+
+    def agreement(rule) -> float | None:
+        """Mean tau over pairs of rounds, each point's time by ``rule`` from the first runs of its round."""
+        values = [[rule.of(t[k][:rule.runs]) for k in both] for t in times]
+        taus = [_tau([math.log(x) for x in a], b) for a, b in combinations(values, 2)]
+        return None if None in taus else statistics.mean(taus)
+
+    first = [engine.of(times[0][k][:engine.runs]) for k in both]
+    return {"points": len(both), "repeat": repeat, "rule": str(engine), "rounds": len(times),
+            "rounds_tau": agreement(engine),
+            "stored_tau": _tau([math.log(chosen[k].time_ms) for k in both], first),
+            "rules_tau": {str(rule): agreement(rule) for rule in compared}}
 
 
 _COLUMNS = ("analytical_tau", "analytical_tau_buffers", "oracle_variant_tau", "learned_cv_tau", "trees_cv_tau")
@@ -129,7 +153,8 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--remeasure", type=int, default=0, metavar="N")
-    ap.add_argument("--repeat", type=int, default=5, help="timed runs per measurement of --remeasure (search.py's default)")
+    ap.add_argument("--repeat", type=int, default=5, help="timed runs asked for per measurement of --remeasure (search.py's default; on a CPU the fastest of at least 40)")
+    ap.add_argument("--rounds", type=int, default=2, help="rounds of --remeasure (at least 2)")
     ap.add_argument("--json", required=True)
     args = ap.parse_args()
 
@@ -171,7 +196,8 @@ def main() -> int:
             "trees_cv_tau": _trees_cv_tau(rich, base, measured, args.seed),
         }
         if args.remeasure:
-            rec["remeasured"] = _remeasure(op, variants, index, records, profile, args.remeasure, args.repeat, args.seed)
+            rec["remeasured"] = _remeasure(op, variants, index, records, profile, args.remeasure, args.repeat, args.seed,
+                                           args.rounds)
         out.append(rec)
     print(_table(out))
     Path(args.json).write_text(json.dumps(out, indent=1) + "\n")

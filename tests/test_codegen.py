@@ -207,3 +207,20 @@ def test_intermediate_buffers_have_stable_names(hint, name):
     assert f"global const float* restrict {name}," in sa[1][0].source
     x = np.arange(8, dtype=np.float32)
     np.testing.assert_array_equal(compile_program(a, {"N": 8}).run(*[x] * len(a.params)).output, x)
+
+
+def test_runs_report_the_statistic_asked_for():
+    """A run's time is the median of its timed runs, or the fastest (a CPU device's rule,
+    ``liftpy.host.timing``); a pipeline's kernels likewise."""
+    @program
+    def twice(xs: Array(Float, N)):
+        return mapGlb(0, lambda x: toGlobal(id(x)), xs)
+
+    xs = np.arange(64, dtype=np.float32)
+    compiled = compile_program(twice, {"N": 64})
+    median = compiled.run(xs, repeat=7)
+    fastest = compiled.run(xs, repeat=7, statistic="fastest")
+    assert len(median.times_ms) == len(fastest.times_ms) == 7
+    assert median.time_ms == sorted(median.times_ms)[3] and fastest.time_ms == min(fastest.times_ms)
+    with pytest.raises(ValueError, match="statistic"):
+        compiled.run(xs, statistic="mean")

@@ -52,6 +52,11 @@ def test_program_explored_with_model_search_and_resumed(tmp_path):
     assert all(v >= 0 for v in steps.values()) and steps["total_s"] >= steps["device_s"] + steps["prepare_s"]
     latest = max((r for r in again.records if not r.is_reference), key=lambda r: r.finished_at or 0)
     assert all(latest.metrics[k] >= 0 for k in ("build_s", "prepare_s", "run_s", "check_s"))
+    # A point's record says how its time was taken: on a CPU device the fastest of 40 runs (one asked for).
+    from liftpy.host.device import device_info
+    from liftpy.host.timing import device_timing
+
+    assert latest.metrics["timing"] == str(device_timing(device_info(None).type, 1))
     keys = [(r.variant, tuple(sorted(r.config.items()))) for r in again.records]
     assert len(keys) == len(set(keys)) == 8
     # A resume's progress line shows the exploration's best, the stored points' included.

@@ -145,7 +145,14 @@ def test_tau_ceiling_ranks_the_uniform_store_as_the_search_benchmark_does(tmp_pa
     [rec] = json.loads((tmp_path / "tau.json").read_text())
     assert rec["store"] == tmp_path.name and rec["points"] == live["uniform_points"]
     assert rec["analytical_tau"] == live["analytical_kendall_tau"]
-    assert 0 < rec["remeasured"]["points"] <= 4 and -1 <= rec["remeasured"]["rounds_tau"] <= 1
+    again = rec["remeasured"]
+    assert 0 < again["points"] <= 4 and -1 <= again["rounds_tau"] <= 1 and again["rounds"] == 2
+    # The rule the engine times by on this device, and the other rules compared over the same runs.
+    from liftpy.host.device import device_info
+    from liftpy.host.timing import device_timing
+
+    assert again["rule"] == str(device_timing(device_info(None).type, 5))
+    assert set(again["rules_tau"]) == {f"{s} of {n} runs" for n in (5, 20, 40) for s in ("median", "fastest")}
     assert "oracle_variant" in out.stdout  # the table
     missing = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "tau_ceiling.py"), "--workloads", "sgemm:16",
                               "--stores", str(tmp_path / "none"), "--json", str(tmp_path / "x.json")],

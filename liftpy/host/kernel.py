@@ -8,7 +8,6 @@ the OpenCL profiling events together with the bytes allocated on the device.
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -21,6 +20,7 @@ from ..ir.interpreter import prepare_inputs
 from ..ir.types import ArrayType, TupleType, Type, memory_element
 from ..ir.values import first_leaf, from_structs, to_structs
 from .device import Device, _cl, get_device
+from .timing import TimingRule
 
 _build_cache: dict = {}
 
@@ -56,7 +56,7 @@ def device_limits(device: Device) -> DeviceLimits:
 @dataclass(frozen=True)
 class RunResult:
     output: np.ndarray
-    time_ms: float  # median kernel time over the timed runs
+    time_ms: float  # kernel time over the timed runs: their median, or the fastest (``run``'s ``statistic``)
     times_ms: tuple[float, ...]
     device_bytes: int  # bytes of every buffer and image allocated on the device
 
@@ -109,7 +109,10 @@ class CompiledKernel:
                 raise InputError(f"the kernel was generated for {k} = {self.ks.bindings[k]}, the inputs give {k} = {v}")
         return arrays
 
-    def run(self, *args, repeat: int = 1, warmup: int = 0, **kwargs) -> RunResult:
+    def run(self, *args, repeat: int = 1, warmup: int = 0, statistic: str = "median", **kwargs) -> RunResult:
+        """Run ``warmup + repeat`` times; the time is the timed runs' ``statistic`` (``median`` or ``fastest``,
+        ``liftpy.host.timing``)."""
+        timing = TimingRule(max(repeat, 1), statistic)
         cl = _cl()
         arrays = self._arrays(args, kwargs)
         ctx, queue = self.device.context, self.device.queue
@@ -141,7 +144,7 @@ class CompiledKernel:
             cl.enqueue_copy(queue, out, out_buf).wait()
         except cl.Error as e:
             raise KernelRunError(f"running kernel {self.ks.name} with {self.ks.launch} failed: {e}") from None
-        return RunResult(host_result(out, self.ks.output_type), statistics.median(times), tuple(times), nbytes)
+        return RunResult(host_result(out, self.ks.output_type), timing.of(times), tuple(times), nbytes)
 
 
 class CompiledPipeline:
@@ -176,9 +179,11 @@ class CompiledPipeline:
     def launches(self) -> list[Launch]:
         return [k.launch for k, _ in self.kernels]
 
-    def run(self, *args, repeat: int = 1, warmup: int = 0, **kwargs) -> RunResult:
+    def run(self, *args, repeat: int = 1, warmup: int = 0, statistic: str = "median", **kwargs) -> RunResult:
         """Run every kernel ``warmup + repeat`` times in order; the time of one pipeline run is the sum of
-        its kernels' times (pad and crop included), reported as the median over the timed runs."""
+        its kernels' times (pad and crop included), reported as the timed runs' ``statistic`` (``median`` or
+        ``fastest``), and each kernel's likewise in ``kernel_times_ms``."""
+        timing = TimingRule(max(repeat, 1), statistic)
         cl = _cl()
         first = self.kernels[0][0]
         arrays, _ = prepare_inputs(self.program, args, kwargs, {str(k): v for k, v in first.ks.bindings.items()})
@@ -220,8 +225,8 @@ class CompiledPipeline:
             cl.enqueue_copy(queue, result, buffers["out"]).wait()
         except cl.Error as e:
             raise KernelRunError(f"running the pipeline of {self.program.name} failed: {e}") from None
-        self.kernel_times_ms = tuple(statistics.median(t) for t in per_kernel)
-        return RunResult(host_result(result, last.ks.output_type), statistics.median(totals), tuple(totals), nbytes)
+        self.kernel_times_ms = tuple(timing.of(t) for t in per_kernel)
+        return RunResult(host_result(result, last.ks.output_type), timing.of(totals), tuple(totals), nbytes)
 
 
 def compile_program(

@@ -5,10 +5,10 @@ for its tuning parameters) for the device's limits.  It needs no device, so seve
 parallel on the CPUs while one measuring worker owns the device.
 
 ``measure_point`` builds the sources on the device, runs them on the operator's seeded inputs (warm-up,
-then the median of repeated runs, every kernel of a pipeline summed), validates the output with the
-operator's check, and returns plain data for the results store.  With ``abort_ms`` it stops after the
-first timed run when that run alone is already slower (the point cannot beat the best so far by enough
-to matter) and reports it as ``aborted``.
+then repeated runs, every kernel of a pipeline summed: on a GPU their median, on a CPU the fastest of at
+least 40, ``liftpy.host.timing``), validates the output with the operator's check, and returns plain data
+for the results store.  With ``abort_ms`` it stops after the first timed run when that run alone is
+already slower (the point cannot beat the best so far by enough to matter) and reports it as ``aborted``.
 
 Errors propagate as exceptions; the worker pool turns them into statuses (a build failure is a compile
 error, a wrong output ``wrong_result``, and so on).
@@ -26,6 +26,7 @@ import time
 from functools import lru_cache
 
 from ..errors import LiftError
+from ..host.timing import device_timing
 from .store import Status
 
 
@@ -146,7 +147,8 @@ def measure_point(payload: dict) -> dict:
         first = compiled.run(*inputs, repeat=1, warmup=min(warmup, 1))
         if first.time_ms > abort_ms:
             raise Aborted(f"one run took {first.time_ms:.4g} ms, more than the {abort_ms:.4g} ms allowed", first.time_ms)
-    result = compiled.run(*inputs, repeat=repeat, warmup=warmup)
+    timing = device_timing(compiled.device.info.type, repeat)
+    result = compiled.run(*inputs, repeat=timing.runs, warmup=warmup, statistic=timing.statistic)
     run_s = time.perf_counter() - t
     t = time.perf_counter()
     validation = check(result.output)
@@ -156,6 +158,7 @@ def measure_point(payload: dict) -> dict:
     source = compiled.source
     return {
         "time_ms": result.time_ms,
+        "timing": str(timing),
         "bytes": result.device_bytes,
         "source_hash": hashlib.sha1(source.encode()).hexdigest()[:16],
         "max_error": validation.max_abs_error,

@@ -8,8 +8,8 @@ Layouts (single image, no batch, fp32 in and out; no bias unless an ``Epilogue``
 
 ``conv2d_direct`` is the obviously-correct convolution (float64, a sum over the K*K kernel taps of
 channel contractions) that every explored variant is validated against with ``expectation`` and
-``validate``.  The measured references, each returning its output, the median time and the memory it
-needs (with a breakdown):
+``validate``.  The measured references, each returning its output, its time and the memory it needs
+(with a breakdown):
 
 * ``im2col_gemm_numpy``: zero-padding, the im2col matrix ``[C*K*K][OH*OW]`` materialised, then one fp32
   GEMM through numpy's BLAS, on the CPU; memory counts input, padded input, im2col matrix, weights and output;
@@ -23,8 +23,9 @@ An ``Epilogue`` (a bias per output channel and a ReLU) makes each reference a ne
 framework runs it: cuDNN's convolution with its bias, then an in-place ReLU; the GEMM with the bias as its
 addend, then the ReLU; numpy and PyTorch on the CPU likewise.
 
-CPU references are timed with ``time.perf_counter`` around the whole operation; CUDA ones with CUDA events
-around each run, after warm-up, the median of repeated runs, host transfers excluded (as OpenCL profiling
+CPU references are timed with ``time.perf_counter`` around the whole operation, the fastest of at least 40
+runs after warm-up (``liftpy.host.timing``); CUDA ones with CUDA events around each run, after warm-up, the
+median of repeated runs, host transfers excluded (as OpenCL profiling
 events time liftpy's kernels).  CUDA memory is input and weights plus the allocator's peak growth during one
 run, so the output, cuDNN's workspace and the im2col matrix are all measured, not assumed.
 """
@@ -38,6 +39,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
+
+from ..host.timing import cpu_timing
 
 from ..errors import InputError, TuningError
 from .layers import Layer
@@ -166,7 +169,7 @@ def within(actual: np.ndarray, expected: np.ndarray, allowed) -> Validation:
 class ReferenceResult:
     name: str
     output: np.ndarray = field(repr=False)  # float32 [M][OH][OW], on the host
-    time_ms: float  # median
+    time_ms: float  # on a GPU the median of the runs, on the CPU the fastest (``liftpy.host.timing``)
     times_ms: tuple[float, ...]
     bytes: int
     breakdown: Mapping[str, int]  # the parts of ``bytes``, by buffer
@@ -196,16 +199,19 @@ def available_references() -> tuple[str, ...]:
     return tuple(names)
 
 
-def _time_cpu(fn: Callable[[], np.ndarray], warmup: int, repeat: int) -> tuple[np.ndarray, list[float]]:
+def _time_cpu(fn: Callable[[], np.ndarray], warmup: int, repeat: int) -> tuple[np.ndarray, float, list[float]]:
+    """``fn``'s last output, its time and every run's, timed as everything on a CPU is (``liftpy.host.timing``:
+    the fastest of at least 40 runs, as liftpy's kernels on a CPU device are)."""
+    rule = cpu_timing(repeat)
     out = None
     for _ in range(warmup):
         out = fn()
     times = []
-    for _ in range(max(repeat, 1)):
+    for _ in range(rule.runs):
         t0 = time.perf_counter()
         out = fn()
         times.append((time.perf_counter() - t0) * 1e3)
-    return out, times
+    return out, rule.of(times), times
 
 
 def _cpu_name() -> str:
@@ -249,7 +255,7 @@ def _im2col_gemm_numpy(x, w, stride, pad, warmup, repeat, epilogue: Epilogue = N
         cols = np.ascontiguousarray(windows.transpose(0, 3, 4, 1, 2)).reshape(c * k * k, oh * ow)
         return epilogue.numpy((wm @ cols).reshape(m, oh, ow))
 
-    out, times = _time_cpu(run, warmup, repeat)
+    out, time_ms, times = _time_cpu(run, warmup, repeat)
     breakdown = {
         "input": 4 * c * h * wd,
         "padded_input": 4 * c * (h + 2 * pad) * (wd + 2 * pad) if pad else 0,
@@ -257,7 +263,7 @@ def _im2col_gemm_numpy(x, w, stride, pad, warmup, repeat, epilogue: Epilogue = N
         "weights": 4 * m * c * k * k,
         "output": 4 * m * oh * ow,
     }
-    return ReferenceResult("im2col_gemm_numpy", out, statistics.median(times), tuple(times), sum(breakdown.values()),
+    return ReferenceResult("im2col_gemm_numpy", out, time_ms, tuple(times), sum(breakdown.values()),
                            breakdown, f"{_cpu_name()}, numpy BLAS")  # fmt: skip
 
 
@@ -273,9 +279,9 @@ def _torch_cpu(x, w, stride, pad, warmup, repeat, epilogue: Epilogue = NO_EPILOG
         return torch.relu_(out) if epilogue.relu else out
 
     with torch.inference_mode():
-        out, times = _time_cpu(run, warmup, repeat)
+        out, time_ms, times = _time_cpu(run, warmup, repeat)
     breakdown = {"input": 4 * c * h * wd, "weights": 4 * m * c * k * k, "output": 4 * m * oh * ow}
-    return ReferenceResult("torch_cpu", out[0].numpy().copy(), statistics.median(times), tuple(times),
+    return ReferenceResult("torch_cpu", out[0].numpy().copy(), time_ms, tuple(times),
                            sum(breakdown.values()), breakdown, f"{_cpu_name()}, torch {torch.__version__}")  # fmt: skip
 
 
@@ -366,8 +372,9 @@ def measure_reference(
     batch: int = CUDA_BATCH,
     epilogue: Epilogue = NO_EPILOGUE,
 ) -> ReferenceResult:
-    """Run and time one reference (see ``REFERENCES``); CPU ones default to 1 warm-up and 5 timed runs,
-    CUDA ones to 5 and 20, each the mean of ``batch`` calls timed together; ``epilogue``: a bias and a ReLU
+    """Run and time one reference (see ``REFERENCES``); CPU ones default to 1 warm-up and the fastest of
+    40 timed runs (``liftpy.host.timing``: as liftpy's kernels on a CPU device), CUDA ones to 5 warm-ups and
+    the median of 20 runs, each the mean of ``batch`` calls timed together; ``epilogue``: a bias and a ReLU
     after the convolution."""
     if name not in REFERENCES:
         raise TuningError(f"unknown reference {name!r}; references: {', '.join(REFERENCES)}")
