@@ -51,8 +51,10 @@ machine, half with the input in an image, which ran 2.3x slower at the median) t
 measured times at Kendall tau 0.09 blind to placements and at the vector rates, 0.50 with the image term and
 the scalar rates, and 0.51 with the vector lanes as well, which also put the store's fastest and third
 fastest points first and third of 993 (ranks 128 and 169 without them); on an earlier store of the same
-points, measured while the machine did other work: 0.05, 0.45 and 0.46.  Repeated measurements of the same
-points on that machine agree with each other at a tau of 0.6-0.7 only.
+points, measured while the machine did other work: 0.05, 0.45 and 0.46.  Timed as the fastest of 40 runs
+(``liftpy.host.timing``), the same points measured again agree at a tau of 0.84, and the formula still
+ranks a fresh store of them at 0.50 (gradient-boosted trees trained on 800 of them: 0.68;
+``benchmarks/results/pocl-tau-ceiling.json``): on a CPU the formula, not the measurement, is what limits.
 
 The expressions are compiled once per variant (``VariantModel``) and evaluated for thousands of
 configurations in milliseconds, so a search can rank a whole space before measuring any of it.
