@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import LiftError
+from ..host.timing import device_timing
 from .graph import Network, Node
 from .memory import Tensor, check, greedy_by_size, lower_bound, naive
 
@@ -31,7 +32,7 @@ class LayerRun:
     node: Node
     variant: str
     config: dict
-    time_ms: float  # this run, median of repeats on the chained data
+    time_ms: float  # this run on the chained data, timed as the exploration times a point (``liftpy.host.timing``)
     explored_ms: float  # the stored measurement of the chosen implementation
     workspace_bytes: int
     max_error: float
@@ -136,7 +137,8 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: str
         if node.key not in compiled:
             sizes = {**node.size_map, **best.config}
             compiled[node.key] = CompiledPipeline(parse_program(best.metrics["program"]), sizes, dev, best.metrics.get("placements") or {})
-        result = compiled[node.key].run(*acts, *weights, repeat=repeat, warmup=1)
+        rule = device_timing(dev.info.type, repeat)  # as the exploration timed the stored best
+        result = compiled[node.key].run(*acts, *weights, repeat=rule.runs, warmup=1, statistic=rule.statistic)
         out = np.asarray(result.output, dtype=np.float32).reshape(node.shape)
         verdict = op.check(out, [*acts, *weights])
         values[node.name] = out

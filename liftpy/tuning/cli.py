@@ -67,7 +67,8 @@ def register(sub) -> None:
     p.add_argument("--profile", default=None, metavar="FILE", help="device profile JSON (from liftpy probe)")
     p.add_argument("--seed", type=nonnegative_int, default=0)
     p.add_argument("--timeout", type=positive_float, default=300.0, help="seconds one point may take (default 300)")
-    p.add_argument("--repeat", type=positive_int, default=5, help="timed runs per point (default 5, their median; on a CPU device the fastest of at least 40)")
+    p.add_argument("--repeat", type=positive_int, default=5,
+                   help="timed runs per point (default 5, their median; on a CPU device the fastest of at least 40)")
     p.add_argument("--no-references", action="store_true", help="do not measure the reference implementations")
     p.add_argument("--plot", default=None, metavar="PNG", help="where to draw the frontier (default: next to the store)")
     p.add_argument("--rules", default=None, metavar="R1,R2",

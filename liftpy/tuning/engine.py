@@ -194,13 +194,13 @@ def explore_operator(
 ) -> Exploration:
     """Explore an operator on a device, resuming from the store ``db``.
 
-    ``samples``: points of this problem the store should hold when done (resumed ones count);
-    ``repeat``: timed runs per point (their median; on a CPU device the fastest of at least 40:
-    ``liftpy.host.timing``); ``search``: ``uniform`` or ``model``; ``jobs``: code-generation processes (measurement is always one
-    process); ``budget_s``: stop starting new batches after this many seconds; ``abort_factor``: stop a
-    point after one run slower than this many times the best so far; ``rules``: only the variants whose
-    derivation uses every one of these rules; ``workers``: spread the points over device workers on Ray
-    (``local:N``, ``ray://HOST:PORT``, ``ray`` or a ``cluster.Cluster``; see ``liftpy.tuning.cluster``),
+    ``samples``: points of this problem the store should hold when done (resumed ones count); ``repeat``:
+    timed runs per point (their median; on a CPU device the fastest of at least 40: ``liftpy.host.timing``);
+    ``search``: ``uniform`` or ``model``; ``jobs``: code-generation processes (measurement is always one
+    process); ``budget_s``: stop starting new batches after this many seconds; ``abort_factor``: stop a point
+    after one run slower than this many times the best so far; ``rules``: only the variants whose derivation
+    uses every one of these rules; ``workers``: spread the points over device workers on Ray (``local:N``,
+    ``ray://HOST:PORT``, ``ray`` or a ``cluster.Cluster``; see ``liftpy.tuning.cluster``),
     ``jobs`` code-generation processes each.
 
     A model search resumes with the batch the run before saved (module docstring): what that run would

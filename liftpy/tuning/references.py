@@ -25,9 +25,9 @@ addend, then the ReLU; numpy and PyTorch on the CPU likewise.
 
 CPU references are timed with ``time.perf_counter`` around the whole operation, the fastest of at least 40
 runs after warm-up (``liftpy.host.timing``); CUDA ones with CUDA events around each run, after warm-up, the
-median of repeated runs, host transfers excluded (as OpenCL profiling
-events time liftpy's kernels).  CUDA memory is input and weights plus the allocator's peak growth during one
-run, so the output, cuDNN's workspace and the im2col matrix are all measured, not assumed.
+median of repeated runs, host transfers excluded (as OpenCL profiling events time liftpy's kernels). CUDA
+memory is input and weights plus the allocator's peak growth during one run, so the output, cuDNN's workspace
+and the im2col matrix are all measured, not assumed.
 """
 
 from __future__ import annotations
@@ -40,9 +40,8 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..host.timing import cpu_timing
-
 from ..errors import InputError, TuningError
+from ..host.timing import cpu_timing
 from .layers import Layer
 from .store import REFERENCE_PREFIX, Record, Status
 
