@@ -71,6 +71,7 @@ def main() -> int:
             ap.error(f"--compiler-unrolls: {e}")
 
     from liftpy.codegen.kernel import generate_pipeline
+    from liftpy.codegen.passes import unroll_policy
     from liftpy.errors import LiftError
     from liftpy.host.profile import DeviceProfile
     from liftpy.tuning.cache import cached_variants
@@ -109,7 +110,7 @@ def main() -> int:
             "workload": name,
             "variants": len(variants),
             "compiler_unrolls_copies": args.compiler_unrolls_copies,
-            "compiler_unrolls": args.compiler_unrolls or "none",
+            "compiler_unrolls": unroll_policy(),
             "points": len(times),
             "failed": failed,
             "median_s": statistics.median(times),

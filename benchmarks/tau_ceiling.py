@@ -83,6 +83,7 @@ def _remeasure(op, variants, index, records, profile, count: int, repeat: int, s
     from itertools import combinations
 
     from liftpy.errors import LiftError
+    from liftpy.host.device import device_info
     from liftpy.host.timing import TimingRule, device_timing
     from liftpy.tuning.evaluate import _build, _prepared, compile_point, point_payload
 
@@ -98,7 +99,7 @@ def _remeasure(op, variants, index, records, profile, count: int, repeat: int, s
             built[k] = _build(payload)[0]
         except LiftError:
             pass
-    engine = device_timing(next(iter(built.values())).device.info.type, repeat) if built else TimingRule(repeat)
+    engine = device_timing(device_info(None).type, repeat)  # the device the points were built on
     compared = [TimingRule(n, stat) for n, stat in RULES_COMPARED]
     runs = max([engine.runs] + [c.runs for c in compared])
     times: list[dict] = [{} for _ in range(max(rounds, 2))]

@@ -10,13 +10,13 @@ vectorization pass can load and store runs of copies as vectors; the copies are 
 generation makes (every loop left to the compiler: 32,192 -> 10,308 lines over the 40 points of
 ``codegen.py``'s VGG-16 layer 12, median 0.147 -> 0.080 s per point on this project's 2-core machine).  A
 way is a policy of ``liftpy.codegen.passes.unroll.POLICIES`` (``none``: liftpy unrolls every loop, as it did
-up to 042d57b; ``all``: the compiler does; the default is ``liftpy.codegen.passes.unroll.COMPILER_UNROLLS``), optionally with ``/-PASS`` to leave a pass of ``DEFAULT_PASSES`` out
-and ``/copies`` to leave the compiler the steps of cooperative copies into local memory too
-(``liftpy.codegen.passes.copies.COMPILER_UNROLLS_COPIES``; ``--ways none none/copies`` is what
-``h100-copy-unroll.json`` measured, with the script this one replaced).  Points are given (``--point``) or drawn
-uniformly from a workload's valid space for the device limits of ``--profile`` (``--sample``, ``--points``
-each, as ``pass_worth.py`` draws them)
-(``none/-vectorize``: liftpy's copies without their vector loads, to tell what the vectors are worth).
+up to 042d57b; ``all``: the compiler does; the default is ``liftpy.codegen.passes.unroll.COMPILER_UNROLLS``),
+optionally with ``/-PASS`` to leave a pass of ``DEFAULT_PASSES`` out and ``/copies`` to leave the compiler the
+steps of cooperative copies into local memory too (``liftpy.codegen.passes.copies.COMPILER_UNROLLS_COPIES``;
+``--ways none none/copies`` is what ``h100-copy-unroll.json`` measured, with the script this one replaced).
+Points are given (``--point``) or drawn uniformly from a workload's valid space for the device limits of
+``--profile`` (``--sample``, ``--points`` each, as ``pass_worth.py`` draws them) (``none/-vectorize``:
+liftpy's copies without their vector loads, to tell what the vectors are worth).
 Each point is generated every way, built and checked, then timed in ``--rounds`` rounds of ``--repeat`` runs,
 the ways in turn; a way's time is the median over the rounds of each round's median.  JSON: one record per
 point with ``workload``, ``variant``, ``config``, ``ms`` and ``ratio`` (the first way's time over the way's:
@@ -67,7 +67,7 @@ def main() -> int:
         ap.error("give points (--point) or workloads to draw them from (--sample)")
 
     from liftpy.codegen.kernel import generate_pipeline
-    from liftpy.codegen.passes import DEFAULT_PASSES
+    from liftpy.codegen.passes import DEFAULT_PASSES, UNROLL_POLICIES, copies, unroll_policy, use_unroll_policy
     from liftpy.errors import LiftError
     from liftpy.host.device import get_device
     from liftpy.host.kernel import CompiledPipeline, device_limits
@@ -79,10 +79,8 @@ def main() -> int:
     from points import variant_named
     from search import workload
 
-    from liftpy.codegen.passes import UNROLL_POLICIES, copies, use_unroll_policy
-
     ways = {w: _way(w, UNROLL_POLICIES, DEFAULT_PASSES) for w in args.ways}
-    default_copies = copies.COMPILER_UNROLLS_COPIES
+    default_policy, default_copies = unroll_policy(), copies.COMPILER_UNROLLS_COPIES
     device = get_device(None)
     limits = DeviceProfile.load(args.profile).limits() if args.profile else device_limits(device)
     records = []
@@ -107,11 +105,10 @@ def main() -> int:
         v, vid = variants[k], ids[k]
         sizes = {**op.sizes(), **config}
         inputs, check = op.prepare(0)
-        built, default_policy = {}, None
+        built = {}
         try:
             for way, (policy, compiler_copies, passes) in ways.items():
-                replaced = use_unroll_policy(policy)
-                default_policy = default_policy or replaced  # (the one in force before the first way)
+                use_unroll_policy(policy)
                 copies.COMPILER_UNROLLS_COPIES = compiler_copies
                 t = time.perf_counter()
                 stages = generate_pipeline(v.program, sizes, limits, v.placement_map, passes)
@@ -124,8 +121,7 @@ def main() -> int:
             records.append({"workload": name, "variant": vid, "config": config, "error": str(e)})
             continue
         finally:
-            if default_policy:
-                use_unroll_policy(default_policy)
+            use_unroll_policy(default_policy)
             copies.COMPILER_UNROLLS_COPIES = default_copies
         times = {way: [] for way in built}
         for _ in range(args.rounds):

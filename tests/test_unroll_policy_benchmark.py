@@ -33,3 +33,21 @@ def test_an_unknown_policy_or_pass_is_a_one_line_error(tmp_path):
         assert out.returncode != 0 and said in out.stderr and "Traceback" not in out.stderr
     out = _run("--json", str(tmp_path / "x.json"))
     assert out.returncode != 0 and "--point" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_codegen_benchmark_records_the_policy_in_force(tmp_path):
+    """``benchmarks/codegen.py`` names the unrolling policy its sources were made with: the default when none
+    is asked for, and different sources under another."""
+    from liftpy.codegen.passes import unroll_policy
+
+    records = {}
+    for policy in (None, "none"):
+        out = tmp_path / f"{policy}.json"
+        args = ["--workloads", "sgemm:32", "--points", "3", "--json", str(out)]
+        r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "codegen.py"), *args,
+                            *(["--compiler-unrolls", policy] if policy else [])], capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr[-2000:]
+        [records[policy]] = json.loads(out.read_text())
+    assert records[None]["compiler_unrolls"] == unroll_policy() != "none"
+    assert records["none"]["compiler_unrolls"] == "none"
+    assert records[None]["source_sha1"] != records["none"]["source_sha1"]

@@ -43,6 +43,7 @@ from .pipeline import pipeline_copies
 from .privatize import privatize
 from .simplify import simplify
 from .unroll import POLICIES as UNROLL_POLICIES
+from .unroll import policy as unroll_policy
 from .unroll import unroll
 from .unroll import use_policy as use_unroll_policy
 from .vectorize import vectorize
@@ -59,4 +60,4 @@ def run_passes(kernel: Kernel, passes: Sequence[Pass] = DEFAULT_PASSES) -> Kerne
 
 
 __all__ = ["DEFAULT_PASSES", "Pass", "run_passes", "merge_barriers", "pipeline_copies", "lower_copies", "unroll", "privatize", "simplify", "vectorize", "eliminate_divmod", "hoist",
-           "UNROLL_POLICIES", "use_unroll_policy"]
+           "UNROLL_POLICIES", "unroll_policy", "use_unroll_policy"]

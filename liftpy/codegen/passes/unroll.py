@@ -45,6 +45,8 @@ loop, as up to 042d57b (the same sources byte for byte)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import sympy
 
 from ...errors import CodegenError
@@ -126,6 +128,11 @@ def use_policy(name: str) -> str:
     return previous
 
 
+def policy() -> str:
+    """The policy of this pass now (a key of ``POLICIES``)."""
+    return COMPILER_UNROLLS
+
+
 def _unrolled(x) -> bool:
     return isinstance(x, Loop) and x.level is Level.SEQ and (x.unroll or x.extent == 1)
 
@@ -142,17 +149,21 @@ def _expand_items(items, ranges: dict) -> list:
     scope = dict(ranges)
     for x in items:
         x = _expand(x, scope)  # the loops inside first: this loop's copies start from simplified ones
-        way = POLICIES[COMPILER_UNROLLS](x) if _unrolled(x) and x.extent > 1 else "copies"
-        if way != "copies":
-            out.append(_left_to_compiler(x, way == "groups", scope))
-        elif _unrolled(x):
-            changed = _changed(x)
-            plans: dict = {}  # what each expression of the body needs, the same for every copy
-            out.extend(_copy(x, k, scope, changed, plans) for k in range(x.extent))
-        else:
+        if not _unrolled(x):
             out.append(x)
+        elif x.extent > 1 and (way := POLICIES[COMPILER_UNROLLS](x)) != "copies":
+            out.append(_left_to_compiler(x, way == "groups", scope))
+        else:
+            out.extend(_copies(x, x.extent, scope))
         bind_index(scope, x)
     return out
+
+
+def _copies(loop: Loop, count: int, ranges: dict) -> list:
+    """The first ``count`` iterations of ``loop``, each a copy of its body for its counter's value."""
+    changed = _changed(loop)
+    plans: dict = {}  # what each expression of the body needs, the same for every copy
+    return [_copy(loop, k, ranges, changed, plans) for k in range(count)]
 
 
 def _left_to_compiler(loop: Loop, groups: bool, ranges: dict) -> Loop:
@@ -161,13 +172,11 @@ def _left_to_compiler(loop: Loop, groups: bool, ranges: dict) -> Loop:
     side in consecutive iterations as vectors (iterations that do not come in more than one group of four
     stay one loop, as measured: ``benchmarks/results/h100-unroll-policy*.json``)."""
     if not groups or loop.extent % VECTOR or loop.extent <= VECTOR:
-        return Loop(loop.var, loop.extent, loop.level, loop.dim, loop.body, False, loop.note, True)
+        return replace(loop, unroll=False, compiler_unroll=True)
     outer = split_loop(loop, VECTOR, ranges)
     (inner,) = outer.body.items
-    scope = {**ranges, outer.var: (0, outer.extent - 1)}
-    changed, plans = _changed(inner), {}
-    copies = Block(flatten([_copy(inner, k, scope, changed, plans) for k in range(VECTOR)]))
-    return Loop(outer.var, outer.extent, loop.level, loop.dim, copies, False, loop.note, True)
+    group = _copies(inner, VECTOR, {**ranges, outer.var: (0, outer.extent - 1)})
+    return replace(outer, body=Block(flatten(group)), level=loop.level, dim=loop.dim, compiler_unroll=True)
 
 
 def _changed(loop: Loop) -> frozenset:
