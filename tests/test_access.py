@@ -76,9 +76,14 @@ def test_search_spaces_probe_each_variant_with_a_valid_configuration():
         assert probe is not None and spaces.valid(i, probe)
         f = spaces.model(i).features(probe)[0]
         assert f["global_traffic"] > 0
-    # A CPU has no warps whose reads coalesce: no probe, no code generation for it.
+    # A CPU has no warps whose reads coalesce: its probe counts the operations of the variant's code.
     cpu = DeviceProfile("test CPU", "test", max_work_group_size=1024, max_work_item_sizes=(1024, 1024, 1024), device_type="CPU")
-    assert Spaces(variants, op.sizes(), cpu, 0)._probe(0) is None
+    on_cpu = Spaces(variants, op.sizes(), cpu, 0)
+    probe = on_cpu._probe(0)
+    assert probe is not None and on_cpu.valid(0, probe)
+    f = on_cpu.model(0).features(probe)[0]
+    assert f["private_reads"] > 0 and f["address_ops"] > 0
+    assert f["global_traffic"] == f["global_reads"]
 
 
 def test_search_spaces_predict_a_point_with_the_coalescing_of_its_own_configuration():
@@ -108,8 +113,15 @@ def test_search_spaces_predict_a_point_with_the_coalescing_of_its_own_configurat
             assert at_probe["global_traffic"] == pytest.approx(at_probe["global_reads"] * probe["global_traffic"] / probe["global_reads"])
             differ += abs(f["global_traffic"] - at_probe["global_traffic"]) > 0.05 * at_probe["global_traffic"]
     assert differ, "every sampled configuration coalesces as its variant's probe does"
+    # On a CPU the point's own operations (``liftpy.model.operations``) take the place of the factors.
+    from liftpy.model.operations import operation_counts
+
     cpu = DeviceProfile("test CPU", "test", max_work_group_size=1024, max_work_item_sizes=(1024, 1024, 1024), device_type="CPU")
-    assert Spaces(variants, op.sizes(), cpu, 0).access(0, spaces.sample(0, 1, 1)[0]) is None
+    on_cpu = Spaces(variants, op.sizes(), cpu, 0)
+    config = on_cpu.sample(0, 1, 1)[0]
+    counts = on_cpu.access(0, config)
+    assert counts == operation_counts(variants[0].program, {**op.sizes(), **config}, variants[0].placement_map)
+    assert on_cpu.predict(0, config).features["private_reads"] == counts[0].private_reads
 
 
 def test_bank_passes_count_the_most_distinct_words_of_one_bank():

@@ -56,6 +56,23 @@ points, measured while the machine did other work: 0.05, 0.45 and 0.46.  Timed a
 ranks a fresh store of them at 0.50 (gradient-boosted trees trained on 800 of them: 0.68;
 ``benchmarks/results/pocl-tau-ceiling.json``): on a CPU the formula, not the measurement, is what limits.
 
+So on a CPU, where a variant's model has them, a kernel's time is not its rates but the operations its code
+executes (``liftpy.model.operations``: private reads, address arithmetic, conditional reads, stores into
+local memory, emulated image reads), each at a cost per operation on one core, the busiest core's share of
+the groups, plus the launch (``_predict_cpu_operations``; ``CPU_OPERATION_S``).  The costs are a least-squares
+fit of log time on a fresh uniform store of the reduced VGG-16 layer 7 (993 points, fastest of 40 runs each):
+with each point's own counts it ranks them at Kendall tau 0.699 (the rates: 0.52, refitted to the store:
+0.56); fitted to half of the store's kinds of variant, it ranks the other half at 0.688; and on a store the fit
+never saw, 200 uniform points of the reduced layer 24 (8 x 14 x 14), at 0.653, where the rates rank them at
+0.485 and costs refitted to that store itself at 0.660.  Address arithmetic is a fraction of a cycle an
+operation (the compiler shares most of it), a private read a little more (a register block the
+privatization left in an array), a conditional read half a nanosecond, an emulated ``read_imagef`` 10 ns;
+the launch fitted at 10 us.  Counts added for loop iterations, branches, barriers times work-items, local,
+global and user-function reads, or work-items as lanes beyond four, each left the fit within 0.002.  Ranking
+thousands of candidates, a search takes the counts of one configuration per variant as shares of its
+symbolic counts (``OPERATION_SHARES``), which ranks that store at 0.555; the few points it is about to
+measure it counts at their own configuration.
+
 The expressions are compiled once per variant (``VariantModel``) and evaluated for thousands of
 configurations in milliseconds, so a search can rank a whole space before measuring any of it.
 """
@@ -74,6 +91,7 @@ from ..ir.expr import Program
 from ..ir.kernels import split_kernels
 from ..ir.types import memory_bytes
 from .counts import count
+from .operations import OperationCounts
 
 OVERLAP_NORM = 4  # how the terms of a kernel's time combine (``predict_kernel``; module docstring)
 PARTIAL_WARP_LANES = 4  # a warp's cache requests count as issued whole from a quarter of its lanes on
@@ -92,6 +110,17 @@ CPU_SCALAR_CACHE_GBS_PER_CU = 10.0
 # by it (module docstring: a sweep of the unrolled reduction step of one tiling on PoCL).
 CPU_VECTOR_LANES = 4
 CPU_VECTOR_BODY_LIMIT = 32
+# Seconds a CPU core spends per operation counted on the statement IR (``liftpy.model.operations``; per
+# element a copy stores into local memory, per doubling of the group's work-items), and per launch: fitted
+# to PoCL's uniform store of the reduced VGG-16 layer 7 on 2 cores of an AMD EPYC (module docstring).
+CPU_OPERATION_S = {"private_reads": 7.5e-11, "address_ops": 3.9e-11, "conditional_reads": 1.5e-10, "local_writes": 7.5e-10,
+                   "image_calls": 1.04e-8, "launch": 1.0e-5}
+# The counts of ``liftpy.model.operations`` as a model's constants, measured at the variant's probe
+# (``model_code``): each per what it grows with among the symbolic counts (the local writes with the elements
+# staged, the image calls with the elements read from images), or per user-function application where the
+# symbolic count is nought there (a copy the counts do not see as one).
+OPERATION_SHARES = {"private_reads": "flops", "address_ops": "flops", "conditional_reads": "flops", "local_writes": "copy_elements",
+                    "image_calls": "image_elements"}
 
 FEATURES = ("flops", "global_reads", "local_reads", "copy_bytes", "written", "items", "groups", "local_bytes", "private_bytes",
             "input_bytes", "global_traffic", "local_traffic")
@@ -192,6 +221,8 @@ def _kernel_expressions(stage: Program, images: frozenset = frozenset()) -> dict
 def predict_kernel(f: Mapping[str, float], machine: Machine) -> Prediction:
     items = max(1.0, float(f["items"]))
     groups = max(1.0, float(f["groups"]))
+    if not machine.is_gpu and "private_reads" in f:
+        return _predict_cpu_operations(f, machine, items, groups)
     regs = float(f["private_bytes"]) / 4 + 24
     # A group whose registers do not fit still runs: the compiler spills the excess to (cached) memory.
     # It is slower by about the share that does not fit, not impossible, so it ranks low but finite.
@@ -222,15 +253,7 @@ def predict_kernel(f: Mapping[str, float], machine: Machine) -> Prediction:
         ilp = min(2.0, max(1.0, float(f["private_bytes"]) / 4 / 16))
         hiding = min(1.0, resident * warps_per_group * ilp / 8.0)
     else:
-        lanes, hiding = 1.0, 1.0
-        # PoCL runs a group's work-items as the lanes of vector instructions where the code between two
-        # barriers is short: the gain falls as unrolled loops lengthen it, and a kernel that stages tiles in
-        # local memory (barriers: each stretch between them a loop over the work-items of its own, their
-        # private values saved across) gained nothing measurable (module docstring).
-        if not f.get("copy_bytes") and machine.vector_lanes > 1:
-            width = min(float(machine.vector_lanes), items)
-            short = max(0.0, 1.0 - float(f.get("unrolled_body", 1)) / CPU_VECTOR_BODY_LIMIT)
-            lanes = 1.0 + (width - 1.0) * short
+        lanes, hiding = _cpu_lanes(f, machine, items), 1.0
     # A warp with few active lanes: the coalescing factor in ``global_traffic`` already counts the cache
     # lines its requests touch per byte asked, so only the requests' issue is left to count, from below a
     # quarter of a warp (``PARTIAL_WARP_LANES``); dividing by ``lanes`` too counted the waste twice (a
@@ -253,6 +276,30 @@ def predict_kernel(f: Mapping[str, float], machine: Machine) -> Prediction:
     return Prediction(spill * busy / (wave_eff * hiding) + machine.launch_s, bound, occ, dict(f))
 
 
+def _cpu_lanes(f: Mapping[str, float], machine: Machine, items: float) -> float:
+    """The work-items PoCL runs as the lanes of one vector instruction where the code between two barriers
+    is short (module docstring): up to ``vector_lanes``, fewer as unrolled loops lengthen the stretch, and
+    none in a kernel that stages tiles in local memory (barriers: each stretch between them a loop over the
+    work-items of its own, their private values saved across), which gained nothing measurable."""
+    if f.get("copy_bytes") or machine.vector_lanes <= 1:
+        return 1.0
+    short = max(0.0, 1.0 - float(f.get("unrolled_body", 1)) / CPU_VECTOR_BODY_LIMIT)
+    return 1.0 + (min(float(machine.vector_lanes), items) - 1.0) * short
+
+
+def _predict_cpu_operations(f: Mapping[str, float], machine: Machine, items: float, groups: float) -> Prediction:
+    """A CPU kernel's time from the operations its code executes (``liftpy.model.operations``; module
+    docstring): each core runs whole groups, so the time is a group's share of the operations times the
+    groups the busiest core runs, plus the launch."""
+    lanes = _cpu_lanes(f, machine, items)
+    s = CPU_OPERATION_S
+    work = (float(f["private_reads"]) * s["private_reads"] + float(f["address_ops"]) * s["address_ops"]
+            + float(f["conditional_reads"]) * s["conditional_reads"]) / lanes
+    work += float(f["local_writes"]) * s["local_writes"] * math.log2(items + 1) + float(f["image_calls"]) * s["image_calls"]
+    per_core = math.ceil(groups / machine.compute_units) / groups
+    return Prediction(work * per_core + s["launch"], "operations", 1, dict(f))
+
+
 class VariantModel:
     """The analytical model of one variant: symbolic once (``model_code``), numeric per configuration."""
 
@@ -273,7 +320,12 @@ class VariantModel:
         for k, fns in enumerate(self.kernels):
             f = {name: float(fn(*args)) for name, fn in fns.items()}
             coalescing, banks = f.pop("coalescing", 1.0), f.pop("banks", 1.0)
-            if access is not None:
+            shares = {key: f.pop(key) for key in [key for key in f if "_per_" in key]}
+            if isinstance(access[k] if access is not None else None, OperationCounts):
+                f.update(access[k]._asdict())
+            elif shares:
+                f.update(_operations_from_shares(shares, f))
+            elif access is not None:
                 coalescing, banks = access[k]
             f["global_traffic"] = f["global_reads"] * coalescing
             f["local_traffic"] = f["local_reads"] * banks
@@ -293,7 +345,7 @@ class VariantModel:
 
 
 def model_code(program: Program, sizes: Mapping, params, probe: Mapping | None = None,
-               placements: Mapping[str, str] | None = None) -> tuple:
+               placements: Mapping[str, str] | None = None, cpu: bool = False) -> tuple:
     """The model's expressions for each kernel of a variant at given sizes, as Python expressions over its
     tuning parameters: plain text, so that a search keeps them on disk and a resumed one skips the symbolic
     counting (and sympy's lambdify) of every variant it meets again.
@@ -301,18 +353,69 @@ def model_code(program: Program, sizes: Mapping, params, probe: Mapping | None =
     ``probe``: one valid configuration of the variant, at which how each kernel's reads are served
     (coalescing of the global ones, bank conflicts of the local ones) is measured on its statement IR
     (``liftpy.model.access``) and kept as constants; without one, reads count as served ideally.
-    ``placements``: the variant's (``{"input": "image"}``), whose image reads the model counts apart."""
+    ``placements``: the variant's (``{"input": "image"}``), whose image reads the model counts apart.
+    ``cpu``: for a CPU device, where the probe counts the operations of each kernel's code instead
+    (``liftpy.model.operations``), kept as shares of its user-function applications and of the elements it
+    stages."""
     bind = {sympy.Symbol(str(k), positive=True, integer=True): int(v) for k, v in sizes.items()}
     printer = PythonCodePrinter()
     stages = split_kernels(program)
-    factors = _access(program, sizes, probe, len(stages))
     images = frozenset(k for k, where in (placements or {}).items() if where == "image")
+    exprs = [_kernel_expressions(st.program, images) for st in stages]
+    if cpu:
+        extra = _operation_shares(program, sizes, probe, placements, exprs)
+    else:
+        extra = [(("coalescing", repr(float(c))), ("banks", repr(float(b)))) for c, b in _access(program, sizes, probe, len(stages))]
     out = []
-    for st, (coalescing, banks) in zip(stages, factors):
-        exprs = _kernel_expressions(st.program, images)
-        code = tuple((name, printer.doprint(sympy.sympify(ex).subs(bind))) for name, ex in exprs.items())
-        out.append(code + (("coalescing", repr(float(coalescing))), ("banks", repr(float(banks)))))
+    for ex, more in zip(exprs, extra):
+        code = tuple((name, printer.doprint(sympy.sympify(e).subs(bind))) for name, e in ex.items())
+        out.append(code + tuple(more))
     return tuple(out)
+
+
+def _operation_bases(f: Mapping) -> dict:
+    """What the operation counts are shares of (``OPERATION_SHARES``), from a kernel's symbolic counts."""
+    return {"flops": float(f["flops"]), "copy_elements": float(f["copy_bytes"]) / 4, "image_elements": float(f["image_reads"]) / 4}
+
+
+def _operations_from_shares(shares: Mapping[str, float], f: Mapping) -> dict:
+    """A kernel's operation counts from the shares its probe measured (``name_per_base``) and its symbolic
+    counts at a configuration."""
+    base = _operation_bases(f)
+    out = {}
+    for key, share in shares.items():
+        name, of = key.split("_per_")
+        out[name] = share * base[of]
+    return out
+
+
+def _operation_shares(program: Program, sizes: Mapping, probe: Mapping | None, placements, exprs: list) -> list:
+    """Each kernel's operations at the probe (``liftpy.model.operations``) as shares of what the symbolic
+    counts give there (``OPERATION_SHARES``); none without a probe, or where the emitter refuses it (the
+    formula then uses the rates)."""
+    from ..errors import LiftError
+    from .operations import operation_counts
+
+    none = [()] * len(exprs)
+    if probe is None:
+        return none
+    bindings = {**dict(sizes), **dict(probe)}
+    try:
+        counts = operation_counts(program, bindings, placements)
+    except LiftError:
+        return none
+    if len(counts) != len(exprs):
+        return none
+    at = {sympy.Symbol(str(k), positive=True, integer=True): int(v) for k, v in bindings.items()}
+    out = []
+    for c, ex in zip(counts, exprs):
+        base = _operation_bases({name: sympy.sympify(ex[name]).subs(at) for name in ("flops", "copy_bytes", "image_reads")})
+        shares = []
+        for name, of in OPERATION_SHARES.items():
+            of = of if base[of] or not base["flops"] else "flops"
+            shares.append((f"{name}_per_{of}", repr(getattr(c, name) / base[of] if base[of] else 0.0)))
+        out.append(tuple(shares))
+    return out
 
 
 def _access(program: Program, sizes: Mapping, probe: Mapping | None, kernels: int) -> tuple:

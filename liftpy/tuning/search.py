@@ -197,12 +197,11 @@ class Spaces:
 
     def access(self, i: int, config: dict) -> tuple | None:
         """How the reads of each kernel of variant ``i`` are served at ``config`` itself (coalescing and bank
-        conflicts, ``liftpy.model.access``); None on a CPU device (no warps) and where the emitter refuses
-        the point.  A variant's model otherwise uses what its probe measured, and the coalescing of one
-        tiled variant ranges from 2 to 31 over its configurations.  Kept on disk: a resumed search re-ranks
-        the candidates and relearns the points it measured."""
-        if not self.machine.is_gpu:
-            return None
+        conflicts, ``liftpy.model.access``), or on a CPU device (no warps) the operations its code executes
+        there (``liftpy.model.operations``); None where the emitter refuses the point.  A variant's model
+        otherwise uses what its probe measured, and the coalescing of one tiled variant ranges from 2 to 31
+        over its configurations.  Kept on disk: a resumed search re-ranks the candidates and relearns the
+        points it measured."""
         key = (i, config_key(config))
         if key not in self._access:
             from .cache import SCREEN_CODE, memo
@@ -215,8 +214,6 @@ class Spaces:
         """``access`` of many points (variant, configuration) at once, in ``jobs`` processes: what ranking
         hundreds of measured points asks (a benchmark's held-out points), at some 0.1 s of code generation
         each for a convolution tiling."""
-        if not self.machine.is_gpu:
-            return
         from .cache import SCREEN_CODE, recall, remember
 
         todo, asked = [], set()
@@ -273,8 +270,8 @@ class Spaces:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        args = [(self.variants[i].program, sizes, self.variants[i].params, config, self.variants[i].placement_map)
-                for _, i, sizes, config in todo]
+        args = [(self.variants[i].program, sizes, self.variants[i].params, config, self.variants[i].placement_map,
+                 not self.machine.is_gpu) for _, i, sizes, config in todo]
         # Spawned, not forked: a resumed search rebuilds its strategy in a thread beside the main one, and a
         # fork copies whatever lock another thread holds at that moment.
         with ProcessPoolExecutor(min(jobs, len(todo)), mp_context=multiprocessing.get_context("spawn")) as pool:
@@ -313,7 +310,8 @@ class Spaces:
         return f"{hashlib.sha1(problem.encode()).hexdigest()}|{config_key(config)}"
 
     def _access_task(self, i: int, config: dict) -> tuple:
-        return self.variants[i].program, {**self.sizes, **config}
+        v = self.variants[i]
+        return v.program, {**self.sizes, **config}, None if self.machine.is_gpu else v.placement_map
 
     def _variant_key(self, i: int) -> str:
         if self.keys is not None:
@@ -345,13 +343,10 @@ class Spaces:
         return self._machine
 
     def _probe(self, i: int) -> dict | None:
-        """The configuration at which the model of variant ``i`` measures how its reads coalesce: one drawn
-        from its valid space with the search's seed (None when it has none, and on a CPU device, which
-        has no warps whose reads coalesce: there the probe's code generation would be spent for nothing)."""
+        """The configuration at which the model of variant ``i`` measures how its reads coalesce (on a CPU
+        device, which has no warps, the operations of its code: ``model_code``): one drawn from its valid
+        space with the search's seed (None when it has none)."""
         from .cache import SCREEN_CODE, memo
-
-        if not self.machine.is_gpu:
-            return None
 
         def draw():
             configs = self.sample(i, 1, self.seed)
@@ -374,7 +369,9 @@ class Spaces:
             probe = self._probe(i) if sizes is None else (dict(config) if config is not None else None)
             # The expressions are kept on disk (by variant, sizes and probe): a resumed search meets the
             # same variants.
-            code = memo("models", self._model_key(i, at, probe), lambda: model_code(v.program, at, v.params, probe, v.placement_map), SCREEN_CODE)
+            cpu = not self.machine.is_gpu
+            code = memo("models", self._model_key(i, at, probe), lambda: model_code(v.program, at, v.params, probe, v.placement_map, cpu),
+                        SCREEN_CODE)
             self._models[key] = VariantModel(code, v.params, self.machine)
         return self._models[key]
 
@@ -384,7 +381,8 @@ class Spaces:
         return (i, tuple(sorted(sizes.items())), tuple(sorted((config or {}).items())))
 
     def _model_key(self, i: int, sizes: dict, probe: dict | None) -> str:
-        return f"{self._variant_key(i)}|{sorted(sizes.items())}|{sorted((probe or {}).items())}"
+        device = "gpu" if self.machine.is_gpu else "cpu"  # what the probe measures (``model_code``)
+        return f"{self._variant_key(i)}|{sorted(sizes.items())}|{sorted((probe or {}).items())}|{device}"
 
 
 def _model_code_of(args):
@@ -393,21 +391,23 @@ def _model_code_of(args):
     from ..errors import LiftError
     from ..model.analytical import model_code
 
-    program, sizes, params, probe, placements = args
+    program, sizes, params, probe, placements, cpu = args
     try:
-        return model_code(program, sizes, params, probe, placements)
+        return model_code(program, sizes, params, probe, placements, cpu)
     except LiftError:
         return None
 
 
 def _access_of(args):
-    """``access_factors`` of one point, None where the emitter refuses it (a worker process's task)."""
+    """``access_factors`` of one point (on a CPU device, given its placements: ``operation_counts``), None where
+    the emitter refuses it (a worker process's task)."""
     from ..errors import LiftError
     from ..model.access import access_factors
+    from ..model.operations import operation_counts
 
-    program, bindings = args
+    program, bindings, cpu_placements = args
     try:
-        return access_factors(program, bindings)
+        return access_factors(program, bindings) if cpu_placements is None else operation_counts(program, bindings, cpu_placements)
     except LiftError:
         return None
 
