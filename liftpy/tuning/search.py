@@ -311,7 +311,7 @@ class Spaces:
 
     def _access_task(self, i: int, config: dict) -> tuple:
         v = self.variants[i]
-        return v.program, {**self.sizes, **config}, None if self.machine.is_gpu else v.placement_map
+        return v.program, {**self.sizes, **config}, not self.machine.is_gpu, v.placement_map
 
     def _variant_key(self, i: int) -> str:
         if self.keys is not None:
@@ -399,15 +399,15 @@ def _model_code_of(args):
 
 
 def _access_of(args):
-    """``access_factors`` of one point (on a CPU device, given its placements: ``operation_counts``), None where
-    the emitter refuses it (a worker process's task)."""
+    """``access_factors`` of one point (on a CPU device, ``operation_counts``), None where the emitter refuses
+    it (a worker process's task)."""
     from ..errors import LiftError
     from ..model.access import access_factors
     from ..model.operations import operation_counts
 
-    program, bindings, cpu_placements = args
+    program, bindings, cpu, placements = args
     try:
-        return access_factors(program, bindings) if cpu_placements is None else operation_counts(program, bindings, cpu_placements)
+        return operation_counts(program, bindings, placements) if cpu else access_factors(program, bindings)
     except LiftError:
         return None
 
