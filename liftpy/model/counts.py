@@ -240,9 +240,10 @@ class _Counter:
             # A sequential map over a private array (a register block's rows, zipped with its operands) is
             # unrolled by the OpenCL compiler even where liftpy leaves it a loop: registers are indexed by
             # constants only (module docstring).
-            over_private = not parallel and _private(self.origin(xs, env))
+            origin = self.origin(xs, env)
+            over_private = not parallel and _private(origin)
             self.loops.append(LoopInfo(xs_t.size, parallel, bool(getattr(fn, "unroll", False)) or over_private))
-            o = self.elem_origin(self.origin(xs, env), k)
+            o = self.elem_origin(origin, k)
             (param,) = fn.f.params
             self.walk(fn.f.body, self.bind(env, [param], [xs_t.elem], [o]))
             self.loops.pop()

@@ -17,8 +17,9 @@ unrolling, vectorization and hoisting left), each statement weighted by the exte
 it, over the whole NDRange:
 
 - ``private_reads``: reads of private memory (scalars and arrays);
-- ``address_ops``: the additions and multiplications of the indices of every read and store, of the
-  conditions, and of the integer definitions the hoisting pass made;
+- ``address_ops``: the arithmetic of the indices of every read and store, of the conditions, and of the
+  integer definitions the hoisting pass made (a sum or product of n terms n - 1, a minimum, maximum,
+  selection, division, remainder or comparison one);
 - ``conditional_reads``: reads guarded by a condition (padding, partial tiles);
 - ``local_writes``: stores into local memory (a vector store is one);
 - ``image_calls``: calls of ``read_imagef``, which PoCL emulates in software: the symbolic counts take the
@@ -27,10 +28,11 @@ it, over the whole NDRange:
 
 ``liftpy.model.analytical`` weighs them, with the launches, into a CPU's time.  On that store the weighted
 counts rank the points at 0.699 with their weights fitted to it, at 0.688 with the weights fitted to half
-of its kinds of variant and ranking the other half, and a store of another layer that the fit never saw at
-0.653 (module docstring of ``liftpy.model.analytical``).  Like the access factors, the counts belong to one configuration: a search
-ranks its candidates with those of one configuration per variant, as a share of the variant's
-user-function applications (``model_code``), and counts them again at each point it is about to measure.
+of its kinds of variant and ranking the other half, and a store of another layer that the fit never saw
+at 0.653 (module docstring of ``liftpy.model.analytical``).  Like the access factors, the counts belong to
+one configuration: a search ranks its candidates with those of one configuration per variant, as shares of
+the variant's symbolic counts (``model_code``), and counts them again at each point it is about to
+measure.
 """
 
 from __future__ import annotations
