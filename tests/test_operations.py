@@ -11,6 +11,7 @@ from liftpy.host.profile import DeviceProfile
 from liftpy.ir.parser import parse_program
 from liftpy.model.analytical import CPU_OPERATION_S, Machine, VariantModel, model_code, predict_kernel
 from liftpy.model.operations import OperationCounts, operation_counts
+from test_codegen import _tiled_stencil as tiled_stencil
 
 # Per pixel of an H x W image of C channels, the sum of its squared channels: each multAndSumUp reads its
 # element twice.
@@ -18,16 +19,6 @@ SUMS = """
 def sums(I: [[[float]C]W]H) =
   mapGlb(1, fun(row) => mapGlb(0, fun(px) => reduceSeq(fun(acc, x) => multAndSumUp(acc, x, x), toPrivate(id(0.0f)), px), row), I)
 """
-
-
-def tiled_stencil():
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).parent))
-    from test_codegen import _tiled_stencil
-
-    return _tiled_stencil()
 
 
 def cpu() -> Machine:

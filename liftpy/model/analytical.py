@@ -355,22 +355,42 @@ def model_code(program: Program, sizes: Mapping, params, probe: Mapping | None =
     (``liftpy.model.access``) and kept as constants; without one, reads count as served ideally.
     ``placements``: the variant's (``{"input": "image"}``), whose image reads the model counts apart.
     ``cpu``: for a CPU device, where the probe counts the operations of each kernel's code instead
-    (``liftpy.model.operations``), kept as shares of its user-function applications and of the elements it
-    stages."""
+    (``liftpy.model.operations``), kept as shares of its symbolic counts (``OPERATION_SHARES``)."""
     bind = {sympy.Symbol(str(k), positive=True, integer=True): int(v) for k, v in sizes.items()}
     printer = PythonCodePrinter()
     stages = split_kernels(program)
     images = frozenset(k for k, where in (placements or {}).items() if where == "image")
     exprs = [_kernel_expressions(st.program, images) for st in stages]
-    if cpu:
-        extra = _operation_shares(program, sizes, probe, placements, exprs)
-    else:
-        extra = [(("coalescing", repr(float(c))), ("banks", repr(float(b)))) for c, b in _access(program, sizes, probe, len(stages))]
+    bindings = {**dict(sizes), **dict(probe or {})}
+    # A probe the emitter refuses leaves the model as it is without one; the search meets the refusal itself
+    # when it generates that point.
+    measured = measure_at(program, bindings, placements, cpu) if probe is not None else None
+    if measured is None or len(measured) != len(stages):
+        measured = [None] * len(stages)
     out = []
-    for ex, more in zip(exprs, extra):
+    for ex, m in zip(exprs, measured):
         code = tuple((name, printer.doprint(sympy.sympify(e).subs(bind))) for name, e in ex.items())
+        if cpu:
+            more = _operation_shares(m, ex, bindings) if m is not None else ()
+        else:
+            coalescing, banks = m if m is not None else (1.0, 1.0)
+            more = (("coalescing", repr(float(coalescing))), ("banks", repr(float(banks))))
         out.append(code + tuple(more))
     return tuple(out)
+
+
+def measure_at(program: Program, bindings: Mapping, placements: Mapping[str, str] | None, cpu: bool) -> tuple | None:
+    """What the model measures of a lowered program at one configuration, per kernel: on a GPU how its reads
+    are served (``liftpy.model.access``), on a CPU the operations its code executes
+    (``liftpy.model.operations``, given the variant's ``placements``); None where the emitter refuses it."""
+    from ..errors import LiftError
+    from .access import access_factors
+    from .operations import operation_counts
+
+    try:
+        return operation_counts(program, bindings, placements) if cpu else access_factors(program, bindings)
+    except LiftError:
+        return None
 
 
 def _operation_bases(f: Mapping) -> dict:
@@ -389,50 +409,16 @@ def _operations_from_shares(shares: Mapping[str, float], f: Mapping) -> dict:
     return out
 
 
-def _operation_shares(program: Program, sizes: Mapping, probe: Mapping | None, placements, exprs: list) -> list:
-    """Each kernel's operations at the probe (``liftpy.model.operations``) as shares of what the symbolic
-    counts give there (``OPERATION_SHARES``); none without a probe, or where the emitter refuses it (the
-    formula then uses the rates)."""
-    from ..errors import LiftError
-    from .operations import operation_counts
-
-    none = [()] * len(exprs)
-    if probe is None:
-        return none
-    bindings = {**dict(sizes), **dict(probe)}
-    try:
-        counts = operation_counts(program, bindings, placements)
-    except LiftError:
-        return none
-    if len(counts) != len(exprs):
-        return none
+def _operation_shares(counts: OperationCounts, exprs: Mapping, bindings: Mapping) -> tuple:
+    """One kernel's operations at the probe (``bindings``) as shares of what its symbolic counts (``exprs``)
+    give there (``OPERATION_SHARES``), each per user-function application where that count is nought."""
     at = {sympy.Symbol(str(k), positive=True, integer=True): int(v) for k, v in bindings.items()}
-    out = []
-    for c, ex in zip(counts, exprs):
-        base = _operation_bases({name: sympy.sympify(ex[name]).subs(at) for name in ("flops", "copy_bytes", "image_reads")})
-        shares = []
-        for name, of in OPERATION_SHARES.items():
-            of = of if base[of] or not base["flops"] else "flops"
-            shares.append((f"{name}_per_{of}", repr(getattr(c, name) / base[of] if base[of] else 0.0)))
-        out.append(tuple(shares))
-    return out
-
-
-def _access(program: Program, sizes: Mapping, probe: Mapping | None, kernels: int) -> tuple:
-    from .access import AccessFactors, access_factors
-
-    ideal = (AccessFactors(),) * kernels
-    if probe is None:
-        return ideal
-    from ..errors import LiftError
-
-    try:
-        factors = access_factors(program, {**dict(sizes), **dict(probe)})
-    except LiftError:
-        # A probe the emitter refuses leaves the model as it was without one; the search meets the
-        # refusal itself when it generates that point.
-        return ideal
-    return factors if len(factors) == kernels else ideal
+    base = _operation_bases({name: sympy.sympify(exprs[name]).subs(at) for name in ("flops", "copy_bytes", "image_reads")})
+    shares = []
+    for name, of in OPERATION_SHARES.items():
+        of = of if base[of] or not base["flops"] else "flops"
+        shares.append((f"{name}_per_{of}", repr(getattr(counts, name) / base[of] if base[of] else 0.0)))
+    return tuple(shares)
 
 
 _NAMESPACE = {"math": math, "Min": min, "Max": max}

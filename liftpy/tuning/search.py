@@ -270,8 +270,8 @@ class Spaces:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        args = [(self.variants[i].program, sizes, self.variants[i].params, config, self.variants[i].placement_map,
-                 not self.machine.is_gpu) for _, i, sizes, config in todo]
+        args = [(self.variants[i].program, sizes, self.variants[i].params, config, self.variants[i].placement_map, self.cpu)
+                for _, i, sizes, config in todo]
         # Spawned, not forked: a resumed search rebuilds its strategy in a thread beside the main one, and a
         # fork copies whatever lock another thread holds at that moment.
         with ProcessPoolExecutor(min(jobs, len(todo)), mp_context=multiprocessing.get_context("spawn")) as pool:
@@ -311,7 +311,7 @@ class Spaces:
 
     def _access_task(self, i: int, config: dict) -> tuple:
         v = self.variants[i]
-        return v.program, {**self.sizes, **config}, not self.machine.is_gpu, v.placement_map
+        return v.program, {**self.sizes, **config}, self.cpu, v.placement_map
 
     def _variant_key(self, i: int) -> str:
         if self.keys is not None:
@@ -342,6 +342,12 @@ class Spaces:
             self._machine = Machine.from_profile(self.profile)
         return self._machine
 
+    @property
+    def cpu(self) -> bool:
+        """Whether the model measures the operations of a point's code (a CPU device) rather than how its
+        reads are served (``liftpy.model.analytical.measure_at``)."""
+        return not self.machine.is_gpu
+
     def _probe(self, i: int) -> dict | None:
         """The configuration at which the model of variant ``i`` measures how its reads coalesce (on a CPU
         device, which has no warps, the operations of its code: ``model_code``): one drawn from its valid
@@ -369,9 +375,8 @@ class Spaces:
             probe = self._probe(i) if sizes is None else (dict(config) if config is not None else None)
             # The expressions are kept on disk (by variant, sizes and probe): a resumed search meets the
             # same variants.
-            cpu = not self.machine.is_gpu
-            code = memo("models", self._model_key(i, at, probe), lambda: model_code(v.program, at, v.params, probe, v.placement_map, cpu),
-                        SCREEN_CODE)
+            code = memo("models", self._model_key(i, at, probe),
+                        lambda: model_code(v.program, at, v.params, probe, v.placement_map, self.cpu), SCREEN_CODE)
             self._models[key] = VariantModel(code, v.params, self.machine)
         return self._models[key]
 
@@ -381,7 +386,7 @@ class Spaces:
         return (i, tuple(sorted(sizes.items())), tuple(sorted((config or {}).items())))
 
     def _model_key(self, i: int, sizes: dict, probe: dict | None) -> str:
-        device = "gpu" if self.machine.is_gpu else "cpu"  # what the probe measures (``model_code``)
+        device = "cpu" if self.cpu else "gpu"  # what the probe measures (``model_code``)
         return f"{self._variant_key(i)}|{sorted(sizes.items())}|{sorted((probe or {}).items())}|{device}"
 
 
@@ -399,17 +404,11 @@ def _model_code_of(args):
 
 
 def _access_of(args):
-    """``access_factors`` of one point (on a CPU device, ``operation_counts``), None where the emitter refuses
-    it (a worker process's task)."""
-    from ..errors import LiftError
-    from ..model.access import access_factors
-    from ..model.operations import operation_counts
+    """``measure_at`` of one point (a worker process's task)."""
+    from ..model.analytical import measure_at
 
     program, bindings, cpu, placements = args
-    try:
-        return operation_counts(program, bindings, placements) if cpu else access_factors(program, bindings)
-    except LiftError:
-        return None
+    return measure_at(program, bindings, placements, cpu)
 
 
 class UniformSearch:
