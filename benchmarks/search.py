@@ -55,6 +55,10 @@ they are copied into its store before it starts (``guided_search_shared`` names 
 offers their fastest points as candidates and trains its model on them, and ``runs_to_5pct`` is that of a
 search which knew the other workloads' measurements.
 
+``--guided-seed N`` runs the guided search (its random share, its probes, its inputs) with another seed than the
+uniform one, so that a second guided search over the same uniform store takes another path: where single
+measurements vary by a third (a CPU), one run's ``runs_to_5pct`` is one draw of a spread.
+
 Workloads: ``sgemm:N`` or ``sgemm:MxNxK`` (the high-level matrix product, all variants), ``vgg16:L`` or any
 layer name (the convolution's tiled variants, ``--conv-rules``); ``@reduced`` after a layer shrinks it.
 """
@@ -104,6 +108,8 @@ def main() -> int:
     ap.add_argument("--profile", default=None)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--guided-seed", type=int, default=None,
+                    help="seed of the guided search alone (default --seed): another path over the same uniform store")
     ap.add_argument("--offline", action="store_true",
                     help="measure nothing: compute the model's figures again from the stores beside --json (no device)")
     ap.add_argument("--confirm", type=int, default=0, metavar="ROUNDS",
@@ -149,10 +155,11 @@ def main() -> int:
             t_uniform = round(time.time() - t0, 1)
             shared = _share(op, out_dir, (uni_db, guided_db), guided_db) if args.transfer else None
             t0 = time.time()
-            guided = explore_operator(op, samples=n_guided, db=guided_db, search="model", **common)
+            guided_common = {**common, "seed": args.seed if args.guided_seed is None else args.guided_seed}
+            guided = explore_operator(op, samples=n_guided, db=guided_db, search="model", **guided_common)
             t_guided = round(time.time() - t0, 1)
             t0 = time.time()
-            resumed = explore_operator(op, samples=n_guided + 1, db=guided_db, search="model", batch=1, **common)
+            resumed = explore_operator(op, samples=n_guided + 1, db=guided_db, search="model", batch=1, **guided_common)
             resume = _resume_fields(guided, resumed, time.time() - t0)
             u_records, g_records, device = uni.records, guided.records, guided.device
 
@@ -223,6 +230,7 @@ def main() -> int:
             **({"kendall_tau_no_transfer": tau_plain, "transfer": transfer} if args.transfer else {}),
             **({"guided_search_shared": shared} if shared is not None else {}),
             **({"offline": True} if args.offline else {}),
+            **({"guided_seed": args.guided_seed} if args.guided_seed is not None else {}),
         }
         if args.confirm and not args.offline:
             rec["confirmed"] = _confirm(op, variants, index, u_ok, g_pts, profile, args.confirm, args.seed)

@@ -41,6 +41,25 @@ def test_offline_figures_equal_those_of_the_run_that_left_the_stores(tmp_path):
     assert {k: offline[k] for k in MODEL_FIGURES} == {k: measured[k] for k in MODEL_FIGURES}
 
 
+def test_guided_seed_takes_another_guided_path_over_the_same_uniform_store(tmp_path):
+    """``--guided-seed``: a second guided search beside a uniform store measures no uniform point again."""
+    from liftpy.tuning.store import Store
+
+    first = _run("--json", str(tmp_path / "a.json"))
+    assert first.returncode == 0, first.stderr[-2000:]
+    uniform, guided = tmp_path / "search-sgemm_16-uniform.sqlite", tmp_path / "search-sgemm_16-guided.sqlite"
+    with Store(uniform) as s:
+        before = sorted((r.variant, str(r.config), r.finished_at) for r in s.records())
+    guided.rename(tmp_path / "first-guided.sqlite")
+    second = _run("--guided-seed", "7", "--json", str(tmp_path / "b.json"))
+    assert second.returncode == 0, second.stderr[-2000:]
+    with Store(uniform) as s:
+        assert sorted((r.variant, str(r.config), r.finished_at) for r in s.records()) == before
+    [rec] = json.loads((tmp_path / "b.json").read_text())
+    assert rec["guided_seed"] == 7 and rec["guided_points"] == 4
+    assert "guided_seed" not in json.loads((tmp_path / "a.json").read_text())[0]
+
+
 def test_offline_without_stores_is_a_one_line_error(tmp_path):
     out = _run("--offline", "--json", str(tmp_path / "x.json"))
     assert out.returncode != 0
