@@ -1,5 +1,5 @@
 # Run on the lent H100 from the repository root:
-#   . .whl/env.sh && LIFTPY_CACHE_DIR=$PWD/.whl/lc bash benchmarks/device/search_paths.sh WORKLOAD UNIFORM SEED... 
+#   . .whl/env.sh && LIFTPY_CACHE_DIR=$PWD/.whl/lc bash benchmarks/device/search_paths.sh WORKLOAD UNIFORM SEED...
 # (carry .whl, the workload's uniform store at .whl/s/search-<workload>-uniform.sqlite).  Guided searches of 50
 # runs over that one uniform store, each with another seed (search.py --guided-seed): how far one run's
 # runs_to_5pct is one draw of a spread.  Each seed's record and guided store come back in $OUT/gSEED.
