@@ -70,8 +70,12 @@ privatization left in an array), a conditional read half a nanosecond, an emulat
 the launch fitted at 10 us.  Counts added for loop iterations, branches, barriers times work-items, local,
 global and user-function reads, or work-items as lanes beyond four, each left the fit within 0.002.  Ranking
 thousands of candidates, a search takes the counts of one configuration per variant as shares of its
-symbolic counts (``OPERATION_SHARES``), which ranks that store at 0.555; the few points it is about to
-measure it counts at their own configuration.
+symbolic counts (``OPERATION_SHARES``), which ranks that store at 0.555 (0.54-0.60 over four draws of the
+configurations); the few points it is about to measure it counts at their own configuration.  Four
+configurations per variant, each point taking the shares of the nearest, ranked it at 0.61-0.63, but the
+search's results were mixed: of ten guided searches of 50 runs, 3 came within 5% of the uniform best (4 with
+one configuration), 7 when measured again alike (4); for four times the code generation at screening, not kept
+(``benchmarks/results/pocl-search-paths.json``; issue 12's notes).
 
 The expressions are compiled once per variant (``VariantModel``) and evaluated for thousands of
 configurations in milliseconds, so a search can rank a whole space before measuring any of it.
