@@ -123,6 +123,7 @@ CPU_OPERATION_S = {"private_reads": 7.5e-11, "address_ops": 3.9e-11, "conditiona
 # (``model_code``): each per what it grows with among the symbolic counts (the local writes with the elements
 # staged, the image calls with the elements read from images), or per user-function application where the
 # symbolic count is nought there (a copy the counts do not see as one).
+SHARE_OF = "_per_"  # joins an operation and what it is a share of in a model's constants (``private_reads_per_flops``)
 OPERATION_SHARES = {"private_reads": "flops", "address_ops": "flops", "conditional_reads": "flops", "local_writes": "copy_elements",
                     "image_calls": "image_elements"}
 
@@ -324,13 +325,14 @@ class VariantModel:
         for k, fns in enumerate(self.kernels):
             f = {name: float(fn(*args)) for name, fn in fns.items()}
             coalescing, banks = f.pop("coalescing", 1.0), f.pop("banks", 1.0)
-            shares = {key: f.pop(key) for key in [key for key in f if "_per_" in key]}
-            if isinstance(access[k] if access is not None else None, OperationCounts):
-                f.update(access[k]._asdict())
+            shares = {key: f.pop(key) for key in [key for key in f if SHARE_OF in key]}
+            measured = access[k] if access is not None else None
+            if isinstance(measured, OperationCounts):
+                f.update(measured._asdict())
             elif shares:
                 f.update(_operations_from_shares(shares, f))
-            elif access is not None:
-                coalescing, banks = access[k]
+            elif measured is not None:
+                coalescing, banks = measured
             f["global_traffic"] = f["global_reads"] * coalescing
             f["local_traffic"] = f["local_reads"] * banks
             out.append(f)
@@ -408,7 +410,7 @@ def _operations_from_shares(shares: Mapping[str, float], f: Mapping) -> dict:
     base = _operation_bases(f)
     out = {}
     for key, share in shares.items():
-        name, of = key.split("_per_")
+        name, of = key.split(SHARE_OF)
         out[name] = share * base[of]
     return out
 
@@ -421,7 +423,7 @@ def _operation_shares(counts: OperationCounts, exprs: Mapping, bindings: Mapping
     shares = []
     for name, of in OPERATION_SHARES.items():
         of = of if base[of] or not base["flops"] else "flops"
-        shares.append((f"{name}_per_{of}", repr(getattr(counts, name) / base[of] if base[of] else 0.0)))
+        shares.append((f"{name}{SHARE_OF}{of}", repr(getattr(counts, name) / base[of] if base[of] else 0.0)))
     return tuple(shares)
 
 
