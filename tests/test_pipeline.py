@@ -9,7 +9,7 @@ import pytest
 
 from liftpy.codegen.allocation import allocations
 from liftpy.codegen.kernel import DeviceLimits, generate_pipeline
-from liftpy.codegen.stmt import Barrier, Loop, walk
+from liftpy.codegen.stmt import Barrier, Loop, Store, walk
 from liftpy.host.device import get_device
 from liftpy.ir.levels import Level
 from liftpy.rewrite.explore import ExploreOptions, explore
@@ -130,7 +130,7 @@ def test_copies_left_to_the_opencl_compiler_are_loops_marked_for_it_and_stay_cor
     assert _run(op, vd, sizes, [(after, "out")]).ok
 
 
-@pytest.mark.parametrize("policy", ["none", "registers", "reductions", "reductions+registers", "all"])
+@pytest.mark.parametrize("policy", ["none", "registers", "reductions", "reductions+registers", "all", "blocks"])
 def test_each_unrolling_policy_leaves_its_loops_to_the_compiler_and_stays_correct(staged, monkeypatch, policy):
     """``unroll.COMPILER_UNROLLS`` picks the loops marked for unrolling that stay loops printed with
     ``#pragma unroll``: none of them (liftpy copies every body), a ``reduceSeqUnroll``'s steps, the loops
@@ -186,3 +186,28 @@ def test_the_default_policy_keeps_the_register_blocks_vector_loads(tiled, monkey
     steps = [x for x in walk(default.ir.body) if isinstance(x, Loop) and x.note == "reduceSeqUnroll"]
     assert len(steps) == 1 and steps[0].compiler_unroll and steps[0].extent == (8 if layout == "stageT" else 2)
     assert _run(op, vs, sizes, [(default, "out")]).ok
+
+
+def test_the_blocks_policy_leaves_a_register_block_to_the_compiler_in_blocks_of_four_by_four(tiled, monkeypatch):
+    """``blocks`` (measured, not the default: ``unroll``'s docstring) leaves the compiler the maps of a register
+    block too, in groups of four iterations copied by liftpy, the groups of the two maps interchanged so
+    that one loop body holds a 4 x 4 block whose operands still load as vectors; the kernel computes the
+    same in fewer lines."""
+    import importlib
+
+    unroll = importlib.import_module("liftpy.codegen.passes.unroll")
+    op, variants = tiled
+    vs, sizes = _named(variants, "flat+stageT+tiled+unroll-item+wrg#"), {**op.sizes(), "m0": 100, "n0": 16, "k0": 8, "r0": 20, "r1": 8}
+    default = generate_pipeline(vs.program, sizes, LIMITS, vs.placement_map)[0][0]
+    monkeypatch.setattr(unroll, "COMPILER_UNROLLS", "blocks")
+    blocks = generate_pipeline(vs.program, sizes, LIMITS, vs.placement_map)[0][0]
+    (step,) = [x for x in walk(blocks.ir.body) if isinstance(x, Loop) and x.note == "reduceSeqUnroll"]
+    (rows,) = step.body.items  # the block's rows, five groups of four
+    (cols,) = rows.body.items  # inside each, its columns: two groups of four
+    assert (rows.extent, cols.extent) == (5, 2) and rows.compiler_unroll and cols.compiler_unroll
+    fmas = [x for x in walk(cols.body) if isinstance(x, Store) and x.buffer.space == "private" and "multAndSumUp" in str(x.value)]
+    assert len(fmas) == 16
+    vectors = [line for line in blocks.source.splitlines() if "(local float4*)" in line]
+    assert len(vectors) == 2  # one vector of each operand per block
+    assert len(blocks.source) < len(default.source)
+    assert _run(op, vs, sizes, [(blocks, "out")]).ok

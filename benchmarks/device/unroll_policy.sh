@@ -1,8 +1,8 @@
 #!/bin/bash
 # Loops marked for unrolling copied by liftpy (policy none, as up to 042d57b) or as the default policy leaves them,
 # on the device: the nine VGG-16 layers' fastest points (h100-vgg16-gemmview.json) and two SGEMM points
-# (h100-sgemm-final.json), 8 points drawn from each of three workloads, then code generation time per point both
-# ways (codegen.py, alternating).  WAYS overrides the policies compared (first: the reference).
+# (h100-sgemm-final.json), 8 points drawn from each of three workloads, then code generation time per point each
+# way (codegen.py, alternating).  WAYS overrides the policies compared (first: the reference).
 #   LIFTPY_CACHE_DIR=$PWD/.whl/lc bash benchmarks/device/unroll_policy.sh
 set -e
 P=benchmarks/results/h100-profile.json
@@ -23,6 +23,7 @@ python benchmarks/unroll_policy.py --rounds 3 --profile $P --json "$OUT/unroll-p
 timeout "${SAMPLED_S:-260}" python benchmarks/unroll_policy.py --rounds 2 --repeat 5 --profile $P --ways $W \
   --sample vgg16:12 --sample vgg16:5 --sample sgemm:1024 --points 8 --json "$OUT/unroll-policy-sampled.json" || true
 for round in 1 2; do
-  python benchmarks/codegen.py --compiler-unrolls none --json "$OUT/codegen-none-$round.json"
-  python benchmarks/codegen.py --json "$OUT/codegen-default-$round.json"
+  for way in $W; do
+    python benchmarks/codegen.py --compiler-unrolls "$way" --json "$OUT/codegen-${way//+/-}-$round.json"
+  done
 done

@@ -41,7 +41,22 @@ On the H100, liftpy's copies of every loop (``none``) / this policy: the eleven 
 (0.990 to 1.718); code generation on the H100's host (``benchmarks/codegen.py``, five runs each way,
 alternating) 0.041-0.049 s per point at the median for layer 12 (0.062-0.072 s), 0.042-0.065 s for layer
 5 (0.060-0.084 s); 17,802 -> 4,681 lines of OpenCL for the eleven points.  ``none`` is liftpy copying every
-loop, as up to 042d57b (the same sources byte for byte)."""
+loop, as up to 042d57b (the same sources byte for byte).
+
+``blocks`` goes further and is measured, not the default: of the other loops of more than four iterations,
+those with an access side by side in consecutive iterations become groups of four copies (a register
+block's two maps interchanged, so that one loop body holds a 4 x 4 block whose operands load as vectors
+both ways), the rest are left whole to the compiler.  Code generation on the H100's host, two runs each,
+default / ``blocks``: layer 5 0.054, 0.079 / **0.040, 0.038 s** per point at the median, layer 12 0.055,
+0.064 / 0.055, 0.039 s; on this project's 2-core machine, 51 guided points of layer 5 for the H100's limits
+0.088-0.099 / 0.058-0.059 s.  The kernels: the eleven fastest points 0.985x as fast as a geomean (0.944 layer
+7, 0.958 layer 2, 1.034 SGEMM 2048), 13 drawn points 0.980x, one of layer 12 0.756x
+(``benchmarks/results/h100-unroll-policy-blocks*.json``).  What costs the time is what the copies are
+for: a copy of a cooperative copy's step decides its guard and folds its divisions (``(l + 14) / 24`` is 0
+for a local id below 10) with the ranges of the work-item ids, which the OpenCL compiler does not know; left
+a loop, they run.  Grouping only the loops without such a guard or division keeps the kernels and saves
+almost nothing (51 points: 23,009 -> 22,804 lines, the same time): code generation's time is in simplifying
+those copies, not in the register blocks, whose copies are sums with another constant (``_SHIFT``)."""
 
 from __future__ import annotations
 
@@ -107,6 +122,31 @@ def _reductions_and_registers(loop: Loop) -> str:
     return way if way != "copies" else _registers(loop)
 
 
+def _unit_stride(loop: Loop) -> bool:
+    """Whether some access of memory (not of private arrays) in ``loop``'s body, read or stored, lies next to
+    the same access of the next iteration: what the vectorization pass loads or stores four at a time."""
+    if _steps_side_by_side(loop):
+        return True
+    for s in walk(loop.body):
+        if isinstance(s, Store) and s.buffer.space != "private" and loop.var in free_symbols(s.index):
+            lin = linear_in(s.index, loop.var)
+            if lin is None or abs(lin[1]) == 1:
+                return True
+    return False
+
+
+def _blocks(loop: Loop) -> str:
+    """``reductions+registers``, and of the other loops of more than ``VECTOR`` iterations: those whose accesses
+    lie side by side in groups of ``VECTOR`` copies (nested groups of two maps interchanged into one block),
+    the rest left whole to the compiler (module docstring: measured, not the default)."""
+    way = _reductions_and_registers(loop)
+    if way != "copies" or loop.extent <= VECTOR:
+        return way
+    if _unit_stride(loop):
+        return "groups" if loop.extent % VECTOR == 0 else "copies"
+    return "loop"
+
+
 # What a policy makes of a loop marked for unrolling: ``copies`` of its body (liftpy unrolls it), a ``loop``
 # marked ``#pragma unroll``, or such a loop over ``groups`` of ``VECTOR`` iterations copied by liftpy.
 POLICIES = {
@@ -115,6 +155,7 @@ POLICIES = {
     "reductions": _reduction_steps,
     "reductions+registers": _reductions_and_registers,
     "all": lambda loop: "loop",
+    "blocks": _blocks,
 }
 COMPILER_UNROLLS = "reductions+registers"  # the policy of POLICIES that decides (module docstring)
 
@@ -176,7 +217,26 @@ def _left_to_compiler(loop: Loop, groups: bool, ranges: dict) -> Loop:
     outer = split_loop(loop, VECTOR, ranges)
     (inner,) = outer.body.items
     group = _copies(inner, VECTOR, {**ranges, outer.var: (0, outer.extent - 1)})
+    if loop.note != "reduceSeqUnroll":
+        group = _interchanged(group)
     return replace(outer, body=Block(flatten(group)), level=loop.level, dim=loop.dim, compiler_unroll=True)
+
+
+def _interchanged(group: list) -> list:
+    """Copies of a map's iteration that are each one compiler loop over the same counter (an inner map left
+    to the compiler in groups): that loop with the copies' bodies side by side, so that the copies of both
+    maps meet in one body (a 4 x 4 block of a register tile, whose operands load as vectors both ways).  Only
+    iterations of maps trade places: a reduction's steps keep their order."""
+    loops = []
+    for c in group:
+        items = c.items if isinstance(c, Block) else (c,)
+        if len(items) != 1 or not isinstance(items[0], Loop) or not items[0].compiler_unroll or items[0].note == "reduceSeqUnroll":
+            return group
+        loops.append(items[0])
+    first = loops[0]
+    if any(l.var != first.var or l.extent != first.extent or l.level is not first.level for l in loops):
+        return group
+    return [replace(first, body=Block(flatten([l.body for l in loops])))]
 
 
 def _changed(loop: Loop) -> frozenset:
