@@ -880,3 +880,54 @@ def test_model_search_ranks_its_leaders_with_the_access_factors_of_their_own_con
         search.observe(i, c, 1.0 + k)
     search.refit()
     assert search.learned.base == pytest.approx([math.log(spaces.predict(i, c).seconds) for i, c in batch])
+
+
+def test_model_search_refines_its_candidates_on_worker_processes_to_the_same_proposals(monkeypatch):
+    """With worker processes (``Spaces.use_workers``: an exploration's code-generation workers, idle while its
+    strategy proposes), the candidates a ranking is about to refine are lowered there, several at once; the
+    ranking then refines them one by one from the cache, so it proposes the same batches as without."""
+    from liftpy.host.profile import DeviceProfile
+    from liftpy.tuning import search as search_module
+    from liftpy.tuning.engine import select_variants
+    from liftpy.tuning.operator import program_operator
+    from liftpy.tuning.search import ModelSearch, Spaces
+    from liftpy.tuning.worker import WorkerPool
+
+    monkeypatch.setenv("LIFTPY_CACHE_DIR", "off")  # every access computed, none read from disk
+    op = program_operator(str(MATMUL), "M=64,N=64,K=64")
+    variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
+    gpu = DeviceProfile("test GPU", "test", max_work_group_size=1024, max_work_item_sizes=(1024, 1024, 64), device_type="GPU")
+    here = []
+    real = search_module._access_of
+    monkeypatch.setattr(search_module, "_access_of", lambda args: here.append(1) or real(args))
+
+    def batches(spaces):
+        search = ModelSearch(spaces, 0)
+        out, taken = [], set()
+        for _ in range(3):
+            batch = search.propose(6, taken)
+            out.append(batch)
+            for i, c in batch:  # a deterministic time for each point: its formula's, scaled by its variant
+                taken.add((i, tuple(sorted(c.items()))))
+                search.observe(i, c, spaces.model(i).predict(c).seconds * 1e3 * (1 + i % 3))
+        return out
+
+    alone = batches(Spaces(variants, op.sizes(), gpu, 0))
+    in_driver = len(here)
+    here.clear()
+    spaces = Spaces(variants, op.sizes(), gpu, 0)
+    with WorkerPool(3, default_timeout_s=120) as pool:
+        spaces.use_workers(pool.run_all, pool.width)
+        assert spaces.prefetching() == 3
+        helped = batches(spaces)
+    assert helped == alone
+    assert in_driver > 6 and len(here) < in_driver / 2  # most candidates were lowered by the workers
+
+
+def test_a_worker_pool_runs_a_function_on_many_arguments_in_their_order():
+    """``WorkerPool.run_all``: results in the order of the arguments, a failed call as ``(False, None)``."""
+    from liftpy.tuning.worker import WorkerPool
+
+    with WorkerPool(2, default_timeout_s=60) as pool:
+        assert pool.width == 2
+        assert pool.run_all("math:sqrt", [4.0, -1.0, 9.0, 16.0]) == [(True, 2.0), (False, None), (True, 3.0), (True, 4.0)]

@@ -237,6 +237,7 @@ def explore_operator(
             profile = cluster.profile(profile_path)
             limits = profile.limits()
             width = len(cluster.slots)
+            compiling = None  # the cluster's workers compile; this process proposes alone
 
             def run_points(chosen, abort_ms, generated):
                 # Points are handed out one by one, so a budget stops the exploration between points.
@@ -356,6 +357,8 @@ def explore_operator(
                 for point in unseen:
                     strategy.observe(*point)
                 unseen.clear()
+                if compiling is not None:  # idle while the strategy proposes: its candidates are lowered there
+                    strategy.spaces.use_workers(compiling.run_all, compiling.width)
                 return strategy
 
             exhausted = over_budget = False

@@ -36,7 +36,7 @@ import time
 import traceback as tb_module
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 from ..errors import TuningError
 from .store import Status
@@ -361,6 +361,19 @@ class WorkerPool:
         for _, outcome in self.imap_unordered([task]):
             pass
         return outcome
+
+    @property
+    def width(self) -> int:
+        """How many tasks run at once."""
+        return len(self._slots)
+
+    def run_all(self, fn: str, args: Sequence) -> list[tuple[bool, Any]]:
+        """``fn`` (``package.module:function``) called on each of ``args`` on the workers: in the order of
+        ``args``, ``(True, result)``, or ``(False, None)`` where the call failed (its outcome's status)."""
+        out: list = [(False, None)] * len(args)
+        for task, outcome in self.imap_unordered(Task(fn, (a,), tag=k) for k, a in enumerate(args)):
+            out[task.tag] = (outcome.ok, outcome.result if outcome.ok else None)
+        return out
 
     def imap_unordered(self, tasks: Iterable[Task]) -> Iterator[tuple[Task, Outcome]]:
         """Run tasks on the pool's workers, yielding ``(task, outcome)`` as each finishes.
