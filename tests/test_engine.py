@@ -931,3 +931,38 @@ def test_a_worker_pool_runs_a_function_on_many_arguments_in_their_order():
     with WorkerPool(2, default_timeout_s=60) as pool:
         assert pool.width == 2
         assert pool.run_all("math:sqrt", [4.0, -1.0, 9.0, 16.0]) == [(True, 2.0), (False, None), (True, 3.0), (True, 4.0)]
+
+
+def test_compile_workers_can_build_the_kernels_ahead_into_the_compilers_caches(monkeypatch):
+    """``build_ahead`` (GPU devices: ``explore_operator`` turns it on where builds do not share the CPUs with the
+    kernels being timed): the compile workers build each point's kernels on the device after generating them,
+    the measuring worker then measures the same points with the same outcomes; a build that fails ahead is
+    left to the measuring worker."""
+    from liftpy.host.device import device_info
+    from liftpy.host.profile import resolve_profile
+    from liftpy.tuning import evaluate as ev
+    from liftpy.tuning.search import Spaces
+    from liftpy.tuning.worker import Task
+
+    op = ProgramOperator.of(twice_matmul(), {"M": 8, "N": 8, "K": 8})
+    variants = op.variants()
+    index = device_info(None).index
+    limits = resolve_profile(index, None).limits()
+    spaces = Spaces(variants, op.sizes(), resolve_profile(index, None), 0)
+    chosen = [(i, c) for i in range(min(len(variants), 6)) for c in spaces.sample(i, 1, 0)][:3]
+    assert len(chosen) == 3
+    outcomes = {}
+    for ahead in (False, True):
+        with ev.compile_pool(2, 120) as compiling, ev.measure_pool(index, 120, (op, 0)) as measuring:
+            got = list(ev.evaluate_points(op, variants, chosen, compiling, measuring, index, 0, 1, 0, limits, None, Task,
+                                          build_ahead=ahead))
+        outcomes[ahead] = sorted((i, tuple(sorted(c.items())), o.status.value) for (i, c), o in got)
+    assert outcomes[True] == outcomes[False] and all(s == "ok" for *_, s in outcomes[True])
+    # In one process: the kernels generated are those compile_point generates, built once; a failed build is passed over.
+    built = []
+    monkeypatch.setattr(ev, "_build", lambda payload: built.append(payload["stages"]) or (_ for _ in ()).throw(ev.LiftError("no")))
+    i, c = chosen[0]
+    payload = ev.point_payload(op, variants[i].program, variants[i].placement_map, c, index, 0, 1, 0, limits, None)
+    out = ev.compile_and_build_point(payload)
+    assert [k.source for k, _ in out["stages"]] == [k.source for k, _ in ev.compile_point(payload)["stages"]]
+    assert len(built) == 1 and built[0] is out["stages"]

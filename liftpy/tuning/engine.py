@@ -256,10 +256,14 @@ def explore_operator(
             profile = resolve_profile(info.index, profile_path)
             limits = profile.limits()
 
+            # The compile workers build the kernels too, into the OpenCL compiler's caches, where that does not
+            # take this host's CPUs from the kernels being timed.
+            build_ahead = "CPU" not in str(info.type).upper()
+
             def run_points(chosen, abort_ms, generated):
                 # Workers get the device the driver resolved (by index), so both read the same limits.
                 for point, outcome in evaluate_points(op, variants, chosen, compiling, measuring, info.index, seed,
-                                                      repeat, warmup, limits, abort_ms, Task, generated):
+                                                      repeat, warmup, limits, abort_ms, Task, generated, build_ahead):
                     yield point, outcome, None
         if variants is not None:
             origin, variants = _select(tuple(variants), rules)

@@ -15,8 +15,9 @@ tells the strategy what it measured (``observe``), and asks again.
   learned correction (``liftpy.model.learned``) is refitted to what was measured, and the ranking uses it.
   This is the loop of TVM's MetaSchedule and kernel_tuner's model-based strategies: model, measure the
   best few, refit, repeat.  The candidates about to be refined are lowered several at a time on the
-  exploration's code-generation workers, idle while it proposes (``Spaces.use_workers``).  Sampled pools alone rarely hold a space's best configuration (a tiled
-  variant of a convolution layer has hundreds of thousands; 400 are sampled), so, as MetaSchedule's
+  exploration's code-generation workers, idle while it proposes (``Spaces.use_workers``).  Sampled pools
+  alone rarely hold a space's best configuration (a tiled variant of a convolution layer has hundreds of
+  thousands; 400 are sampled), so, as MetaSchedule's
   evolutionary search mutates its best measured schedules, the fastest measured points (and the fastest
   of each other kind of variant within 25% of the best) are expanded into candidates:
   - neighbours: one or two parameters moved to other values the parameter takes in the pool, valid by
@@ -92,18 +93,18 @@ class Spaces:
         self._access: dict = {}
         self._machine = None
         self._profile_key = None
-        self.workers = None  # ``use_workers``
+        self._workers = None  # ``use_workers``
 
     def use_workers(self, run_all, width: int) -> None:
         """Let ``prefetch_access`` hand its points to the caller's worker processes: ``run_all(function name,
         arguments)`` returns, in order, ``(True, result)`` of each call or ``(False, None)`` where its worker
         failed, on ``width`` processes.  An exploration's code-generation workers wait while its strategy
         proposes, and its proposals lower tens of candidates each (``ModelSearch._best_first``)."""
-        self.workers = (run_all, width) if run_all is not None and width > 1 else None
+        self._workers = (run_all, width) if run_all is not None and width > 1 else None
 
     def prefetching(self) -> int:
         """How many points ``prefetch_access`` computes at once with the workers of ``use_workers`` (1 without)."""
-        return self.workers[1] if self.workers is not None else 1
+        return self._workers[1] if self._workers is not None else 1
 
     def has_access(self, i: int, config: dict) -> bool:
         return (i, config_key(config)) in self._access
@@ -227,9 +228,9 @@ class Spaces:
         return self._access[key]
 
     def prefetch_access(self, points, jobs: int = 1) -> None:
-        """``access`` of many points (variant, configuration) at once, in ``jobs`` processes: what ranking
-        hundreds of measured points asks (a benchmark's held-out points), at some 0.1 s of code generation
-        each for a convolution tiling."""
+        """``access`` of many points (variant, configuration) at once, in ``jobs`` processes (on the workers of
+        ``use_workers`` where there are): what ranking hundreds of measured points asks (a benchmark's
+        held-out points), at some 0.1 s of code generation each for a convolution tiling."""
         from .cache import SCREEN_CODE, recall, remember
 
         todo, asked = [], set()
@@ -246,8 +247,8 @@ class Spaces:
         if not todo:
             return
         args = [self._access_task(i, c) for i, c in todo]
-        if self.workers is not None and len(todo) > 1:
-            done = self.workers[0](ACCESS_TASK, args)
+        if self._workers is not None and len(todo) > 1:
+            done = self._workers[0](ACCESS_TASK, args)
             todo = [point for point, (ok, _) in zip(todo, done) if ok]  # a failed worker: computed here when asked
             found = [value for ok, value in done if ok]
         elif jobs > 1 and len(todo) > 1:
@@ -762,11 +763,11 @@ class ModelSearch:
             score, k, c = heapq.heappop(heap)
             if not c.refined and not (skip is not None and skip(c)):
                 self._prefetch(c, heap, skip)
-            if not c.refined and not (skip is not None and skip(c)) and self._refine(c):
-                scores[id(c)] = (math.log(max(c.prediction.seconds, 1e-12)) if formula_only
-                                 else float(self.predicted_log([c])[0]))
-                heapq.heappush(heap, (scores[id(c)], k, c))
-                continue
+                if self._refine(c):
+                    scores[id(c)] = (math.log(max(c.prediction.seconds, 1e-12)) if formula_only
+                                     else float(self.predicted_log([c])[0]))
+                    heapq.heappush(heap, (scores[id(c)], k, c))
+                    continue
             yield c
 
     def _prefetch(self, cand: _Candidate, heap: list, skip) -> None:

@@ -93,16 +93,20 @@ def _registers_only(loop: Loop) -> bool:
 VECTOR = 4  # the lanes of the vector loads the vectorization pass makes of side-by-side reads
 
 
+def _next_to_next(index, var) -> bool:
+    """Whether an access at ``index`` may lie next to the same access in the next iteration of ``var``."""
+    if var not in free_symbols(index):
+        return False
+    lin = linear_in(index, var)
+    return lin is None or abs(lin[1]) == 1
+
+
 def _steps_side_by_side(loop: Loop) -> bool:
     """Whether some read of memory in ``loop``'s body (not of private arrays) may lie next to the same read
     of the next iteration (a tile staged with k fastest, a block read straight from global memory): the
     vectorization pass loads such reads of consecutive copies four at a time."""
-    for _, r in _stored_reads(loop):
-        if isinstance(r, MemRead) and r.buffer.space != "private" and loop.var in free_symbols(r.index):
-            lin = linear_in(r.index, loop.var)
-            if lin is None or abs(lin[1]) == 1:
-                return True
-    return False
+    return any(isinstance(r, MemRead) and r.buffer.space != "private" and _next_to_next(r.index, loop.var)
+               for _, r in _stored_reads(loop))
 
 
 def _reduction_steps(loop: Loop) -> str:
@@ -125,14 +129,8 @@ def _reductions_and_registers(loop: Loop) -> str:
 def _unit_stride(loop: Loop) -> bool:
     """Whether some access of memory (not of private arrays) in ``loop``'s body, read or stored, lies next to
     the same access of the next iteration: what the vectorization pass loads or stores four at a time."""
-    if _steps_side_by_side(loop):
-        return True
-    for s in walk(loop.body):
-        if isinstance(s, Store) and s.buffer.space != "private" and loop.var in free_symbols(s.index):
-            lin = linear_in(s.index, loop.var)
-            if lin is None or abs(lin[1]) == 1:
-                return True
-    return False
+    return _steps_side_by_side(loop) or any(isinstance(s, Store) and s.buffer.space != "private"
+                                            and _next_to_next(s.index, loop.var) for s in walk(loop.body))
 
 
 def _blocks(loop: Loop) -> str:
@@ -230,9 +228,10 @@ def _interchanged(group: list) -> list:
     loops = []
     for c in group:
         items = c.items if isinstance(c, Block) else (c,)
-        if len(items) != 1 or not isinstance(items[0], Loop) or not items[0].compiler_unroll or items[0].note == "reduceSeqUnroll":
+        inner = items[0] if len(items) == 1 else None
+        if not isinstance(inner, Loop) or not inner.compiler_unroll or inner.note == "reduceSeqUnroll":
             return group
-        loops.append(items[0])
+        loops.append(inner)
     first = loops[0]
     if any(l.var != first.var or l.extent != first.extent or l.level is not first.level for l in loops):
         return group
