@@ -164,6 +164,27 @@ def test_user_function_travels_to_workers_and_parallel_codegen(tmp_path):
     assert all(r.metrics.get("codegen_s", 0) > 0 for r in points)
 
 
+def test_a_program_operator_computes_its_expected_output_once_for_all_the_points_it_checks():
+    """``prepare`` (what the measuring worker keeps for a problem) computes the reference once; its check
+    gives every output the verdict ``compare`` gives, a wrong element named."""
+    calls = []
+
+    def reference(a, b):
+        calls.append(1)
+        return a.astype(np.float64) @ b.astype(np.float64)
+
+    op = ProgramOperator.of(twice_matmul(), {"M": 8, "N": 8, "K": 8}, reference=lambda a, b: 2 * reference(a, b))
+    inputs, check = op.prepare(0)
+    exp = 2 * (inputs[0].astype(np.float64) @ inputs[1].astype(np.float64))
+    assert len(calls) == 1
+    good, bad = exp.astype(np.float32), exp.astype(np.float32)
+    bad[2, 3] += 1.0
+    for out in (good, bad, good):
+        assert check(out) == compare(out, exp)
+    assert len(calls) == 1
+    assert check(good).ok and not check(bad).ok and "(2, 3)" in check(bad).message
+
+
 def test_wrong_kernel_is_caught_by_the_operator_check():
     exp = np.arange(12, dtype=np.float32).reshape(3, 4)
     assert compare(exp + 1e-6, exp).ok
