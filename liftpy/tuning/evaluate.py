@@ -103,7 +103,7 @@ def compile_point(payload: dict) -> dict:
 def compile_and_build_point(payload: dict) -> dict:
     """``compile_point``, then the kernels built on the device once, so that the OpenCL compiler's output is in
     pyopencl's binary cache (and the driver's) when the measuring worker builds them: on a GPU a convolution
-    tiling takes 1-2 s to build, and the one measuring worker built every point in turn while the compile
+    tiling takes 0.2-2 s to build, and the one measuring worker built every point in turn while the compile
     workers waited.  A build that fails here is left to the measuring worker, which reports it as before."""
     out = compile_point(payload)
     try:

@@ -115,14 +115,14 @@ def compare(output: np.ndarray, expected: np.ndarray, rtol: float = 1e-3) -> Val
     return Comparison.of(expected, rtol)(output)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # (arrays: compared and hashed by identity)
 class Comparison:
     """``compare`` against one expected output, what each element may differ by computed once: a search
     checks every point of a problem against the same reference (for SGEMM 1024, working out the allowed
     errors again took as long as comparing)."""
 
     expected: object  # float64 array, integer array, or a tuple of Comparisons (a tuple output)
-    allowed: object  # float64 array of what each element may differ by (None: exact, or a tuple)
+    allowed: object  # float64 array of what each element may differ by (None: exact, or in the components)
 
     @staticmethod
     def of(expected, rtol: float = 1e-3) -> "Comparison":
