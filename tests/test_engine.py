@@ -24,6 +24,13 @@ M, N, K = sizes("M N K")
 MAD2 = userfun_from_expression("mad2", [("acc", Float), ("x", Float), ("y", Float)], Float, "acc + 2.0f * x * y")
 
 
+def gpu_profile():
+    """A GPU's profile without a GPU: what the model and the search rank points for."""
+    from liftpy.host.profile import DeviceProfile
+
+    return DeviceProfile("test GPU", "test", max_work_group_size=1024, max_work_item_sizes=(1024, 1024, 64), device_type="GPU")
+
+
 def twice_matmul():
     return make_program("twice", [("A", Array(Float, M, K)), ("B", Array(Float, K, N))], lambda A, B: map(
         lambda row: map(lambda col: reduce(lambda acc, p: MAD2(acc, p[0], p[1]), 0.0, lzip(row, col)), transpose(B)), A))
@@ -90,14 +97,13 @@ def test_model_search_expands_its_fastest_points():
     """Neighbours of the fastest measured point (one or two parameters moved, valid by the constraints),
     its configuration on sibling variants and on variants with fewer rules (its parameters projected) become
     candidates, and part of the next batch."""
-    from liftpy.host.profile import DeviceProfile
     from liftpy.tuning.engine import select_variants
     from liftpy.tuning.operator import program_operator
     from liftpy.tuning.search import ModelSearch, Spaces, config_key
 
     op = program_operator(str(MATMUL), "M=64,N=64,K=64")
     variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
-    gpu = DeviceProfile("test GPU", "test", max_work_group_size=1024, max_work_item_sizes=(1024, 1024, 64), device_type="GPU")
+    gpu = gpu_profile()
     spaces = Spaces(variants, op.sizes(), gpu, 0)
     search = ModelSearch(spaces, 0)
     first = search.propose(8, set())
@@ -491,7 +497,6 @@ def test_other_problems_inform_the_search(tmp_path):
     """An exploration of new sizes is offered the fastest points the store holds for other sizes of the
     same program on this device (those valid for the new sizes become candidates of the model search), and
     their measurements train its learned model."""
-    from liftpy.host.profile import DeviceProfile
     from liftpy.tuning.engine import HINTS_PER_PROBLEM, _LazyIds, _use_other_problems
     from liftpy.tuning.operator import program_operator
     from liftpy.tuning.search import ModelSearch, Spaces, config_key
@@ -528,7 +533,7 @@ def test_other_problems_inform_the_search(tmp_path):
         again = Spy()
         _use_other_problems(store, again, same, small.device, position, _LazyIds(variants))
         assert again.hints == [] and again.learned == []
-    gpu = DeviceProfile("test GPU", "test", max_work_group_size=1024, max_work_item_sizes=(1024, 1024, 64), device_type="GPU")
+    gpu = gpu_profile()
     search = ModelSearch(Spaces(variants, op.sizes(), gpu, 0), 0)
     for r in fastest:
         search.hint(r.metrics["variant_index"], r.config)
@@ -559,7 +564,6 @@ def test_models_of_other_problems_points_are_made_in_processes_and_kept(tmp_path
     on disk (and in memory): ``predict_at`` then predicts each without making a model itself, and as it
     would have."""
     import liftpy.model.analytical as analytical
-    from liftpy.host.profile import DeviceProfile
     from liftpy.tuning.operator import program_operator
     from liftpy.tuning.search import PREFETCH_AT_MIN, Spaces
 
@@ -567,7 +571,7 @@ def test_models_of_other_problems_points_are_made_in_processes_and_kept(tmp_path
     op = program_operator(str(MATMUL), "M=64,N=64,K=32")
     other = {"M": 32, "N": 32, "K": 16}
     variants = op.variants()
-    gpu = DeviceProfile("test GPU", "test", max_work_group_size=1024, max_work_item_sizes=(1024, 1024, 64), device_type="GPU")
+    gpu = gpu_profile()
     there = Spaces(variants, other, gpu, 0)
     points = [(i, other, c) for i in range(len(variants)) for c in there.sample(i, 2, 0)][:2 * PREFETCH_AT_MIN]
     assert len(points) >= PREFETCH_AT_MIN
@@ -801,14 +805,13 @@ def test_saved_batch_is_unused_once_the_store_changed_or_the_search_differs(tmp_
 def test_preparing_a_proposal_ahead_does_not_change_it():
     """``ModelSearch.prepare`` (a resumed run's screening and refit, done while its first batch runs) leaves
     the next proposal as it would have been, although points are observed after it."""
-    from liftpy.host.profile import DeviceProfile
     from liftpy.tuning.engine import select_variants
     from liftpy.tuning.operator import program_operator
     from liftpy.tuning.search import ModelSearch, Spaces, config_key
 
     op = program_operator(str(MATMUL), "M=64,N=64,K=64")
     variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
-    gpu = DeviceProfile("test GPU", "test", max_work_group_size=1024, max_work_item_sizes=(1024, 1024, 64), device_type="GPU")
+    gpu = gpu_profile()
 
     def search():
         return ModelSearch(Spaces(variants, op.sizes(), gpu, 0), 0)
@@ -833,14 +836,13 @@ def test_preparing_a_proposal_ahead_does_not_change_it():
 def test_model_search_batch_spreads_over_kinds_of_variant():
     """The best ranked candidates fill a batch with at most a quarter of it from one kind of variant while
     other kinds have candidates: a formula that overrates one kind cannot spend a whole batch on it."""
-    from liftpy.host.profile import DeviceProfile
     from liftpy.tuning.engine import select_variants
     from liftpy.tuning.operator import program_operator
     from liftpy.tuning.search import ModelSearch, Spaces
 
     op = program_operator(str(MATMUL), "M=64,N=64,K=64")
     variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
-    gpu = DeviceProfile("test GPU", "test", max_work_group_size=1024, max_work_item_sizes=(1024, 1024, 64), device_type="GPU")
+    gpu = gpu_profile()
     n = 16
     counts = {}
     for share, expect_cap in ((0.25, 4), (1.0, None)):
@@ -862,7 +864,6 @@ def test_model_search_ranks_its_leaders_with_the_access_factors_of_their_own_con
     """On a GPU the leaders of the ranking are predicted again with how their own configuration's reads
     are served (the screening uses what one configuration per variant measured): a leader whose reads turn
     out scattered drops out of the batch, and what is measured is learned with the same features."""
-    from liftpy.host.profile import DeviceProfile
     from liftpy.model.access import AccessFactors
     from liftpy.tuning.engine import select_variants
     from liftpy.tuning.operator import program_operator
@@ -870,7 +871,7 @@ def test_model_search_ranks_its_leaders_with_the_access_factors_of_their_own_con
 
     op = program_operator(str(MATMUL), "M=64,N=64,K=64")
     variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
-    gpu = DeviceProfile("test GPU", "test", max_work_group_size=1024, max_work_item_sizes=(1024, 1024, 64), device_type="GPU")
+    gpu = gpu_profile()
     n = 8
     # Without refinement: the ranking of the screening, each variant's reads measured at its probe.
     plain = ModelSearch(Spaces(variants, op.sizes(), gpu, 0), 0, explore_share=0.0, refine=0)
@@ -907,7 +908,6 @@ def test_model_search_refines_its_candidates_on_worker_processes_to_the_same_pro
     """With worker processes (``Spaces.use_workers``: an exploration's code-generation workers, idle while its
     strategy proposes), the candidates a ranking is about to refine are lowered there, several at once; the
     ranking then refines them one by one from the cache, so it proposes the same batches as without."""
-    from liftpy.host.profile import DeviceProfile
     from liftpy.tuning import search as search_module
     from liftpy.tuning.engine import select_variants
     from liftpy.tuning.operator import program_operator
@@ -917,7 +917,7 @@ def test_model_search_refines_its_candidates_on_worker_processes_to_the_same_pro
     monkeypatch.setenv("LIFTPY_CACHE_DIR", "off")  # every access computed, none read from disk
     op = program_operator(str(MATMUL), "M=64,N=64,K=64")
     variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
-    gpu = DeviceProfile("test GPU", "test", max_work_group_size=1024, max_work_item_sizes=(1024, 1024, 64), device_type="GPU")
+    gpu = gpu_profile()
     here = []
     real = search_module._access_of
     monkeypatch.setattr(search_module, "_access_of", lambda args: here.append(1) or real(args))

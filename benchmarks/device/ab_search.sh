@@ -9,10 +9,8 @@
 #   guided   50 guided runs (seed 1) over the carried uniform store;
 #   uniform  80 uniform points and 4 guided runs on fresh stores.
 # NO_BINARY_CACHE=1 keeps pyopencl's and the driver's caches off altogether.  Records in $OUT/<run>/.
-export PYTHONPYCACHEPREFIX=/tmp/pyc
 [ -n "$NO_BINARY_CACHE" ] && export PYOPENCL_NO_CACHE=1 CUDA_CACHE_DISABLE=1
-sp=$(python -c 'import sympy,os;print(os.path.dirname(os.path.dirname(sympy.__file__)))')
-python -m compileall -q -j 0 $sp/sympy $sp/mpmath $sp/numpy $sp/scipy $sp/sklearn $sp/networkx liftpy .whl/base/liftpy $(echo $PYTHONPATH | cut -d: -f1) > /dev/null 2>&1
+. benchmarks/device/bytecode.sh && keep_bytecode .whl/base/liftpy
 site=${PYTHONPATH%%:*}
 mode=${1:-guided}; runs=${2:-new base}
 w=vgg16:24; tag=vgg16_24

@@ -1,8 +1,6 @@
 # Run on the lent H100 from the repository root: . .whl/env.sh && LIFTPY_CACHE_DIR=$PWD/.whl/lc bash benchmarks/device/live_transfer.sh [ARGS]
 # (carry .whl; .whl/tau holds the uniform stores of the earlier records, .whl/tau2 the guided stores this session's earlier calls returned)
-export PYTHONPYCACHEPREFIX=/tmp/pyc
-sp=$(python -c 'import sympy,os;print(os.path.dirname(os.path.dirname(sympy.__file__)))')
-python -m compileall -q -j 0 $sp/sympy $sp/mpmath $sp/numpy $sp/scipy $sp/sklearn $sp/networkx liftpy $(echo $PYTHONPATH | cut -d: -f1) > /dev/null 2>&1
+. benchmarks/device/bytecode.sh && keep_bytecode
 mkdir -p $OUT/t && cp .whl/tau/search-vgg16_*-uniform.sqlite .whl/tau2/*.sqlite $OUT/t/
 git log --oneline | head -1
 timeout ${LIMIT:-560} python benchmarks/search.py --transfer --profile benchmarks/results/h100-profile.json --jobs 15 --workloads "$@" --uniform 300 --guided 50 --json $OUT/t/live-transfer.json 2>&1 | grep -v -i warn | cut -c1-400 | tail -6

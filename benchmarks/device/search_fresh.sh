@@ -3,9 +3,7 @@
 # (carry .whl).  A fresh uniform store of 1,000 points and a guided search of 50 for one workload, with the
 # kernels code generation makes now; the stores come back in $OUT/s.  Where the uniform search outlives one
 # call, put the returned folder at .whl/s and call again: search.py resumes its stores.
-export PYTHONPYCACHEPREFIX=/tmp/pyc
-sp=$(python -c 'import sympy,os;print(os.path.dirname(os.path.dirname(sympy.__file__)))')
-python -m compileall -q -j 0 $sp/sympy $sp/mpmath $sp/numpy $sp/scipy $sp/sklearn $sp/networkx liftpy $(echo $PYTHONPATH | cut -d: -f1) > /dev/null 2>&1
+. benchmarks/device/bytecode.sh && keep_bytecode
 mkdir -p $OUT/s
 [ -d .whl/s ] && cp .whl/s/*.sqlite $OUT/s/ 2>/dev/null
 git log --oneline | head -1

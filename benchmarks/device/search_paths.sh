@@ -3,9 +3,7 @@
 # (carry .whl, the workload's uniform store at .whl/s/search-<workload>-uniform.sqlite).  Guided searches of 50
 # runs over that one uniform store, each with another seed (search.py --guided-seed): how far one run's
 # runs_to_5pct is one draw of a spread.  Each seed's record and guided store come back in $OUT/gSEED.
-export PYTHONPYCACHEPREFIX=/tmp/pyc
-sp=$(python -c 'import sympy,os;print(os.path.dirname(os.path.dirname(sympy.__file__)))')
-python -m compileall -q -j 0 $sp/sympy $sp/mpmath $sp/numpy $sp/scipy $sp/sklearn $sp/networkx liftpy $(echo $PYTHONPATH | cut -d: -f1) > /dev/null 2>&1
+. benchmarks/device/bytecode.sh && keep_bytecode
 git log --oneline | head -1
 w=$1; u=$2; shift 2
 tag=${w//:/_}; tag=${tag//@/_}

@@ -5,9 +5,7 @@
 # splits.points: split-K chunks and tiles longer than any input dimension, which the tuning space admits
 # since a parameter that must divide a length may reach that length.  One process, the
 # vendor timed beside every point; the file of each layer's fastest point in conv_vgg16.py's shape.
-export PYTHONPYCACHEPREFIX=/tmp/pyc
-sp=$(python -c 'import sympy,os;print(os.path.dirname(os.path.dirname(sympy.__file__)))')
-python -m compileall -q -j 0 $sp/sympy $sp/mpmath $sp/numpy liftpy > /dev/null 2>&1
+. benchmarks/device/bytecode.sh && keep_bytecode
 args=()
 while read -r w v c; do args+=(--point "$w" "$v" "$c"); done < "${POINTS:-benchmarks/device/splits.points}"
 timeout 560 python benchmarks/retime.py --profile benchmarks/results/h100-profile.json \

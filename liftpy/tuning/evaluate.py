@@ -107,7 +107,7 @@ def compile_and_build_point(payload: dict) -> dict:
     workers waited.  A build that fails here is left to the measuring worker, which reports it as before."""
     out = compile_point(payload)
     try:
-        _build({**payload, "stages": out["stages"]})
+        prebuild_point({**payload, "stages": out["stages"]})
     except Exception:  # noqa: BLE001 (only the caches were to gain; the measuring worker meets it again)
         pass
     return out
