@@ -4,6 +4,7 @@ user functions in worker processes; parallel code generation; aborted runs; the 
 import math
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -952,6 +953,110 @@ def test_a_worker_pool_runs_a_function_on_many_arguments_in_their_order():
     with WorkerPool(2, default_timeout_s=60) as pool:
         assert pool.width == 2
         assert pool.run_all("math:sqrt", [4.0, -1.0, 9.0, 16.0]) == [(True, 2.0), (False, None), (True, 3.0), (True, 4.0)]
+
+
+def test_a_polled_worker_pool_hands_control_back_while_its_workers_are_busy():
+    """``imap_unordered(poll=...)``: while ``poll`` says so, a round in which no task finished yields None
+    instead of waiting for the busy workers; the outcomes come as before."""
+    from liftpy.tuning.worker import Task, WorkerPool
+
+    with WorkerPool(1, default_timeout_s=60) as pool:
+        pool.run(Task("math:sqrt", (1.0,)))  # started: the rounds below wait for the task, not the start-up
+        got = []
+        for item in pool.imap_unordered([Task("time:sleep", (0.3,), tag="slept")], poll=lambda: True):
+            got.append(item)
+            time.sleep(0.01)
+        assert got[0] is None and got.count(None) == len(got) - 1
+        assert got[-1][0].tag == "slept" and got[-1][1].ok
+        # Without poll (or while it says no) the pool waits: only the outcome comes.
+        got = list(pool.imap_unordered([Task("time:sleep", (0.05,), tag="slept")], poll=lambda: False))
+        assert len(got) == 1 and got[0][1].ok
+
+
+def test_a_worker_takes_its_next_task_before_the_caller_has_its_outcome():
+    """The task drawn already goes to the worker that finished before the caller gets that worker's outcome:
+    the one measuring worker runs the next point while the exploration stores the last one's record."""
+    from liftpy.tuning.worker import Task, WorkerPool
+
+    with WorkerPool(1, default_timeout_s=60) as pool:
+        pool.run(Task("math:sqrt", (1.0,)))
+        got = []
+        for task, outcome in pool.imap_unordered([Task("time:sleep", (0.2,)), Task("time:time")]):
+            got.append((time.time(), outcome.result))
+            time.sleep(0.5)  # the caller's bookkeeping
+        (received, _), (_, ran_at) = got
+        assert ran_at < received + 0.4
+
+
+class _FakePools:
+    """A compile pool and a measuring pool in this process that log what they are handed and finish, for
+    ``evaluate_points``: the compile pool one point per round, with an empty round after each when polled."""
+
+    def __init__(self, failing=(), measure_s=0.0):
+        self.log, self.failing, self.measure_s = [], set(failing), measure_s
+        self.closed = []
+
+    def compiles(self, tasks, poll=None):
+        from liftpy.tuning.store import Status
+        from liftpy.tuning.worker import Outcome
+
+        try:
+            for t in tasks:
+                k = t.tag[0]
+                self.log.append(("compiled", k))
+                ok = k not in self.failing
+                yield t, Outcome(Status.OK if ok else Status.COMPILE_ERROR,
+                                 {"stages": [f"kernel {k}"], "codegen_s": 0.01} if ok else None, message="no")
+                if poll is not None and poll():
+                    yield None
+        finally:
+            self.closed.append("compile")
+
+    def measures(self, tasks, poll=None):
+        from liftpy.tuning.store import Status
+        from liftpy.tuning.worker import Outcome
+
+        for t in tasks:
+            self.log.append(("measured", t.args[0]["stages"][0]))
+            time.sleep(self.measure_s)
+            yield t, Outcome(Status.OK, {"time_ms": 1.0})
+
+
+def _evaluate_with(pools, n, deadline=None):
+    from types import SimpleNamespace
+
+    from liftpy.tuning import evaluate as ev
+    from liftpy.tuning.worker import Task
+
+    variants = [SimpleNamespace(program=None, placement_map=None)] * n
+    chosen = [(k, {"x": k}) for k in range(n)]
+    compile_pool = SimpleNamespace(imap_unordered=pools.compiles)
+    measure_pool = SimpleNamespace(imap_unordered=pools.measures)
+    return list(ev.evaluate_points(None, variants, chosen, compile_pool, measure_pool, None, 0, 1, 0, None, None, Task,
+                                   deadline=deadline))
+
+
+def test_points_are_measured_as_they_are_compiled_not_after_the_whole_batch():
+    """The measuring worker gets each point as soon as it and the points before it are compiled (a uniform
+    search's one batch used to be compiled whole before anything was measured, stored or shown), in the
+    points' order; a point whose compile failed is reported and skipped."""
+    pools = _FakePools(failing={2})
+    got = _evaluate_with(pools, 5)
+    assert [(i, o.ok) for (i, _), o in got] == [(0, True), (1, True), (2, False), (3, True), (4, True)]
+    log = pools.log
+    assert log.index(("measured", "kernel 0")) < log.index(("compiled", 1))
+    assert [e[1] for e in log if e[0] == "measured"] == ["kernel 0", "kernel 1", "kernel 3", "kernel 4"]
+    assert pools.closed == ["compile"]
+
+
+def test_no_point_is_handed_to_the_measuring_worker_after_the_deadline():
+    """``deadline`` (the exploration's budget): the point measuring then finishes, no other starts, and the
+    compile workers' points for later are dropped."""
+    pools = _FakePools(measure_s=0.2)
+    got = _evaluate_with(pools, 5, deadline=time.time() + 0.1)
+    assert len(got) == 1 and got[0][1].ok
+    assert pools.closed == ["compile"]
+    assert _evaluate_with(_FakePools(), 3, deadline=time.time() - 1) == []
 
 
 def test_compile_workers_can_build_the_kernels_ahead_into_the_compilers_caches(monkeypatch):

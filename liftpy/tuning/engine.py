@@ -197,7 +197,7 @@ def explore_operator(
     ``samples``: points of this problem the store should hold when done (resumed ones count); ``repeat``:
     timed runs per point (their median; on a CPU device the fastest of at least 40: ``liftpy.host.timing``);
     ``search``: ``uniform`` or ``model``; ``jobs``: code-generation processes (measurement is always one
-    process); ``budget_s``: stop starting new batches after this many seconds; ``abort_factor``: stop a point
+    process); ``budget_s``: start no point after this many seconds (the one measuring then finishes); ``abort_factor``: stop a point
     after one run slower than this many times the best so far; ``rules``: only the variants whose derivation
     uses every one of these rules; ``workers``: spread the points over device workers on Ray (``local:N``,
     ``ray://HOST:PORT``, ``ray`` or a ``cluster.Cluster``; see ``liftpy.tuning.cluster``),
@@ -263,7 +263,8 @@ def explore_operator(
             def run_points(chosen, abort_ms, generated):
                 # Workers get the device the driver resolved (by index), so both read the same limits.
                 for point, outcome in evaluate_points(op, variants, chosen, compiling, measuring, info.index, seed,
-                                                      repeat, warmup, limits, abort_ms, Task, generated, build_ahead):
+                                                      repeat, warmup, limits, abort_ms, Task, generated, build_ahead,
+                                                      None if budget_s is None else t0 + budget_s):
                     yield point, outcome, None
         if variants is not None:
             origin, variants = _select(tuple(variants), rules)

@@ -266,17 +266,25 @@ def with_codegen_time(outcome, codegen_s: float, ahead: bool = False):
 
 
 def evaluate_points(op, variants, chosen, compile_pool, measure_pool, device, seed, repeat, warmup, limits, abort_ms, Task,
-                    generated=None, build_ahead: bool = False):
-    """(point, outcome) for each chosen point: compiled in parallel when there is a compile pool, then
-    measured one at a time.  ``generated``: (stages, codegen seconds) of points whose kernels were generated
+                    generated=None, build_ahead: bool = False, deadline: float | None = None):
+    """(point, outcome) for each chosen point: compiled in parallel when there is a compile pool, and
+    measured one at a time, in their order, each as soon as it is compiled and the point before it measured.  ``generated``: (stages, codegen seconds) of points whose kernels were generated
     before, by (variant, ``config_key``): those are measured first, without a compile step.  ``build_ahead``:
     the compile workers also build each point's kernels on the device (``compile_and_build_point``), for a
-    device whose builds do not run beside the measured kernels on this host's CPUs."""
+    device whose builds do not run beside the measured kernels on this host's CPUs.  ``deadline`` (a
+    ``time.time()``): no point is handed to the measuring worker after it; the one it runs then finishes,
+    and the points compiled for later are dropped."""
     from .search import config_key
 
     def payload(i, config):
         v = variants[i]
         return point_payload(op, v.program, v.placement_map, config, device, seed, repeat, warmup, limits, abort_ms)
+
+    def in_time(tasks):
+        for task in tasks:
+            if deadline is not None and time.time() > deadline:
+                return
+            yield task
 
     generated = generated or {}
     ahead = []
@@ -284,30 +292,54 @@ def evaluate_points(op, variants, chosen, compile_pool, measure_pool, device, se
         if (i, config_key(c)) in generated:
             stages, codegen_s = generated[(i, config_key(c))]
             ahead.append(Task(MEASURE, ({**payload(i, c), "stages": stages},), tag=(i, c, codegen_s)))
-    for task, outcome in measure_pool.imap_unordered(ahead):
+    for task, outcome in measure_pool.imap_unordered(in_time(ahead)):
         i, c, codegen_s = task.tag
         yield (i, c), with_codegen_time(outcome, codegen_s, ahead=True)
     chosen = [(i, c) for i, c in chosen if (i, config_key(c)) not in generated]
     if not chosen:
         return
     if compile_pool is None:
-        tasks = [Task(EVALUATE, (payload(i, c),), tag=(i, c)) for i, c in chosen]
-        for task, outcome in measure_pool.imap_unordered(tasks):
+        tasks = (Task(EVALUATE, (payload(i, c),), tag=(i, c)) for i, c in chosen)
+        for task, outcome in measure_pool.imap_unordered(in_time(tasks)):
             yield task.tag, outcome
         return
-    compiled = {}
     step = COMPILE_AND_BUILD if build_ahead else COMPILE
-    for task, outcome in compile_pool.imap_unordered([Task(step, (payload(i, c),), tag=(k, i, c)) for k, (i, c) in enumerate(chosen)]):
-        compiled[task.tag[0]] = (task.tag[1], task.tag[2], outcome)
-    measure = []
-    for k in sorted(compiled):
-        i, c, outcome = compiled[k]
-        if not outcome.ok:
-            yield (i, c), outcome
-            continue
-        p = payload(i, c)
-        p["stages"] = outcome.result["stages"]
-        measure.append(Task(MEASURE, (p,), tag=(i, c, outcome.result["codegen_s"])))
-    for task, outcome in measure_pool.imap_unordered(measure):
-        i, c, codegen_s = task.tag
-        yield (i, c), with_codegen_time(outcome, codegen_s)
+    compiled: dict = {}  # compile outcomes not measured yet, by position in ``chosen``
+    failed: list = []  # points whose compile step failed, for the caller in the order found
+    want = [0]  # the position the measuring worker needs next
+    # The compile workers take the points in order; whatever they finished is taken in whenever the measuring
+    # worker is handed its next point (without waiting for the busy ones), and the pool waits for them only
+    # when that next point is not generated yet.  So the two overlap: before, every point of a batch was
+    # generated before the first was measured, and a uniform search's one batch measured nothing, stored
+    # nothing and showed no progress until all its points were generated.
+    compiles = compile_pool.imap_unordered((Task(step, (payload(i, c),), tag=(k, i, c)) for k, (i, c) in enumerate(chosen)),
+                                           poll=lambda: want[0] in compiled)
+
+    def measure_tasks():
+        for k in range(len(chosen)):
+            want[0] = k
+            for done in compiles:
+                if done is not None:
+                    task, outcome = done
+                    compiled[task.tag[0]] = (task.tag[1], task.tag[2], outcome)
+                elif k in compiled:
+                    break
+            i, c, outcome = compiled.pop(k)
+            if not outcome.ok:
+                failed.append(((i, c), outcome))
+                continue
+            p = payload(i, c)
+            p["stages"] = outcome.result["stages"]
+            yield Task(MEASURE, (p,), tag=(i, c, outcome.result["codegen_s"]))
+
+    measured = measure_pool.imap_unordered(in_time(measure_tasks()))
+    try:
+        for task, outcome in measured:
+            while failed:
+                yield failed.pop(0)
+            i, c, codegen_s = task.tag
+            yield (i, c), with_codegen_time(outcome, codegen_s)
+        yield from failed
+    finally:  # the caller stopped early (a budget, an interrupt): the workers' unfinished points are dropped
+        measured.close()
+        compiles.close()

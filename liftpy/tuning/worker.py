@@ -36,7 +36,7 @@ import time
 import traceback as tb_module
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..errors import TuningError
 from .store import Status
@@ -375,11 +375,18 @@ class WorkerPool:
             out[task.tag] = (outcome.ok, outcome.result if outcome.ok else None)
         return out
 
-    def imap_unordered(self, tasks: Iterable[Task]) -> Iterator[tuple[Task, Outcome]]:
+    def imap_unordered(self, tasks: Iterable[Task], poll: Callable[[], bool] | None = None) -> Iterator[tuple[Task, Outcome] | None]:
         """Run tasks on the pool's workers, yielding ``(task, outcome)`` as each finishes.
 
-        Tasks are drawn from ``tasks`` only when a worker is free, so it may be a generator that decides
-        what to try next from the outcomes so far.  Leaving the loop early kills workers still busy.
+        Tasks are drawn from ``tasks`` one ahead of the free workers, so it may be a generator that decides
+        what to try next from the outcomes so far (all but the last round's).  A task drawn already goes to
+        the worker that frees before that worker's outcome is yielded.  Leaving the loop early kills workers
+        still busy.
+
+        ``poll``, asked before each wait for the workers: while it returns True the pool does not wait, and a
+        round in which no task finished yields None, handing control back to the caller (who takes in what is
+        ready and hands new tasks to idle workers without stopping for the busy ones: the compile workers of
+        an exploration, harvested between the points its measuring worker runs).
         """
         if self._closed:
             raise TuningError("this worker pool is closed; create a new WorkerPool")
@@ -414,6 +421,9 @@ class WorkerPool:
                     continue  # a worker was lost before taking its task; the loop above starts another
                 deadlines = [s.deadline for s in busy + starting if s.deadline is not None]
                 timeout = None if not deadlines else max(0.0, min(deadlines) - time.monotonic())
+                polled = poll is not None and poll()
+                if polled:
+                    timeout = 0.0
                 waitables = [s.conn for s in busy + starting] + [s.proc.sentinel for s in busy + starting]
                 ready = set(wait(waitables, timeout))
                 finished: list[tuple[Task, Outcome]] = []
@@ -486,7 +496,16 @@ class WorkerPool:
                             raise TuningError(
                                 f"worker processes did not start within {self._start_timeout_s:g} s; the last one's log:\n{log}"
                             )
+                if finished and pending is not None:
+                    # The task drawn already goes to a worker this round freed before the caller gets the
+                    # outcomes: the worker runs it while the caller stores them (one measuring worker sat idle
+                    # through every result's bookkeeping).
+                    idle = next((s for s in self._slots if s.state == "idle"), None)
+                    if idle is not None and self._dispatch(idle, pending):
+                        pending = None
                 yield from finished
+                if polled and not finished:
+                    yield None
         finally:
             # A busy worker's result would arrive in a later call and be taken for another task's.
             for slot in self._slots:
