@@ -47,7 +47,12 @@ WARM_COMPILE = "liftpy.tuning.evaluate:warm_compile"
 WARM_MEASURE = "liftpy.tuning.evaluate:warm_measure"
 
 
-TASKS_PER_WORKER = 200  # a worker is replaced after this many points, bounding what its caches grow to
+TASKS_PER_WORKER = 200  # a compile worker is replaced after this many points, bounding what its caches grow to
+# The measuring worker grows slowly (SGEMM 1024 on an H100: 263 -> 382 MB over 1,000 points, the OpenCL
+# driver's share of the programs it built), and replacing it costs a new interpreter, a device context and
+# the problem's reference: 1.6-2.0 s on an H100 host, each time the search waits (four replacements were
+# 8 s of a 52 s search of 1,000 SGEMM points).
+MEASURES_PER_WORKER = 1000
 
 
 def compile_pool(workers: int, timeout_s: float):
@@ -63,7 +68,7 @@ def measure_pool(device, timeout_s: float, prepare=None):
     ``prepare``: ``(operator, seed)`` whose inputs and reference it computes while starting."""
     from .worker import WorkerPool
 
-    return WorkerPool(1, default_timeout_s=timeout_s, max_tasks_per_worker=TASKS_PER_WORKER,
+    return WorkerPool(1, default_timeout_s=timeout_s, max_tasks_per_worker=MEASURES_PER_WORKER,
                       initializer=WARM_MEASURE, init_args=(device, prepare)).warm()
 
 
