@@ -988,6 +988,24 @@ def test_a_worker_takes_its_next_task_before_the_caller_has_its_outcome():
         assert ran_at < received + 0.4
 
 
+def test_an_exploration_without_jobs_uses_the_cores_a_gpu_leaves_free_and_one_beside_a_cpu_device(monkeypatch):
+    """``default_jobs``: a device whose kernels run on this host's CPUs (PoCL) gets one code-generation process,
+    whose cores would otherwise be taken from the kernels being timed; a GPU one per core but one."""
+    import os
+    from dataclasses import replace
+
+    from liftpy.host.device import device_info
+    from liftpy.tuning import engine
+
+    info = device_info(None)
+    cpu, gpu = replace(info, type="CPU"), replace(info, type="GPU")
+    assert cpu.on_host_cpu and not gpu.on_host_cpu
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
+    assert engine.default_jobs(cpu) == 1 and engine.default_jobs(gpu) == 15
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert engine.default_jobs(gpu) == 1
+
+
 class _FakePools:
     """A compile pool and a measuring pool in this process that log what they are handed and finish, for
     ``evaluate_points``: the compile pool one point per round, with an empty round after each when polled."""

@@ -49,6 +49,12 @@ class DeviceInfo:
         """Identity of the device for records: platform, name and driver version."""
         return f"{self.platform} | {self.name} | {self.driver}"
 
+    @property
+    def on_host_cpu(self) -> bool:
+        """Whether its kernels run on this host's CPUs (PoCL): work beside them (code generation, OpenCL
+        builds, a search's model) takes cores from the kernels being timed, and slows them."""
+        return "CPU" in self.type.upper()
+
 
 @lru_cache(maxsize=None)
 def _all_devices() -> tuple:

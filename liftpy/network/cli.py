@@ -15,7 +15,8 @@ def register(sub) -> None:
     p.add_argument("--reduced", action="store_true", help="32 x 32 images, an eighth of the channels, 10 classes")
     p.add_argument("--samples", "-n", type=positive_int, default=8, help="points per layer the store should hold (default 8)")
     p.add_argument("--search", choices=["model", "uniform"], default="model")
-    p.add_argument("--jobs", "-j", type=positive_int, default=1)
+    p.add_argument("--jobs", "-j", type=positive_int, default=None,
+                   help="parallel code-generation processes (default: on a GPU one per core but one, on a CPU device 1)")
     p.add_argument("--db", default="results.sqlite")
     p.add_argument("--device", "-d", default=None)
     p.add_argument("--json", default=None, metavar="FILE", help="also write the run as JSON")

@@ -88,7 +88,7 @@ def memory_tensors(net: Network) -> list[Tensor]:
     return out
 
 
-def run_network(net: Network, db="results.sqlite", samples: int = 8, search: str = "model", jobs: int = 1,
+def run_network(net: Network, db="results.sqlite", samples: int = 8, search: str = "model", jobs: int | None = None,
                 device=None, seed: int = 0, repeat: int = 3, progress: bool = True, stream=None) -> NetworkRun:
     from ..host.device import get_device
     from ..host.kernel import CompiledPipeline

@@ -76,8 +76,9 @@ def register(sub) -> None:
     p.add_argument("--search", choices=["model", "uniform"], default="model",
                    help="rank candidates with the cost model and learn from measurements (default), or sample uniformly")
     p.add_argument("--budget", default=None, metavar="T", help="stop starting new points after T (e.g. 10m, 90s, 1h)")
-    p.add_argument("--jobs", "-j", type=positive_int, default=1,
-                   help="parallel code-generation processes (default 1; per device worker with --workers)")
+    p.add_argument("--jobs", "-j", type=positive_int, default=None,
+                   help="parallel code-generation processes (default: on a GPU one per core but one, on a CPU "
+                        "device 1, its cores timing the kernels; per device worker with --workers, default 1)")
     p.add_argument("--workers", default=None, metavar="SPEC",
                    help="spread the points over device workers on Ray: local:N (N devices of this machine), "
                         "ray://HOST:PORT (a Ray cluster) or ray (the cluster this machine joined); needs the ray extra")
@@ -125,7 +126,7 @@ def parse_duration(text: str | None) -> float | None:
 def cmd_explore(args) -> int:
     from .engine import explore_operator, plot
 
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         raise TuningError(f"--jobs must be at least 1, got {args.jobs}")
     if args.workers is not None:
         from .cluster import parse_workers

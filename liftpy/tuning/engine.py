@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -185,7 +186,7 @@ def explore_operator(
     stream=None,
     rules: Sequence[str] = (),
     search: str = "uniform",
-    jobs: int = 1,
+    jobs: int | None = None,
     budget_s: float | None = None,
     abort_factor: float | None = None,
     batch: int | None = None,
@@ -197,7 +198,7 @@ def explore_operator(
     ``samples``: points of this problem the store should hold when done (resumed ones count); ``repeat``:
     timed runs per point (their median; on a CPU device the fastest of at least 40: ``liftpy.host.timing``);
     ``search``: ``uniform`` or ``model``; ``jobs``: code-generation processes (measurement is always one
-    process); ``budget_s``: start no point after this many seconds (the one measuring then finishes); ``abort_factor``: stop a point
+    process; by default ``default_jobs``); ``budget_s``: start no point after this many seconds (the one measuring then finishes); ``abort_factor``: stop a point
     after one run slower than this many times the best so far; ``rules``: only the variants whose derivation
     uses every one of these rules; ``workers``: spread the points over device workers on Ray (``local:N``,
     ``ray://HOST:PORT``, ``ray`` or a ``cluster.Cluster``; see ``liftpy.tuning.cluster``),
@@ -232,6 +233,7 @@ def explore_operator(
         if workers is not None:
             from .cluster import Cluster
 
+            jobs = 1 if jobs is None else jobs
             cluster = workers if isinstance(workers, Cluster) else pools.enter_context(Cluster(workers, jobs, timeout_s))
             device_key, device_name = cluster.device_key, cluster.device_name
             profile = cluster.profile(profile_path)
@@ -250,15 +252,16 @@ def explore_operator(
             # search of one point waits for, and fifteen idle compile workers importing beside it took seconds
             # from it on a 16-core host.  The worker resolves ``device`` as this process does, to the same index.
             measuring = pools.enter_context(measure_pool(getattr(device, "index", device), timeout_s, (op, seed)))
-            compiling = pools.enter_context(compile_pool(min(jobs, batch or jobs), timeout_s)) if jobs > 1 else None
             info = device_info(device)
+            jobs = default_jobs(info) if jobs is None else jobs
+            compiling = pools.enter_context(compile_pool(min(jobs, batch or jobs), timeout_s)) if jobs > 1 else None
             device_key, device_name, width = info.key, info.name, 1
             profile = resolve_profile(info.index, profile_path)
             limits = profile.limits()
 
             # The compile workers build the kernels too, into the OpenCL compiler's caches, where that does not
             # take this host's CPUs from the kernels being timed.
-            build_ahead = "CPU" not in str(info.type).upper()
+            build_ahead = not info.on_host_cpu
 
             def run_points(chosen, abort_ms, generated):
                 # Workers get the device the driver resolved (by index), so both read the same limits.
@@ -329,7 +332,7 @@ def explore_operator(
                 # while this run rebuilds the strategy from the store in a thread (the main thread mostly
                 # waits for the worker processes meanwhile).  Not beside kernels that run on this host's
                 # CPUs: the rebuilding would slow them, and their measured times.
-                beside = workers is not None or "CPU" not in str(info.type).upper()
+                beside = workers is not None or not info.on_host_cpu
                 building = _Later(lambda: rebuild(beside), thread=beside)
                 strategy = others = None
             else:
@@ -429,6 +432,17 @@ def explore_operator(
         return Exploration(op, device_key, records, pareto_front(measured), refs, ran, resumed, failed, search,
                            time.time() - t0, lost, requeued, first_proposal_s, first_result_s,
                            min(ready) - t0 if ready else None, steps[0] if steps else None, from_plan, prebuilt)
+
+
+def default_jobs(info) -> int:
+    """The code-generation processes of an exploration that names none: on a GPU one per core of this
+    machine but one, which the measuring worker and this process share (the searches of
+    ``benchmarks/results`` ran with 15 on the H100's 16-core host); one for a device whose kernels run on
+    this host's CPUs (``DeviceInfo.on_host_cpu``), where more would take cores from the kernels being timed."""
+    if info.on_host_cpu:
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, cores - 1)
 
 
 def _print_others(others: tuple[int, int], op, search: str, db, progress: bool, stream) -> None:
