@@ -15,7 +15,7 @@ from liftpy import zip as lzip
 from liftpy.ir.userfun import userfun_from_expression
 from liftpy.tuning.engine import explore_operator, explore_program
 from liftpy.tuning.operator import ProgramOperator, compare, load_program, parse_sizes
-from liftpy.tuning.store import Status
+from liftpy.tuning.store import Status, canonical_json
 
 ROOT = Path(__file__).resolve().parents[1]
 MATMUL = ROOT / "examples" / "programs" / "matmul_highlevel.lift"
@@ -169,6 +169,26 @@ def test_user_function_travels_to_workers_and_parallel_codegen(tmp_path):
     assert len(points) == 4
     assert all(r.status is Status.OK for r in points), [(r.variant, r.error) for r in points]
     assert all(r.metrics.get("codegen_s", 0) > 0 for r in points)
+
+
+def test_a_resumed_uniform_search_reads_its_plan_instead_of_drawing_it_again(tmp_path, monkeypatch):
+    """A uniform search's points (drawn from every variant's solved space: seconds for a convolution layer)
+    are kept on disk; the run that resumes it reads them, and measures only the ones the store lacks."""
+    from liftpy.tuning import search as search_module
+
+    monkeypatch.setenv("LIFTPY_CACHE_DIR", str(tmp_path / "cache"))
+    op = ProgramOperator.of(twice_matmul(), {"M": 8, "N": 8, "K": 8})
+    kw = dict(db=tmp_path / "r.sqlite", search="uniform", progress=False, repeat=1, warmup=0, references=False, seed=3)
+    first = explore_operator(op, samples=2, **kw)
+    drawn = []
+    real = search_module.UniformSearch.propose
+    monkeypatch.setattr(search_module.UniformSearch, "propose", lambda self, n, taken: drawn.append(n) or real(self, n, taken))
+    again = explore_operator(op, samples=2, **kw)
+    assert drawn == [] and again.ran == 0 and again.resumed == 2
+    more = explore_operator(op, samples=3, **kw)  # another plan: drawn, its first two points those of the first
+    assert drawn == [3] and more.ran == 1
+    points = lambda ex: [(r.variant, canonical_json(r.config)) for r in ex.records if not r.is_reference]
+    assert points(first) == points(more)[:2]
 
 
 def test_a_program_operator_computes_its_expected_output_once_for_all_the_points_it_checks():

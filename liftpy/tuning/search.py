@@ -391,6 +391,13 @@ class Spaces:
         text = self._variant_key(i)
         return hashlib.sha1(f"{text}|{sorted(self.sizes.items())}|{self._profile_text()}|{self.seed}".encode()).hexdigest()
 
+    def problem_key(self) -> str:
+        """These sizes, this device profile and this seed, as a digest: with the variants, what every draw
+        of points depends on (a uniform search's plan, kept on disk by the engine)."""
+        import hashlib
+
+        return hashlib.sha1(f"{sorted(self.sizes.items())}|{self._profile_text()}|{self.seed}".encode()).hexdigest()
+
     def _profile_text(self) -> str:
         if self._profile_key is None:
             import json
