@@ -959,31 +959,11 @@ def test_model_search_refines_its_candidates_on_worker_processes_to_the_same_pro
     here.clear()
     spaces = Spaces(variants, op.sizes(), gpu, 0)
     with WorkerPool(3, default_timeout_s=120) as pool:
-        spaces.use_workers(pool)
+        spaces.use_workers(pool.run_all, pool.width)
         assert spaces.prefetching() == 3
         helped = batches(spaces)
     assert helped == alone
     assert in_driver > 6 and len(here) < in_driver / 2  # most candidates were lowered by the workers
-
-
-def test_candidates_lowered_ahead_are_waited_for_one_at_a_time(monkeypatch):
-    """``Spaces.lower_ahead``'s workers (``_Lowerings``): asking for one point waits for that point alone, not
-    for the slowest of those handed out with it; ``settle`` waits for the rest and frees the pool."""
-    from liftpy.tuning import search as search_module
-    from liftpy.tuning.worker import WorkerPool
-
-    monkeypatch.setattr(search_module, "ACCESS_TASK", "time:sleep")  # a lowering that takes the given seconds
-    with WorkerPool(2, default_timeout_s=60) as pool:
-        pool.run_all("math:sqrt", [1.0, 4.0])  # started
-        low = search_module._Lowerings(pool)
-        for key, seconds in (("quick", 0.05), ("slow", 1.5), ("next", 0.05)):
-            low.ahead(key, seconds)
-        t = time.perf_counter()
-        assert low.take("quick").ok and low.take("next").ok
-        assert time.perf_counter() - t < 1.0 and low.has("slow") and low.running() == 1
-        left = low.settle()
-        assert [k for k, o in left if o.ok] == ["slow"] and low.running() == 0 and not low.has("slow")
-        assert pool.run_all("math:sqrt", [9.0]) == [(True, 3.0)]  # the pool serves others again
 
 
 def test_a_worker_pool_runs_a_function_on_many_arguments_in_their_order():

@@ -373,7 +373,7 @@ def explore_operator(
                     strategy.observe(*point)
                 unseen.clear()
                 if compiling is not None:  # idle while the strategy proposes: its candidates are lowered there
-                    strategy.spaces.use_workers(compiling)
+                    strategy.spaces.use_workers(compiling.run_all, compiling.width)
                 return strategy
 
             exhausted = over_budget = False

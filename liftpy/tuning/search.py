@@ -94,56 +94,20 @@ class Spaces:
         self._machine = None
         self._profile_key = None
         self._workers = None  # ``use_workers``
-        self._lowering = None  # ``_Lowerings`` on those workers
 
-    def use_workers(self, pool) -> None:
-        """Let ``prefetch_access`` and ``lower_ahead`` hand their points to the caller's worker processes (a
-        ``WorkerPool``; None: none).  An exploration's code-generation workers wait while its strategy
-        proposes, and its proposals lower tens of candidates each (``ModelSearch._best_first``).  The pool
-        serves one caller at a time: ``settle`` before anything else uses it."""
-        self.settle()
-        self._workers = pool if pool is not None and pool.width > 1 else None
-        self._lowering = _Lowerings(pool) if self._workers is not None else None
+    def use_workers(self, run_all, width: int) -> None:
+        """Let ``prefetch_access`` hand its points to the caller's worker processes: ``run_all(function name,
+        arguments)`` returns, in order, ``(True, result)`` of each call or ``(False, None)`` where its worker
+        failed, on ``width`` processes.  An exploration's code-generation workers wait while its strategy
+        proposes, and its proposals lower tens of candidates each (``ModelSearch._best_first``)."""
+        self._workers = (run_all, width) if run_all is not None and width > 1 else None
 
     def prefetching(self) -> int:
         """How many points ``prefetch_access`` computes at once with the workers of ``use_workers`` (1 without)."""
-        return self._workers.width if self._workers is not None else 1
+        return self._workers[1] if self._workers is not None else 1
 
     def has_access(self, i: int, config: dict) -> bool:
         return (i, config_key(config)) in self._access
-
-    def lower_ahead(self, points) -> None:
-        """Start computing the access of ``points`` (variant, configuration), in the order given, on the
-        workers of ``use_workers`` while the caller goes on, at most twice as many at once as there are
-        workers: ``access`` then waits for the one point it is asked for alone."""
-        from .cache import SCREEN_CODE, recall
-
-        low = self._lowering
-        if low is None:
-            return
-        for i, config in points:
-            key = (i, config_key(config))
-            if key in self._access or low.has(key):
-                continue
-            if low.running() >= 2 * self._workers.width:
-                break
-            found = recall("access", self._access_key(i, config), SCREEN_CODE)
-            if found is not None:
-                self._access[key] = found
-            else:
-                low.ahead(key, self._access_task(i, config))
-
-    def settle(self) -> None:
-        """Wait for the points ``lower_ahead`` started, and keep what they found: the workers are then free."""
-        from .cache import SCREEN_CODE, remember
-
-        if self._lowering is None:
-            return
-        for (i, ck), outcome in self._lowering.settle():
-            if outcome.ok and (i, ck) not in self._access:
-                config = dict(ck)
-                self._access[(i, ck)] = outcome.result
-                remember("access", self._access_key(i, config), outcome.result, SCREEN_CODE)
 
     def work(self, sizes: dict | None = None) -> float | None:
         """The problem's work at this problem's (or other) ``sizes``: user-function applications of the
@@ -256,13 +220,6 @@ class Spaces:
         over its configurations.  Kept on disk: a resumed search re-ranks the candidates and relearns the
         points it measured."""
         key = (i, config_key(config))
-        if key not in self._access and self._lowering is not None and self._lowering.has(key):
-            from .cache import SCREEN_CODE, remember
-
-            outcome = self._lowering.take(key)
-            if outcome.ok:  # (a failed worker: computed here below)
-                self._access[key] = outcome.result
-                remember("access", self._access_key(i, config), outcome.result, SCREEN_CODE)
         if key not in self._access:
             from .cache import SCREEN_CODE, memo
 
@@ -291,8 +248,7 @@ class Spaces:
             return
         args = [self._access_task(i, c) for i, c in todo]
         if self._workers is not None and len(todo) > 1:
-            self.settle()
-            done = self._workers.run_all(ACCESS_TASK, args)
+            done = self._workers[0](ACCESS_TASK, args)
             todo = [point for point, (ok, _) in zip(todo, done) if ok]  # a failed worker: computed here when asked
             found = [value for ok, value in done if ok]
         elif jobs > 1 and len(todo) > 1:
@@ -473,72 +429,6 @@ def _model_code_of(args):
         return model_code(program, sizes, params, probe, placements, cpu)
     except LiftError:
         return None
-
-
-class _Lowerings:
-    """Points' access computed on worker processes while the ranking goes on (``Spaces.lower_ahead``): asking
-    for one (``take``) waits for that point alone and takes in whatever else finished meanwhile.  A ranking
-    that handed its next thirty candidates to the workers at once and waited for all of them waited for the
-    slowest lowering of each round, and its workers then idled while it refined them: on the H100 host, 25
-    such rounds were 34 of the 41 s that a guided search of VGG-16 layer 24 spent proposing."""
-
-    def __init__(self, pool):
-        from collections import deque
-
-        self.pool = pool
-        self.queue: deque = deque()
-        self.busy: set = set()  # keys handed out or queued, not finished
-        self.done: dict = {}  # key -> the worker's Outcome, until taken
-        self.want = None  # the key ``take`` waits for
-        self.stream = None  # the pool's imap_unordered over ``queue``, while there is work
-
-    def _tasks(self):
-        while True:
-            yield self.queue.popleft() if self.queue else None
-
-    def has(self, key) -> bool:
-        return key in self.busy or key in self.done
-
-    def running(self) -> int:
-        return len(self.busy)
-
-    def ahead(self, key, args) -> None:
-        from .worker import Task
-
-        self.busy.add(key)
-        self.queue.append(Task(ACCESS_TASK, (args,), tag=key))
-        if self.stream is None:
-            self.stream = self.pool.imap_unordered(self._tasks(), poll=lambda: self.want in self.done)
-
-    def _collect(self, enough) -> None:
-        for item in self.stream:
-            if item is not None:
-                task, outcome = item
-                self.busy.discard(task.tag)
-                self.done[task.tag] = outcome
-            if enough():
-                return
-
-    def take(self, key):
-        """The worker's Outcome for ``key``, waited for."""
-        if key not in self.done:
-            self.want = key
-            try:
-                self._collect(lambda: key in self.done)
-            finally:
-                self.want = None
-        return self.done.pop(key)
-
-    def settle(self) -> list:
-        """Wait for everything handed out; the (key, Outcome) pairs not taken.  The pool is free afterwards."""
-        if self.stream is not None:
-            if self.busy:
-                self._collect(lambda: not self.busy)
-            self.stream.close()
-            self.stream = None
-        out = list(self.done.items())
-        self.done.clear()
-        return out
 
 
 ACCESS_TASK = "liftpy.tuning.search:_access_of"  # ``_access_of`` by name, for worker processes
@@ -823,12 +713,6 @@ class ModelSearch:
             self._screen(self.screen_size if not self.screened else max(1, self.screen_size // 4))
 
     def propose(self, n: int, taken: set) -> list[tuple[int, dict]]:
-        try:
-            return self._propose(n, taken)
-        finally:  # the candidates still lowering on the exploration's workers kept, the workers free for its points
-            self.spaces.settle()
-
-    def _propose(self, n: int, taken: set) -> list[tuple[int, dict]]:
         if not self._prepared:
             self._screen_next()
         self._prepared = False
@@ -895,8 +779,8 @@ class ModelSearch:
 
     def _prefetch(self, cand: _Candidate, heap: list, skip) -> None:
         """Before ``cand`` is refined, the access of the candidates ranked next that would be refined after it
-        started with it on the workers of ``Spaces.use_workers`` (``Spaces.lower_ahead``): the ranking then
-        refines them one by one as before, in the same order with the same results, each waited for alone.  A guided search refines
+        computed with it, on the workers of ``Spaces.use_workers``: the ranking then refines them one by
+        one as before, in the same order with the same results, from the cache.  A guided search refines
         some twenty candidates for each point it measures, each a lowering of 0.05-0.2 s: on PoCL, with one
         process, they were 212 of its 261 s under a profiler; on the H100 with 15 workers, layer 24's 50 runs
         took 65 s instead of 81 s, the same points (``benchmarks/results/h100-search-refine-workers.json``)."""
@@ -905,7 +789,7 @@ class ModelSearch:
             return
         ahead = [c for _, _, c in heapq.nsmallest(4 * width, heap)
                  if not c.refined and not (skip is not None and skip(c))][: 2 * width - 1]
-        self.spaces.lower_ahead([(c.variant, c.config) for c in [cand] + ahead])
+        self.spaces.prefetch_access([(c.variant, c.config) for c in [cand] + ahead])
 
     def _refine(self, cand: _Candidate) -> bool:
         """``cand``'s prediction and features made with how its own reads are served; whether they changed."""

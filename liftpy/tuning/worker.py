@@ -41,7 +41,6 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from ..errors import TuningError
 from .store import Status
 
-_END = object()  # a task source's end
 _FN_NAME = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 LOG_TAIL_CHARS = 4000
 
@@ -380,9 +379,7 @@ class WorkerPool:
         """Run tasks on the pool's workers, yielding ``(task, outcome)`` as each finishes.
 
         Tasks are drawn from ``tasks`` one ahead of the free workers, so it may be a generator that decides
-        what to try next from the outcomes so far (all but the last round's).  It may also yield None: it has
-        nothing to hand out now (a queue its caller fills while the loop is suspended); a round in which it
-        holds and no worker is busy yields None.  A task drawn already goes to
+        what to try next from the outcomes so far (all but the last round's).  A task drawn already goes to
         the worker that frees before that worker's outcome is yielded.  Leaving the loop early kills workers
         still busy.
 
@@ -401,12 +398,10 @@ class WorkerPool:
             while True:
                 while not exhausted:
                     if pending is None:
-                        pending = next(source, _END)
-                        if pending is _END:
-                            pending, exhausted = None, True
-                            break
+                        pending = next(source, None)
                         if pending is None:
-                            break  # the source holds: nothing to hand out this round
+                            exhausted = True
+                            break
                         if not isinstance(pending, Task):
                             raise TuningError(f"a worker pool runs Task objects, got {type(pending).__name__}")
                     idle = next((s for s in self._slots if s.state == "idle"), None)
@@ -423,9 +418,7 @@ class WorkerPool:
                 if exhausted and not busy:
                     return
                 if not busy and not starting:
-                    if pending is None:  # the source holds and nothing runs: the caller's turn
-                        yield None
-                    continue  # (else a worker was lost before taking its task; the loop above starts another)
+                    continue  # a worker was lost before taking its task; the loop above starts another
                 deadlines = [s.deadline for s in busy + starting if s.deadline is not None]
                 timeout = None if not deadlines else max(0.0, min(deadlines) - time.monotonic())
                 polled = poll is not None and poll()
