@@ -198,8 +198,9 @@ def explore_operator(
     ``samples``: points of this problem the store should hold when done (resumed ones count); ``repeat``:
     timed runs per point (their median; on a CPU device the fastest of at least 40: ``liftpy.host.timing``);
     ``search``: ``uniform`` or ``model``; ``jobs``: code-generation processes (measurement is always one
-    process; by default ``default_jobs``); ``budget_s``: start no point after this many seconds (the one measuring then finishes); ``abort_factor``: stop a point
-    after one run slower than this many times the best so far; ``rules``: only the variants whose derivation
+    process; by default ``default_jobs``); ``budget_s``: start no point after this many seconds (the one
+    measuring then finishes); ``abort_factor``: stop a point after one run slower than this many times the
+    best so far; ``rules``: only the variants whose derivation
     uses every one of these rules; ``workers``: spread the points over device workers on Ray (``local:N``,
     ``ray://HOST:PORT``, ``ray`` or a ``cluster.Cluster``; see ``liftpy.tuning.cluster``),
     ``jobs`` code-generation processes each.
@@ -341,9 +342,9 @@ def explore_operator(
                 _print_others(others, op, search, db, progress, stream)
             if search == "uniform":
                 # The same seed names the same points: those already in the store are skipped, not replaced.
-                # The plan is kept on disk: drawing it solves the space of every variant it draws from (5-7 s
-                # for a VGG-16 layer's 40 tiled variants on an H100 host), which a resumed run repeated before
-                # its first point.
+                # The plan is kept on disk: drawing it solves the space of every variant it draws from (a
+                # VGG-16 layer's 40 tiled variants: 7 s on this project's 2-core machine), which a resumed run
+                # repeated before its first point.
                 def draw():
                     return strategy.propose(samples, set())
 

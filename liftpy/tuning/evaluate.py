@@ -2,7 +2,9 @@
 
 ``compile_point`` generates the OpenCL source of every kernel of a point (a variant's program with values
 for its tuning parameters) for the device's limits.  It needs no device, so several compile workers run in
-parallel on the CPUs while one measuring worker owns the device.
+parallel on the CPUs while one measuring worker owns the device, and each point is measured as soon as it
+is compiled (``evaluate_points``): SGEMM 1024's 1,000 uniform points took 48 s on the H100 this way against
+77 s compiled whole before any was measured (``benchmarks/results/h100-search-overlap.json``).
 
 On a GPU the compile workers also build each point's sources on the device (``compile_and_build_point``),
 so that the OpenCL compiler's output is in pyopencl's binary cache when the measuring worker builds them:
@@ -273,8 +275,9 @@ def with_codegen_time(outcome, codegen_s: float, ahead: bool = False):
 def evaluate_points(op, variants, chosen, compile_pool, measure_pool, device, seed, repeat, warmup, limits, abort_ms, Task,
                     generated=None, build_ahead: bool = False, deadline: float | None = None):
     """(point, outcome) for each chosen point: compiled in parallel when there is a compile pool, and
-    measured one at a time, in their order, each as soon as it is compiled and the point before it measured.  ``generated``: (stages, codegen seconds) of points whose kernels were generated
-    before, by (variant, ``config_key``): those are measured first, without a compile step.  ``build_ahead``:
+    measured one at a time, in their order, each as soon as it is compiled and the point before it
+    measured.  ``generated``: (stages, codegen seconds) of points whose kernels were generated before, by
+    (variant, ``config_key``): those are measured first, without a compile step.  ``build_ahead``:
     the compile workers also build each point's kernels on the device (``compile_and_build_point``), for a
     device whose builds do not run beside the measured kernels on this host's CPUs.  ``deadline`` (a
     ``time.time()``): no point is handed to the measuring worker after it; the one it runs then finishes,
