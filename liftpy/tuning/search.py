@@ -327,7 +327,7 @@ class Spaces:
         """Point (``i``, ``config``) at these sizes on this device: what its code depends on (not the seed)."""
         import hashlib
 
-        problem = f"{self._variant_key(i)}|{sorted(self.sizes.items())}|{self._profile_text()}"
+        problem = f"{self._variant_key(i)}|{self._problem_text()}"
         return f"{hashlib.sha1(problem.encode()).hexdigest()}|{config_key(config)}"
 
     def _access_task(self, i: int, config: dict) -> tuple:
@@ -345,14 +345,18 @@ class Spaces:
         import hashlib
 
         text = self._variant_key(i)
-        return hashlib.sha1(f"{text}|{sorted(self.sizes.items())}|{self._profile_text()}|{self.seed}".encode()).hexdigest()
+        return hashlib.sha1(f"{text}|{self._problem_text()}|{self.seed}".encode()).hexdigest()
 
     def problem_key(self) -> str:
         """These sizes, this device profile and this seed, as a digest: with the variants, what every draw
         of points depends on (a uniform search's plan, kept on disk by the engine)."""
         import hashlib
 
-        return hashlib.sha1(f"{sorted(self.sizes.items())}|{self._profile_text()}|{self.seed}".encode()).hexdigest()
+        return hashlib.sha1(f"{self._problem_text()}|{self.seed}".encode()).hexdigest()
+
+    def _problem_text(self) -> str:
+        """These sizes and this device profile, as the disk caches' keys name them."""
+        return f"{sorted(self.sizes.items())}|{self._profile_text()}"
 
     def _profile_text(self) -> str:
         if self._profile_key is None:

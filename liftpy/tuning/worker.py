@@ -322,6 +322,10 @@ class WorkerPool:
         slot.deadline = None if limit is None else slot.started + limit
         return True
 
+    def _idle(self) -> _Slot | None:
+        """A worker ready for a task, if any."""
+        return next((s for s in self._slots if s.state == "idle"), None)
+
     def _lost(self, slot: _Slot, status: Status, message: str, exitcode: int | None) -> Outcome:
         """The outcome of a busy worker that died or was killed, which is then replaced."""
         elapsed = time.monotonic() - slot.started
@@ -404,7 +408,7 @@ class WorkerPool:
                             break
                         if not isinstance(pending, Task):
                             raise TuningError(f"a worker pool runs Task objects, got {type(pending).__name__}")
-                    idle = next((s for s in self._slots if s.state == "idle"), None)
+                    idle = self._idle()
                     if idle is None:
                         # Workers start only when a task waits for one, and then all together: starting (imports,
                         # an OpenCL context) costs about a second each, and tasks go to whichever is ready first.
@@ -500,7 +504,7 @@ class WorkerPool:
                     # The task drawn already goes to a worker this round freed before the caller gets the
                     # outcomes: the worker runs it while the caller stores them (one measuring worker sat idle
                     # through every result's bookkeeping).
-                    idle = next((s for s in self._slots if s.state == "idle"), None)
+                    idle = self._idle()
                     if idle is not None and self._dispatch(idle, pending):
                         pending = None
                 yield from finished
