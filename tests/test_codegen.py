@@ -224,3 +224,23 @@ def test_runs_report_the_statistic_asked_for():
     assert median.time_ms == sorted(median.times_ms)[3] and fastest.time_ms == min(fastest.times_ms)
     with pytest.raises(ValueError, match="statistic"):
         compiled.run(xs, statistic="mean")
+
+
+def test_runs_stop_after_a_first_timed_run_slower_than_asked_and_only_then():
+    """``stop_above_ms``: a first timed run slower than it ends the runs, its time alone and no output
+    (an exploration's abort, without a run of its own); otherwise all runs happen, as without it.  A
+    pipeline (two kernels) stops on its first timed run's total."""
+    @program
+    def twice(xs: Array(Float, N)):
+        return mapGlb(0, lambda x: toGlobal(id(x)), xs)
+
+    xs = np.arange(64, dtype=np.float32)
+    one = compile_program(twice, {"N": 64})
+    two = compile_program(_two_kernels("xs"), {"N": 8})
+    for compiled, args in ((one, [xs]), (two, [xs[:8]])):
+        stopped = compiled.run(*args, repeat=7, warmup=1, stop_above_ms=0.0)
+        assert stopped.stopped and stopped.output is None and len(stopped.times_ms) == 1
+        assert stopped.time_ms == stopped.times_ms[0] > 0.0
+        full = compiled.run(*args, repeat=7, warmup=1, stop_above_ms=1e9)
+        assert not full.stopped and len(full.times_ms) == 7
+        np.testing.assert_array_equal(full.output, compiled.run(*args).output)

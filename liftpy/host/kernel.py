@@ -55,10 +55,11 @@ def device_limits(device: Device) -> DeviceLimits:
 
 @dataclass(frozen=True)
 class RunResult:
-    output: np.ndarray
+    output: np.ndarray | None  # None where the runs stopped early (``stopped``): nothing was read back
     time_ms: float  # kernel time over the timed runs: their median, or the fastest (``run``'s ``statistic``)
     times_ms: tuple[float, ...]
     device_bytes: int  # bytes of every buffer and image allocated on the device
+    stopped: bool = False  # the first timed run took more than ``run``'s ``stop_above_ms``; the rest were skipped
 
 
 def pack_image(arr: np.ndarray) -> np.ndarray:
@@ -109,9 +110,11 @@ class CompiledKernel:
                 raise InputError(f"the kernel was generated for {k} = {self.ks.bindings[k]}, the inputs give {k} = {v}")
         return arrays
 
-    def run(self, *args, repeat: int = 1, warmup: int = 0, statistic: str = "median", **kwargs) -> RunResult:
+    def run(self, *args, repeat: int = 1, warmup: int = 0, statistic: str = "median", stop_above_ms: float | None = None,
+            **kwargs) -> RunResult:
         """Run ``warmup + repeat`` times; the time is the timed runs' ``statistic`` (``median`` or ``fastest``,
-        ``liftpy.host.timing``)."""
+        ``liftpy.host.timing``).  With ``stop_above_ms``, a first timed run slower than that ends the runs
+        (``RunResult.stopped``, its time alone, no output): a search's point that cannot beat the best."""
         timing = TimingRule(max(repeat, 1), statistic)
         cl = _cl()
         arrays = self._arrays(args, kwargs)
@@ -141,10 +144,17 @@ class CompiledKernel:
                 ev.wait()
                 if k >= warmup:
                     times.append((ev.profile.end - ev.profile.start) * 1e-6)
+                    if _stops(times, stop_above_ms):
+                        return RunResult(None, times[0], tuple(times), nbytes, stopped=True)
             cl.enqueue_copy(queue, out, out_buf).wait()
         except cl.Error as e:
             raise KernelRunError(f"running kernel {self.ks.name} with {self.ks.launch} failed: {e}") from None
         return RunResult(host_result(out, self.ks.output_type), timing.of(times), tuple(times), nbytes)
+
+
+def _stops(times: list, stop_above_ms: float | None) -> bool:
+    """Whether the runs end after the first timed one: it alone took more than ``stop_above_ms``."""
+    return stop_above_ms is not None and len(times) == 1 and times[0] > stop_above_ms
 
 
 class CompiledPipeline:
@@ -179,10 +189,12 @@ class CompiledPipeline:
     def launches(self) -> list[Launch]:
         return [k.launch for k, _ in self.kernels]
 
-    def run(self, *args, repeat: int = 1, warmup: int = 0, statistic: str = "median", **kwargs) -> RunResult:
+    def run(self, *args, repeat: int = 1, warmup: int = 0, statistic: str = "median", stop_above_ms: float | None = None,
+            **kwargs) -> RunResult:
         """Run every kernel ``warmup + repeat`` times in order; the time of one pipeline run is the sum of
         its kernels' times (pad and crop included), reported as the timed runs' ``statistic`` (``median`` or
-        ``fastest``), and each kernel's likewise in ``kernel_times_ms``."""
+        ``fastest``), and each kernel's likewise in ``kernel_times_ms``.  ``stop_above_ms`` as
+        ``CompiledKernel.run``'s, for the first timed pipeline run."""
         timing = TimingRule(max(repeat, 1), statistic)
         cl = _cl()
         first = self.kernels[0][0]
@@ -220,6 +232,9 @@ class CompiledPipeline:
                         per_kernel[i].append(t)
                 if it >= warmup:
                     totals.append(total)
+                    if _stops(totals, stop_above_ms):
+                        self.kernel_times_ms = tuple(ts[0] for ts in per_kernel)
+                        return RunResult(None, total, tuple(totals), nbytes, stopped=True)
             last = self.kernels[-1][0]
             result = np.empty(last.ks.output_shape, dtype=last.ks.output.scalar.dtype)
             cl.enqueue_copy(queue, result, buffers["out"]).wait()

@@ -171,12 +171,13 @@ def measure_point(payload: dict) -> dict:
     t = time.perf_counter()
     abort_ms = payload.get("abort_ms")
     warmup, repeat = payload.get("warmup", 1), payload.get("repeat", 5)
-    if abort_ms is not None:
-        first = compiled.run(*inputs, repeat=1, warmup=min(warmup, 1))
-        if first.time_ms > abort_ms:
-            raise Aborted(f"one run took {first.time_ms:.4g} ms, more than the {abort_ms:.4g} ms allowed", first.time_ms)
     timing = device_timing(compiled.device.info.type, repeat)
-    result = compiled.run(*inputs, repeat=timing.runs, warmup=warmup, statistic=timing.statistic)
+    # The abort test is the first timed run of the runs themselves: a run of its own, with its own
+    # inputs uploaded, warm-up and output read back, was a third of a measured SGEMM 1024 point's time on
+    # the H100 (5.6 of 18 ms).
+    result = compiled.run(*inputs, repeat=timing.runs, warmup=warmup, statistic=timing.statistic, stop_above_ms=abort_ms)
+    if result.stopped:
+        raise Aborted(f"one run took {result.time_ms:.4g} ms, more than the {abort_ms:.4g} ms allowed", result.time_ms)
     run_s = time.perf_counter() - t
     t = time.perf_counter()
     validation = check(result.output)
