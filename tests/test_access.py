@@ -226,3 +226,27 @@ def test_index_functions_evaluate_for_all_work_items_at_once_as_sympy_does():
         c = e.replace(CDiv, lambda a, d: sympy.floor(a / d)).replace(CMod, lambda a, d: sympy.Mod(a, d))
         want = [int(c.subs({x: int(a), y: int(b), k: 5})) for a, b in zip(xs, ys)]
         assert [int(v) for v in np.trunc(got)] == want, e
+
+
+def test_unrolled_copies_share_one_compiled_index_function_and_count_the_same(monkeypatch):
+    """The 16 copies of an unrolled reduction read at indices that differ in their constant only: the tally
+    compiles one function for all of them (``_Tally.fn``), and its factors are those of compiling each
+    index on its own."""
+    import importlib
+
+    import liftpy.model.access as A
+
+    unroll = importlib.import_module("liftpy.codegen.passes.unroll")  # the module (the package exports its pass)
+    monkeypatch.setattr(unroll, "COMPILER_UNROLLS", "none")  # every unrolled loop becomes copies
+    p = parse_program(MATMUL.format(row=1, col=0).replace("reduceSeq(", "reduceSeqUnroll("))
+    sizes = {"M": 64, "N": 64, "K": 16}
+    compiled = []
+    real = A._index_fn
+    monkeypatch.setattr(A, "_index_fn", lambda e: compiled.append(e) or real(e))
+    shared = access_factors(p, sizes)
+    shared_count = len(compiled)
+    monkeypatch.setattr(A, "without_constant", lambda e: (e, 0))
+    compiled.clear()
+    alone = access_factors(p, sizes)
+    assert shared == alone
+    assert len(compiled) >= 16 and shared_count <= 2  # (A read as float4s: 4 indices; B: 16)

@@ -50,6 +50,7 @@ from ..codegen import stmt as S
 from ..codegen.passes import DEFAULT_PASSES, eliminate_divmod, privatize, vectorize
 from ..ir.levels import Level
 from ..views import view as V
+from ..views.arith import without_constant
 
 LINE = 128  # bytes: the unit in which a warp's request is served from the L1 cache
 WARP = 32
@@ -148,6 +149,7 @@ class _Tally:
         self.local = tuple(local_size) + (1,) * (3 - len(local_size))
         self.lanes = _lanes(self.local)
         self.ids = [np.asarray([lane[d] for lane in self.lanes], dtype=np.int64) for d in range(3)]  # per dimension
+        self.top = [int(x.max()) for x in self.ids]  # the warp's largest local id in each dimension
         self.rng = rng
         self.moved = 0.0  # bytes of the lines the warps' global requests touch, weighted by executions
         self.asked = 0.0  # bytes the work-items asked for, weighted the same
@@ -156,9 +158,15 @@ class _Tally:
         self._fns: dict = {}
 
     def fn(self, expr):
+        """``expr``'s function (``_index_fn``) and the constant it adds: the copies of an unrolled body read
+        at indices that differ in the constant only, and share one compiled function of the rest."""
         f = self._fns.get(expr)
         if f is None:
-            f = self._fns[expr] = _index_fn(expr)
+            rest, c = without_constant(expr)
+            g = self._fns.get(rest)
+            if g is None:
+                g = self._fns[rest] = _index_fn(rest) + (0,)
+            f = self._fns[expr] = g[:3] + (c,)
         return f
 
     def reads(self, loops: list[S.Loop], reads: list[V.MemRead]) -> None:
@@ -168,25 +176,37 @@ class _Tally:
             if lp.level is Level.SEQ:
                 weight *= lp.extent
         # Every warp of the kernel runs the same requests: the number of warps cancels in the ratio.
+        randrange, ids, top, local = self.rng.randrange, self.ids, self.top, self.local
         for _ in range(SAMPLES):
+            # (The draws are made for a statement without reads too: they decide the next statement's.)
             env: dict = {}
-            keep = np.ones(len(self.lanes), dtype=bool)
+            keep = None  # which work-items of the warp are inside every loop's extent (None: all)
             for lp in loops:
-                if lp.level in (Level.SEQ, Level.WRG):
-                    env[lp.var] = self.rng.randrange(max(1, lp.extent))
-                elif lp.level is Level.GLB:
+                level = lp.level
+                if level is Level.SEQ or level is Level.WRG:
+                    env[lp.var] = randrange(max(1, lp.extent))
+                elif level is Level.GLB:
                     # a work-group of the NDRange, the same for all the warp's work-items
                     d = lp.dim
-                    ids = self.ids[d] + self.local[d] * self.rng.randrange(max(1, lp.extent // self.local[d]))
-                    env[lp.var] = ids
-                    keep &= ids < lp.extent
-                elif lp.level is Level.LCL:
-                    env[lp.var] = self.ids[lp.dim]
-                    keep &= self.ids[lp.dim] < lp.extent
-            n = int(keep.sum())
-            if not n:
+                    first = local[d] * randrange(max(1, lp.extent // local[d]))
+                    env[lp.var] = ids[d] + first
+                    if top[d] + first >= lp.extent:
+                        inside = env[lp.var] < lp.extent
+                        keep = inside if keep is None else keep & inside
+                elif level is Level.LCL:
+                    env[lp.var] = ids[lp.dim]
+                    if top[lp.dim] >= lp.extent:
+                        inside = ids[lp.dim] < lp.extent
+                        keep = inside if keep is None else keep & inside
+            if not reads:
                 continue
-            env = {k: (v[keep] if isinstance(v, np.ndarray) else v) for k, v in env.items()}
+            if keep is None:
+                n = len(self.lanes)
+            else:
+                n = int(keep.sum())
+                if not n:
+                    continue
+                env = {k: (v[keep] if isinstance(v, np.ndarray) else v) for k, v in env.items()}
             for r in reads:
                 starts = self._starts(r, env, n)
                 if starts is None:
@@ -194,7 +214,7 @@ class _Tally:
                 nbytes = r.buffer.scalar.nbytes * r.width
                 if r.buffer.space == "global":
                     if nbytes <= LINE:  # a request then spans one line or two
-                        lines = len(np.union1d(starts // LINE, (starts + nbytes - 1) // LINE))
+                        lines = len(set((starts // LINE).tolist()).union(((starts + nbytes - 1) // LINE).tolist()))
                     else:
                         lines = len({line for st in starts.tolist() for line in range(st // LINE, (st + nbytes - 1) // LINE + 1)})
                     self.moved += weight * lines * LINE / SAMPLES
@@ -207,12 +227,12 @@ class _Tally:
     def _starts(self, r: V.MemRead, env: dict, n: int):
         """The byte offset each of the ``n`` work-items of ``env`` reads at, evaluated for all at once (the
         tally's time was the index functions called work-item by work-item)."""
-        syms, fn, vector = self.fn(r.index)
+        syms, fn, vector, c = self.fn(r.index)
         args = [env.get(x, 0) for x in syms]
         if vector:
             with np.errstate(all="ignore"):
                 try:
-                    idx = np.broadcast_to(np.asarray(fn(*args)), (n,))
+                    idx = np.broadcast_to(np.asarray(fn(*args) + c), (n,))
                 except (TypeError, ValueError, ZeroDivisionError, OverflowError):
                     idx = None
             if idx is not None and (idx.dtype.kind in "iu" or np.isfinite(idx).all()):
@@ -221,7 +241,7 @@ class _Tally:
         out = []
         for k in range(n):
             try:
-                out.append(int(fn(*[a[k] if isinstance(a, np.ndarray) else a for a in args])) * r.buffer.scalar.nbytes)
+                out.append(int(fn(*[a[k] if isinstance(a, np.ndarray) else a for a in args]) + c) * r.buffer.scalar.nbytes)
             except (TypeError, ValueError, ZeroDivisionError, OverflowError):
                 continue
         return np.asarray(out, dtype=np.int64) if out else None
