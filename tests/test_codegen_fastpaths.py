@@ -8,7 +8,8 @@ expression and a set of (symbol, range) pairs), statements and reads that an exp
 leaves unchanged kept as the same objects (against rebuilding every container and every image or lane
 read), the reads of a copy's source memoised per source (against the view's access), the hashes IR
 nodes remember (against their keys' hashes), a trial split's substitution and simplification in one
-walk (against two), and the combined vector loads asked about by buffer first.  Generated sources must not change when code generation gets faster, so each
+walk (against two), the combined vector loads asked about by buffer first, and the emitter's types kept
+across configurations (against a memo per kernel).  Generated sources must not change when code generation gets faster, so each
 shortcut must answer exactly as its slow path."""
 
 from unittest import mock
@@ -476,6 +477,26 @@ def test_generation_empties_the_memos_and_generates_what_warm_memos_generate():
     assert cold == warm
     generate_pipeline(prog, configs[0])  # the outermost generation empties them, not the kernels within
     assert not any(m.table for m in arith.Memo.instances)
+
+
+def test_the_emitters_types_are_kept_across_configurations_and_generate_the_same_kernels():
+    """The emitter types subexpressions with symbolic sizes, the same at every configuration of a program:
+    a second configuration asks the type checker nothing, and generates what a fresh memo generates."""
+    from liftpy.codegen import emit as Em
+    from liftpy.codegen.kernel import generate_kernel
+
+    prog = _conv_program()
+    configs = [{"C": 4, "H": 10, "W": 10, "M": 3}, {"C": 8, "H": 12, "W": 12, "M": 3}]
+    Em._typed.cache_clear()
+    asked = []
+    real = Em._type_of
+    with mock.patch.object(Em, "_type_of", lambda e, env: asked.append(e) or real(e, env)):
+        first = generate_kernel(prog, configs[0]).source
+        typed = len(asked)
+        second = generate_kernel(prog, configs[1]).source
+    assert typed > 0 and len(asked) == typed
+    Em._typed.cache_clear()
+    assert generate_kernel(prog, configs[1]).source == second and generate_kernel(prog, configs[0]).source == first
 
 
 _DIV_SIZES = [sympy.Integer(2304), sympy.Integer(4), sympy.Symbol("n0"), sympy.Symbol("r1"),
