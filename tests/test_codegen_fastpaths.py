@@ -480,22 +480,23 @@ def test_generation_empties_the_memos_and_generates_what_warm_memos_generate():
 
 
 def test_the_emitters_types_are_kept_across_configurations_and_generate_the_same_kernels():
-    """The emitter types subexpressions with symbolic sizes, the same at every configuration of a program:
-    a second configuration asks the type checker nothing, and generates what a fresh memo generates."""
-    from liftpy.codegen import emit as Em
+    """The emitter types subexpressions with symbolic sizes, the same at every configuration of a program
+    (``typecheck.type_in``): a second configuration asks the type checker nothing, and generates what a
+    fresh memo generates."""
     from liftpy.codegen.kernel import generate_kernel
+    from liftpy.ir import typecheck as Tc
 
     prog = _conv_program()
     configs = [{"C": 4, "H": 10, "W": 10, "M": 3}, {"C": 8, "H": 12, "W": 12, "M": 3}]
-    Em._typed.cache_clear()
+    Tc._typed.cache_clear()
     asked = []
-    real = Em._type_of
-    with mock.patch.object(Em, "_type_of", lambda e, env: asked.append(e) or real(e, env)):
+    real = Tc.type_of
+    with mock.patch.object(Tc, "type_of", lambda e, env, bindings=None: asked.append(e) or real(e, env, bindings)):
         first = generate_kernel(prog, configs[0]).source
         typed = len(asked)
         second = generate_kernel(prog, configs[1]).source
     assert typed > 0 and len(asked) == typed
-    Em._typed.cache_clear()
+    Tc._typed.cache_clear()
     assert generate_kernel(prog, configs[1]).source == second and generate_kernel(prog, configs[0]).source == first
 
 

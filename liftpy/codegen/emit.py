@@ -30,7 +30,6 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Mapping
 
 import sympy
@@ -39,7 +38,7 @@ from ..errors import CodegenError
 from ..ir import primitives as P
 from ..ir.analysis import is_view
 from ..ir.expr import Call, Expr, Lambda, Var
-from ..ir.typecheck import type_of as _type_of
+from ..ir.typecheck import type_in
 from ..ir.types import (
     ArrayType,
     Elements,
@@ -82,15 +81,6 @@ class Ctx:
         return Position(self.level, None if dest is None else dest.root.space)
 
 
-@lru_cache(maxsize=16384)
-def _typed(e: Expr, env: tuple) -> Type:
-    """The type of ``e`` with its free variables' types: symbolic (sizes are symbols here, the values are the
-    views' business), so the same for every configuration of a variant, and kept across the points a search
-    generates: typing the subexpressions again at each point was a tenth of a VGG-16 layer's code
-    generation."""
-    return _type_of(e, dict(env))
-
-
 class Emitter:
     def __init__(self, bindings: Mapping):
         self.bindings = dict(bindings)
@@ -121,7 +111,7 @@ class Emitter:
         return f"{prefix}_{k}"
 
     def type_of(self, e: Expr, env) -> Type:
-        return _typed(e, tuple(sorted((n, env[n][0]) for n in e.free_vars if n in env)))
+        return type_in(e, env)
 
     @contextmanager
     def into(self, items: list):

@@ -296,6 +296,21 @@ def type_of(e: Expr, env: Mapping[str, Type], bindings: Mapping | None = None) -
     return typecheck(e, env, bindings).type
 
 
+def type_in(e: Expr, env: Mapping[str, tuple]) -> Type:
+    """The type of ``e`` where ``env`` maps names to tuples whose first item is a type (the emitter's and the
+    analytical counter's environments: a type and a view, a type and an origin), remembered: walking a
+    program, the emitter and the counter ask for the type of every subexpression, and typing each
+    subtree again made their walks quadratic (the counts of a VGG-16 layer's tiled variant: most of its
+    model's time).  The types are symbolic, the same at every configuration of a program, so they are
+    kept across the points a search generates."""
+    return _typed(e, tuple(sorted((n, env[n][0]) for n in e.free_vars if n in env)))
+
+
+@lru_cache(maxsize=16384)
+def _typed(e: Expr, env: tuple) -> Type:
+    return type_of(e, dict(env))
+
+
 def check_sizes(program: Program, bindings: Mapping) -> Typing:
     """Type-check with every size and parameter given a value; raise if any requirement fails or
     remains undecided (a size without a value)."""

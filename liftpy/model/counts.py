@@ -41,7 +41,7 @@ from ..ir import primitives as P
 from ..ir.analysis import is_view
 from ..ir.expr import Call, Expr, Lambda, Literal, Program, Var, primitive_functions
 from ..ir.kernels import split_kernels
-from ..ir.typecheck import type_of
+from ..ir.typecheck import type_in, type_of
 from ..ir.types import Type, VectorType, innermost, memory_bytes
 
 
@@ -117,7 +117,7 @@ class _Counter:
 
     # ---------------------------------------------------------------------------------- helpers
     def type_of(self, e: Expr, env) -> Type:
-        return type_of(e, {n: env[n][0] for n in e.free_vars if n in env})
+        return type_in(e, env)
 
     def multiplicity(self, deps: frozenset) -> sympy.Expr:
         """How often a read depending on the loops ``deps`` executes (module docstring)."""
