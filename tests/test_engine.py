@@ -966,6 +966,36 @@ def test_model_search_refines_its_candidates_on_worker_processes_to_the_same_pro
     assert in_driver > 6 and len(here) < in_driver / 2  # most candidates were lowered by the workers
 
 
+def test_model_search_hands_its_workers_rounds_of_one_unlowered_candidate_each(monkeypatch):
+    """The candidates refined ahead go to the workers in rounds of at most one per worker, each round only
+    candidates not lowered yet (the ranking waits for a round's slowest lowering)."""
+    from liftpy.tuning.engine import select_variants
+    from liftpy.tuning.operator import program_operator
+    from liftpy.tuning.search import ModelSearch, Spaces
+    from liftpy.tuning import search as search_module
+
+    monkeypatch.setenv("LIFTPY_CACHE_DIR", "off")
+    op = program_operator(str(MATMUL), "M=64,N=64,K=64")
+    variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
+    spaces = Spaces(variants, op.sizes(), gpu_profile(), 0)
+    rounds = []
+
+    def run_all(fn, args):  # four "workers", computed here
+        rounds.append([(id(a[0]), tuple(sorted(a[1].items())), repr(a[3])) for a in args])
+        return [(True, search_module._access_of(a)) for a in args]
+
+    spaces.use_workers(run_all, 4)
+    search, taken = ModelSearch(spaces, 0), set()
+    for _ in range(2):
+        batch = search.propose(6, taken)
+        for i, c in batch:
+            taken.add((i, tuple(sorted(c.items()))))
+            search.observe(i, c, spaces.model(i).predict(c).seconds * 1e3)
+    lowered = [p for r in rounds for p in r]
+    assert rounds and max(len(r) for r in rounds) <= 4 and any(len(r) == 4 for r in rounds)
+    assert len(lowered) == len(set(lowered))
+
+
 def test_a_worker_pool_runs_a_function_on_many_arguments_in_their_order():
     """``WorkerPool.run_all``: results in the order of the arguments, a failed call as ``(False, None)``."""
     from liftpy.tuning.worker import WorkerPool
