@@ -231,6 +231,17 @@ def test_abort_factor_stops_slow_points(tmp_path):
     assert all(r.metrics.get("first_run_ms") for r in aborted)
 
 
+def test_abort_factor_stops_slow_points_of_a_uniform_search_in_one_batch(tmp_path):
+    """The bar is the best so far when each point is handed out, not when its batch began: a uniform search
+    is one batch, and before this none of its points was ever aborted.  (The second point is handed out
+    while the first runs, before any bar exists.)"""
+    op = ProgramOperator.of(load_program(str(MATMUL)), {"M": 32, "N": 32, "K": 32})
+    ex = explore_operator(op, samples=6, db=tmp_path / "r.sqlite", search="uniform", progress=False, repeat=2,
+                          warmup=0, references=False, abort_factor=1e-6, seed=5, jobs=1)
+    statuses = [r.status for r in ex.records if not r.is_reference]
+    assert statuses[:2] == [Status.OK, Status.OK] and statuses[2:] == [Status.ABORTED] * (len(statuses) - 2)
+
+
 def test_variant_cache_skips_derivation(tmp_path, monkeypatch):
     from liftpy.tuning import cache
 

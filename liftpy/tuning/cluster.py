@@ -294,6 +294,7 @@ class Cluster:
         Each device worker holds up to ``jobs + 1`` points at once (its compile processes and its device
         busy), and gets the next point as soon as one of its own finishes.  After ``deadline`` (a
         ``time.time()``) no point is handed out; those already out still finish."""
+        from .evaluate import abort_threshold
         from .worker import Outcome
 
         ray = self._ray
@@ -313,7 +314,7 @@ class Cluster:
                     i, c = item = queue.popleft()
                     v = variants[i]
                     ref = slot.actor.evaluate.remote(op_ref, v.program, v.placement_map, c, seed, repeat, warmup,
-                                                     limits, abort_ms)
+                                                     limits, abort_threshold(abort_ms))
                     inflight[ref] = (slot, slot.actor, item)
                     load[id(slot)] += 1
             if not inflight:

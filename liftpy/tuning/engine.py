@@ -377,6 +377,11 @@ def explore_operator(
                     strategy.spaces.use_workers(compiling.run_all, compiling.width)
                 return strategy
 
+            def abort_ms():
+                # Read as each point is handed to the device, not once a batch: a uniform search is one batch,
+                # and its points were never aborted.
+                return abort_factor * best_ms if (abort_factor and best_ms) else None
+
             exhausted = over_budget = False
             generated = {}
             from_plan = prebuilt = 0
@@ -403,7 +408,6 @@ def explore_operator(
                     first_proposal_s = time.time() - t0
                 for i, config in chosen:
                     taken.add((i, config_key(config)))
-                abort_ms = abort_factor * best_ms if (abort_factor and best_ms) else None
                 for (i, config), outcome, where in run_points(chosen, abort_ms, generated):
                     record = _record(op, variants[i], ids[i], config, outcome, device_key, profile, origin[i], where)
                     store.put(record)

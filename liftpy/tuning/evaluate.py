@@ -258,9 +258,15 @@ def kernel_source(program, sizes: dict, placements: dict | None = None, limits=N
 
 
 def point_payload(op, program, placements, config, device, seed, repeat, warmup, limits, abort_ms) -> dict:
-    """What a worker needs to compile and measure one point (plain, picklable data)."""
+    """What a worker needs to compile and measure one point (plain, picklable data).  ``abort_ms``: a number,
+    None, or a function returning either, asked now (the threshold of the best point measured so far)."""
     return {"operator": op, "program": program, "placements": placements, "config": config, "device": device,
-            "seed": seed, "repeat": repeat, "warmup": warmup, "limits": limits, "abort_ms": abort_ms}
+            "seed": seed, "repeat": repeat, "warmup": warmup, "limits": limits, "abort_ms": abort_threshold(abort_ms)}
+
+
+def abort_threshold(abort_ms) -> float | None:
+    """``abort_ms`` as a number (or None): called where it is a function of the measurements so far."""
+    return abort_ms() if callable(abort_ms) else abort_ms
 
 
 def with_codegen_time(outcome, codegen_s: float, ahead: bool = False):
@@ -277,7 +283,7 @@ def evaluate_points(op, variants, chosen, compile_pool, measure_pool, device, se
                     generated=None, build_ahead: bool = False, deadline: float | None = None):
     """(point, outcome) for each chosen point: compiled in parallel when there is a compile pool, and
     measured one at a time, in their order, each as soon as it is compiled and the point before it
-    measured.  ``generated``: (stages, codegen seconds) of points whose kernels were generated before, by
+    measured.  ``abort_ms`` may be a function, asked as each point is handed to the measuring worker.  ``generated``: (stages, codegen seconds) of points whose kernels were generated before, by
     (variant, ``config_key``): those are measured first, without a compile step.  ``build_ahead``:
     the compile workers also build each point's kernels on the device (``compile_and_build_point``), for a
     device whose builds do not run beside the measured kernels on this host's CPUs.  ``deadline`` (a
