@@ -283,8 +283,9 @@ def evaluate_points(op, variants, chosen, compile_pool, measure_pool, device, se
                     generated=None, build_ahead: bool = False, deadline: float | None = None):
     """(point, outcome) for each chosen point: compiled in parallel when there is a compile pool, and
     measured one at a time, in their order, each as soon as it is compiled and the point before it
-    measured.  ``abort_ms`` may be a function, asked as each point is handed to the measuring worker.  ``generated``: (stages, codegen seconds) of points whose kernels were generated before, by
-    (variant, ``config_key``): those are measured first, without a compile step.  ``build_ahead``:
+    measured.  ``abort_ms`` may be a function, asked as each point is handed to the measuring worker.
+    ``generated``: (stages, codegen seconds) of points whose kernels were generated before, by (variant,
+    ``config_key``): those are measured first, without a compile step.  ``build_ahead``:
     the compile workers also build each point's kernels on the device (``compile_and_build_point``), for a
     device whose builds do not run beside the measured kernels on this host's CPUs.  ``deadline`` (a
     ``time.time()``): no point is handed to the measuring worker after it; the one it runs then finishes,
