@@ -1162,6 +1162,8 @@ def test_compile_workers_can_build_the_kernels_ahead_into_the_compilers_caches(m
             got = list(ev.evaluate_points(op, variants, chosen, compiling, measuring, index, 0, 1, 0, limits, None, Task,
                                           build_ahead=ahead))
         outcomes[ahead] = sorted((i, tuple(sorted(c.items())), o.status.value) for (i, c), o in got)
+        # the compile workers' build time is in each result where they built the kernels
+        assert all(("prebuild_s" in o.result) == ahead and o.result.get("prebuild_s", 1.0) > 0 for _, o in got)
     assert outcomes[True] == outcomes[False] and all(s == "ok" for *_, s in outcomes[True])
     # In one process: the kernels generated are those compile_point generates, built once; a failed build is passed over.
     built = []
