@@ -2,7 +2,7 @@
 
 For N new points (new programs) in one process: the build, a run of its own for the abort test (repeat 1), the timed
 run, the same timed run again and the check; then the pieces of one run (uploads, readback, one launch)."""
-import sys, time, statistics, os
+import sys, time, statistics
 sys.path.insert(0, "benchmarks")
 from search import workload
 from liftpy.tuning.cache import cached_variants

@@ -137,7 +137,7 @@ class DeviceWorker:
     def evaluate(self, op, program, placements, config: dict, seed: int, repeat: int, warmup: int, limits,
                  abort_ms):
         """The ``Outcome`` of one point: its code generated, then built, run and validated on the device."""
-        from .evaluate import COMPILE, MEASURE, point_payload, with_codegen_time
+        from .evaluate import COMPILE, MEASURE, compile_steps, point_payload, with_compile_steps
         from .worker import Task
 
         payload = point_payload(op, program, placements, config, self.index, seed, repeat, warmup, limits, abort_ms)
@@ -151,7 +151,7 @@ class DeviceWorker:
         payload["stages"] = compiled.result["stages"]
         with self.measuring:
             outcome = self.measure_pool.run(Task(MEASURE, (payload,)))
-        return with_codegen_time(outcome, compiled.result["codegen_s"])
+        return with_compile_steps(outcome, compile_steps(compiled.result))
 
     def references(self, op, seed: int) -> list[dict]:
         """The operator's references measured on this worker's device (outputs left behind)."""

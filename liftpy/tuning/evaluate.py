@@ -272,16 +272,20 @@ def abort_threshold(abort_ms) -> float | None:
     return abort_ms() if callable(abort_ms) else abort_ms
 
 
-def with_codegen_time(outcome, codegen_s: float, ahead: bool = False, prebuild_s: float | None = None):
-    """A measurement's outcome with the code-generation time of its compile step added to its result;
-    ``ahead``: that step ran before this run (``codegen_ahead`` in the result); ``prebuild_s``: the compile
-    step's build of the kernels (``compile_and_build_point``), where it built them."""
+def compile_steps(result: dict) -> dict:
+    """What a compile step's result says of the step itself (its code generation's time, ``codegen_s``, and
+    where it built the kernels ahead, that build's, ``prebuild_s``): all of it but the kernels."""
+    return {k: v for k, v in result.items() if k != "stages"}
+
+
+def with_compile_steps(outcome, steps: dict, ahead: bool = False):
+    """A measurement's outcome with its compile step's ``compile_steps`` added to its result; ``ahead``: that
+    step ran before this run (``codegen_ahead`` in the result)."""
     from dataclasses import replace
 
     if not outcome.ok:
         return outcome
-    return replace(outcome, result={**outcome.result, "codegen_s": codegen_s, **({"codegen_ahead": True} if ahead else {}),
-                                    **({"prebuild_s": prebuild_s} if prebuild_s is not None else {})})
+    return replace(outcome, result={**outcome.result, **steps, **({"codegen_ahead": True} if ahead else {})})
 
 
 def evaluate_points(op, variants, chosen, compile_pool, measure_pool, device, seed, repeat, warmup, limits, abort_ms, Task,
@@ -312,10 +316,10 @@ def evaluate_points(op, variants, chosen, compile_pool, measure_pool, device, se
     for i, c in chosen:
         if (i, config_key(c)) in generated:
             stages, codegen_s = generated[(i, config_key(c))]
-            ahead.append(Task(MEASURE, ({**payload(i, c), "stages": stages},), tag=(i, c, codegen_s)))
+            ahead.append(Task(MEASURE, ({**payload(i, c), "stages": stages},), tag=(i, c, {"codegen_s": codegen_s})))
     for task, outcome in measure_pool.imap_unordered(in_time(ahead)):
-        i, c, codegen_s = task.tag
-        yield (i, c), with_codegen_time(outcome, codegen_s, ahead=True)
+        i, c, steps = task.tag
+        yield (i, c), with_compile_steps(outcome, steps, ahead=True)
     chosen = [(i, c) for i, c in chosen if (i, config_key(c)) not in generated]
     if not chosen:
         return
@@ -351,15 +355,15 @@ def evaluate_points(op, variants, chosen, compile_pool, measure_pool, device, se
                 continue
             p = payload(i, c)
             p["stages"] = outcome.result["stages"]
-            yield Task(MEASURE, (p,), tag=(i, c, outcome.result["codegen_s"], outcome.result.get("prebuild_s")))
+            yield Task(MEASURE, (p,), tag=(i, c, compile_steps(outcome.result)))
 
     measured = measure_pool.imap_unordered(in_time(measure_tasks()))
     try:
         for task, outcome in measured:
             while failed:
                 yield failed.pop(0)
-            i, c, codegen_s, prebuild_s = task.tag
-            yield (i, c), with_codegen_time(outcome, codegen_s, prebuild_s=prebuild_s)
+            i, c, steps = task.tag
+            yield (i, c), with_compile_steps(outcome, steps)
         yield from failed
     finally:  # the caller stopped early (a budget, an interrupt): the workers' unfinished points are dropped
         measured.close()
