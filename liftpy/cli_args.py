@@ -29,6 +29,14 @@ nonnegative_int = _number(int, 0, False, "a non-negative integer")
 positive_float = _number(float, 0.0, True, "a positive number")
 
 
+def positive_float_or_off(text: str) -> float | None:
+    """A positive number, or ``off`` (None): for a limit the user may lift."""
+    return None if text.strip().lower() == "off" else positive_float(text)
+
+
+positive_float_or_off.__name__ = "a positive number or off"
+
+
 def parse_sizes(items: list[str] | str | None, parameters: bool = False) -> dict[str, int]:
     """``["N=64", "M=32"]``, ``["N=64,M=32"]`` or ``"N=64,M=32"`` -> {"N": 64, "M": 32}: positive integers
     (every command that takes sizes reads them here); with ``parameters`` the values may also be tuning

@@ -1071,23 +1071,43 @@ class _FakePools:
     """A compile pool and a measuring pool in this process that log what they are handed and finish, for
     ``evaluate_points``: the compile pool one point per round, with an empty round after each when polled."""
 
-    def __init__(self, failing=(), measure_s=0.0):
-        self.log, self.failing, self.measure_s = [], set(failing), measure_s
-        self.closed = []
+    def __init__(self, failing=(), measure_s=0.0, slow=()):
+        self.log, self.failing, self.measure_s, self.slow = [], set(failing), measure_s, set(slow)
+        self.closed, self.limits = [], []
+
+    def limit_busy(self, seconds, reason):
+        self.limits.append((seconds, reason))
+        return len(self.slow)
 
     def compiles(self, tasks, poll=None):
+        """Compiles in order, but the points in ``slow`` finish only after all others: stopped (a timeout
+        with the reason) if they were limited by then, else compiled."""
         from liftpy.tuning.store import Status
         from liftpy.tuning.worker import Outcome
 
+        def outcome(k):
+            ok = k not in self.failing
+            return Outcome(Status.OK if ok else Status.COMPILE_ERROR,
+                           {"stages": [f"kernel {k}"], "codegen_s": 0.01} if ok else None, message="no", elapsed_s=0.1)
+
         try:
+            held = []
             for t in tasks:
                 k = t.tag[0]
+                if k in self.slow:
+                    held.append(t)
+                    continue
                 self.log.append(("compiled", k))
-                ok = k not in self.failing
-                yield t, Outcome(Status.OK if ok else Status.COMPILE_ERROR,
-                                 {"stages": [f"kernel {k}"], "codegen_s": 0.01} if ok else None, message="no")
+                yield t, outcome(k)
                 if poll is not None and poll():
                     yield None
+            while poll is not None and poll():  # the points compiled are taken before the pool waits
+                yield None
+            for t in held:
+                k = t.tag[0]
+                self.log.append(("stopped" if self.limits else "compiled", k))
+                yield t, (Outcome(Status.TIMEOUT, message=f"{self.limits[-1][1]} (stopped after 5.0 s)")
+                          if self.limits else outcome(k))
         finally:
             self.closed.append("compile")
 
@@ -1101,7 +1121,7 @@ class _FakePools:
             yield t, Outcome(Status.OK, {"time_ms": 1.0})
 
 
-def _evaluate_with(pools, n, deadline=None):
+def _evaluate_with(pools, n, deadline=None, **kw):
     from types import SimpleNamespace
 
     from liftpy.tuning import evaluate as ev
@@ -1109,10 +1129,10 @@ def _evaluate_with(pools, n, deadline=None):
 
     variants = [SimpleNamespace(program=None, placement_map=None)] * n
     chosen = [(k, {"x": k}) for k in range(n)]
-    compile_pool = SimpleNamespace(imap_unordered=pools.compiles)
+    compile_pool = SimpleNamespace(imap_unordered=pools.compiles, limit_busy=pools.limit_busy)
     measure_pool = SimpleNamespace(imap_unordered=pools.measures)
     return list(ev.evaluate_points(None, variants, chosen, compile_pool, measure_pool, None, 0, 1, 0, None, None, Task,
-                                   deadline=deadline))
+                                   deadline=deadline, **kw))
 
 
 def test_points_are_measured_as_they_are_compiled_not_after_the_whole_batch():
@@ -1126,6 +1146,36 @@ def test_points_are_measured_as_they_are_compiled_not_after_the_whole_batch():
     assert log.index(("measured", "kernel 0")) < log.index(("compiled", 1))
     assert [e[1] for e in log if e[0] == "measured"] == ["kernel 0", "kernel 1", "kernel 3", "kernel 4"]
     assert pools.closed == ["compile"]
+
+
+def test_a_batch_does_not_wait_on_end_for_a_point_still_compiling_after_the_rest_was_measured():
+    """Points go to the measuring worker as they are compiled (the first of the chosen order among those
+    ready), so a slow compile holds back no point behind it; once only slow ones are left, every other
+    point on its way to the device, they are given ``straggler_s`` more (or twice the batch's longest
+    compile step), then stopped and reported as timeouts that say why.  With ``straggler_s=None`` they are
+    waited for and measured."""
+    from liftpy.tuning import evaluate as ev
+    from liftpy.tuning.store import Status
+
+    pools = _FakePools(slow={1})
+    got = _evaluate_with(pools, 4, straggler_s=3.0)
+    assert [e for e in pools.log if e[0] == "measured"] == [("measured", f"kernel {k}") for k in (0, 2, 3)]
+    assert pools.limits == [(3.0, ev.STRAGGLER_REASON.format(s=3.0))]
+    (late, outcome), = [(i, o) for (i, _), o in got if not o.ok]
+    assert late == 1 and outcome.status is Status.TIMEOUT and "after the rest of the batch" in outcome.message
+    assert pools.log.index(("stopped", 1)) > pools.log.index(("measured", "kernel 3"))
+
+    waited = _FakePools(slow={1})
+    got = _evaluate_with(waited, 4, straggler_s=None)
+    assert waited.limits == [] and all(o.ok for _, o in got) and len(got) == 4
+    assert [e[1] for e in waited.log if e[0] == "measured"] == ["kernel 0", "kernel 2", "kernel 3", "kernel 1"]
+    # a batch whose points all compile at once, none measured yet, is not limited: nothing went on without them
+    alone = _FakePools(slow={0})
+    assert [o.ok for _, o in _evaluate_with(alone, 1, straggler_s=3.0)] == [True] and alone.limits == []
+    # the grace is twice the batch's longest compile step where that is longer
+    longer = _FakePools(slow={2})
+    _evaluate_with(longer, 3, straggler_s=0.05)
+    assert longer.limits[0][0] == 0.2
 
 
 def test_no_point_is_handed_to_the_measuring_worker_after_the_deadline():

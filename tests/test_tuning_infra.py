@@ -455,6 +455,25 @@ def test_worker_survives_segfaults_aborts_and_hangs():
         assert pool.restarts == 3  # errors raised by tasks do not cost a worker
 
 
+def test_a_busy_task_can_be_given_less_time_and_is_then_stopped_with_the_reason():
+    """``limit_busy``, between the outcomes of ``imap_unordered``: the tasks running then get at most that
+    much more time; one still running after it is stopped as a timeout whose message gives the reason, and
+    a deadline already nearer is kept."""
+    with WorkerPool(2, default_timeout_s=60) as pool:
+        tasks = [Task("time:sleep", (0.2,), tag="quick"), Task("time:sleep", (60,), tag="slow")]
+        t0, got, limited = time.monotonic(), {}, []
+        for task, outcome in pool.imap_unordered(tasks):
+            got[task.tag] = outcome
+            if task.tag == "quick":
+                limited.append(pool.limit_busy(0.5, "the batch went on without it"))
+        assert limited == [1] and got["quick"].ok
+        assert got["slow"].status is Status.TIMEOUT and time.monotonic() - t0 < 15
+        assert got["slow"].message.startswith("the batch went on without it (stopped after")
+        assert pool.restarts == 1
+        # a task started after the limit gets its own time again
+        assert pool.run(Task("time:sleep", (0.8,))).ok
+
+
 def rendezvous(directory: str, parties: int, timeout_s: float) -> int:
     """A task that waits until ``parties`` tasks have arrived: all arrive only if they run at the same time."""
     open(os.path.join(directory, str(os.getpid())), "w").close()

@@ -8,8 +8,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..cli_args import nonnegative_int, positive_float, positive_int
+from ..cli_args import nonnegative_int, positive_float, positive_float_or_off, positive_int
 from ..errors import TuningError
+from .evaluate import STRAGGLER_S
 
 
 def _layer(args):
@@ -84,6 +85,9 @@ def register(sub) -> None:
                         "ray://HOST:PORT (a Ray cluster) or ray (the cluster this machine joined); needs the ray extra")
     p.add_argument("--abort-factor", type=positive_float, default=None, metavar="K",
                    help="stop a point after one run slower than K times the best so far")
+    p.add_argument("--straggler-wait", type=positive_float_or_off, default=STRAGGLER_S, metavar="S",
+                   help=f"stop a point whose kernels are still compiling S seconds after the rest of its batch went to "
+                        f"the device, and store it as a timeout (default {STRAGGLER_S:g}; off: wait for it)")
     p.set_defaults(func=cmd_explore)
 
     p = sub.add_parser("pareto", help="the time/memory Pareto frontier of a problem in a results store")
@@ -140,6 +144,7 @@ def cmd_explore(args) -> int:
         budget_s=parse_duration(args.budget),
         jobs=args.jobs,
         abort_factor=args.abort_factor,
+        straggler_s=args.straggler_wait,
         samples=args.samples,
         db=args.db,
         device=args.device,

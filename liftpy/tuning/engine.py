@@ -46,7 +46,7 @@ from .layers import Layer, get_layer
 from .pareto import format_frontier, pareto_front, plot_frontier
 from .progress import Progress
 from .search import variant_text
-from .evaluate import compile_pool, evaluate_points, measure_pool, reference_result
+from .evaluate import STRAGGLER_S, compile_pool, evaluate_points, measure_pool, reference_result
 from .worker import uncached_imports
 from .store import REFERENCE_PREFIX, BatchKey, Key, Record, Status, Store, canonical_json, points_state
 
@@ -189,6 +189,7 @@ def explore_operator(
     jobs: int | None = None,
     budget_s: float | None = None,
     abort_factor: float | None = None,
+    straggler_s: float | None = STRAGGLER_S,
     batch: int | None = None,
     variants: Sequence | None = None,
     workers=None,
@@ -200,7 +201,8 @@ def explore_operator(
     ``search``: ``uniform`` or ``model``; ``jobs``: code-generation processes (measurement is always one
     process; by default ``default_jobs``); ``budget_s``: start no point after this many seconds (the one
     measuring then finishes); ``abort_factor``: stop a point after one run slower than this many times the
-    best so far; ``rules``: only the variants whose derivation
+    best so far; ``straggler_s``: stop a compile step still running this many seconds after the rest of
+    its batch went to the device (``liftpy.tuning.evaluate``; None waits for it); ``rules``: only the variants whose derivation
     uses every one of these rules; ``workers``: spread the points over device workers on Ray (``local:N``,
     ``ray://HOST:PORT``, ``ray`` or a ``cluster.Cluster``; see ``liftpy.tuning.cluster``),
     ``jobs`` code-generation processes each.
@@ -268,7 +270,7 @@ def explore_operator(
                 # Workers get the device the driver resolved (by index), so both read the same limits.
                 for point, outcome in evaluate_points(op, variants, chosen, compiling, measuring, info.index, seed,
                                                       repeat, warmup, limits, abort_ms, Task, generated, build_ahead,
-                                                      None if budget_s is None else t0 + budget_s):
+                                                      None if budget_s is None else t0 + budget_s, straggler_s):
                     yield point, outcome, None
         if variants is not None:
             origin, variants = _select(tuple(variants), rules)

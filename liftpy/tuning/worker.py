@@ -205,6 +205,7 @@ class _Slot:
         self.task: Task | None = None
         self.task_id = 0
         self.deadline: float | None = None
+        self.deadline_reason: str | None = None  # why the deadline was brought forward (``WorkerPool.limit_busy``)
         self.started: float = 0.0
         self.ready_at: float | None = None  # wall time its last start-up finished (imports, initializer)
         self.spawned_at: float = 0.0  # wall time its process was started
@@ -317,7 +318,7 @@ class WorkerPool:
         except Exception as e:  # noqa: BLE001 - pickling errors come as several exception types
             raise TuningError(f"the arguments of task {task.fn} cannot be sent to a worker (they must be picklable): {e}") from None
         slot.task, slot.task_id, slot.state = task, self._next_id, "busy"
-        slot.started = time.monotonic()
+        slot.started, slot.deadline_reason = time.monotonic(), None
         limit = task.timeout_s if task.timeout_s is not None else self._default_timeout_s
         slot.deadline = None if limit is None else slot.started + limit
         return True
@@ -378,6 +379,17 @@ class WorkerPool:
         for task, outcome in self.imap_unordered(Task(fn, (a,), tag=k) for k, a in enumerate(args)):
             out[task.tag] = (outcome.ok, outcome.result if outcome.ok else None)
         return out
+
+    def limit_busy(self, seconds: float, reason: str) -> int:
+        """Give every task running now at most ``seconds`` more: one still running then is stopped (its worker
+        killed and replaced) and reported as a timeout whose message starts with ``reason``.  Called between
+        the outcomes of ``imap_unordered`` (whose waits honour the new deadlines); returns how many it limited."""
+        until = time.monotonic() + seconds
+        busy = [s for s in self._slots if s.state == "busy"]
+        for slot in busy:
+            if slot.deadline is None or until < slot.deadline:
+                slot.deadline, slot.deadline_reason = until, reason
+        return len(busy)
 
     def imap_unordered(self, tasks: Iterable[Task], poll: Callable[[], bool] | None = None) -> Iterator[tuple[Task, Outcome] | None]:
         """Run tasks on the pool's workers, yielding ``(task, outcome)`` as each finishes.
@@ -491,7 +503,9 @@ class WorkerPool:
                     if slot.state == "busy":
                         task = slot.task
                         limit = slot.deadline - slot.started
-                        finished.append((task, self._lost(slot, Status.TIMEOUT, f"{task.fn} ran past its {limit:g} s limit", None)))
+                        message = (f"{slot.deadline_reason} (stopped after {limit:.1f} s)" if slot.deadline_reason
+                                   else f"{task.fn} ran past its {limit:g} s limit")
+                        finished.append((task, self._lost(slot, Status.TIMEOUT, message, None)))
                     elif slot.state == "starting":
                         start_failures += 1
                         log = slot.log_since(0)
