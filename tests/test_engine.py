@@ -992,6 +992,8 @@ def test_model_search_hands_its_workers_rounds_of_one_unlowered_candidate_each(m
     rounds = []
 
     def run_all(fn, args):  # four "workers", computed here
+        if fn == search_module.SCREEN_TASK:
+            return [(True, search_module._screen_of(a)) for a in args]
         rounds.append([(id(a[0]), tuple(sorted(a[1].items())), repr(a[3])) for a in args])
         return [(True, search_module._access_of(a)) for a in args]
 
@@ -1005,6 +1007,48 @@ def test_model_search_hands_its_workers_rounds_of_one_unlowered_candidate_each(m
     lowered = [p for r in rounds for p in r]
     assert rounds and max(len(r) for r in rounds) <= 4 and any(len(r) == 4 for r in rounds)
     assert len(lowered) == len(set(lowered))
+
+
+def test_model_search_screens_its_variants_on_its_workers_to_the_same_proposals(monkeypatch):
+    """A fresh problem's screening (each variant's space inferred and solved, its probe lowered, a pool of
+    its configurations predicted) goes to the workers of ``use_workers``, several variants at once; their
+    spaces and models come back with the screens, so the driver infers none itself, and the proposals are
+    those screened in the driver."""
+    import liftpy.constraints.infer as infer
+    from liftpy.tuning import search as search_module
+    from liftpy.tuning.worker import _resolve
+    from liftpy.tuning.engine import select_variants
+    from liftpy.tuning.operator import program_operator
+    from liftpy.tuning.search import ModelSearch, Spaces
+
+    monkeypatch.setenv("LIFTPY_CACHE_DIR", "off")
+    op = program_operator(str(MATMUL), "M=64,N=64,K=64")
+    variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
+    inferred, inside = [], [False]
+    real = infer.variant_space
+    monkeypatch.setattr(infer, "variant_space", lambda *a, **k: inferred.append(inside[0]) or real(*a, **k))
+    screened = []
+
+    def run_all(fn, args):  # "workers", computed here
+        inside[0] = True
+        try:
+            if fn == search_module.SCREEN_TASK:
+                screened.extend(a[1] for a in args)
+            return [(True, _resolve(fn)(a)) for a in args]
+        finally:
+            inside[0] = False
+
+    def first_batch(workers: bool):
+        spaces = Spaces(variants, op.sizes(), gpu_profile(), 0)
+        if workers:
+            spaces.use_workers(run_all, 4)
+        return ModelSearch(spaces, 0).propose(6, set())
+
+    alone = first_batch(False)
+    assert inferred and not any(inferred)
+    inferred.clear()
+    assert first_batch(True) == alone
+    assert len(screened) == len(variants) == len(set(screened)) and inferred and all(inferred)
 
 
 def test_a_worker_pool_runs_a_function_on_many_arguments_in_their_order():

@@ -91,6 +91,8 @@ class Spaces:
         self._checkers: dict = {}
         self._models: dict = {}
         self._access: dict = {}
+        self._codes: dict = {}  # ``model_code`` of the variants modelled at these sizes, by index
+        self._screens: dict = {}  # ``screen`` results, by (variant, n, seed)
         self._machine = None
         self._profile_key = None
         self._workers = None  # ``use_workers``
@@ -210,7 +212,43 @@ class Spaces:
                     out.append((c, p))
             return out
 
-        return memo("screens", f"{self._key(i)}|{n}|{seed}", compute, SCREEN_CODE)
+        if (i, n, seed) not in self._screens:
+            self._screens[(i, n, seed)] = memo("screens", f"{self._key(i)}|{n}|{seed}", compute, SCREEN_CODE)
+        return self._screens[(i, n, seed)]
+
+    def prefetch_screens(self, draws) -> None:
+        """``screen`` of many variants at once, (variant, n, seed) each, on the workers of ``use_workers``
+        (nothing without them): a fresh problem's first proposal screens a chunk of variants, each its space
+        inferred and solved and its probe lowered (0.8 s a convolution tiling on this project's 2-core
+        machine: VGG-16 layer 24's 40 tiled variants took 33 s in the driver process, and some 15 s of a
+        guided search on the H100 host, where fifteen compile workers sat idle).  A worker's spaces and model
+        come back with its screen, so that the proposal does not infer them again."""
+        from ..model import VariantModel
+        from .cache import SCREEN_CODE, recall
+
+        if self._workers is None:
+            return
+        todo = []
+        for i, n, seed in draws:
+            if (i, n, seed) in self._screens:
+                continue
+            found = recall("screens", f"{self._key(i)}|{n}|{seed}", SCREEN_CODE)
+            if found is not None:
+                self._screens[(i, n, seed)] = found
+            else:
+                todo.append((i, n, seed))
+        if len(todo) < 2:
+            return
+        args = [(self.variants[i], self._variant_key(i), self.sizes, self.profile, self.seed, n, seed) for i, n, seed in todo]
+        for (i, n, seed), (ok, value) in zip(todo, self._workers[0](SCREEN_TASK, args)):
+            if not ok:
+                continue  # a failed worker: screened here when asked
+            space, code, screened = value
+            self._spaces.setdefault(i, space)
+            if code is not None and i not in self._models:
+                self._models[i] = VariantModel(code, self.variants[i].params, self.machine)
+                self._codes[i] = code
+            self._screens[(i, n, seed)] = screened
 
     def access(self, i: int, config: dict) -> tuple | None:
         """How the reads of each kernel of variant ``i`` are served at ``config`` itself (coalescing and bank
@@ -410,6 +448,8 @@ class Spaces:
             code = memo("models", self._model_key(i, at, probe),
                         lambda: model_code(v.program, at, v.params, probe, v.placement_map, self.cpu), SCREEN_CODE)
             self._models[key] = VariantModel(code, v.params, self.machine)
+            if sizes is None:
+                self._codes[i] = code
         return self._models[key]
 
     @staticmethod
@@ -436,6 +476,16 @@ def _model_code_of(args):
 
 
 ACCESS_TASK = "liftpy.tuning.search:_access_of"  # ``_access_of`` by name, for worker processes
+SCREEN_TASK = "liftpy.tuning.search:_screen_of"
+
+
+def _screen_of(args):
+    """``Spaces.screen`` of one variant in a worker process, with the variant's space and model code
+    (``Spaces.prefetch_screens``); what it computes is also kept in the disk caches, under the same keys."""
+    variant, key, sizes, profile, seed, n, draw = args
+    spaces = Spaces([variant], sizes, profile, seed, keys=[key])
+    screened = spaces.screen(0, n, draw)
+    return spaces.space(0), spaces._codes.get(0), screened
 
 
 def _access_of(args):
@@ -564,8 +614,10 @@ class ModelSearch:
         from ..model.learned import feature_vector
 
         end = min(len(self.order), self.screened + count)
-        for i in self.order[self.screened:end]:
-            for c, p in self.spaces.screen(i, self.pool_size, self.rng.randrange(2**31)):
+        draws = [(i, self.pool_size, self.rng.randrange(2**31)) for i in self.order[self.screened:end]]
+        self.spaces.prefetch_screens(draws)
+        for i, n, seed in draws:
+            for c, p in self.spaces.screen(i, n, seed):
                 cand = _Candidate(i, c, p, feature_vector(p, self.rules[i], self.learned.rule_names, self.work))
                 self._index[(i, config_key(c))] = cand
                 self.candidates.append(cand)
