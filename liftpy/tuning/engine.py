@@ -428,7 +428,7 @@ def explore_operator(
             if plan_key is not None and ran and not exhausted:
                 # Kernels are generated ahead in this run's workers (the measuring one without compile workers).
                 pool = None if workers is not None or over_budget else (compiling if compiling is not None else measuring)
-                if progress:  # a fresh problem's next proposal screens more variants: tens of seconds on a GPU host
+                if progress:  # the next proposal may screen more variants and lower its candidates: seconds
                     print(f"{op.name}: choosing the batch a resumed run starts with"
                           f"{' and generating its kernels' if pool is not None else ''} (kept in {Path(db).name})",
                           file=stream, flush=True)
