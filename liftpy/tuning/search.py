@@ -14,8 +14,9 @@ tells the strategy what it measured (``observe``), and asks again.
   (``_best_first``); what was measured is learned with the same features.  After every batch the
   learned correction (``liftpy.model.learned``) is refitted to what was measured, and the ranking uses it.
   This is the loop of TVM's MetaSchedule and kernel_tuner's model-based strategies: model, measure the
-  best few, refit, repeat.  The candidates about to be refined are lowered several at a time on the
-  exploration's code-generation workers, idle while it proposes (``Spaces.use_workers``).  Sampled pools
+  best few, refit, repeat.  The variants of a chunk are screened, and the candidates about to be refined
+  lowered, several at a time on the exploration's code-generation workers, idle while it proposes
+  (``Spaces.use_workers``).  Sampled pools
   alone rarely hold a space's best configuration (a tiled variant of a convolution layer has hundreds of
   thousands; 400 are sampled), so, as MetaSchedule's
   evolutionary search mutates its best measured schedules, the fastest measured points (and the fastest
