@@ -383,7 +383,8 @@ class WorkerPool:
     def limit_busy(self, seconds: float, reason: str) -> int:
         """Give every task running now at most ``seconds`` more: one still running then is stopped (its worker
         killed and replaced) and reported as a timeout whose message starts with ``reason``.  Called between
-        the outcomes of ``imap_unordered`` (whose waits honour the new deadlines); returns how many it limited."""
+        the outcomes of ``imap_unordered`` (whose waits honour the new deadlines); a nearer deadline is kept.
+        Returns how many tasks were running."""
         until = time.monotonic() + seconds
         busy = [s for s in self._slots if s.state == "busy"]
         for slot in busy:
