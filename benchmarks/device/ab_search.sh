@@ -27,5 +27,5 @@ for which in $runs; do
   (cd $root && XDG_CACHE_HOME=/tmp/xdg-$which CUDA_CACHE_PATH=/tmp/nv-$which LIFTPY_CACHE_DIR=/tmp/lc-$which PYTHONPATH=$root:$site \
      python benchmarks/search.py --profile benchmarks/results/h100-profile.json --jobs ${JOBS:-15} --workloads $w $args \
      --json $OUT/$which/h100-search-$tag.json 2>&1 | grep -v -i warn | tail -1 | cut -c1-300)
-  [ "$mode" = guided ] && rm $OUT/$which/search-$tag-uniform.sqlite
+  if [ "$mode" = guided ]; then rm $OUT/$which/search-$tag-uniform.sqlite; fi
 done
