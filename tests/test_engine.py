@@ -1023,7 +1023,7 @@ def test_model_search_screens_its_variants_on_its_workers_to_the_same_proposals(
 
     monkeypatch.setenv("LIFTPY_CACHE_DIR", "off")
     op = program_operator(str(MATMUL), "M=64,N=64,K=64")
-    variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
+    variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])[:8]  # a few: each screening costs
     inferred, inside = [], [False]
     real = infer.variant_space
     monkeypatch.setattr(infer, "variant_space", lambda *a, **k: inferred.append(inside[0]) or real(*a, **k))
