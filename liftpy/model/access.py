@@ -155,7 +155,8 @@ class _Tally:
         self.asked = 0.0  # bytes the work-items asked for, weighted the same
         self.passes = 0.0  # passes the warps' local requests take, weighted the same
         self.ideal = 0.0  # passes they would take without conflicts
-        self._fns: dict = {}
+        self._fns: dict = {}  # by index: its function of the rest, and its constant
+        self._shared: dict = {}  # by index without its constant: the compiled function (``_index_fn``)
 
     def fn(self, expr):
         """``expr``'s function (``_index_fn``) and the constant it adds: the copies of an unrolled body read
@@ -163,10 +164,10 @@ class _Tally:
         f = self._fns.get(expr)
         if f is None:
             rest, c = without_constant(expr)
-            g = self._fns.get(rest)
+            g = self._shared.get(rest)
             if g is None:
-                g = self._fns[rest] = _index_fn(rest) + (0,)
-            f = self._fns[expr] = g[:3] + (c,)
+                g = self._shared[rest] = _index_fn(rest)
+            f = self._fns[expr] = g + (c,)
         return f
 
     def reads(self, loops: list[S.Loop], reads: list[V.MemRead]) -> None:

@@ -310,6 +310,7 @@ class VariantModel:
 
     def __init__(self, code: tuple, params, machine: Machine):
         """``code``: what ``model_code`` returned for the variant; ``params``: its tuning parameters."""
+        self.code = code  # kept: plain data, what a worker process sends back instead of the compiled functions
         self.machine = machine
         self.params = [str(p) for p in params]
         self.kernels = [{name: _function(self.params, text) for name, text in kernel} for kernel in code]

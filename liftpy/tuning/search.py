@@ -92,7 +92,6 @@ class Spaces:
         self._checkers: dict = {}
         self._models: dict = {}
         self._access: dict = {}
-        self._codes: dict = {}  # ``model_code`` of the variants modelled at these sizes, by index
         self._screens: dict = {}  # ``screen`` results, by (variant, n, seed)
         self._machine = None
         self._profile_key = None
@@ -214,8 +213,11 @@ class Spaces:
             return out
 
         if (i, n, seed) not in self._screens:
-            self._screens[(i, n, seed)] = memo("screens", f"{self._key(i)}|{n}|{seed}", compute, SCREEN_CODE)
+            self._screens[(i, n, seed)] = memo("screens", self._screen_key(i, n, seed), compute, SCREEN_CODE)
         return self._screens[(i, n, seed)]
+
+    def _screen_key(self, i: int, n: int, seed: int) -> str:
+        return f"{self._key(i)}|{n}|{seed}"
 
     def prefetch_screens(self, draws) -> None:
         """``screen`` of many variants at once, (variant, n, seed) each, on the workers of ``use_workers``
@@ -233,7 +235,7 @@ class Spaces:
         for i, n, seed in draws:
             if (i, n, seed) in self._screens:
                 continue
-            found = recall("screens", f"{self._key(i)}|{n}|{seed}", SCREEN_CODE)
+            found = recall("screens", self._screen_key(i, n, seed), SCREEN_CODE)
             if found is not None:
                 self._screens[(i, n, seed)] = found
             else:
@@ -246,9 +248,8 @@ class Spaces:
                 continue  # a failed worker: screened here when asked
             space, code, screened = value
             self._spaces.setdefault(i, space)
-            if code is not None and i not in self._models:
-                self._models[i] = VariantModel(code, self.variants[i].params, self.machine)
-                self._codes[i] = code
+            if code is not None:
+                self._models.setdefault(i, VariantModel(code, self.variants[i].params, self.machine))
             self._screens[(i, n, seed)] = screened
 
     def access(self, i: int, config: dict) -> tuple | None:
@@ -449,8 +450,6 @@ class Spaces:
             code = memo("models", self._model_key(i, at, probe),
                         lambda: model_code(v.program, at, v.params, probe, v.placement_map, self.cpu), SCREEN_CODE)
             self._models[key] = VariantModel(code, v.params, self.machine)
-            if sizes is None:
-                self._codes[i] = code
         return self._models[key]
 
     @staticmethod
@@ -486,7 +485,8 @@ def _screen_of(args):
     variant, key, sizes, profile, seed, n, draw = args
     spaces = Spaces([variant], sizes, profile, seed, keys=[key])
     screened = spaces.screen(0, n, draw)
-    return spaces.space(0), spaces._codes.get(0), screened
+    model = spaces._models.get(0)  # made by the screening where the variant has configurations
+    return spaces.space(0), model.code if model is not None else None, screened
 
 
 def _access_of(args):
