@@ -45,7 +45,7 @@ ORDER = {"cudnn": 0, "im2col_gemm": 1, "torch_cpu": 2, "im2col_gemm_numpy": 3}
 
 
 def main() -> int:
-    from liftpy.tuning.engine import explore_layer
+    from liftpy.tuning.conv import explore_layer
     from liftpy.tuning.layers import get_layer
     from liftpy.tuning.references import NO_EPILOGUE, available_references, measure_reference, random_epilogue, random_inputs
 

@@ -2,6 +2,7 @@
 resumption after a kill, the frontier, and the command line."""
 
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -13,8 +14,8 @@ import numpy as np
 import pytest
 
 from liftpy.ir.kernels import kernel_count
-from liftpy.tuning.conv import conv_program, conv_variants, layer_inputs, layer_sizes, to_reference_layout
-from liftpy.tuning.engine import explore_layer
+from liftpy.errors import TuningError
+from liftpy.tuning.conv import conv_program, conv_variants, explore_layer, layer_inputs, layer_sizes, to_reference_layout
 from liftpy.tuning.layers import get_layer, layer_names
 from liftpy.tuning.references import validate
 from liftpy.tuning.store import Status, Store
@@ -116,6 +117,19 @@ def test_pareto_and_show_commands(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "kernel void" in r.stdout and "def conv(" in r.stdout
 
+    # The Python API reads the store by operator or by problem key; the engine knows no layer names, and a
+    # name that is not a stored key is an error naming the keys the store holds, not an empty frontier.
+    from liftpy.tuning.conv import ConvOperator
+    from liftpy.tuning.engine import best, frontier
+
+    op = ConvOperator.of(get_layer("vgg16:12").reduced(spatial=8, channels=4, kernels=4))
+    front, refs, measured = frontier(db, op)
+    assert front and refs and len(measured) == 4
+    assert frontier(db, op.problem)[2] == measured
+    assert best(db, op) == min(measured, key=lambda r: r.time_ms)
+    with pytest.raises(TuningError, match=re.escape(op.problem)):
+        frontier(db, "vgg16:12")
+
 
 def test_fifty_sampled_configurations_of_layer7_typecheck_compile_and_match(tmp_path):
     """Issue 4: every configuration the sampler hands out is valid by construction: 50 samples of the
@@ -140,7 +154,7 @@ def test_points_are_drawn_again_when_few_variants_are_valid():
     assert blocked and all("registerBlock2D" in {s.rule for s in v.trace} for v in blocked)
     profile = resolve_profile(None, None)
     few = blocked[:2]
-    points = choose_points(few, layer, 40, profile, seed=3)
+    points = choose_points(few, layer_sizes(layer), 40, profile, seed=3)
     keys = {(p.variant_index, tuple(sorted(p.config.items()))) for p in points}
     assert len(keys) == len(points)
     from liftpy.constraints import solve
@@ -149,7 +163,7 @@ def test_points_are_drawn_again_when_few_variants_are_valid():
     valid = sum(solve(variant_space(v, layer_sizes(layer), profile)).size.valid for v in few)
     # More than the first draw of 4 per variant: the pools are drawn again until the request or the spaces run out.
     assert len(points) == min(40, valid) and len(points) > 8
-    assert choose_points(few, layer, 40, profile, seed=3) == points
+    assert choose_points(few, layer_sizes(layer), 40, profile, seed=3) == points
 
 
 def test_unknown_rule_filter_names_the_rules_in_use():

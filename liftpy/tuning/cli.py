@@ -137,7 +137,6 @@ def cmd_explore(args) -> int:
 
         parse_workers(args.workers)  # a malformed spec is refused before any work starts
     op = _operator(args)
-    layer = op
     result = explore_operator(
         op,
         search=args.search,
@@ -167,7 +166,7 @@ def cmd_explore(args) -> int:
     print(f"time/memory Pareto frontier ({len(result.frontier)} points) on {result.device}:")
     print(result.table())
     if result.frontier:
-        path = plot(args.db, layer, args.plot or _default_plot(args.db, op.name), device=result.device)
+        path = plot(args.db, op, args.plot or _default_plot(args.db, op.name), device=result.device)
         print(f"frontier plot: {path}")
     return 0 if result.frontier else 1
 

@@ -184,3 +184,12 @@ def expectation_of(layer: Layer, inputs) -> Expectation:
     exp = expectation(np.ascontiguousarray(x.transpose(2, 0, 1)), np.ascontiguousarray(w.transpose(0, 3, 1, 2)), layer.stride, layer.pad)
     bias = np.asarray(b, dtype=np.float64)[:, None, None]
     return Expectation(exp.expected + bias, exp.magnitude + np.abs(bias), exp.terms + 1)
+
+
+def explore_layer(layer, samples: int = 100, relu: bool = False, **kw):
+    """Explore the direct convolution of ``layer`` (a name like ``vgg16:7``, a spec ``C,H,W,M,K,stride,pad``
+    or a ``Layer``), with a ReLU after it where ``relu``: ``engine.explore_operator`` of its ``ConvOperator``,
+    whose keywords it takes; returns the ``Exploration``."""
+    from .engine import explore_operator
+
+    return explore_operator(ConvOperator.of(layer, relu=relu), samples=samples, **kw)

@@ -24,9 +24,9 @@ only for the same device, problem, variants, rule filter, seed and device profil
 holds exactly the finished points the saving strategy knew (``store.points_state``): a point measured since
 by another exploration, or measured again, makes it stale, and it is deleted.
 
-Python API (for notebooks): ``explore_operator`` (any operator), ``explore_program`` (a program and its
-sizes), ``explore_layer`` (a convolution layer) return an ``Exploration`` with the records, the frontier
-and the references; ``frontier`` and ``best`` read a store.
+Python API (for notebooks): ``explore_operator`` (any operator) and ``explore_program`` (a program and its
+sizes) return an ``Exploration`` with the records, the frontier and the references (``conv.explore_layer``
+is the convolution's); ``frontier``, ``best`` and ``plot`` read a store, for an operator or a problem key.
 """
 
 from __future__ import annotations
@@ -42,7 +42,6 @@ from typing import Sequence
 
 from ..version import __version__
 from ..errors import TuningError
-from .layers import Layer, get_layer
 from .pareto import format_frontier, pareto_front, plot_frontier
 from .progress import Progress
 from .search import variant_text
@@ -57,9 +56,6 @@ class Point:
     variant_id: str
     variant_index: int
     config: dict
-
-    def key(self, device: str, problem) -> Key:
-        return Key.of(device, problem.spec if isinstance(problem, Layer) else problem, self.variant_id, self.config)
 
 
 @dataclass(frozen=True)
@@ -82,10 +78,6 @@ class Exploration:
     measure_start_steps: dict | None = None  # seconds of that start-up's steps (``WorkerPool.start_steps``)
     from_saved_batch: int = 0  # points of the first batch taken from the batch the run before saved
     prebuilt: int = 0  # points of the batch this run saved that it built on the device (``_save_plan``)
-
-    @property
-    def layer(self):
-        return getattr(self.operator, "layer", None)
 
     def table(self) -> str:
         return format_frontier(self.frontier, self.references, flops=self.operator.flops())
@@ -141,23 +133,13 @@ def select_variants(variants: Sequence, rules: Sequence[str]) -> tuple:
     return tuple(v for v in variants if all(w & features(v) for w in wanted))
 
 
-def choose_points(variants: Sequence, layer, samples: int, profile, seed: int, stream=None) -> list[Point]:
+def choose_points(variants: Sequence, sizes, samples: int, profile, seed: int) -> list[Point]:
     """``samples`` distinct points drawn uniformly (``search.UniformSearch``): deterministic for a seed.
-    ``layer``: a ``Layer`` or the sizes of the problem."""
-    from .conv import layer_sizes
+    ``sizes``: the problem's sizes (an operator's ``sizes()``)."""
     from .search import Spaces, UniformSearch
 
-    sizes = layer_sizes(layer) if isinstance(layer, Layer) else dict(layer)
-    strategy = UniformSearch(Spaces(variants, sizes, profile, seed), seed)
+    strategy = UniformSearch(Spaces(variants, dict(sizes), profile, seed), seed)
     return [Point(variant_id(variants[i]), i, c) for i, c in strategy.propose(samples, set())]
-
-
-def explore_layer(layer, samples: int = 100, relu: bool = False, **kw) -> Exploration:
-    """Explore the direct convolution of ``layer`` (a name like ``vgg16:7``, a spec ``C,H,W,M,K,stride,pad``
-    or a ``Layer``), with a ReLU after it where ``relu``; the keywords are those of ``explore_operator``."""
-    from .conv import ConvOperator
-
-    return explore_operator(ConvOperator.of(layer, relu=relu), samples=samples, **kw)
 
 
 def explore_program(program, sizes: dict, samples: int = 100, reference=None, **kw) -> Exploration:
@@ -761,51 +743,50 @@ def _measure_references(store: Store, op, device_key: str, seed: int, remote=Non
 
 
 def _problem(problem) -> str:
-    """The store key of a problem: a layer (name, spec or ``Layer``), an operator, or a problem string."""
-    if hasattr(problem, "problem"):
-        return problem.problem
-    if isinstance(problem, Layer):
-        return problem.spec
-    try:
-        return get_layer(problem).spec
-    except TuningError:
-        return str(problem)
+    """The store key of a problem: an operator's ``problem``, or that key as a string."""
+    return problem.problem if hasattr(problem, "problem") else str(problem)
 
 
-def frontier(db: str | Path, layer, device: str | None = None) -> tuple[list[Record], list[Record], list[Record]]:
-    """(frontier, references, all measured records) of a problem (a layer, an operator or a problem
-    string) in a store (any device if None and only one device has results)."""
-    problem = _problem(layer)
+def _records_of(store: Store, db, problem, device: str | None) -> list[Record]:
+    """The records of ``problem`` (an operator or a problem key); a problem the store does not hold, beside
+    others it does, is an error naming those (a layer's name, ``vgg16:7``, is not its key: pass the operator,
+    ``ConvOperator.of("vgg16:7")``)."""
+    key = _problem(problem)
+    records = store.records(device=device, layer=key)
+    if not records:
+        held = sorted({layer for _, layer in store.groups()})
+        if held and key not in held:
+            raise TuningError(f"{db} holds no results of the problem {key!r}; it holds: {', '.join(held)} "
+                              "(pass the operator, e.g. ConvOperator.of('vgg16:7'), or one of these keys)")
+    return records
+
+
+def frontier(db: str | Path, problem, device: str | None = None) -> tuple[list[Record], list[Record], list[Record]]:
+    """(frontier, references, all measured records) of a problem (an operator or a problem key) in a store
+    (any device if None and only one device has results)."""
     with Store(db) as store:
-        records = store.records(device=device, layer=problem)
+        records = _records_of(store, db, problem, device)
     devices = sorted({r.device for r in records})
     if device is None and len(devices) > 1:
-        raise TuningError(f"{db} holds results of several devices for {problem}; choose one with --device-key: {devices}")
+        raise TuningError(f"{db} holds results of several devices for {_problem(problem)}; choose one with --device-key: {devices}")
     measured = [r for r in records if r.measured and not r.is_reference]
     refs = [r for r in records if r.is_reference and r.measured]
     return pareto_front(measured), refs, measured
 
 
-def best(db: str | Path, layer=None, device: str | None = None) -> Record:
-    """The fastest correct point of a store (of one layer if given)."""
+def best(db: str | Path, problem=None, device: str | None = None) -> Record:
+    """The fastest correct point of a store (of one problem, an operator or a problem key, if given)."""
     with Store(db) as store:
-        records = store.records(device=device, layer=_problem(layer) if layer is not None else None)
+        records = _records_of(store, db, problem, device) if problem is not None else store.records(device=device)
     ok = [r for r in records if r.measured and not r.is_reference]
     if not ok:
-        raise TuningError(f"{db} has no measured point" + (f" for {layer}" if layer else ""))
+        raise TuningError(f"{db} has no measured point" + (f" for {_problem(problem)}" if problem is not None else ""))
     return min(ok, key=lambda r: r.time_ms)
 
 
-def plot(db: str | Path, layer, path: str | Path, device: str | None = None, title: str | None = None) -> Path:
-    front, refs, measured = frontier(db, layer, device)
+def plot(db: str | Path, problem, path: str | Path, device: str | None = None, title: str | None = None) -> Path:
+    """The frontier plot of a problem (an operator or a problem key), titled with the operator's name."""
+    front, refs, measured = frontier(db, problem, device)
     if title is None:
-        if hasattr(layer, "problem"):
-            lay = getattr(layer, "layer", None)
-            title = f"{lay.name} ({lay.spec})" if lay is not None else f"{layer.name} ({layer.problem})"
-        else:
-            try:
-                lay = layer if isinstance(layer, Layer) else get_layer(layer)
-                title = f"{lay.name} ({lay.spec})"
-            except TuningError:
-                title = _problem(layer)
+        title = f"{problem.name} ({problem.problem})" if hasattr(problem, "problem") else str(problem)
     return plot_frontier(measured, front, refs, path, title=title)

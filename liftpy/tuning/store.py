@@ -123,7 +123,7 @@ def canonical_json(value: Any) -> str:
 @dataclass(frozen=True)
 class Key:
     device: str
-    layer: str  # Layer.spec
+    layer: str  # the problem's key (an operator's ``problem``; a convolution layer's spec)
     variant: str
     config: str  # canonical JSON of the configuration
 
@@ -162,7 +162,7 @@ def points_state(records: Iterable["Record"]) -> str:
 @dataclass(frozen=True)
 class Record:
     device: str
-    layer: str  # Layer.spec
+    layer: str  # the problem's key (an operator's ``problem``; a convolution layer's spec)
     variant: str
     config: dict[str, Any] = field(hash=False)
     status: Status
