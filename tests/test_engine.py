@@ -857,7 +857,7 @@ def test_preparing_a_proposal_ahead_does_not_change_it():
     for (i, c), t in zip(points[:8], times):
         ahead.observe(i, c, t)
         plain.observe(i, c, t)
-    ahead.prepare()
+    ahead.prepare(8)
     for (i, c), t in zip(points[8:], times[8:]):
         ahead.observe(i, c, t)
         plain.observe(i, c, t)
@@ -1051,6 +1051,53 @@ def test_model_search_screens_its_variants_on_its_workers_to_the_same_proposals(
     assert len(screened) == len(variants) == len(set(screened)) and inferred and all(inferred)
 
 
+def test_model_search_expands_onto_unscreened_variants_on_its_workers_to_the_same_proposals(monkeypatch):
+    """Expanding the fastest points meets sibling variants and reduced forms that were never screened (a search
+    over thousands of variants screens a hundred at first); their spaces and models are made on the workers of
+    ``use_workers`` (``Spaces.prefetch_models``), not one after another in the driver, and the proposals are
+    those made in the driver."""
+    import liftpy.constraints.infer as infer
+    from liftpy.tuning import search as search_module
+    from liftpy.tuning.engine import select_variants
+    from liftpy.tuning.operator import program_operator
+    from liftpy.tuning.search import ModelSearch, Spaces, config_key
+    from liftpy.tuning.worker import _resolve
+
+    monkeypatch.setenv("LIFTPY_CACHE_DIR", "off")
+    op = program_operator(str(MATMUL), "M=64,N=64,K=64")
+    variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
+    inferred, inside = [], [False]
+    real = infer.variant_space
+    monkeypatch.setattr(infer, "variant_space", lambda v, *a, **k: inferred.append((id(v), inside[0])) or real(v, *a, **k))
+    modelled = []
+
+    def run_all(fn, args):  # "workers", computed here
+        inside[0] = True
+        try:
+            if fn == search_module.MODEL_TASK:
+                modelled.extend(id(a[0]) for a in args)
+            return [(True, _resolve(fn)(a)) for a in args]
+        finally:
+            inside[0] = False
+
+    def two_batches(workers: bool):
+        spaces = Spaces(variants, op.sizes(), gpu_profile(), 0)
+        if workers:
+            spaces.use_workers(run_all, 4)
+        search = ModelSearch(spaces, 0, screen=4)  # four variants screened first: the expansion meets others
+        first = search.propose(8, set())
+        for k, (i, c) in enumerate(first):
+            search.observe(i, c, 1.0 + k)
+        return first, search.propose(8, {(i, config_key(c)) for i, c in first})
+
+    alone = two_batches(False)
+    assert not any(inside for _, inside in inferred)
+    inferred.clear()
+    assert two_batches(True) == alone
+    assert len(modelled) >= 2, "the expansion met no unscreened variant: the test proves nothing"
+    assert all(inside for v, inside in inferred if v in set(modelled))
+
+
 def test_a_worker_pool_runs_a_function_on_many_arguments_in_their_order():
     """``WorkerPool.run_all``: results in the order of the arguments, a failed call as ``(False, None)``."""
     from liftpy.tuning.worker import WorkerPool
@@ -1059,6 +1106,36 @@ def test_a_worker_pool_runs_a_function_on_many_arguments_in_their_order():
         assert pool.width == 2
         assert pool.run_all("math:sqrt", [4.0, -1.0, 9.0, 16.0]) == [(True, 2.0), (False, None), (True, 3.0), (True, 4.0)]
 
+
+
+def test_an_on_demand_pool_starts_its_processes_only_for_enough_calls_at_once():
+    """``OnDemandPool``: fewer calls than ``least`` run in this process, in order, a failing one as
+    ``(False, None)`` as a worker's would be; the first batch of ``least`` or more starts the pool, which then
+    takes every later call, however few."""
+    from liftpy.tuning.worker import OnDemandPool
+
+    started, handed = [], []
+
+    class Fake:
+        def run_all(self, fn, args):
+            handed.append(list(args))
+            return [(True, ("pool", a)) for a in args]
+
+        def close(self):
+            started.append("closed")
+
+    def start():
+        started.append("started")
+        return Fake()
+
+    with OnDemandPool(start, 3, least=3) as pool:
+        assert pool.width == 3
+        assert pool.run_all("math:sqrt", [4.0, 9.0]) == [(True, 2.0), (True, 3.0)]
+        assert pool.run_all("math:sqrt", [-1.0, 16.0]) == [(False, None), (True, 4.0)]
+        assert not started and not handed
+        assert pool.run_all("math:sqrt", [1.0, 2.0, 3.0]) == [(True, ("pool", a)) for a in (1.0, 2.0, 3.0)]
+        assert pool.run_all("math:sqrt", [5.0]) == [(True, ("pool", 5.0))]
+    assert started == ["started", "closed"] and handed == [[1.0, 2.0, 3.0], [5.0]]
 
 def test_a_polled_worker_pool_hands_control_back_while_its_workers_are_busy():
     """``imap_unordered(poll=...)``: while ``poll`` says so, a round in which no task finished yields None

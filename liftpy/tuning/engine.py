@@ -46,7 +46,7 @@ from .pareto import format_frontier, pareto_front, plot_frontier
 from .progress import Progress
 from .search import variant_text
 from .evaluate import STRAGGLER_S, compile_pool, evaluate_points, measure_pool, reference_result
-from .worker import uncached_imports
+from .worker import OnDemandPool, uncached_imports
 from .store import REFERENCE_PREFIX, BatchKey, Key, Record, Status, Store, canonical_json, points_state
 
 
@@ -224,7 +224,7 @@ def explore_operator(
             profile = cluster.profile(profile_path)
             limits = profile.limits()
             width = len(cluster.slots)
-            compiling = None  # the cluster's workers compile; this process proposes alone
+            compiling = proposing = None  # the cluster's workers compile; this process proposes alone
 
             def run_points(chosen, abort_ms, generated):
                 # Points are handed out one by one, so a budget stops the exploration between points.
@@ -240,6 +240,12 @@ def explore_operator(
             info = device_info(device)
             jobs = default_jobs(info) if jobs is None else jobs
             compiling = pools.enter_context(compile_pool(min(jobs, batch or jobs), timeout_s)) if jobs > 1 else None
+            proposing = compiling
+            if compiling is None and search == "model" and info.on_host_cpu and _cores() > 1:
+                # No compile workers beside kernels timed on this host's CPUs; but while the strategy
+                # proposes, nothing is timed, and a fresh problem's screening is most of such a search's time.
+                proposing = pools.enter_context(OnDemandPool(lambda: compile_pool(_cores(), timeout_s), _cores(),
+                                                             PROPOSAL_POOL_LEAST))
             device_key, device_name, width = info.key, info.name, 1
             profile = resolve_profile(info.index, profile_path)
             limits = profile.limits()
@@ -309,7 +315,7 @@ def explore_operator(
                 with (Store(db) if in_thread else contextlib.nullcontext(store)) as own:
                     others = _use_other_problems(own, strategy, op, device_key, position, ids, jobs)
                 if in_thread:
-                    strategy.prepare()
+                    strategy.prepare(batch)
                 return strategy, others
 
             if plan:
@@ -357,8 +363,8 @@ def explore_operator(
                 for point in unseen:
                     strategy.observe(*point)
                 unseen.clear()
-                if compiling is not None:  # idle while the strategy proposes: its candidates are lowered there
-                    strategy.spaces.use_workers(compiling.run_all, compiling.width)
+                if proposing is not None:  # idle while the strategy proposes: its candidates are lowered there
+                    strategy.spaces.use_workers(proposing.run_all, proposing.width)
                 return strategy
 
             def abort_ms():
@@ -435,10 +441,18 @@ def default_jobs(info) -> int:
     machine but one, which the measuring worker and this process share (the searches of
     ``benchmarks/results`` ran with 15 on the H100's 16-core host); one for a device whose kernels run on
     this host's CPUs (``DeviceInfo.on_host_cpu``), where more would take cores from the kernels being timed."""
-    if info.on_host_cpu:
-        return 1
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, cores - 1)
+    return 1 if info.on_host_cpu else max(1, _cores() - 1)
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+# Calls a model search on a CPU device hands its proposal workers at once before they are started
+# (``worker.OnDemandPool``): screening a variant takes half a second on this project's 2-core machine and
+# starting a worker some 3 s of a core, so a proposal screening fewer variants than this does it alone.
+PROPOSAL_POOL_LEAST = 16
 
 
 def _print_others(others: tuple[int, int], op, search: str, db, progress: bool, stream) -> None:

@@ -561,3 +561,45 @@ class WorkerPool:
             self.close()
         except Exception:  # noqa: BLE001 - interpreter shutdown may have torn down what close needs
             pass
+
+
+class OnDemandPool:
+    """A ``WorkerPool`` of ``width`` processes (made by ``start``) started the first time ``run_all`` is handed at
+    least ``least`` calls at once; fewer before that run in this process.  For work that pays for starting
+    processes only sometimes: a model search on a CPU device screens a chunk of a hundred variants at its
+    first proposal (half a second each on this project's 2-core machine), while a resumed one finds them on
+    disk, and processes importing beside it would only slow it."""
+
+    def __init__(self, start: Callable[[], "WorkerPool"], width: int, least: int):
+        self._start, self._width, self.least = start, width, least
+        self.pool: WorkerPool | None = None
+
+    @property
+    def width(self) -> int:
+        return self._width
+
+    def run_all(self, fn: str, args: Sequence) -> list[tuple[bool, Any]]:
+        """``WorkerPool.run_all``; in this process while the pool is not started and ``args`` are few (a call
+        that raises is ``(False, None)`` there too: its caller computes it again and sees the error)."""
+        if self.pool is None:
+            if len(args) < self.least:
+                return [_call_here(fn, a) for a in args]
+            self.pool = self._start()
+        return self.pool.run_all(fn, args)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
+
+    def __enter__(self) -> "OnDemandPool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _call_here(fn: str, arg) -> tuple[bool, Any]:
+    try:
+        return True, _resolve(fn)(arg)
+    except Exception:  # noqa: BLE001 - reported as a failed call, as a worker's would be
+        return False, None
