@@ -805,12 +805,12 @@ class ModelSearch:
 
     def _screen_next(self, n: int) -> None:
         if self.screened < len(self.order):
-            # A full chunk first; then one new variant per point of the batch, at most a quarter chunk, so
+            # A full chunk first; then two new variants per point of the batch, at most a quarter chunk, so
             # that the ranking keeps meeting new variants without the screening costing more than the
-            # measuring.  (A quarter chunk whatever the batch cost a CPU device's batches of 4 points, measured
-            # in a second, 17 s of screening each: the README's exploration of VGG-16 layer 7's 3,338 variants
-            # spent 2 of its 4 minutes so on this project's 2-core machine.)
-            self._screen(self.screen_size if not self.screened else max(1, min(self.screen_size // 4, n)))
+            # measuring.  (A GPU's batches of 30 points screen a quarter chunk each, as before; a CPU device's
+            # batches of 4 points, measured in a second, screened a quarter chunk too: with the expansion, some
+            # 10 s between batches of the README's exploration on this project's 2-core machine.)
+            self._screen(self.screen_size if not self.screened else max(1, min(self.screen_size // 4, 2 * n)))
 
     def propose(self, n: int, taken: set) -> list[tuple[int, dict]]:
         if not self._prepared:
