@@ -45,19 +45,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from codegen import _cpu  # (this script's folder is first on the path)
+
 ROOT = Path(__file__).resolve().parents[1]
 STATES = ("fresh", "variants", "warm")
 VARIANT_KINDS = ("variants", "variant-ids", "selected")  # the cache's derivation entries
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def run_once(command: list, tree: Path, cache: Path, db: Path) -> dict:

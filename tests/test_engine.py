@@ -1009,6 +1009,23 @@ def test_model_search_hands_its_workers_rounds_of_one_unlowered_candidate_each(m
     assert len(lowered) == len(set(lowered))
 
 
+def _workers_here(task: str, pick, seen: list, inside: list):
+    """A ``run_all`` for ``Spaces.use_workers`` that computes each call in this process: ``inside[0]`` is True
+    meanwhile, and ``pick`` of each argument of a ``task`` call is added to ``seen``."""
+    from liftpy.tuning.worker import _resolve
+
+    def run_all(fn, args):
+        inside[0] = True
+        try:
+            if fn == task:
+                seen.extend(pick(a) for a in args)
+            return [(True, _resolve(fn)(a)) for a in args]
+        finally:
+            inside[0] = False
+
+    return run_all
+
+
 def test_model_search_screens_its_variants_on_its_workers_to_the_same_proposals(monkeypatch):
     """A fresh problem's screening (each variant's space inferred and solved, its probe lowered, a pool of
     its configurations predicted) goes to the workers of ``use_workers``, several variants at once; their
@@ -1016,7 +1033,6 @@ def test_model_search_screens_its_variants_on_its_workers_to_the_same_proposals(
     those screened in the driver."""
     import liftpy.constraints.infer as infer
     from liftpy.tuning import search as search_module
-    from liftpy.tuning.worker import _resolve
     from liftpy.tuning.engine import select_variants
     from liftpy.tuning.operator import program_operator
     from liftpy.tuning.search import ModelSearch, Spaces
@@ -1028,15 +1044,7 @@ def test_model_search_screens_its_variants_on_its_workers_to_the_same_proposals(
     real = infer.variant_space
     monkeypatch.setattr(infer, "variant_space", lambda *a, **k: inferred.append(inside[0]) or real(*a, **k))
     screened = []
-
-    def run_all(fn, args):  # "workers", computed here
-        inside[0] = True
-        try:
-            if fn == search_module.SCREEN_TASK:
-                screened.extend(a[1] for a in args)
-            return [(True, _resolve(fn)(a)) for a in args]
-        finally:
-            inside[0] = False
+    run_all = _workers_here(search_module.SCREEN_TASK, lambda a: a[1], screened, inside)
 
     def first_batch(workers: bool):
         spaces = Spaces(variants, op.sizes(), gpu_profile(), 0)
@@ -1061,7 +1069,6 @@ def test_model_search_expands_onto_unscreened_variants_on_its_workers_to_the_sam
     from liftpy.tuning.engine import select_variants
     from liftpy.tuning.operator import program_operator
     from liftpy.tuning.search import ModelSearch, Spaces, config_key
-    from liftpy.tuning.worker import _resolve
 
     monkeypatch.setenv("LIFTPY_CACHE_DIR", "off")
     op = program_operator(str(MATMUL), "M=64,N=64,K=64")
@@ -1070,15 +1077,7 @@ def test_model_search_expands_onto_unscreened_variants_on_its_workers_to_the_sam
     real = infer.variant_space
     monkeypatch.setattr(infer, "variant_space", lambda v, *a, **k: inferred.append((id(v), inside[0])) or real(v, *a, **k))
     modelled = []
-
-    def run_all(fn, args):  # "workers", computed here
-        inside[0] = True
-        try:
-            if fn == search_module.MODEL_TASK:
-                modelled.extend(id(a[0]) for a in args)
-            return [(True, _resolve(fn)(a)) for a in args]
-        finally:
-            inside[0] = False
+    run_all = _workers_here(search_module.MODEL_TASK, lambda a: id(a[0]), modelled, inside)
 
     def two_batches(workers: bool):
         spaces = Spaces(variants, op.sizes(), gpu_profile(), 0)
