@@ -100,6 +100,18 @@ def _path(tree: Path) -> str:
     return str(tree) + (os.pathsep + rest if rest else "")
 
 
+def _only_variants(source: Path, cache: Path) -> None:
+    """``cache`` holding only the derived variants of the cache ``source`` (which may be ``cache`` itself)."""
+    kept = cache.with_name("kept")
+    for kind in VARIANT_KINDS:
+        if (source / kind).exists():
+            shutil.copytree(source / kind, kept / kind)
+    if cache.exists():
+        shutil.rmtree(cache)
+    kept.mkdir(parents=True, exist_ok=True)
+    kept.rename(cache)
+
+
 def _derive(tree: Path, cache: Path, args) -> None:
     """The variants of the exploration's operator derived into ``cache`` (the operator made as the command
     line's is), and nothing else."""
@@ -138,20 +150,11 @@ def main() -> int:
                 where.mkdir()
                 cache = where / "cache"
                 for state in args.states:
-                    if state == "variants" and not cache.exists():  # no fresh run before: derived alone
-                        if args.variants_from is not None:
-                            for kind in VARIANT_KINDS:
-                                if (args.variants_from / kind).exists():
-                                    shutil.copytree(args.variants_from / kind, cache / kind)
+                    if state == "variants":  # the derived variants cached, nothing screened
+                        if cache.exists() or args.variants_from is not None:  # the fresh run's, or given
+                            _only_variants(cache if cache.exists() else args.variants_from, cache)
                         else:
                             _derive(tree, cache, args)
-                    if state == "variants":  # the variants the fresh run derived, nothing screened
-                        kept = where / "kept"
-                        for kind in VARIANT_KINDS:
-                            if (cache / kind).exists():
-                                shutil.copytree(cache / kind, kept / kind)
-                        shutil.rmtree(cache)
-                        kept.rename(cache)
                     out = run_once(command, tree, cache, where / f"{state}.sqlite")
                     if args.keep is not None:
                         args.keep.mkdir(parents=True, exist_ok=True)

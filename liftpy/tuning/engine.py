@@ -241,10 +241,11 @@ def explore_operator(
             jobs = default_jobs(info) if jobs is None else jobs
             compiling = pools.enter_context(compile_pool(min(jobs, batch or jobs), timeout_s)) if jobs > 1 else None
             proposing = compiling
-            if compiling is None and search == "model" and info.on_host_cpu and _cores() > 1:
+            cores = _cores()
+            if compiling is None and search == "model" and info.on_host_cpu and cores > 1:
                 # No compile workers beside kernels timed on this host's CPUs; but while the strategy
                 # proposes, nothing is timed, and a fresh problem's screening is most of such a search's time.
-                proposing = pools.enter_context(OnDemandPool(lambda: compile_pool(_cores(), timeout_s), _cores(),
+                proposing = pools.enter_context(OnDemandPool(lambda: compile_pool(cores, timeout_s), cores,
                                                              PROPOSAL_POOL_LEAST))
             device_key, device_name, width = info.key, info.name, 1
             profile = resolve_profile(info.index, profile_path)

@@ -226,7 +226,6 @@ class Spaces:
         machine: VGG-16 layer 24's 40 tiled variants took 33 s in the driver process, and some 15 s of a
         guided search on the H100 host, where fifteen compile workers sat idle).  A worker's spaces and model
         come back with its screen, so that the proposal does not infer them again."""
-        from ..model import VariantModel
         from .cache import SCREEN_CODE, recall
 
         if self._workers is None:
@@ -247,9 +246,7 @@ class Spaces:
             if not ok:
                 continue  # a failed worker: screened here when asked
             space, code, screened = value
-            self._spaces.setdefault(i, space)
-            if code is not None:
-                self._models.setdefault(i, VariantModel(code, self.variants[i].params, self.machine))
+            self._made_elsewhere(i, space, code)
             self._screens[(i, n, seed)] = screened
 
     def prefetch_models(self, indices) -> None:
@@ -257,7 +254,6 @@ class Spaces:
         them), those not known here or on disk: expanding a fast point of a search over thousands of variants
         meets tens of siblings and reduced forms never screened (1.1 s each on this project's 2-core machine:
         their space inferred and solved, their probe lowered), which the proposal then only reads."""
-        from ..model import VariantModel
         from .cache import SCREEN_CODE, recall
 
         if self._workers is None:
@@ -275,10 +271,15 @@ class Spaces:
         args = [(self.variants[i], self._variant_key(i), self.sizes, self.profile, self.seed) for i in todo]
         for i, (ok, value) in zip(todo, self._workers[0](MODEL_TASK, args)):
             if ok:  # (a failed worker: made here when asked)
-                space, code = value
-                self._spaces.setdefault(i, space)
-                if code is not None:
-                    self._models.setdefault(i, VariantModel(code, self.variants[i].params, self.machine))
+                self._made_elsewhere(i, *value)
+
+    def _made_elsewhere(self, i: int, space, code) -> None:
+        """Variant ``i``'s space and model code as a worker process made them (the model None without code)."""
+        from ..model import VariantModel
+
+        self._spaces.setdefault(i, space)
+        if code is not None:
+            self._models.setdefault(i, VariantModel(code, self.variants[i].params, self.machine))
 
     def access(self, i: int, config: dict) -> tuple | None:
         """How the reads of each kernel of variant ``i`` are served at ``config`` itself (coalescing and bank
