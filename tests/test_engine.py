@@ -435,6 +435,8 @@ def test_sizes_and_programs_are_checked():
         parse_sizes("M")
     with pytest.raises(InputError, match="needs a value for"):
         ProgramOperator.of(load_program(str(MATMUL)), {"M": 8})
+    with pytest.raises(InputError, match="has no size Q; its sizes are K, M, N"):
+        ProgramOperator.of(load_program(str(MATMUL)), {"M": 8, "N": 8, "K": 8, "Q": 8})
     with pytest.raises(InputError, match="cannot read"):
         load_program("missing.lift")
 

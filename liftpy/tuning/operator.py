@@ -29,6 +29,7 @@ import numpy as np
 
 from ..errors import InputError, LiftError
 from ..ir.expr import Program
+from ..ir.analysis import size_symbols
 from ..ir.inputs import input_shapes, random_inputs  # noqa: F401 - the operators' inputs
 from ..ir.types import free_size_symbols
 from .references import Validation, within
@@ -177,6 +178,12 @@ class ProgramOperator(Operator):
                          if str(s) not in dict(self.size_values))
         if missing:
             raise InputError(f"{self.prog.name} needs a value for {', '.join(dict.fromkeys(missing))} (give -s {missing[0]}=...)")
+        # A size the program never mentions is a typo or the wrong program: taken silently it would only
+        # rename the problem in the store (a new key, nothing resumed).
+        known = size_symbols(self.prog)
+        extra = [k for k, _ in self.size_values if k not in known]
+        if extra:
+            raise InputError(f"{self.prog.name} has no size {', '.join(extra)}; its sizes are {', '.join(sorted(known)) or 'none'}")
         for k, v in self.size_values:
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise InputError(f"size {k} of {self.prog.name} must be a positive integer, got {v!r}")
