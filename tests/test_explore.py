@@ -126,7 +126,10 @@ def test_pareto_and_show_commands(tmp_path):
     front, refs, measured = frontier(db, op)
     assert front and refs and len(measured) == 4
     assert frontier(db, op.problem)[2] == measured
-    assert best(db, op) == min(measured, key=lambda r: r.time_ms)
+    fastest = best(db, op)
+    assert fastest == min(measured, key=lambda r: r.time_ms)
+    # the same memory in the same unit (decimal MB) in the frontier table and in show --best
+    assert f"{fastest.bytes / 1e6:.4g} MB" in r.stdout, r.stdout[:400]
     with pytest.raises(TuningError, match=re.escape(op.problem)):
         frontier(db, "vgg16:12")
 

@@ -192,11 +192,12 @@ def cmd_show(args) -> int:
     from ..host.profile import DeviceProfile
     from .engine import best
     from .evaluate import kernel_source
+    from .pareto import MB
 
     op = _operator(args) if (args.layer or args.operator) else None
     r = best(args.db, op, args.device_key)
     print(f"fastest correct implementation of {r.layer_name} ({r.layer}) on {r.device}:")
-    print(f"  variant {r.variant}: {r.time_ms:.4g} ms, {r.bytes / 2**20:.4g} MB")
+    print(f"  variant {r.variant}: {r.time_ms:.4g} ms, {r.bytes / MB:.4g} MB")
     print(f"  parameters: {', '.join(f'{k} = {v}' for k, v in sorted(r.config.items())) or 'none'}")
     for step in r.metrics.get("rules", []):
         print(f"  rule: {step}")

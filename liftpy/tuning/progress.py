@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import TextIO
 
+from .pareto import MB
 from .store import Status
 
 
@@ -53,7 +54,7 @@ def format_progress(state: ProgressState, label: str = "") -> str:
     if state.best_ms is not None:
         best = f" | best {state.best_ms:.4g} ms"
         if state.best_bytes is not None:
-            best += f" ({state.best_bytes / 1e6:.4g} MB)"
+            best += f" ({state.best_bytes / MB:.4g} MB)"
         parts.append(best)
     parts.append(f" | {_clock(state.elapsed_s)} elapsed")
     eta = state.eta_s
