@@ -441,6 +441,23 @@ def test_sizes_and_programs_are_checked():
         load_program("missing.lift")
 
 
+
+def test_a_search_that_runs_out_of_valid_points_says_so(tmp_path):
+    """A lowered program has few points (its only parameters are the launch's): asked for more, the search
+    runs every one of them, says the space is exhausted, and a second run adds nothing and says so again."""
+    from liftpy.tuning.operator import program_operator
+
+    op = program_operator(str(ROOT / "examples" / "matmul.py") + ":matmul", {"M": 16, "N": 16, "K": 16})
+    for search in ("uniform", "model"):
+        db = tmp_path / f"{search}.sqlite"
+        kw = dict(references=False, progress=False, repeat=1, warmup=0, search=search)
+        first = explore_operator(op, samples=50, db=db, **kw)
+        assert first.exhausted and 0 < first.ran < 50, search
+        again = explore_operator(op, samples=50, db=db, **kw)
+        assert again.exhausted and again.ran == 0 and again.resumed == first.ran, search
+        enough = explore_operator(op, samples=first.ran, db=tmp_path / f"{search}-enough.sqlite", **kw)
+        assert not enough.exhausted and enough.ran == first.ran, search
+
 def _liftpy(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "liftpy", *args], capture_output=True, text=True, timeout=600, cwd=cwd)
 

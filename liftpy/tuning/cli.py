@@ -161,6 +161,9 @@ def cmd_explore(args) -> int:
             statuses[str(r.status)] = statuses.get(str(r.status), 0) + 1
     print(f"\n{op.name}: ran {result.ran} points, {result.resumed} already in {args.db}; "
           f"statuses: {', '.join(f'{k} {v}' for k, v in sorted(statuses.items()))}")
+    if result.exhausted:
+        print(f"every valid point of {op.name} on this device is in the store: {result.ran + result.resumed} "
+              f"of the {args.samples} asked for")
     if result.lost_workers:
         print(f"{result.lost_workers} device worker(s) died; {result.requeued} point(s) ran again on another")
     print(f"time/memory Pareto frontier ({len(result.frontier)} points) on {result.device}:")

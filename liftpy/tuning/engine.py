@@ -78,6 +78,7 @@ class Exploration:
     measure_start_steps: dict | None = None  # seconds of that start-up's steps (``WorkerPool.start_steps``)
     from_saved_batch: int = 0  # points of the first batch taken from the batch the run before saved
     prebuilt: int = 0  # points of the batch this run saved that it built on the device (``_save_plan``)
+    exhausted: bool = False  # the search had no valid point left to propose before it ran all it was asked
 
     def table(self) -> str:
         return format_frontier(self.frontier, self.references, flops=self.operator.flops())
@@ -343,9 +344,11 @@ def explore_operator(
                     "plans", f"{vkey}|{rules!r}|uniform|{samples}|{strategy.spaces.problem_key()}", draw, SCREEN_CODE)
                 resumed = sum(1 for i, c in planned if (i, config_key(c)) in taken)
                 queue = [(i, c) for i, c in planned if (i, config_key(c)) not in taken]
+                drawn_all = len(planned) < samples  # the space holds fewer valid points than were asked for
             else:
                 resumed = min(len(taken), samples)
                 queue = None
+                drawn_all = False
             remaining = len(queue) if queue is not None else samples - resumed
             if remaining <= 0 and not taken and search == "uniform":
                 raise TuningError(f"no variant has a valid configuration for {op.name} on {device_name}")
@@ -373,7 +376,7 @@ def explore_operator(
                 # and its points were never aborted.
                 return abort_factor * best_ms if (abort_factor and best_ms) else None
 
-            exhausted = over_budget = False
+            exhausted, over_budget = drawn_all, False
             generated = {}
             from_plan = prebuilt = 0
             while remaining > 0:
@@ -434,7 +437,8 @@ def explore_operator(
         steps = measuring.start_steps if workers is None else []
         return Exploration(op, device_key, records, pareto_front(measured), refs, ran, resumed, failed, search,
                            time.time() - t0, lost, requeued, first_proposal_s, first_result_s,
-                           min(ready) - t0 if ready else None, steps[0] if steps else None, from_plan, prebuilt)
+                           min(ready) - t0 if ready else None, steps[0] if steps else None, from_plan, prebuilt,
+                           exhausted)
 
 
 def default_jobs(info) -> int:
