@@ -10,7 +10,6 @@ import numpy as np
 
 from ..errors import DeviceError, KernelRunError
 from ..host.device import Device, _cl
-from ..host.kernel import build
 from .errors import ProbeNotApplicable
 from .kernels import ProbeKernel, program
 from .plan import ProbePlan, Reported
@@ -35,6 +34,8 @@ class ProbeContext:
             # compilers log notes on correct probe code (PoCL: the ABI of float16 builtins without AVX-512),
             # which would break the progress lines; a wrong kernel is caught by the probes' result checks
             warnings.simplefilter("ignore", getattr(cl, "CompilerWarning", UserWarning))
+            from ..host.kernel import build  # the code generator behind it is for kernels, not for probes
+
             prg = build(self.device, program(*kernels))
         return {k.name: cl.Kernel(prg, k.name) for k in kernels}
 
