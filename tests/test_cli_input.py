@@ -47,6 +47,7 @@ CASES = [
     ("space {PIPELINE} --samples -5", "non-negative"),
     ("explore {MATMUL} -s M=-3,N=4,K=4 --db {tmp}/a.sqlite", "positive"),
     ("explore {MATMUL} -s M=4 --db {tmp}/a.sqlite", "N"),
+    ("explore {MATMUL} -s M=4,N=4,K=4,Q=2 --db {tmp}/a.sqlite", "no size Q"),
     ("explore {MATMUL} -s M=4,N=4,K=4 --samples 0 --db {tmp}/a.sqlite", "samples"),
     ("explore {MATMUL} -s M=4,N=4,K=4 --db {junkdb}", "notsqlite.sqlite"),
     ("explore {MATMUL} -s M=4,N=4,K=4 --db {tmp}/a.sqlite --device 97", "device"),
