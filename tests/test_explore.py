@@ -130,8 +130,10 @@ def test_pareto_and_show_commands(tmp_path):
     assert fastest == min(measured, key=lambda r: r.time_ms)
     # the same memory in the same unit (decimal MB) in the frontier table and in show --best
     assert f"{fastest.bytes / 1e6:.4g} MB" in r.stdout, r.stdout[:400]
-    with pytest.raises(TuningError, match=re.escape(op.problem)):
+    with pytest.raises(TuningError, match=re.escape(op.problem) + ".*ConvOperator.of"):
         frontier(db, "vgg16:12")
+    with pytest.raises(TuningError, match=re.escape(op.problem) + ".*explore it first"):
+        frontier(db, ConvOperator.of(get_layer("vgg16:12").reduced(spatial=8, channels=4, kernels=2)))
 
 
 def test_fifty_sampled_configurations_of_layer7_typecheck_compile_and_match(tmp_path):

@@ -775,8 +775,9 @@ def _records_of(store: Store, db, problem, device: str | None) -> list[Record]:
     if not records:
         held = sorted({layer for _, layer in store.groups()})
         if held and key not in held:
-            raise TuningError(f"{db} holds no results of the problem {key!r}; it holds: {', '.join(held)} "
-                              "(pass the operator, e.g. ConvOperator.of('vgg16:7'), or one of these keys)")
+            hint = ("pass the operator, e.g. ConvOperator.of('vgg16:7'), or one of these keys" if isinstance(problem, str)
+                    else "explore it first, or name one of these with the sizes it was explored at")
+            raise TuningError(f"{db} holds no results of the problem {key!r}; it holds: {', '.join(held)} ({hint})")
     return records
 
 
