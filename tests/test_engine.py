@@ -437,6 +437,14 @@ def test_sizes_and_programs_are_checked():
         ProgramOperator.of(load_program(str(MATMUL)), {"M": 8})
     with pytest.raises(InputError, match="has no size Q; its sizes are K, M, N"):
         ProgramOperator.of(load_program(str(MATMUL)), {"M": 8, "N": 8, "K": 8, "Q": 8})
+    # a size is a whole number, never truncated; the command line's form is read as well
+    with pytest.raises(InputError, match="size N of matmul must be a positive integer, got 8.5"):
+        ProgramOperator.of(load_program(str(MATMUL)), {"M": 8, "N": 8.5, "K": 8})
+    with pytest.raises(InputError, match="must be a mapping"):
+        ProgramOperator.of(load_program(str(MATMUL)), [("M", 8)])
+    assert ProgramOperator.of(load_program(str(MATMUL)), "M=8,N=4,K=2").sizes() == {"M": 8, "N": 4, "K": 2}
+    assert ProgramOperator.of(load_program(str(MATMUL)), {"M": np.int64(8), "N": 4, "K": 2}).size_values == (
+        ("K", 2), ("M", 8), ("N", 4))
     with pytest.raises(InputError, match="cannot read"):
         load_program("missing.lift")
 

@@ -22,6 +22,7 @@ import importlib.util
 from abc import ABC, abstractmethod
 import math
 from dataclasses import dataclass, field
+from operator import index
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -189,8 +190,14 @@ class ProgramOperator(Operator):
                 raise InputError(f"size {k} of {self.prog.name} must be a positive integer, got {v!r}")
 
     @classmethod
-    def of(cls, program: Program, sizes: Mapping[str, int], **kw) -> "ProgramOperator":
-        return cls(program, tuple(sorted((str(k), int(v)) for k, v in sizes.items())), **kw)
+    def of(cls, program: Program, sizes: Mapping[str, int] | str, **kw) -> "ProgramOperator":
+        """``sizes``: a mapping of whole numbers, or the command line's ``M=1024,N=512``."""
+        if isinstance(sizes, str):
+            sizes = parse_sizes(sizes)
+        if not isinstance(sizes, Mapping):
+            raise InputError(f"the sizes of {program.name} must be a mapping such as {{'M': 1024}} or a string such "
+                             f"as 'M=1024,N=1024', got {type(sizes).__name__}")
+        return cls(program, tuple(sorted((str(k), _whole(program, k, v)) for k, v in sizes.items())), **kw)
 
     @property
     def name(self) -> str:  # type: ignore[override]
@@ -274,6 +281,16 @@ def load_program(spec: str) -> Program:
     raise InputError(f"{spec} is not a liftpy program (an @program function, or a function returning one)")
 
 
+def _whole(program: Program, name, value) -> int:
+    """``value`` as an int (numpy's integers too); a float or a string is refused, not truncated."""
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        return index(value)
+    except TypeError:
+        raise InputError(f"size {name} of {program.name} must be a positive integer, got {value!r}") from None
+
+
 def parse_sizes(text: str | None) -> dict[str, int]:
     """``M=1024,N=512`` -> {'M': 1024, 'N': 512}; positive integers only."""
     from ..cli_args import parse_sizes as parse
@@ -282,8 +299,6 @@ def parse_sizes(text: str | None) -> dict[str, int]:
 
 
 def program_operator(spec: str, sizes: Mapping[str, int] | str) -> ProgramOperator:
-    if isinstance(sizes, str):
-        sizes = parse_sizes(sizes)
     return ProgramOperator.of(load_program(spec), sizes)
 
 
