@@ -38,14 +38,16 @@ import os
 import platform
 import re
 import shutil
-import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from codegen import _cpu  # (this script's folder is first on the path)
+from codegen import _cpu  # (this script's folder is first on the path; importing it puts the repository there too)
+
+from liftpy.tuning.engine import _cores
+from liftpy.tuning.store import Status, Store, canonical_json
 
 ROOT = Path(__file__).resolve().parents[1]
 STATES = ("fresh", "variants", "warm")
@@ -67,24 +69,23 @@ def run_once(command: list, tree: Path, cache: Path, db: Path) -> dict:
     if proc.returncode != 0:
         raise SystemExit(f"the exploration failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
     derive = re.search(r"variants from the rewrite rules \(([\d.]+) s\)", proc.stdout)
-    with sqlite3.connect(db) as c:
-        rows = c.execute("SELECT finished_at, status, time_ms, device FROM results WHERE variant NOT LIKE 'reference:%' "
-                         "ORDER BY finished_at").fetchall()
-        points = sorted(c.execute("SELECT variant, config FROM results WHERE variant NOT LIKE 'reference:%'").fetchall())
+    with Store(db) as store:
+        rows = sorted((r for r in store.records() if not r.is_reference), key=lambda r: r.finished_at or 0.0)
+    points = sorted((r.variant, canonical_json(dict(r.config))) for r in rows)
     statuses: dict = {}
-    for _, status, _, _ in rows:
-        statuses[status] = statuses.get(status, 0) + 1
-    ok = [t for _, s, t, _ in rows if s == "ok" and t is not None]
+    for r in rows:
+        statuses[r.status.value] = statuses.get(r.status.value, 0) + 1
+    ok = [r.time_ms for r in rows if r.status is Status.OK and r.time_ms is not None]
     return {
         "seconds": round(seconds, 1),
         "derive_s": float(derive.group(1)) if derive else None,
-        "first_result_s": round(rows[0][0] - t0, 1) if rows else None,
-        "last_result_s": round(rows[-1][0] - t0, 1) if rows else None,
+        "first_result_s": round(rows[0].finished_at - t0, 1) if rows else None,
+        "last_result_s": round(rows[-1].finished_at - t0, 1) if rows else None,
         "points": len(rows),
         "statuses": statuses,
         "best_ms": min(ok) if ok else None,
         "points_sha1": hashlib.sha1(repr(points).encode()).hexdigest()[:12],  # which points: equal for equal searches
-        "device": rows[0][3] if rows else None,
+        "device": rows[0].device if rows else None,
     }
 
 
@@ -112,14 +113,14 @@ def _only_variants(source: Path, cache: Path) -> None:
     kept.rename(cache)
 
 
-def _derive(tree: Path, cache: Path, args) -> None:
-    """The variants of the exploration's operator derived into ``cache`` (the operator made as the command
-    line's is), and nothing else."""
-    code = ("import argparse; from liftpy.tuning.cli import _operator; from liftpy.tuning.cache import cached_variants; "
-            f"cached_variants(_operator(argparse.Namespace(operator='conv', layer={args.layer!r}, reduced={not args.full}, "
-            "spatial=16, channels=8, kernels=8, relu=False, sizes=None)))")
+def _derive(tree: Path, cache: Path, command: list) -> None:
+    """The variants of the exploration's operator derived into ``cache`` (the operator made from the
+    exploration's own command line), and nothing else."""
+    code = ("import sys; from liftpy.cli import build_parser; from liftpy.tuning.cli import _operator; "
+            "from liftpy.tuning.cache import cached_variants; "
+            "cached_variants(_operator(build_parser().parse_args(sys.argv[1:])))")
     env = {**os.environ, "LIFTPY_CACHE_DIR": str(cache), "PYTHONPATH": _path(tree)}
-    subprocess.run([sys.executable, "-c", code], cwd=cache.parent, env=env, check=True)
+    subprocess.run([sys.executable, "-c", code, *command[2:]], cwd=cache.parent, env=env, check=True)
 
 
 def main() -> int:
@@ -154,7 +155,7 @@ def main() -> int:
                         if cache.exists() or args.variants_from is not None:  # the fresh run's, or given
                             _only_variants(cache if cache.exists() else args.variants_from, cache)
                         else:
-                            _derive(tree, cache, args)
+                            _derive(tree, cache, command)
                     out = run_once(command, tree, cache, where / f"{state}.sqlite")
                     if args.keep is not None:
                         args.keep.mkdir(parents=True, exist_ok=True)
@@ -165,7 +166,7 @@ def main() -> int:
                           f"first point at {out['first_result_s']} s, last at {out['last_result_s']} s, "
                           f"best {out['best_ms']} ms, {out['statuses']}", flush=True)
     result = {"command": " ".join(["python", *command]), "python": platform.python_version(), "cpu": _cpu(),
-              "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+              "cores": _cores(),
               "records": records}
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1) + "\n")

@@ -283,12 +283,12 @@ def load_program(spec: str) -> Program:
 
 def _whole(program: Program, name, value) -> int:
     """``value`` as an int (numpy's integers too); a float or a string is refused, not truncated."""
-    try:
-        if isinstance(value, bool):
-            raise TypeError
-        return index(value)
-    except TypeError:
-        raise InputError(f"size {name} of {program.name} must be a positive integer, got {value!r}") from None
+    if not isinstance(value, bool):
+        try:
+            return index(value)
+        except TypeError:
+            pass
+    raise InputError(f"size {name} of {program.name} must be a positive integer, got {value!r}")
 
 
 def parse_sizes(text: str | None) -> dict[str, int]:

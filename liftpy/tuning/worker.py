@@ -571,12 +571,8 @@ class OnDemandPool:
     disk, and processes importing beside it would only slow it."""
 
     def __init__(self, start: Callable[[], "WorkerPool"], width: int, least: int):
-        self._start, self._width, self.least = start, width, least
+        self._start, self.width, self.least = start, width, least
         self.pool: WorkerPool | None = None
-
-    @property
-    def width(self) -> int:
-        return self._width
 
     def run_all(self, fn: str, args: Sequence) -> list[tuple[bool, Any]]:
         """``WorkerPool.run_all``; in this process while the pool is not started and ``args`` are few (a call
