@@ -27,6 +27,9 @@ def _number(kind, low: float, strict: bool, what: str):
 positive_int = _number(int, 0, True, "a positive integer")
 nonnegative_int = _number(int, 0, False, "a non-negative integer")
 positive_float = _number(float, 0.0, True, "a positive number")
+# A factor of the best time (``--abort-factor``): below 1 a point would be stopped for being faster than the
+# best, and stored as aborted for good.
+at_least_one = _number(float, 1.0, False, "a number of at least 1")
 
 
 def positive_float_or_off(text: str) -> float | None:

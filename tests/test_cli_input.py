@@ -21,7 +21,12 @@ def _bad_files(tmp: Path) -> dict:
     (tmp / "illtyped.lift").write_text("def f(x: [float]N, y: [float]M) = zip(x, y, 3)")
     (tmp / "notsqlite.sqlite").write_text("not a database" * 50)
     (tmp / "binary.lift").write_bytes(b"\xff\xfe\x00\x81" * 20)
+    # well-formed programs that are ill-typed at any sizes (a tuple where a float goes), or at some (K != N)
+    (tmp / "badcall.lift").write_text("def f(x: [float]N) = map(fun(p) => add(p, p._1), zip(x, x))")
+    (tmp / "zipped.lift").write_text("def f(x: [float]N, y: [float]K) = map(fun(p) => add(p._0, p._1), zip(x, y))")
+    (tmp / "plain.py").write_text("def area(w, h):\n    return w * h\n")
     return {"broken": str(tmp / "broken.lift"), "illtyped": str(tmp / "illtyped.lift"),
+            "badcall": str(tmp / "badcall.lift"), "zipped": str(tmp / "zipped.lift"), "plain": str(tmp / "plain.py"),
             "junkdb": str(tmp / "notsqlite.sqlite"), "binary": str(tmp / "binary.lift"),
             "missing": str(tmp / "nowhere.lift"), "dir": str(tmp)}
 
@@ -57,6 +62,13 @@ CASES = [
     ("explore {MATMUL} -s M=4,N=4,K=4 --relu --db {tmp}/a.sqlite", "relu"),
     ("explore conv --layer vgg99:1 --db {tmp}/a.sqlite", "vgg99"),
     ("explore {missing} -s M=4 --db {tmp}/a.sqlite", "nowhere.lift"),
+    ("explore {badcall} -s N=4 --db {tmp}/a.sqlite", "add: parameter"),
+    ("explore {zipped} -s N=4,K=8 --db {tmp}/a.sqlite", "zip"),
+    ("explore {plain}:area -s N=4 --db {tmp}/a.sqlite", "takes arguments"),
+    ("explore {MATMUL} -s m=4,N=4,K=4 --db {tmp}/a.sqlite", "no size m"),
+    ("explore {MATMUL} -s M=4,N=4,K=4 --abort-factor 0.5 --db {tmp}/a.sqlite", "at least 1"),
+    ("pareto --db {tmp}/nothing-here.sqlite", "no results store"),
+    ("show --db {tmp}/nothing-here.sqlite", "no results store"),
     ("pareto conv --layer vgg16:7 --db {junkdb}", "notsqlite.sqlite"),
     ("pareto conv --layer vgg16:7 --db {tmp}/missing.sqlite", "missing.sqlite"),
     ("pareto {MATMUL} -s M=x --db {tmp}/a.sqlite", "got 'x'"),
@@ -93,3 +105,7 @@ def test_bad_input_is_one_message_and_a_nonzero_exit(outcomes, line, words):
         assert lines[0].startswith("liftpy") and "error:" in lines[0], err
         assert sum("error:" in x for x in lines) == 1 and len(lines) <= 4, err
     assert words.lower() in err.lower(), (words, err)
+
+
+def test_reading_a_store_that_is_not_there_leaves_none_behind(outcomes, tmp_path_factory):
+    assert not any(Path(p).name == "nothing-here.sqlite" for p in Path(tmp_path_factory.getbasetemp()).rglob("*.sqlite"))

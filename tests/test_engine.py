@@ -464,7 +464,10 @@ def test_a_search_that_runs_out_of_valid_points_says_so(tmp_path):
         again = explore_operator(op, samples=50, db=db, **kw)
         assert again.exhausted and again.ran == 0 and again.resumed == first.ran, search
         enough = explore_operator(op, samples=first.ran, db=tmp_path / f"{search}-enough.sqlite", **kw)
-        assert not enough.exhausted and enough.ran == first.ran, search
+        assert not enough.exhausted and enough.ran == first.ran and not enough.over_budget, search
+    # A budget that runs out first is said apart: the points are there to be run by the next call.
+    short = explore_operator(op, samples=50, db=tmp_path / "budget.sqlite", budget_s=1e-3, **kw)
+    assert short.over_budget and not short.exhausted and short.ran < first.ran
 
 def _liftpy(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "liftpy", *args], capture_output=True, text=True, timeout=600, cwd=cwd)

@@ -116,6 +116,16 @@ def test_pareto_and_show_commands(tmp_path):
     r = subprocess.run([sys.executable, "-m", "liftpy", "show", "--db", str(db), "--best"], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert "kernel void" in r.stdout and "def conv(" in r.stdout
+    # Without a problem named, pareto shows the one the store holds; a plot's folder is made for it, and a
+    # plot that cannot be written is one line of error.
+    nested = tmp_path / "plots" / "new" / "front.png"
+    rp = subprocess.run([sys.executable, "-m", "liftpy", "pareto", "--db", str(db), "--plot", str(nested)],
+                       capture_output=True, text=True, timeout=300)
+    assert rp.returncode == 0 and "time ms" in rp.stdout and nested.stat().st_size > 10_000, rp.stderr
+    (tmp_path / "a-file").write_text("not a folder")
+    rp = subprocess.run([sys.executable, "-m", "liftpy", "pareto", "--db", str(db), "--plot", str(tmp_path / "a-file" / "f.png")],
+                       capture_output=True, text=True, timeout=300)
+    assert rp.returncode == 2 and "Traceback" not in rp.stderr and "cannot write the plot" in rp.stderr, rp.stderr
 
     # The Python API reads the store by operator or by problem key; the engine knows no layer names, and a
     # name that is not a stored key is an error naming the keys the store holds, not an empty frontier.

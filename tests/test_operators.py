@@ -87,7 +87,7 @@ def test_cli_lists_and_explores_library_operators(tmp_path):
     r = subprocess.run([sys.executable, "-m", "liftpy", "explore", "jacobi1d:boundary=wrap", "-s", "N=64", "--samples", "2",
                         "--search", "uniform", "--db", str(db)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
-    assert "ran 2 points" in r.stdout and "statuses: ok 2" in r.stdout
+    assert "ran 2 points" in r.stdout and "points of this problem: ok 2" in r.stdout
     r = subprocess.run([sys.executable, "-m", "liftpy", "explore", "jacobi1d:boundary=reflect", "-s", "N=64"],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "Traceback" not in r.stderr and "boundary must be one of" in r.stderr

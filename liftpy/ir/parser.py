@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +23,16 @@ from .expr import Call, Expr, Lambda, Literal, Program, Var, fresh_name
 from .typecheck import resolve_indexing
 from .primitives import BOUNDARIES, PRIMITIVES, Index, Let, MapLike, Pad, ReduceLike, Reverse, Stride
 from .types import SCALARS, ArrayType, Bool, Float, Int, TupleType, Type, VectorType, size_var
-from .userfun import UserFun, lookup, register, userfun_from_expression, vectorize
+from .userfun import UserFun, lookup, register, userfun, userfun_from_expression, vectorize
 
 _GRAMMAR = Path(__file__).with_name("grammar.lark")
+
+
+def _opencl_only(name: str, *args):
+    """The numpy semantics of a user function read from text with its OpenCL body only."""
+    raise LiftError(f"user function {name} was read from text with only its OpenCL body (= opencl \"...\"), so the "
+                    "interpreter cannot evaluate it: define it in Python with userfun(..., numpy_function) and "
+                    "register() it, or write it as one arithmetic expression (userfun name(...): float = \"a * b\")")
 
 
 @lru_cache(maxsize=None)
@@ -178,10 +185,12 @@ class _ToRaw(lark.Transformer):
 
     def userfun(self, meta, c):
         name, *rest = c
-        *params, result, body = rest
+        *params, result, opencl, body = rest
         params = [p for p in params if p is not None]
         text = str(body)[1:-1].encode().decode("unicode_escape")
         try:
+            if opencl is not None:
+                return userfun(str(name), params, result, text, partial(_opencl_only, str(name)))
             return userfun_from_expression(str(name), params, result, text)
         except LiftError as e:
             raise ParseError(f"line {meta.line}: {e}") from None
@@ -489,6 +498,11 @@ def parse_module(text: str) -> Module:
     prog = None
     for item in items:
         if isinstance(item, UserFun):
+            known = lookup(item.name)
+            if known is not None and known == item:
+                # The same function (name, types, body) defined here already: that one, with its Python
+                # semantics, where the text (a program's, printed with its definitions) has only its body.
+                item = known
             userfuns[item.name] = register(item)
         elif isinstance(item, tuple) and item[0] == "rule":
             _, name, lhs, rhs, line = item

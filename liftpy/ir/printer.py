@@ -8,6 +8,13 @@ components as ``p._0``; user functions by name (``vectorize(4, add)`` for vector
 only forwards its parameters to a user function or a layout primitive prints as that function's name.
 Bound variables get readable names derived from the names they were built with, made unique per print, so
 the text of a program does not depend on the process that built it.
+
+A program's text starts with the definitions of the user functions it calls that are not built in:
+``userfun f(a: float): float = "a * a"`` for one written as an expression, ``userfun f(a: float): float =
+opencl "float d = a; return d * d;"`` for one written in Python with its OpenCL body.  So the text says
+everything the kernels compute: the results store keys a problem by it (a changed function is another
+problem, not a resumed one), and ``liftpy show`` reads a stored point's program back without the Python
+that defined it (the interpreter then has no semantics for an ``opencl`` function; code generation needs none).
 """
 
 from __future__ import annotations
@@ -16,10 +23,10 @@ import re
 
 import sympy
 
-from .expr import Call, Lambda, Literal, Node, Program, Var
+from .expr import Call, Lambda, Literal, Node, Program, Var, subterms
 from .primitives import Get, Index, Primitive, Reorder, Reverse, Stride
 from .types import ArrayType, Type, size_str
-from .userfun import UserFun
+from .userfun import BUILTINS, T, UserFun
 
 WIDTH = 100
 
@@ -225,4 +232,35 @@ def show_program(p: Program) -> str:
     # Variables never take the name of an input, a size or a tuning parameter, so the text reads back.
     pr = Printer({q.name for q in p.params} | size_symbols(p))
     params = ", ".join(f"{q.name}: {t}" for q, t in zip(p.params, p.param_types))
-    return f"def {p.name}({params}) =\n  {pr._render(p.body, 2)}"
+    return "".join(d + "\n" for d in user_definitions(p)) + f"def {p.name}({params}) =\n  {pr._render(p.body, 2)}"
+
+
+def user_definitions(p: Program) -> list[str]:
+    """The text definitions of the user functions ``p`` calls that are not built in (of a vectorized
+    one, its scalar base), in the order they are first called."""
+    found: dict[str, UserFun] = {}
+    for node in subterms(p.body):
+        if isinstance(node, Call) and isinstance(node.fn, UserFun):
+            f = node.fn
+            while f.base is not None:
+                f = f.base
+            if BUILTINS.get(f.name) != f:
+                found.setdefault(f.name, f)
+    return [_definition(f) for f in found.values()]
+
+
+def _definition(f: UserFun) -> str:
+    def ty(t) -> str:
+        return "T" if t == T else str(t)
+
+    params = ", ".join(f"{n}: {ty(t)}" for n, t in zip(f.param_names, f.param_types))
+    if f.expression is not None:
+        value = _quoted(f.expression)
+    else:
+        value = "opencl " + _quoted(f.body.strip())
+    return f"userfun {f.name}({params}): {ty(f.result_type)} = {value}"
+
+
+def _quoted(text: str) -> str:
+    """A string literal of the grammar (``STRING``) that the parser decodes back to ``text``."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'

@@ -40,7 +40,10 @@ class UserFun:
     def __reduce__(self):
         """User functions travel to worker processes (and into caches) with their programs: built-ins by
         name, vectorized ones as ``vectorize(n, base)``, expression-defined ones by their expression, and
-        others with their numpy implementation, which must then be picklable (a module-level function)."""
+        others with their numpy implementation pickled by cloudpickle: by reference where it is a function
+        a worker can import, by value otherwise (a lambda, a function defined in a notebook or a script
+        run as ``__main__``, or in a file ``liftpy explore file.py:function`` loaded, which workers cannot
+        import by its name)."""
         if self.base is not None:
             return (vectorize, (self.vector_width, self.base))
         if BUILTINS.get(self.name) == self:
@@ -48,7 +51,14 @@ class UserFun:
         if self.expression is not None:
             params = list(zip(self.param_names, self.param_types))
             return (userfun_from_expression, (self.name, params, self.result_type, self.expression))
-        return (UserFun, (self.name, self.param_names, self.param_types, self.result_type, self.body, self.numpy))
+        import cloudpickle
+
+        try:
+            numpy_fn = cloudpickle.dumps(self.numpy)
+        except Exception as e:  # noqa: BLE001 - whatever the function holds that cannot be pickled
+            raise LiftError(f"user function {self.name}: its numpy semantics {self.numpy!r} cannot be sent to worker "
+                            f"processes ({type(e).__name__}: {e}); define it with plain numpy code") from None
+        return (_unpickled, (self.name, self.param_names, self.param_types, self.result_type, self.body, numpy_fn))
 
     def __post_init__(self):
         if len(self.param_names) != len(self.param_types):
@@ -156,6 +166,12 @@ def _c_type(t: Type) -> str:
     if isinstance(t, VectorType):
         return f"{t.scalar.name}{int(t.width)}"
     return t.name
+
+
+def _unpickled(name, param_names, param_types, result_type, body, numpy_fn: bytes) -> UserFun:
+    import pickle
+
+    return UserFun(name, param_names, param_types, result_type, body, pickle.loads(numpy_fn))
 
 
 def userfun(name: str, params: list[tuple[str, Type | str]], result: Type | str, body: str, numpy: Callable) -> UserFun:

@@ -6,9 +6,10 @@ or ``file.py:function`` / ``module:function`` for a Python ``@program``)."""
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
-from ..cli_args import nonnegative_int, positive_float, positive_float_or_off, positive_int
+from ..cli_args import at_least_one, nonnegative_int, positive_float, positive_float_or_off, positive_int
 from ..errors import TuningError
 from .evaluate import STRAGGLER_S
 
@@ -83,15 +84,16 @@ def register(sub) -> None:
     p.add_argument("--workers", default=None, metavar="SPEC",
                    help="spread the points over device workers on Ray: local:N (N devices of this machine), "
                         "ray://HOST:PORT (a Ray cluster) or ray (the cluster this machine joined); needs the ray extra")
-    p.add_argument("--abort-factor", type=positive_float, default=None, metavar="K",
-                   help="stop a point after one run slower than K times the best so far")
+    p.add_argument("--abort-factor", type=at_least_one, default=None, metavar="K",
+                   help="stop a point after one run slower than K times the best so far (K >= 1)")
     p.add_argument("--straggler-wait", type=positive_float_or_off, default=STRAGGLER_S, metavar="S",
                    help=f"stop a point whose kernels are still compiling S seconds after the rest of its batch went to "
                         f"the device, and store it as a timeout (default {STRAGGLER_S:g}; off: wait for it)")
     p.set_defaults(func=cmd_explore)
 
     p = sub.add_parser("pareto", help="the time/memory Pareto frontier of a problem in a results store")
-    p.add_argument("operator", nargs="?", default="conv", help="conv (with --layer) or a program (with -s)")
+    p.add_argument("operator", nargs="?", default=None,
+                   help="conv (with --layer) or a program (with -s); default: the one problem the store holds")
     _layer_args(p, required=False)
     p.add_argument("--sizes", "-s", default=None, metavar="N=V,...")
     p.add_argument("--db", default="results.sqlite")
@@ -128,7 +130,7 @@ def parse_duration(text: str | None) -> float | None:
 
 
 def cmd_explore(args) -> int:
-    from .engine import explore_operator, plot
+    from .engine import plot
 
     if args.jobs is not None and args.jobs < 1:
         raise TuningError(f"--jobs must be at least 1, got {args.jobs}")
@@ -137,7 +139,51 @@ def cmd_explore(args) -> int:
 
         parse_workers(args.workers)  # a malformed spec is refused before any work starts
     op = _operator(args)
-    result = explore_operator(
+    try:
+        result = _explore(op, args)
+    except KeyboardInterrupt:
+        # What was measured is in the store already (each point as it finished): say so, and how to go on.
+        print(f"\nliftpy explore: interrupted; {_stored(args.db, op)} point(s) of {op.name} are in {args.db}: run the "
+              "same command again to resume", file=sys.stderr)
+        return 130
+    statuses: dict[str, int] = {}
+    for r in result.records:
+        if not r.is_reference:
+            statuses[str(r.status)] = statuses.get(str(r.status), 0) + 1
+    held = (f"; the store's {sum(statuses.values())} points of this problem: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items()))) if statuses else ""
+    print(f"\n{op.name}: ran {result.ran} points, {result.resumed} already in {args.db}{held}")
+    if result.exhausted:
+        print(f"every valid point of {op.name} on this device is in the store: {result.ran + result.resumed} "
+              f"of the {args.samples} asked for")
+    elif result.over_budget:
+        print(f"the budget of {args.budget} ran out after {result.ran + result.resumed} of the {args.samples} points "
+              "asked for: run the same command again to go on")
+    if result.lost_workers:
+        print(f"{result.lost_workers} device worker(s) died; {result.requeued} point(s) ran again on another")
+    print(f"time/memory Pareto frontier ({len(result.frontier)} points) on {result.device}:")
+    print(result.table())
+    if result.frontier:
+        path = plot(args.db, op, args.plot or _default_plot(args.db, op.name), device=result.device)
+        print(f"frontier plot: {path}")
+    return 0 if result.frontier else 1
+
+
+def _stored(db: str, op) -> int:
+    """How many points of ``op``'s problem ``db`` holds (any device, references aside); 0 if unreadable."""
+    from .store import Store
+
+    try:
+        with Store(db, create=False) as store:
+            return sum(1 for r in store.records(layer=op.problem) if not r.is_reference)
+    except Exception:  # noqa: BLE001 - an interrupted run reports what it can
+        return 0
+
+
+def _explore(op, args):
+    from .engine import explore_operator
+
+    return explore_operator(
         op,
         search=args.search,
         budget_s=parse_duration(args.budget),
@@ -155,38 +201,40 @@ def cmd_explore(args) -> int:
         rules=tuple(r.strip() for r in args.rules.split(",") if r.strip()) if args.rules else (),
         workers=args.workers,
     )
-    statuses: dict[str, int] = {}
-    for r in result.records:
-        if not r.is_reference:
-            statuses[str(r.status)] = statuses.get(str(r.status), 0) + 1
-    print(f"\n{op.name}: ran {result.ran} points, {result.resumed} already in {args.db}; "
-          f"statuses: {', '.join(f'{k} {v}' for k, v in sorted(statuses.items()))}")
-    if result.exhausted:
-        print(f"every valid point of {op.name} on this device is in the store: {result.ran + result.resumed} "
-              f"of the {args.samples} asked for")
-    if result.lost_workers:
-        print(f"{result.lost_workers} device worker(s) died; {result.requeued} point(s) ran again on another")
-    print(f"time/memory Pareto frontier ({len(result.frontier)} points) on {result.device}:")
-    print(result.table())
-    if result.frontier:
-        path = plot(args.db, op, args.plot or _default_plot(args.db, op.name), device=result.device)
-        print(f"frontier plot: {path}")
-    return 0 if result.frontier else 1
 
 
 def cmd_pareto(args) -> int:
     from .engine import frontier, plot
     from .pareto import format_frontier
 
-    op = _operator(args)
-    front, refs, measured = frontier(args.db, op, args.device_key)
+    if args.operator is None and not args.layer:
+        problem = _only_problem(args.db)
+        name, flops = problem.split("#")[0].split(":")[0], None
+    else:
+        problem = _operator(args)
+        name, flops = problem.name, problem.flops()
+    key = getattr(problem, "problem", problem)
+    front, refs, measured = frontier(args.db, problem, args.device_key)
     if not measured:
-        raise TuningError(f"{args.db} has no measured point for {op.name} ({op.problem})")
-    print(f"{op.name} ({op.problem}): {len(measured)} measured points, {len(front)} on the frontier")
-    print(format_frontier(front, refs, flops=op.flops()))
+        raise TuningError(f"{args.db} has no measured point for {name} ({key})")
+    print(f"{name} ({key}): {len(measured)} measured points, {len(front)} on the frontier")
+    print(format_frontier(front, refs, flops=flops))
     if args.plot:
-        print(f"frontier plot: {plot(args.db, op, args.plot, args.device_key)}")
+        print(f"frontier plot: {plot(args.db, problem, args.plot, args.device_key)}")
     return 0
+
+
+def _only_problem(db: str) -> str:
+    """The key of the one problem ``db`` holds (``pareto`` without a program); several are an error naming them."""
+    from .store import Store
+
+    with Store(db, create=False) as store:
+        held = sorted({layer for _, layer in store.groups()})
+    if len(held) == 1:
+        return held[0]
+    if not held:
+        raise TuningError(f"{db} holds no results yet")
+    raise TuningError(f"{db} holds several problems; name one (a program with -s, or conv with --layer): {', '.join(held)}")
 
 
 def cmd_show(args) -> int:

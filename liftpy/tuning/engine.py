@@ -79,6 +79,7 @@ class Exploration:
     from_saved_batch: int = 0  # points of the first batch taken from the batch the run before saved
     prebuilt: int = 0  # points of the batch this run saved that it built on the device (``_save_plan``)
     exhausted: bool = False  # the search had no valid point left to propose before it ran all it was asked
+    over_budget: bool = False  # the budget ran out before all the points asked for ran
 
     def table(self) -> str:
         return format_frontier(self.frontier, self.references, flops=self.operator.flops())
@@ -184,7 +185,7 @@ def explore_operator(
     ``search``: ``uniform`` or ``model``; ``jobs``: code-generation processes (measurement is always one
     process; by default ``default_jobs``); ``budget_s``: start no point after this many seconds (the one
     measuring then finishes); ``abort_factor``: stop a point after one run slower than this many times the
-    best so far; ``straggler_s``: stop a compile step still running this many seconds after the rest of
+    best so far (below 1 that stops points faster than the best too: the command line refuses it); ``straggler_s``: stop a compile step still running this many seconds after the rest of
     its batch went to the device (``liftpy.tuning.evaluate``; None waits for it); ``rules``: only the variants whose derivation
     uses every one of these rules; ``workers``: spread the points over device workers on Ray (``local:N``,
     ``ray://HOST:PORT``, ``ray`` or a ``cluster.Cluster``; see ``liftpy.tuning.cluster``),
@@ -198,14 +199,21 @@ def explore_operator(
     from .cache import SCREEN_CODE, cached_variants, memo
     from .search import SEARCHES, Spaces, config_key
     from .worker import Task
+    from ..ir.typecheck import check_sizes
 
     if search not in SEARCHES:
         raise TuningError(f"unknown search {search!r}; choose one of {', '.join(SEARCHES)}")
     if samples < 1:
         raise TuningError(f"samples must be a positive number of points, got {samples}")
+    if abort_factor is not None and not abort_factor > 0:
+        raise TuningError(f"the abort factor must be positive, got {abort_factor:g}")
     if workers is not None and device is not None:
         raise TuningError("choose the device or the device workers, not both: with workers, each measures on "
                           "the device Ray assigns it")
+    # An ill-typed program, or sizes it cannot take (``zip`` of lengths K and N with K != N), has no variant
+    # with a valid configuration either; said here, with the primitive and where, instead of that.
+    check_sizes(op.program(), op.sizes())
+    Store(db).close()  # a path that cannot be a store is refused now, not after the variants are derived
     stream = stream or sys.stdout
     t0 = time.time()
     if search == "model":
@@ -438,7 +446,7 @@ def explore_operator(
         return Exploration(op, device_key, records, pareto_front(measured), refs, ran, resumed, failed, search,
                            time.time() - t0, lost, requeued, first_proposal_s, first_result_s,
                            min(ready) - t0 if ready else None, steps[0] if steps else None, from_plan, prebuilt,
-                           exhausted)
+                           exhausted, over_budget)
 
 
 def default_jobs(info) -> int:
@@ -784,7 +792,7 @@ def _records_of(store: Store, db, problem, device: str | None) -> list[Record]:
 def frontier(db: str | Path, problem, device: str | None = None) -> tuple[list[Record], list[Record], list[Record]]:
     """(frontier, references, all measured records) of a problem (an operator or a problem key) in a store
     (any device if None and only one device has results)."""
-    with Store(db) as store:
+    with Store(db, create=False) as store:
         records = _records_of(store, db, problem, device)
     devices = sorted({r.device for r in records})
     if device is None and len(devices) > 1:
@@ -796,7 +804,7 @@ def frontier(db: str | Path, problem, device: str | None = None) -> tuple[list[R
 
 def best(db: str | Path, problem=None, device: str | None = None) -> Record:
     """The fastest correct point of a store (of one problem, an operator or a problem key, if given)."""
-    with Store(db) as store:
+    with Store(db, create=False) as store:
         records = _records_of(store, db, problem, device) if problem is not None else store.records(device=device)
     ok = [r for r in records if r.measured and not r.is_reference]
     if not ok:

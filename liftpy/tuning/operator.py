@@ -175,16 +175,17 @@ class ProgramOperator(Operator):
     options: object = field(default=None, compare=False)
 
     def __post_init__(self):
-        missing = sorted(str(s) for t in self.prog.param_types for s in free_size_symbols(t)
-                         if str(s) not in dict(self.size_values))
-        if missing:
-            raise InputError(f"{self.prog.name} needs a value for {', '.join(dict.fromkeys(missing))} (give -s {missing[0]}=...)")
         # A size the program never mentions is a typo or the wrong program: taken silently it would only
-        # rename the problem in the store (a new key, nothing resumed).
+        # rename the problem in the store (a new key, nothing resumed).  Said first: a misspelt size (m for M)
+        # is also a missing one, and the misspelling is what to fix.
         known = size_symbols(self.prog)
         extra = [k for k, _ in self.size_values if k not in known]
         if extra:
             raise InputError(f"{self.prog.name} has no size {', '.join(extra)}; its sizes are {', '.join(sorted(known)) or 'none'}")
+        missing = sorted(str(s) for t in self.prog.param_types for s in free_size_symbols(t)
+                         if str(s) not in dict(self.size_values))
+        if missing:
+            raise InputError(f"{self.prog.name} needs a value for {', '.join(dict.fromkeys(missing))} (give -s {missing[0]}=...)")
         for k, v in self.size_values:
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise InputError(f"size {k} of {self.prog.name} must be a positive integer, got {v!r}")
@@ -259,7 +260,11 @@ def load_program(spec: str) -> Program:
             module = importlib.util.module_from_spec(loader_spec)
             import sys
 
-            sys.modules[unique] = module  # user functions defined there pickle by this name
+            sys.modules[unique] = module
+            import cloudpickle
+
+            # Workers cannot import the file by this name: what it defines travels by value.
+            cloudpickle.register_pickle_by_value(module)
             loader_spec.loader.exec_module(module)
         else:
             module = importlib.import_module(mod_name)
@@ -275,7 +280,19 @@ def load_program(spec: str) -> Program:
     if isinstance(obj, Program):
         return obj
     if callable(obj):
-        result = obj()
+        import inspect
+
+        try:
+            inspect.signature(obj).bind()
+        except (TypeError, ValueError):  # it needs arguments (or has no signature): not a program's maker
+            raise InputError(f"{spec} is a function that takes arguments, not a liftpy program (an @program function, "
+                             "or a function of no arguments returning one)") from None
+        try:
+            result = obj()
+        except LiftError:
+            raise
+        except Exception as e:  # noqa: BLE001 - the user's function may raise anything
+            raise InputError(f"{spec}() raised {type(e).__name__}: {e}") from None
         if isinstance(result, Program):
             return result
     raise InputError(f"{spec} is not a liftpy program (an @program function, or a function returning one)")

@@ -149,5 +149,10 @@ def plot_frontier(
     ax.legend(fontsize=8, loc="best")
     path = Path(path)
     fig.tight_layout()
-    fig.savefig(path, format="png")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)  # as a store's folder is made for it
+        fig.savefig(path, format="png")
+    except OSError as e:
+        where = f" ({e.filename})" if e.filename and str(e.filename) != str(path) else ""
+        raise TuningError(f"cannot write the plot {path}: {e.strerror or e}{where}; give another path") from None
     return path

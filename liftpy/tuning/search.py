@@ -323,7 +323,9 @@ class Spaces:
         elif jobs > 1 and len(todo) > 1:
             from concurrent.futures import ProcessPoolExecutor
 
-            with ProcessPoolExecutor(min(jobs, len(todo))) as pool:
+            from .worker import quiet_context
+
+            with ProcessPoolExecutor(min(jobs, len(todo)), mp_context=quiet_context()) as pool:
                 found = list(pool.map(_access_of, args, chunksize=max(1, len(todo) // (4 * jobs))))
         else:
             found = [_access_of(a) for a in args]
@@ -357,14 +359,15 @@ class Spaces:
             todo.append((key, i, dict(sizes), dict(config)))
         if len(todo) < PREFETCH_AT_MIN or jobs < 2:
             return  # predict_at makes them one by one: fewer than starting the processes costs
-        import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
+
+        from .worker import quiet_context
 
         args = [(self.variants[i].program, sizes, self.variants[i].params, config, self.variants[i].placement_map, self.cpu)
                 for _, i, sizes, config in todo]
         # Spawned, not forked: a resumed search rebuilds its strategy in a thread beside the main one, and a
         # fork copies whatever lock another thread holds at that moment.
-        with ProcessPoolExecutor(min(jobs, len(todo)), mp_context=multiprocessing.get_context("spawn")) as pool:
+        with ProcessPoolExecutor(min(jobs, len(todo)), mp_context=quiet_context("spawn")) as pool:
             codes = list(pool.map(_model_code_of, args, chunksize=max(1, len(todo) // (4 * jobs))))
         for (key, i, sizes, config), code in zip(todo, codes):
             if code is None:

@@ -263,11 +263,14 @@ def _row_to_record(row: sqlite3.Row) -> Record:
 
 
 class Store:
-    """An SQLite results database; open with ``Store(path)`` (created if missing, with its folder), close or
-    use ``with``."""
+    """An SQLite results database; open with ``Store(path)`` (created if missing, with its folder, unless
+    ``create`` is false: for reading), close or use ``with``."""
 
-    def __init__(self, path: str | Path, timeout_s: float = 60.0):
+    def __init__(self, path: str | Path, timeout_s: float = 60.0, create: bool = True):
         self.path = Path(path)
+        if not create and not self.path.is_file():
+            # Reading a store that is not there: an error, not an empty store left behind by the typo.
+            raise TuningError(f"no results store at {self.path} (liftpy explore ... --db {self.path} makes one)")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:

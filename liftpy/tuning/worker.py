@@ -32,8 +32,10 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 import time
 import traceback as tb_module
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from typing import Any, Callable, Iterable, Iterator, Sequence
@@ -181,6 +183,53 @@ def _worker_main(conn, log_path: str, initializer: str | None, init_args: tuple)
                        f"the task's result cannot be sent back to the driver: {e}", tb_module.format_exc(), False))  # fmt: skip
 
 
+@contextmanager
+def _sigint_ignored():
+    """SIGINT ignored while a process is started: the new process inherits that and keeps it (a spawned
+    interpreter leaves an ignored SIGINT ignored), so a Ctrl-C in the terminal, sent to the whole process
+    group, reaches the driver, which stops its workers, and not a worker importing its modules, which printed
+    a KeyboardInterrupt traceback each.  Signal handlers belong to the main thread; elsewhere nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+class _QuietSpawnProcess(multiprocessing.context.SpawnProcess):
+    def start(self):
+        with _sigint_ignored():
+            super().start()
+
+
+class _QuietForkProcess(multiprocessing.context.ForkProcess):
+    def start(self):
+        with _sigint_ignored():
+            super().start()
+
+
+class _QuietSpawnContext(multiprocessing.context.SpawnContext):
+    Process = _QuietSpawnProcess
+
+
+class _QuietForkContext(multiprocessing.context.ForkContext):
+    Process = _QuietForkProcess
+
+
+def quiet_context(method: str | None = None):
+    """A multiprocessing context (``spawn`` or ``fork``; None: the platform's default) whose processes
+    leave Ctrl-C to the process that started them (``_sigint_ignored``): for every pool of the engine's."""
+    method = method or multiprocessing.get_start_method()
+    if method == "spawn":
+        return _QuietSpawnContext()
+    if method == "fork":
+        return _QuietForkContext()
+    return multiprocessing.get_context(method)
+
+
 def _signal_name(exitcode: int | None) -> str:
     if exitcode is None:
         return "unknown exit"
@@ -257,7 +306,7 @@ class WorkerPool:
             raise TuningError(f"start method {start_method!r}: use 'spawn' or 'forkserver' (OpenCL does not survive fork)")
         if initializer is not None and not _FN_NAME.match(initializer):
             raise TuningError(f"initializer {initializer!r} must be named as 'package.module:function'")
-        self._ctx = multiprocessing.get_context(start_method)
+        self._ctx = quiet_context(start_method)
         self._initializer = initializer
         self._init_args = tuple(init_args)
         self._default_timeout_s = default_timeout_s
