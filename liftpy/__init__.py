@@ -50,9 +50,21 @@ def compile(program: Program, sizes: dict | None = None, **kwargs):  # noqa: A00
     """Generate and build a lowered program for the given sizes (and parameter values) on a device:
     ``liftpy.compile(program, {"N": 64})`` or ``program.compile({"N": 64})``; keywords as
     ``liftpy.host.kernel.compile_program`` (``device``, ``launch``, ``placements``)."""
+    from .cli_args import parse_sizes
+    from .errors import InputError
+    from .ir.analysis import size_symbols
+
+    if isinstance(sizes, str):
+        sizes = parse_sizes(sizes, parameters=True)  # the command line's "N=64,s0=4"
+    sizes = dict(sizes or {})
+    known = size_symbols(program)
+    unknown = sorted(str(k) for k in sizes if str(k) not in known)
+    if unknown:  # a misspelt size would be ignored, and the one meant reported missing
+        raise InputError(f"{program.name} has no size or parameter {', '.join(unknown)}; "
+                         f"it has {', '.join(sorted(known)) or 'none'}")
     from .host.kernel import compile_program
 
-    return compile_program(program, sizes or {}, **kwargs)
+    return compile_program(program, sizes, **kwargs)
 
 
 Program.compile = compile  # the method form, installed here so that the IR does not import the back end

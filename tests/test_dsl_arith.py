@@ -2,6 +2,8 @@
 ``fabs`` build calls of built-in user functions, so a program written with them type-checks, evaluates,
 prints, parses back and compiles like any other; on scalars and on vectors."""
 
+import math  # noqa: F401 - used by the bodies of test_python_that_would_build_a_constant_or_crash_is_refused
+
 import numpy as np
 import pytest
 
@@ -64,3 +66,86 @@ def test_user_functions_over_arrays_are_refused_when_defined():
 
     with pytest.raises(LiftTypeError, match="parameter 'a' has the array type"):
         userfun("sum3", [("a", Array(Float, 3))], Float, "return a[0] + a[1] + a[2];", lambda a: a.sum(-1))
+
+
+# ----------------------------------------------------------------------------- Python that builds nothing
+
+@pytest.mark.parametrize("body,words", [
+    ("lambda x: x == 0.5", "returned the Python value False"),
+    ("lambda x: x != 0.5", "returned the Python value True"),
+    ("lambda x: max(x, 0.3)", "truth value"),
+    ("lambda x: x - 1 if x > 0.5 else x", "truth value"),
+    ("lambda x: (x > 0.2) and (x < 0.8)", "truth value"),
+    ("lambda x: x ** 2", "write x \\* x"),
+    ("lambda x: abs(x)", "fabs"),
+    ("lambda x: math.sqrt(x)", "float"),
+    ("lambda x: np.sqrt(x)", "cannot be applied"),
+    ("lambda x, y: x + y", "cannot be applied to 1"),
+])
+def test_python_that_would_build_a_constant_or_crash_is_refused(body, words):
+    """``==``, ``if``, ``and``, ``max()`` on DSL values ran while the program was built and silently made it a
+    constant (``fun(x) => false``, one branch for every element); ``x ** 2`` or ``np.sqrt(x)`` raised a
+    TypeError of Python's.  Each is a LiftTypeError saying what to write instead."""
+
+    with pytest.raises(LiftTypeError, match=words):
+        @program(name="q")
+        def q(v: Array(Float, N)):
+            return mapGlb(0, eval(body), v)
+
+
+def test_expression_user_functions_mean_in_the_interpreter_what_they_mean_in_c():
+    """An expression user function is C: ``1/3`` of integers is 0 and ``%`` keeps the dividend's sign, in the
+    interpreter as in the kernel; what is not C arithmetic is refused where it is defined."""
+    from liftpy.errors import LiftError
+    from liftpy.ir.userfun import userfun_from_expression
+
+    third = userfun_from_expression("third_t", [("x", Float)], Float, "x * (1/3) + x / 2")
+    assert float(third.numpy(np.float32(4.0))) == 2.0
+    rem = userfun_from_expression("rem_t", [("i", Int)], Int, "(i - 5) % 3 + (i - 5) / 2")
+    i = np.arange(-4, 12, dtype=np.int32)
+    expected = np.fmod(i - 5, 3) + np.trunc((i - 5) / 2).astype(np.int32)
+    assert np.array_equal(rem.numpy(i), expected)
+    for text in ("x ** 2", "x // 2", "0 < x < 1"):
+        with pytest.raises(LiftError, match="not OpenCL C"):
+            userfun_from_expression("bad_t", [("x", Float)], Float, text)
+    with pytest.raises(LiftError, match="fmod"):
+        userfun_from_expression("fm_t", [("x", Float)], Float, "x % 2").numpy(np.float32(3))
+
+    @program
+    def rems(v: Array(Int, N)):
+        return mapGlb(0, rem, v)
+
+    kernel = compile(rems, {"N": 16})
+    assert np.array_equal(kernel.run(i).output, expected)
+    assert np.array_equal(evaluate(rems, i), expected)
+
+
+def test_sizes_given_to_compile_are_whole_and_named():
+    from liftpy.codegen.kernel import generate_kernel
+    from liftpy.errors import CodegenError, InputError
+
+    with pytest.raises(CodegenError, match="16.5"):
+        generate_kernel(blend, {"N": 16.5})
+    with pytest.raises(InputError, match="no size or parameter Q"):
+        compile(blend, {"N": 16, "Q": 3})
+    assert generate_kernel(blend, {"N": 16.0}).source == generate_kernel(blend, {"N": 16}).source
+    x = np.linspace(-1, 1, 16, dtype=np.float32)
+    assert np.allclose(blend.compile("N=16").run(x, x[::-1].copy()).output, _reference(x, x[::-1]), atol=1e-5)
+
+
+def test_user_function_names_types_and_definitions_are_checked():
+    from liftpy import userfun
+    from liftpy.errors import LiftError, ParseError
+
+    with pytest.raises(LiftError, match="add is a built-in"):
+        userfun("add", [("x", Float), ("y", Float)], Float, "return x - y;", np.subtract)
+    plus1 = userfun("plus1_t", [("a", "float")], "float", "return a + 1.0f;", lambda a: a + 1)
+    assert plus1.param_types == (Float,) and plus1.result_type == Float
+    with pytest.raises(LiftError, match="'flaot' is not a type"):
+        userfun("q_t", [("a", "flaot")], Float, "return a;", np.abs)
+    with pytest.raises(ParseError, match="defined twice"):
+        parse_program('userfun f2(x: float): float = "x + 1.0f"\nuserfun f2(x: float): float = "x + 2.0f"\n'
+                      "def p(v: [float]N) = map(f2, v)")
+    # an element at a size expression prints as it reads back
+    last = parse_program("def f(v: [float]N) = map(fun(x) => add(x, v[N - 1]), v)")
+    assert "at((N - 1), v)" in str(last) and parse_program(str(last)) == last

@@ -188,6 +188,8 @@ def test_an_interrupt_while_workers_start_stops_cleanly_and_says_what_is_kept(tm
     time.sleep(2.5)  # the driver is up and the measuring worker is importing
     os.killpg(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, (out[-1000:], err[-3000:])
+    # 130, or death by SIGINT, which a shell reports as 130 too: CPython ends that way after handling the
+    # interrupt when the signal landed in code it ran through PyRun_* (an extension's import, say).
+    assert proc.returncode in (130, -signal.SIGINT), (proc.returncode, out[-1000:], err[-3000:])
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err[-3000:]
     assert "interrupted" in err and "run the same command again to resume" in err, err

@@ -11,6 +11,8 @@ before the printing, for readers of the statement IR such as the cost model.
 
 from __future__ import annotations
 
+import operator
+
 import gc
 import keyword
 import re
@@ -196,6 +198,18 @@ def _without_cycle_collection(fn):
     return run
 
 
+def _whole(program: Program, name, value) -> int:
+    """A size's or parameter's value as an int: 16 and 16.0 are 16; 16.5, "16" or None is refused (int()
+    truncated 16.5 to 16 and built a kernel for sizes nobody asked for)."""
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)
+        except TypeError:
+            if isinstance(value, float) and value.is_integer():
+                return int(value)
+    raise CodegenError(f"{name} = {value!r} for {program.name}: sizes and parameters are whole numbers")
+
+
 @dataclass(frozen=True)
 class LoweredKernel:
     """A kernel before it is printed: its statement IR after the passes, and the launch and values that
@@ -223,7 +237,7 @@ def lower_kernel(
 ) -> LoweredKernel:
     """The statement IR of a lowered program's kernel for the given sizes and parameter values, after
     ``passes``: everything ``generate_kernel`` does before printing."""
-    bindings = {as_size(k) if isinstance(k, str) else k: int(v) for k, v in (sizes or {}).items()}
+    bindings = {as_size(k) if isinstance(k, str) else k: _whole(program, k, v) for k, v in (sizes or {}).items()}
     placements = dict(placements or {})
     check_sizes(program, bindings)
     em = Emitter(bindings)

@@ -72,7 +72,18 @@ def as_lambda(f: Fun, arity: int, hint: str = "x") -> Lambda:
         return Lambda(params, Call(f, params))
     if not callable(f):
         raise LiftTypeError("function", f"expected a function, got {f!r}")
-    body = f(*params)
+    name = getattr(f, "__name__", repr(f))
+    try:
+        body = f(*params)
+    except TypeError as e:  # a function of other arity, or one that needs numbers (math.sqrt, np.sqrt, float(x))
+        raise LiftTypeError("function", f"{name} cannot be applied to {arity} DSL value(s): {e} (a function of the "
+                            "program is traced once with symbolic values; use the DSL's functions: sqrt, exp, fabs, "
+                            "fmax, select, or a userfun)") from None
+    if isinstance(body, bool):
+        # == and != compare expressions structurally in Python: they build no comparison.
+        raise LiftTypeError("function", f"{name} returned the Python value {body} (from == or != on DSL values, which "
+                            "compare expressions, not values); use <, <=, >, >= (1 or 0), select(c, a, b), or lit(True, Bool) "
+                            "for a constant")
     return Lambda(params, as_expr(body))
 
 

@@ -115,6 +115,28 @@ for _dunder, _name, _reflected in (("add", "add", False), ("radd", "add", True),
 Expr.__neg__ = _operator("neg", unary=True)
 
 
+def _not_in_the_dsl(what: str, instead: str):
+    def refuse(self, *args):
+        from ..errors import LiftTypeError
+
+        raise LiftTypeError("expression", f"{what} of a DSL value is not part of the DSL: {instead}")
+
+    return refuse
+
+
+# Python asks for a truth value in ``if``, ``and``, ``or``, ``not``, ``max()`` and ``min()``: while the program is
+# built, not when it runs, so each would silently pick one branch for every element.  Refused, with what to write.
+Expr.__bool__ = _not_in_the_dsl("the truth value (in if, and, or, not, max(), min())",
+                                "use select(c, a, b), fmax/fmin, the comparisons <, <=, >, >= (1 or 0), "
+                                "and mult(c1, c2) for 'both'")
+for _dunder, _instead in (("pow", "write x * x"), ("rpow", "write x * x"), ("mod", "write it as a user function"),
+                          ("rmod", "write it as a user function"), ("floordiv", "write it as a user function"),
+                          ("rfloordiv", "write it as a user function"), ("abs", "use fabs(x)"),
+                          ("float", "it has no value while the program is built"),
+                          ("int", "it has no value while the program is built")):
+    setattr(Expr, f"__{_dunder}__", _not_in_the_dsl(f"Python's {_dunder}", _instead))
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class Var(Expr):
     name: str

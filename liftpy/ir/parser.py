@@ -21,7 +21,7 @@ from ..errors import LiftError, LiftTypeError, ParseError
 from . import dsl
 from .expr import Call, Expr, Lambda, Literal, Program, Var, fresh_name
 from .typecheck import resolve_indexing
-from .primitives import BOUNDARIES, PRIMITIVES, Index, Let, MapLike, Pad, ReduceLike, Reverse, Stride
+from .primitives import BOUNDARIES, PRIMITIVES, At, Index, Let, MapLike, Pad, ReduceLike, Reverse, Stride
 from .types import SCALARS, ArrayType, Bool, Float, Int, TupleType, Type, VectorType, size_var
 from .userfun import UserFun, lookup, register, userfun, userfun_from_expression, vectorize
 
@@ -336,6 +336,8 @@ class _Builder:
         if field == "f":
             arity = next(a for c, a in _FUN_ARITY.items() if issubclass(cls, c))
             return self.function(raw, arity, scope)
+        if field == "index" and cls is At:  # element i of an array: a number or a size expression (``N - 1``)
+            return self.size(raw)
         if field in ("dim", "index"):
             if raw.kind != "lit" or not isinstance(raw.value, int) or isinstance(raw.value, bool):
                 self.error(raw, f"expected an integer {field}")
@@ -498,6 +500,8 @@ def parse_module(text: str) -> Module:
     prog = None
     for item in items:
         if isinstance(item, UserFun):
+            if item.name in userfuns and userfuns[item.name] != item:
+                raise ParseError(f"user function {item.name} is defined twice, differently")
             known = lookup(item.name)
             if known is not None and known == item:
                 # The same function (name, types, body) defined here already: that one, with its Python

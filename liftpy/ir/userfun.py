@@ -9,9 +9,11 @@ into its ``float4`` version with the same body, as Lift's ``vectorize`` does.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import re
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Callable
 
 import numpy as np
@@ -179,12 +181,29 @@ def userfun(name: str, params: list[tuple[str, Type | str]], result: Type | str,
     "return a * b + c;", lambda a, b, c: a * b + c)``."""
     from .types import ArrayType
 
+    if name in BUILTINS:
+        # Printed by name, it could not be told from the built-in (nor read back: the parser refuses it).
+        raise LiftError(f"user function {name}: {name} is a built-in user function; give yours another name")
+    params = [(n, _type(name, t)) for n, t in params]
+    result = _type(name, result)
     for what, t in [*((f"parameter '{n}'", t) for n, t in params), ("result", result)]:
         if isinstance(t, ArrayType):
             # It would type-check and evaluate, but C functions take no arrays by value: refused here.
             raise LiftTypeError(name, f"{what} has the array type {t}; user functions take and return scalars, "
                                 "vectors or tuples: apply the function to the elements with map, or use a vector type")
     return UserFun(name, tuple(n for n, _ in params), tuple(t for _, t in params), result, body, numpy)
+
+
+def _type(name: str, t):
+    """A parameter's or result's type; one given as text (``"float"``, ``"[float]4"``) is parsed."""
+    if isinstance(t, str) and t not in (T, SCALAR_OF_T):
+        from .parser import parse_type
+
+        try:
+            return parse_type(t)
+        except LiftError as e:
+            raise LiftError(f"user function {name}: the type {t!r} is not a type ({e})") from None
+    return t
 
 
 def vectorize(width, f: UserFun) -> UserFun:
@@ -295,7 +314,70 @@ _C_TO_NUMPY = {
     "exp": np.exp,
     "fabs": np.abs,
     "tanh": np.tanh,
+    "fmod": np.fmod,
 }
+
+
+class _AsInC(ast.NodeTransformer):
+    """The expression as numpy evaluates it with OpenCL C's meaning: ``/`` of two integers truncates (``1/3`` is
+    0, as the kernel computes it), ``%`` is C's remainder (the dividend's sign); what is not C arithmetic
+    (``**``, ``//``, chained comparisons) is refused here rather than by the OpenCL compiler, or computed
+    differently by the interpreter."""
+
+    _OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Mod)
+
+    def __init__(self, name: str, expression: str):
+        self.name, self.expression = name, expression
+
+    def refuse(self, what: str):
+        raise LiftError(f"user function {self.name}: {what} in '{self.expression}' is not OpenCL C arithmetic "
+                        "(+ - * / %, comparisons, and the functions " + ", ".join(sorted(_C_TO_NUMPY)) + ")")
+
+    def generic_visit(self, node):
+        if not isinstance(node, (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Call, ast.Name, ast.Constant, ast.Compare,
+                                 ast.Load, ast.USub, ast.UAdd, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
+                                 + self._OPS):
+            self.refuse(type(node).__name__.lower())
+        return super().generic_visit(node)
+
+    def visit_BinOp(self, node):
+        if not isinstance(node.op, self._OPS):
+            self.refuse({ast.Pow: "**", ast.FloorDiv: "//"}.get(type(node.op), type(node.op).__name__))
+        node = self.generic_visit(node)
+        if isinstance(node.op, (ast.Div, ast.Mod)):
+            helper = "_cdiv" if isinstance(node.op, ast.Div) else "_cmod"
+            return ast.Call(ast.Name(helper, ast.Load()), [node.left, node.right], [])
+        return node
+
+    def visit_Compare(self, node):
+        if len(node.ops) != 1:
+            self.refuse("a chained comparison")
+        return self.generic_visit(node)
+
+    def visit_Constant(self, node):
+        if not isinstance(node.value, (int, float)) or isinstance(node.value, bool):
+            self.refuse(repr(node.value))
+        return node
+
+
+def _integral(x) -> bool:
+    return np.issubdtype(np.asarray(x).dtype, np.integer)
+
+
+def _cdiv(a, b):
+    """C's ``/``: truncating between integers."""
+    if _integral(a) and _integral(b):
+        a, b = np.asarray(a), np.asarray(b)
+        q = np.abs(a) // np.abs(b)
+        return np.where((a < 0) != (b < 0), -q, q)
+    return np.true_divide(a, b)
+
+
+def _cmod(name: str, a, b):
+    """C's ``%``: between integers, with the dividend's sign."""
+    if not (_integral(a) and _integral(b)):
+        raise LiftError(f"user function {name}: % takes integers in OpenCL C; use fmod(a, b) for floats")
+    return np.fmod(a, b)
 
 
 def userfun_from_expression(name: str, params: list[tuple[str, Type | str]], result: Type | str, expression: str) -> UserFun:
@@ -310,12 +392,13 @@ def userfun_from_expression(name: str, params: list[tuple[str, Type | str]], res
             )
     py_expr = re.sub(r"(\d+\.\d*|\d+\.?\d*)f\b", r"\1", expression)
     try:
-        code = compile(py_expr, f"<userfun {name}>", "eval")
+        tree = ast.parse(py_expr, f"<userfun {name}>", mode="eval")
     except SyntaxError as e:
         raise LiftError(f"user function {name}: '{expression}' is not an arithmetic expression ({e.msg})") from None
+    code = compile(ast.fix_missing_locations(_AsInC(name, expression).visit(tree)), f"<userfun {name}>", "eval")
 
     def fn(*args):
-        env = dict(_C_TO_NUMPY)
+        env = {**_C_TO_NUMPY, "_cdiv": _cdiv, "_cmod": partial(_cmod, name)}
         env.update({n: np.asarray(a) for n, a in zip(names, args)})
         out = eval(code, {"__builtins__": {}}, env)
         dtypes = [np.asarray(a).dtype for a in args]
