@@ -51,17 +51,12 @@ def compile(program: Program, sizes: dict | None = None, **kwargs):  # noqa: A00
     ``liftpy.compile(program, {"N": 64})`` or ``program.compile({"N": 64})``; keywords as
     ``liftpy.host.kernel.compile_program`` (``device``, ``launch``, ``placements``)."""
     from .cli_args import parse_sizes
-    from .errors import InputError
-    from .ir.analysis import size_symbols
+    from .ir.analysis import refuse_unknown_sizes
 
     if isinstance(sizes, str):
         sizes = parse_sizes(sizes, parameters=True)  # the command line's "N=64,s0=4"
     sizes = dict(sizes or {})
-    known = size_symbols(program)
-    unknown = sorted(str(k) for k in sizes if str(k) not in known)
-    if unknown:  # a misspelt size would be ignored, and the one meant reported missing
-        raise InputError(f"{program.name} has no size or parameter {', '.join(unknown)}; "
-                         f"it has {', '.join(sorted(known)) or 'none'}")
+    refuse_unknown_sizes(program, sizes)
     from .host.kernel import compile_program
 
     return compile_program(program, sizes, **kwargs)

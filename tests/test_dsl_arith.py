@@ -126,7 +126,7 @@ def test_sizes_given_to_compile_are_whole_and_named():
 
     with pytest.raises(CodegenError, match="16.5"):
         generate_kernel(blend, {"N": 16.5})
-    with pytest.raises(InputError, match="no size or parameter Q"):
+    with pytest.raises(InputError, match="no size Q"):
         compile(blend, {"N": 16, "Q": 3})
     assert generate_kernel(blend, {"N": 16.0}).source == generate_kernel(blend, {"N": 16}).source
     x = np.linspace(-1, 1, 16, dtype=np.float32)
@@ -149,3 +149,10 @@ def test_user_function_names_types_and_definitions_are_checked():
     # an element at a size expression prints as it reads back
     last = parse_program("def f(v: [float]N) = map(fun(x) => add(x, v[N - 1]), v)")
     assert "at((N - 1), v)" in str(last) and parse_program(str(last)) == last
+
+
+def test_an_int_literal_takes_whole_numbers():
+    assert lit(2.0, Int).value == 2 and lit(1.5, Float).value == 1.5
+    for bad in (1.5, float("inf")):
+        with pytest.raises(LiftTypeError, match="whole numbers"):
+            lit(bad, Int)

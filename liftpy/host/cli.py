@@ -55,7 +55,10 @@ def cmd_compile(args) -> int:
     from .kernel import build, device_limits
     from .profile import DeviceProfile
 
+    from ..ir.analysis import refuse_unknown_sizes
+
     program = read_program(args.file)
+    refuse_unknown_sizes(program, parse_sizes(args.size, parameters=True))
     placements = {name: "image" for name in args.image}
     if args.build or args.device is not None:
         dev = get_device(args.device)
@@ -80,8 +83,11 @@ def cmd_run(args) -> int:
     from ..ir.values import leaves
     from .kernel import compile_program
 
+    from ..ir.analysis import refuse_unknown_sizes
+
     program = read_program(args.file)
     sizes = parse_sizes(args.size, parameters=True)
+    refuse_unknown_sizes(program, sizes)
     k = compile_program(program, sizes, device=args.device, placements={n: "image" for n in args.image})
     inputs = random_inputs(program, {str(s): v for s, v in k.ks.bindings.items()}, seed=args.seed)
     result = k.run(*inputs, repeat=3, warmup=1)

@@ -40,6 +40,18 @@ def is_lowered(program: Program) -> bool:
     return not unlowered(program)
 
 
+def refuse_unknown_sizes(program: Program, names) -> None:
+    """Raise ``InputError`` naming any of ``names`` (sizes or parameters given a value) that ``program`` does not
+    mention: a misspelt size (``n`` for ``N``) would otherwise be ignored, and the one meant reported missing or
+    taken for a tuning parameter."""
+    from ..errors import InputError
+
+    known = size_symbols(program)
+    unknown = sorted(str(k) for k in names if str(k) not in known)
+    if unknown:
+        raise InputError(f"{program.name} has no size {', '.join(unknown)}; its sizes are {', '.join(sorted(known)) or 'none'}")
+
+
 def size_symbols(program: Program) -> set[str]:
     """Names of every size variable and tuning parameter a program mentions (in its input types, the
     static arguments of its primitives and the types of its literals)."""

@@ -352,10 +352,17 @@ def literal_value(value, t: Type):
     if isinstance(leaf, VectorType) and isinstance(value, tuple) and leaf.width.is_Integer:
         if len(value) != int(leaf.width) or not all(isinstance(v, (bool, int, float)) for v in value):
             raise ValueError(f"a literal of type {t} takes one number, or one per lane ({leaf.width}), got {value!r}")
-        return tuple(cast(v) for v in value)
+        return tuple(_cast(cast, v, t) for v in value)
     if not isinstance(value, (bool, int, float)):
         raise ValueError(f"a literal of type {t} is one number repeated over it (or, for a vector, one number "
                          f"per lane), got {value!r}")
+    return _cast(cast, value, t)
+
+
+def _cast(cast, value, t: Type):
+    """``value`` as the literal's scalar kind; an int literal takes whole numbers only (int() made 1.5 a 1)."""
+    if cast is int and isinstance(value, float) and not value.is_integer():
+        raise ValueError(f"a literal of type {t} takes whole numbers, got {value!r}")
     return cast(value)
 
 

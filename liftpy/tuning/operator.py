@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import InputError, LiftError
 from ..ir.expr import Program
-from ..ir.analysis import size_symbols
+from ..ir.analysis import refuse_unknown_sizes
 from ..ir.inputs import input_shapes, random_inputs  # noqa: F401 - the operators' inputs
 from ..ir.types import free_size_symbols
 from .references import Validation, within
@@ -178,10 +178,7 @@ class ProgramOperator(Operator):
         # A size the program never mentions is a typo or the wrong program: taken silently it would only
         # rename the problem in the store (a new key, nothing resumed).  Said first: a misspelt size (m for M)
         # is also a missing one, and the misspelling is what to fix.
-        known = size_symbols(self.prog)
-        extra = [k for k, _ in self.size_values if k not in known]
-        if extra:
-            raise InputError(f"{self.prog.name} has no size {', '.join(extra)}; its sizes are {', '.join(sorted(known)) or 'none'}")
+        refuse_unknown_sizes(self.prog, dict(self.size_values))
         missing = sorted(str(s) for t in self.prog.param_types for s in free_size_symbols(t)
                          if str(s) not in dict(self.size_values))
         if missing:
