@@ -156,3 +156,19 @@ def test_an_int_literal_takes_whole_numbers():
     for bad in (1.5, float("inf")):
         with pytest.raises(LiftTypeError, match="whole numbers"):
             lit(bad, Int)
+
+
+@pytest.mark.parametrize("name", ["mad", "sin", "out", "gl_0", "x"])
+def test_a_user_function_may_take_any_name_the_kernel_also_uses(name):
+    """A user's function is named apart in the C source: mad and sin are OpenCL built-ins, out, gl_0 and x a
+    kernel's own names, and each was a build error."""
+    from liftpy import userfun
+
+    f = userfun(name, [("a", Float), ("b", Float)], Float, "return a * b + 1.0f;", lambda a, b: a * b + 1)
+
+    @program
+    def p(x: Array(Float, N), y: Array(Float, N)):
+        return mapGlb(0, lambda t: f(t[0], t[1]), zip(x, y))
+
+    v = np.arange(8, dtype=np.float32)
+    assert np.allclose(p.compile({"N": 8}).run(v, v).output, v * v + 1)

@@ -141,10 +141,14 @@ class UserFun:
         return self.result_type, ({"T": bound} if bound is not None else {})
 
     def c_name(self, binding: dict) -> str:
+        # A user's function is named apart (uf_): its name may be an OpenCL built-in (mad, sin), a C keyword,
+        # or the name of an input or a generated variable, each a build error as it stood.
+        base = self.base if self.base is not None else self
+        name = self.name if BUILTINS.get(base.name) == base else f"uf_{self.name}"
         if not binding:
-            return self.name
+            return name
         t = binding["T"]
-        return f"{self.name}_{_c_type(t)}"
+        return f"{name}_{_c_type(t)}"
 
     def c_definition(self, binding: dict) -> str:
         def resolve(t):
