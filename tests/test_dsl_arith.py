@@ -172,3 +172,23 @@ def test_a_user_function_may_take_any_name_the_kernel_also_uses(name):
 
     v = np.arange(8, dtype=np.float32)
     assert np.allclose(p.compile({"N": 8}).run(v, v).output, v * v + 1)
+
+
+def test_inputs_that_would_change_on_the_way_to_the_device_are_refused():
+    """Text, complex numbers, integers beyond 32 bits (they wrapped) and fractions for an int input were
+    converted silently (numpy's astype); each is an InputError naming the input."""
+    from liftpy.errors import InputError
+
+    @program
+    def inc(v: Array(Int, N)):
+        return mapGlb(0, lambda t: t + lit(1, Int), v)
+
+    x = np.ones(8, np.float32)
+    for bad, words in (("abcdefgh", "takes numbers"), (x * 1j, "takes numbers")):
+        with pytest.raises(InputError, match=words):
+            evaluate(blend, x, np.array(list(bad)) if isinstance(bad, str) else bad)
+    with pytest.raises(InputError, match="do not fit the device's int32"):
+        evaluate(inc, np.arange(8) + 2**33)
+    with pytest.raises(InputError, match="whole numbers"):
+        evaluate(inc, np.arange(8) + 0.5)
+    assert np.array_equal(evaluate(inc, np.arange(8.0)), np.arange(1, 9))

@@ -175,6 +175,22 @@ def prepare_inputs(program: Program, args, kwargs, sizes: Mapping | None = None)
     return arrays, bindings
 
 
+def _as_scalars(name: str, t: Type, arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``arr`` in the input's element type, refused where the conversion would change values: text, complex
+    numbers, integers outside the device's 32 bits (they wrapped), fractions given for integers."""
+    if arr.dtype.kind not in "biuf":
+        raise InputError(f"input '{name}' of type {t} takes numbers, got an array of {arr.dtype}")
+    if dtype.kind in "iu" and arr.size:
+        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr) & (arr == np.trunc(arr))):
+            raise InputError(f"input '{name}' of type {t} takes whole numbers, got fractions (dtype {arr.dtype})")
+        info = np.iinfo(dtype)
+        low, high = arr.min(), arr.max()
+        if low < info.min or high > info.max:
+            raise InputError(f"input '{name}' of type {t}: values from {low} to {high} do not fit the device's "
+                             f"{dtype} ({info.min} to {info.max})")
+    return arr.astype(dtype, copy=False)
+
+
 def _input(name: str, t: Type, value, bindings: dict):
     """One input as the interpreter holds it, its sizes learnt into ``bindings``.  An array of tuples is
     given as a tuple of arrays (one per component, as ``evaluate`` returns them) or as a numpy
@@ -186,7 +202,7 @@ def _input(name: str, t: Type, value, bindings: dict):
         arr = np.asarray(value)
         s = scalar_of(t)
         if s is not None:
-            arr = arr.astype(s.dtype, copy=False)
+            arr = _as_scalars(name, t, arr, np.dtype(s.dtype))
         _bind_shape(name, t, arr, bindings)
         return arr
     if isinstance(value, np.ndarray) and value.dtype.names:
