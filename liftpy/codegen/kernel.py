@@ -11,8 +11,6 @@ before the printing, for readers of the statement IR such as the cost model.
 
 from __future__ import annotations
 
-import operator
-
 import gc
 import keyword
 import re
@@ -25,7 +23,7 @@ from ..errors import CodegenError
 from ..ir.expr import Program
 from ..ir.printer import show_program
 from ..ir.typecheck import check_sizes
-from ..ir.types import ArrayType, Type, VectorType, as_size, flat_count, free_size_symbols, memory_element, scalar_of
+from ..ir.types import ArrayType, Type, VectorType, as_size, flat_count, free_size_symbols, memory_element, scalar_of, whole_number
 from ..views import view as V
 from ..views.arith import clear_memos
 from .emit import Ctx, Emitter
@@ -199,15 +197,11 @@ def _without_cycle_collection(fn):
 
 
 def _whole(program: Program, name, value) -> int:
-    """A size's or parameter's value as an int: 16 and 16.0 are 16; 16.5, "16" or None is refused (int()
-    truncated 16.5 to 16 and built a kernel for sizes nobody asked for)."""
-    if not isinstance(value, bool):
-        try:
-            return operator.index(value)
-        except TypeError:
-            if isinstance(value, float) and value.is_integer():
-                return int(value)
-    raise CodegenError(f"{name} = {value!r} for {program.name}: sizes and parameters are whole numbers")
+    """A size's or parameter's value as an int (``ir.types.whole_number``)."""
+    whole = whole_number(value)
+    if whole is None:
+        raise CodegenError(f"{name} = {value!r} for {program.name}: sizes and parameters are whole numbers")
+    return whole
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ Array lengths are sympy expressions over named size variables (``N``, ``W``) and
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Mapping
@@ -25,6 +26,17 @@ def size_var(name: str) -> sympy.Symbol:
 def sizes(names: str) -> tuple[sympy.Symbol, ...]:
     """``H, W = sizes("H W")``: several size variables at once."""
     return tuple(size_var(n) for n in names.replace(",", " ").split())
+
+
+def whole_number(value) -> int | None:
+    """``value`` as an int where it is a whole number (an int, a numpy or sympy integer, a float such as 16.0);
+    None for a fraction, a string or a bool: sizes are never truncated (``int(16.5)`` built a kernel for 16)."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return int(value) if isinstance(value, float) and value.is_integer() else None
 
 
 def as_size(value) -> Size:

@@ -22,7 +22,6 @@ import importlib.util
 from abc import ABC, abstractmethod
 import math
 from dataclasses import dataclass, field
-from operator import index
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -32,7 +31,7 @@ from ..errors import InputError, LiftError
 from ..ir.expr import Program
 from ..ir.analysis import refuse_unknown_sizes
 from ..ir.inputs import input_shapes, random_inputs  # noqa: F401 - the operators' inputs
-from ..ir.types import free_size_symbols
+from ..ir.types import free_size_symbols, whole_number
 from .references import Validation, within
 
 
@@ -296,13 +295,11 @@ def load_program(spec: str) -> Program:
 
 
 def _whole(program: Program, name, value) -> int:
-    """``value`` as an int (numpy's integers too); a float or a string is refused, not truncated."""
-    if not isinstance(value, bool):
-        try:
-            return index(value)
-        except TypeError:
-            pass
-    raise InputError(f"size {name} of {program.name} must be a positive integer, got {value!r}")
+    """``value`` as an int (numpy's integers too, ``ir.types.whole_number``); any float or a string is refused."""
+    whole = None if isinstance(value, float) else whole_number(value)
+    if whole is None:
+        raise InputError(f"size {name} of {program.name} must be a positive integer, got {value!r}")
+    return whole
 
 
 def parse_sizes(text: str | None) -> dict[str, int]:
