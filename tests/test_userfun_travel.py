@@ -193,3 +193,30 @@ def test_an_interrupt_while_workers_start_stops_cleanly_and_says_what_is_kept(tm
     assert proc.returncode in (130, -signal.SIGINT), (proc.returncode, out[-1000:], err[-3000:])
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err[-3000:]
     assert "interrupted" in err and "run the same command again to resume" in err, err
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="needs POSIX signal masks")
+def test_a_ctrl_c_while_a_worker_is_started_reaches_the_driver_and_not_the_worker(tmp_path):
+    """While the driver starts a worker, SIGINT is kept from the worker, which inherits that; a Ctrl-C in that
+    window must still reach the driver: the driver ignored SIGINT meanwhile, lost it, and the exploration ran
+    on to its end with exit status 0.  A worker sent SIGINT while it starts lives on."""
+    from liftpy.tuning.worker import _sigint_ignored, quiet_context
+
+    got = []
+    previous = signal.signal(signal.SIGINT, lambda *_: got.append("SIGINT"))
+    try:
+        with _sigint_ignored():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+        time.sleep(0.05)  # (Python runs the handler at its next check)
+        assert got == ["SIGINT"]
+        assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, set())
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    for method in ("spawn", "fork"):
+        proc = quiet_context(method).Process(target=time.sleep, args=(1.5,))
+        proc.start()
+        time.sleep(0.5)  # (the spawned one imports, as a worker does)
+        os.kill(proc.pid, signal.SIGINT)
+        proc.join(30)
+        assert proc.exitcode == 0, (method, proc.exitcode)

@@ -134,6 +134,7 @@ def _worker_main(conn, log_path: str, initializer: str | None, init_args: tuple)
 
     # Ctrl-C in the terminal is the driver's to handle; it stops workers itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _sigint_unblocked()
     log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -185,12 +186,25 @@ def _worker_main(conn, log_path: str, initializer: str | None, init_args: tuple)
 
 @contextmanager
 def _sigint_ignored():
-    """SIGINT ignored while a process is started: the new process inherits that and keeps it (a spawned
-    interpreter leaves an ignored SIGINT ignored), so a Ctrl-C in the terminal, sent to the whole process
-    group, reaches the driver, which stops its workers, and not a worker importing its modules, which printed
-    a KeyboardInterrupt traceback each.  Signal handlers belong to the main thread; elsewhere nothing changes."""
+    """SIGINT kept from a process while it is started, so that a Ctrl-C in the terminal, sent to the whole
+    process group, reaches the driver, which stops its workers, and not a worker importing its modules, which
+    printed a KeyboardInterrupt traceback each.  The driver's main thread blocks SIGINT while it starts the
+    process: the new process inherits the blocked signal through fork and exec, and keeps it blocked until the
+    worker's body ignores it (``_worker_main``); the pools' other processes keep it blocked.  The driver loses
+    nothing meanwhile: a Ctrl-C goes to another of its threads (numpy's are there), whose handler tells the
+    main thread, or waits until the main thread unblocks it.  Ignoring SIGINT in the driver instead, for the
+    child to inherit, lost a Ctrl-C that came while a worker started (the exploration ran on to its end).
+    Where there are no signal masks (Windows), SIGINT is ignored meanwhile, as it was.  Signal handlers
+    belong to the main thread; elsewhere nothing changes."""
     if threading.current_thread() is not threading.main_thread():
         yield
+        return
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            yield
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
         return
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -199,8 +213,21 @@ def _sigint_ignored():
         signal.signal(signal.SIGINT, previous)
 
 
+def _sigint_unblocked() -> None:
+    """In a started worker, once SIGINT is ignored: no longer blocked (inherited from ``_sigint_ignored``), so
+    that what the worker runs (a compiler, a subprocess) starts with the usual signal mask."""
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 class _QuietSpawnProcess(multiprocessing.context.SpawnProcess):
     def start(self):
+        if os.name == "posix":
+            # multiprocessing's resource tracker, started with the first spawned process, blocks SIGINT
+            # while it starts and then unblocks it, undoing ``_sigint_ignored``'s block: started first.
+            from multiprocessing import resource_tracker
+
+            resource_tracker.ensure_running()
         with _sigint_ignored():
             super().start()
 
