@@ -192,3 +192,24 @@ def test_inputs_that_would_change_on_the_way_to_the_device_are_refused():
     with pytest.raises(InputError, match="whole numbers"):
         evaluate(inc, np.arange(8) + 0.5)
     assert np.array_equal(evaluate(inc, np.arange(8.0)), np.arange(1, 9))
+
+
+def test_numpy_scalars_are_literals_on_either_side_of_an_operator():
+    """``x * np.float32(2)`` was refused while ``np.float32(2) * x`` worked: numpy's scalars are literals."""
+    import numpy as np
+
+    from liftpy.ir.expr import Var
+    from liftpy.ir.printer import show
+
+    x = Var("x")
+    assert show(x * np.float32(2)) == "mult(x, 2.0f)"
+    assert show(x + np.int64(3)) == "add(x, 3)"
+    assert show(np.float64(0.5) * x) == "mult(0.5f, x)"
+
+
+def test_a_user_function_name_that_is_no_c_identifier_is_a_liftpy_error():
+    from liftpy import Float, userfun
+    from liftpy.errors import LiftError
+
+    with pytest.raises(LiftError, match="'my-fun' is not a C identifier"):
+        userfun("my-fun", [("x", Float)], Float, "return x;", lambda x: x)

@@ -626,6 +626,21 @@ def test_text_rules(hw, fi, seed):
         checked(rule, prog, [x])
 
 
+def test_a_rule_given_twice_is_one_macro_and_two_rules_of_one_name_are_refused():
+    """The same rules file given twice doubled the macros: a variant could apply the rule twice as two
+    macros (12 variants of a map became 17)."""
+    from liftpy.errors import RewriteError
+    from liftpy.rewrite.explore import ExploreOptions, explore_all
+
+    prog = make_program("p", [("x", Array(Float, N))], lambda x_: map(relu, x_))
+    once_ = explore_all(prog, ExploreOptions(extra_rules=tuple(parse_rules(TEXT_RULES)[1:2])))[0]
+    twice = explore_all(prog, ExploreOptions(extra_rules=tuple(parse_rules(TEXT_RULES)[1:2] * 2)))[0]
+    assert len(twice) == len(once_)
+    other = parse_rules("rule splitJoinText: map(f, x) => map(f, x)")
+    with pytest.raises(RewriteError, match="two different rules have the name splitJoinText"):
+        ExploreOptions(extra_rules=tuple(parse_rules(TEXT_RULES)[1:2]) + tuple(other))
+
+
 @RULE_SETTINGS
 @given(st.integers(1, 12), st.integers(-3, 3), st.integers(0, 10**6))
 def test_tile_all_pairs(n, init, seed):

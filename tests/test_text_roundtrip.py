@@ -587,3 +587,28 @@ def test_bad_userfun_expression_is_a_parse_error():
 def test_ndrange_dimension_out_of_range_in_text():
     """The DSL refuses mapGlb(3, ...) (OpenCL has dimensions 0-2); the text form must refuse it too."""
     _err("def f(x: [float]N) =\n  mapGlb(3, id, x)")
+
+
+@pytest.mark.parametrize("word", ["value", "fun", "true", "false", "inf", "nan"])
+def test_names_the_text_form_reads_as_something_else_are_refused_or_renamed(word):
+    """An input named ``true`` read back as the literal true (a different program, silently); ``value`` and
+    ``fun`` did not parse.  Such inputs and sizes are refused where they are made; a bound variable is renamed."""
+    from liftpy.errors import LiftTypeError
+    from liftpy.ir.dsl import make_program
+
+    n = L.size_var("N")
+    with pytest.raises(LiftTypeError, match=f"input '{word}' of f"):
+        make_program("f", [(word, Array(Float, n))], lambda x: L.map(L.neg, x))
+    with pytest.raises(LiftTypeError, match="size_var"):
+        L.size_var(word)
+    lam = Lambda((Var(word),), Call(L.ir.userfun.BUILTINS["add"], (Var(word), L.lit(1.0))))
+    p = make_program("f", [("x", Array(Float, n))], lambda x: L.map(lam, x))
+    assert f"fun({word}_)" in show(p)
+    assert parse_program(show(p)) == p
+
+
+def test_a_size_name_that_is_no_identifier_is_refused():
+    from liftpy.errors import LiftTypeError
+
+    with pytest.raises(LiftTypeError, match="'2N'"):
+        L.size_var("2N")  # printed as 2N, read back as 2*N

@@ -19,12 +19,13 @@ from __future__ import annotations
 import inspect
 from typing import Callable
 
+import numpy as np
 import sympy
 
 from ..errors import LiftTypeError
 from . import primitives as P
 from .expr import Call, Expr, Lambda, Literal, Program, Var, fresh_name
-from .types import ArrayType, Bool, Float, Int, Type, as_size
+from .types import TEXT_KEYWORDS, ArrayType, Bool, Float, Int, Type, as_size
 from .typecheck import resolve_indexing
 from .userfun import UserFun
 
@@ -40,6 +41,13 @@ def as_expr(x) -> Expr:
         return Literal(int(x), Int)
     if isinstance(x, float):
         return Literal(float(x), Float)
+    if isinstance(x, np.generic) and not isinstance(x, np.complexfloating):  # numpy's scalars, either side of an operator
+        if isinstance(x, np.bool_):
+            return Literal(bool(x), Bool)
+        if isinstance(x, np.integer):
+            return lit(int(x), Int)
+        if isinstance(x, np.floating):
+            return Literal(float(x), Float)
     raise LiftTypeError("expression", f"cannot use {x!r} ({type(x).__name__}) as a liftpy expression")
 
 
@@ -314,7 +322,7 @@ def program(fn: Callable | None = None, *, name: str | None = None):
                 raise LiftTypeError(
                     "program", f"parameter '{pname}' of {f.__name__} needs a liftpy type annotation, e.g. Array(Float, N)"
                 )
-            params.append(Var(pname))
+            params.append(Var(_input_name(pname, f.__name__)))
             types.append(p.annotation)
         body = as_expr(f(*params))
         return resolve_indexing(Program(name or f.__name__, tuple(params), tuple(types), body))
@@ -322,7 +330,16 @@ def program(fn: Callable | None = None, *, name: str | None = None):
     return build(fn) if fn is not None else build
 
 
+def _input_name(name, program: str) -> str:
+    """An input's name, refused where the text form could not read it back (a word of it such as ``value`` or
+    ``true``, or no identifier: a program's text names its inputs)."""
+    if not isinstance(name, str) or not name.isidentifier() or name in TEXT_KEYWORDS:
+        raise LiftTypeError("program", f"input {name!r} of {program}: an input's name must be an identifier other than "
+                                       f"{', '.join(sorted(TEXT_KEYWORDS))}")
+    return name
+
+
 def make_program(name: str, inputs: list[tuple[str, Type]], body: Callable) -> Program:
     """Build a program without a decorator: ``make_program("f", [("x", Array(Float, N))], lambda x: ...)``."""
-    params = tuple(Var(n) for n, _ in inputs)
+    params = tuple(Var(_input_name(n, name)) for n, _ in inputs)
     return resolve_indexing(Program(name, params, tuple(t for _, t in inputs), as_expr(body(*params))))

@@ -25,7 +25,7 @@ import sympy
 
 from .expr import Call, Lambda, Literal, Node, Program, Var, subterms
 from .primitives import Get, Index, Primitive, Reorder, Reverse, Stride
-from .types import ArrayType, Type, size_str
+from .types import TEXT_KEYWORDS, ArrayType, Type, size_str
 from .userfun import BUILTINS, T, UserFun
 
 WIDTH = 100
@@ -52,7 +52,8 @@ class _Names:
         return name
 
 
-_RESERVED = {"fun", "def", "value", "userfun", "true", "false", "reverse", "stride", "vectorize"}
+# A bound variable is never given a word of the text form (``TEXT_KEYWORDS``) or of its definitions.
+_RESERVED = TEXT_KEYWORDS | {"def", "userfun", "opencl", "rule", "reverse", "stride", "vectorize"}
 
 
 def format_value(v, t: Type | None = None) -> str:

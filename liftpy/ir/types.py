@@ -18,8 +18,21 @@ import sympy
 Size = sympy.Expr
 
 
+# Words the text form (``liftpy.ir.printer``, ``liftpy.ir.parser``) reads as something other than a name:
+# ``true``, ``inf`` and ``nan`` as literals, ``fun`` and ``value`` as the start of a lambda or a literal.  A
+# size or an input of such a name would not read back (``size_var`` and ``liftpy.ir.dsl`` refuse them).
+TEXT_KEYWORDS = frozenset({"fun", "value", "true", "false", "inf", "nan"})
+
+
 def size_var(name: str) -> sympy.Symbol:
-    """A named, positive integer size variable (array length or tuning parameter)."""
+    """A named, positive integer size variable (array length or tuning parameter).  Its name is an
+    identifier that is not a word of the text form (``true``, ``fun``...): a program's text names it, and
+    ``size_var("2N")`` printed as ``2N``, which reads back as 2*N."""
+    from ..errors import LiftTypeError
+
+    if not isinstance(name, str) or not name.isidentifier() or name in TEXT_KEYWORDS:
+        raise LiftTypeError("size_var", f"a size's name must be an identifier other than {', '.join(sorted(TEXT_KEYWORDS))}; "
+                                        f"got {name!r}")
     return sympy.Symbol(name, integer=True, positive=True)
 
 

@@ -64,9 +64,10 @@ class UserFun:
 
     def __post_init__(self):
         if len(self.param_names) != len(self.param_types):
-            raise ValueError(f"user function {self.name}: {len(self.param_names)} names for {len(self.param_types)} types")
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", self.name):
-            raise ValueError(f"user function name {self.name!r} is not a C identifier")
+            raise LiftError(f"user function {self.name}: {len(self.param_names)} names for {len(self.param_types)} types")
+        if not isinstance(self.name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", self.name):
+            raise LiftError(f"user function name {self.name!r} is not a C identifier (letters, digits and _, "
+                            "not starting with a digit)")
 
     @property
     def key(self) -> tuple:

@@ -26,6 +26,7 @@ from typing import Callable, Iterable
 
 import sympy
 
+from ..errors import RewriteError
 from ..ir import primitives as P
 from ..ir.analysis import is_lowered, is_view
 from ..ir.expr import Call, Program
@@ -422,6 +423,19 @@ class ExploreOptions:
     let_global: bool = True  # a let-bound computed array becomes a kernel of its own (letGlobal)
     all_pairs: bool = True  # all-pairs interactions tiled, each tile staged in local memory (tiled_all_pairs)
     tree_reduce: bool = True  # a whole-array reduction per work-group as a tree in local memory (tree_reduction)
+
+    def __post_init__(self):
+        # A rule given twice (one rules file read twice, the same rule in two files) is one macro: as two,
+        # a variant could apply it twice as two macros, which added variants that only repeat the rule.  Two
+        # different rules of one name could not be told apart in a variant's trace.
+        kept: dict[str, Rule] = {}
+        for r in self.extra_rules:
+            seen = kept.get(r.name)
+            if seen is not None and seen != r:
+                raise RewriteError(f"two different rules have the name {r.name} ({seen.equation}; {r.equation}): "
+                                   "rename one")
+            kept.setdefault(r.name, r)
+        object.__setattr__(self, "extra_rules", tuple(kept.values()))
 
 
 def _macros(opts: ExploreOptions) -> list[tuple[str, Strategy]]:

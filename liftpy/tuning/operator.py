@@ -236,6 +236,21 @@ class ProgramOperator(Operator):
 # ------------------------------------------------------------------------------------------ loading
 
 
+def _library_hint(word: str) -> str:
+    """A pointer to the operator library for a plain word that names no file: the entries closest to it
+    (``maxpool`` -> ``maxpool2d``), or all of them."""
+    import difflib
+
+    from ..operators import OPERATORS
+
+    if "/" in word or "." in word:
+        return ""
+    close = difflib.get_close_matches(word, sorted(OPERATORS), n=3, cutoff=0.5)
+    if close:
+        return f"; did you mean the library's {' or '.join(close)}?"
+    return f"; the library's operators are {', '.join(sorted(OPERATORS))}"
+
+
 def load_program(spec: str) -> Program:
     """A high-level program from a ``.lift`` text file, a ``file.py:function`` or a ``module:function``
     (an ``@program``-decorated function, or a function returning a Program)."""
@@ -245,7 +260,8 @@ def load_program(spec: str) -> Program:
     if spec.endswith(".lift") or (path.exists() and path.suffix not in (".py",) and ":" not in spec):
         return read_program(spec)
     if ":" not in spec:
-        raise InputError(f"{spec!r} is neither a .lift file nor module:function (e.g. examples/matmul.py:matmul)")
+        raise InputError(f"{spec!r} is neither a .lift file nor module:function (e.g. examples/matmul.py:matmul)"
+                         + _library_hint(spec))
     mod_name, fn_name = spec.rsplit(":", 1)
     try:
         if mod_name.endswith(".py"):
