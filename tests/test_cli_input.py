@@ -25,8 +25,12 @@ def _bad_files(tmp: Path) -> dict:
     (tmp / "badcall.lift").write_text("def f(x: [float]N) = map(fun(p) => add(p, p._1), zip(x, x))")
     (tmp / "zipped.lift").write_text("def f(x: [float]N, y: [float]K) = map(fun(p) => add(p._0, p._1), zip(x, y))")
     (tmp / "plain.py").write_text("def area(w, h):\n    return w * h\n")
+    (tmp / "addint.lift").write_text("def f(x: [float]N) =\n  map(fun(a) => add(a, 1), x)\n")
+    (tmp / "split3.lift").write_text("def f(x: [float]N) =\n  map(fun(a) => neg(a), split(3, x))\n")
+    (tmp / "reversed.lift").write_text("def f(x: [int]N) =\n  mapGlb(0, fun(v) => add(v, 1), reorder(reverse, x))\n")
     return {"broken": str(tmp / "broken.lift"), "illtyped": str(tmp / "illtyped.lift"),
-            "badcall": str(tmp / "badcall.lift"), "zipped": str(tmp / "zipped.lift"), "plain": str(tmp / "plain.py"),
+            "badcall": str(tmp / "badcall.lift"), "addint": str(tmp / "addint.lift"), "split3": str(tmp / "split3.lift"),
+            "reversed": str(tmp / "reversed.lift"), "zipped": str(tmp / "zipped.lift"), "plain": str(tmp / "plain.py"),
             "junkdb": str(tmp / "notsqlite.sqlite"), "binary": str(tmp / "binary.lift"),
             "missing": str(tmp / "nowhere.lift"), "dir": str(tmp)}
 
@@ -47,6 +51,11 @@ CASES = [
     ("run {PIPELINE} --size C=0", "length 0"),
     ("run {PIPELINE} --device 97", "device"),
     ("variants {broken}", "broken.lift"),
+    ("variants {addint}", "add: parameters"),  # was "0 distinct lowered variants", exit 0
+    ("variants {split3} --size N=8", "divisible by 3"),
+    ("variants {STENCIL} --size H=8,W=8,Q=3", "no size Q"),
+    ("compile {reversed} --size N=4294967296", "32-bit ints"),  # was a kernel whose indices overflow
+    ("explore jacobi2d:boundary -s H=16,W=16 --db {tmp}/a.sqlite", "boundary needs a value"),
     ("variants {MATMUL} --size M=2.5", "2.5"),
     ("variants {MATMUL} --depth -1", "non-negative"),
     ("space {missing}", "nowhere.lift"),

@@ -261,3 +261,32 @@ def test_two_explorations_share_a_store_and_survive_a_kill(tmp_path):
     assert 10 <= len(after) <= 20
     again = subprocess.run(cmd(0), capture_output=True, text=True, timeout=600, env=env)
     assert again.returncode == 0 and _finished(db) == after
+
+
+def test_show_without_a_program_refuses_a_store_of_several_problems(tmp_path):
+    """``show --best`` without a program printed the fastest point of whichever problem had it, while
+    ``pareto`` asked which problem; both now show the one problem a store holds and name them otherwise."""
+    from liftpy.tuning.engine import explore_operator
+    from liftpy.tuning.operator import library_operator
+
+    db = tmp_path / "two.sqlite"
+    for spec, n in (("sum", 16), ("max", 16)):
+        explore_operator(library_operator(spec, {"N": n}), samples=1, db=db, progress=False, repeat=1, warmup=0)
+    r = subprocess.run([sys.executable, "-m", "liftpy", "show", "--db", str(db), "--best"], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 2 and "holds several problems" in r.stderr and "Traceback" not in r.stderr, (r.stdout, r.stderr)
+    r = subprocess.run([sys.executable, "-m", "liftpy", "show", "max", "-s", "N=16", "--db", str(db), "--best"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "kernel void" in r.stdout, r.stderr
+
+
+def test_a_rule_filter_given_as_one_string_is_not_read_letter_by_letter():
+    from liftpy.ir.parser import parse_program
+    from liftpy.rewrite.explore import explore_all
+    from liftpy.tuning.engine import rule_list, select_variants
+
+    assert rule_list("tile2D, mapGlb") == ("tile2D", "mapGlb") and rule_list(["a|b"]) == ("a|b",)
+    program = parse_program((ROOT / "examples" / "programs" / "matmul_highlevel.lift").read_text())
+    variants = explore_all(program)[0]
+    chosen = select_variants(variants, "tile2DReduce")
+    assert chosen and chosen == select_variants(variants, ("tile2DReduce",)) and len(chosen) < len(variants)

@@ -266,6 +266,10 @@ def lower_kernel(
     out = Buffer(out_name, "global", em.element(out_t), em.conc(sym), sym, "output", out_t)
     em.buffers.append(out)
     em.emit_to(program.body, em.mem_dest(out, out_t), env, Ctx())
+    for b in em.buffers:  # (the constraint inference's codegen:int_index, for sizes given by hand)
+        if b.count >= 2**31:
+            raise CodegenError(f"the buffer {b.name} ({b.role}) of {program.name} has {b.count} elements; kernels index "
+                               f"with 32-bit ints, so a buffer holds at most {2**31 - 1}")
 
     name = _c_ident(program.name, set(), kernel=True)
     params = tuple(b for b in em.buffers if b.role in ("input", "output"))

@@ -94,7 +94,21 @@ OPERATORS: dict[str, LibraryEntry] = {e.name: e for e in [
 def is_library_spec(spec: str) -> bool:
     """Whether a command-line operator names a library entry (``NAME`` or ``NAME:KEY=VALUE,...``)."""
     name, _, rest = spec.partition(":")
-    return name in OPERATORS and (not rest or "=" in rest)
+    return name in OPERATORS and (not rest or "=" in rest or not _importable(name))
+
+
+def _importable(module: str) -> bool:
+    """Whether ``module`` names a Python module or file here (then ``NAME:function`` is a function of it, not
+    a library entry with a parameter lacking its value, ``jacobi2d:boundary``)."""
+    import importlib.util
+    from pathlib import Path
+
+    if Path(module + ".py").exists():
+        return True
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def parse_spec(spec: str) -> tuple[LibraryEntry, dict]:
@@ -106,6 +120,8 @@ def parse_spec(spec: str) -> tuple[LibraryEntry, dict]:
     params = dict(entry.params)
     for item in filter(None, (s.strip() for s in rest.split(","))):
         key, eq, value = item.partition("=")
+        if not eq and key in entry.params:
+            raise InputError(f"{name}: the parameter {key} needs a value ({key}={entry.params[key]}, say)")
         if not eq or key not in entry.params:
             known = ", ".join(f"{k}={v}" for k, v in entry.params.items()) or "none"
             raise InputError(f"{name}: unknown parameter {item!r}; its parameters (with defaults): {known}")

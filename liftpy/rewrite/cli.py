@@ -29,7 +29,15 @@ def cmd_variants(args) -> int:
     from .explore import ExploreOptions, explore_all
     from .text_rules import load_rules
 
+    from ..ir.analysis import refuse_unknown_sizes
+    from ..ir.typecheck import typecheck
+
     program = read_program(args.file)
+    sizes = parse_sizes(args.size)
+    refuse_unknown_sizes(program, sizes or {})
+    # An ill-typed program, or sizes it cannot take, has no variant (none with a valid configuration): said
+    # here with the primitive and where, not as "0 distinct lowered variants".  Sizes not given stay symbolic.
+    typecheck(program, bindings=sizes or None)
     extra = []
     for f in args.rules:
         if not Path(f).exists():
@@ -46,7 +54,6 @@ def cmd_variants(args) -> int:
             if args.full:
                 print("    " + d.variant.program.text().replace("\n", "\n    "))
         return 0
-    sizes = parse_sizes(args.size)
     counts = {}
     if sizes:
         from ..constraints import solve

@@ -245,7 +245,9 @@ def cmd_show(args) -> int:
     from .evaluate import kernel_source
     from .pareto import MB
 
-    op = _operator(args) if (args.layer or args.operator) else None
+    # Without a program named, the one problem the store holds (several: an error naming them, as ``pareto``
+    # says; the fastest point of any problem was shown).
+    op = _operator(args) if (args.layer or args.operator) else _only_problem(args.db)
     r = best(args.db, op, args.device_key)
     print(f"fastest correct implementation of {r.layer_name} ({r.layer}) on {r.device}:")
     print(f"  variant {r.variant}: {r.time_ms:.4g} ms, {r.bytes / MB:.4g} MB")

@@ -118,6 +118,14 @@ def find_variant(variants: Sequence, vid: str):
     return next((v for v in variants if _tags(v) == tags and variant_id(v) == vid), None)
 
 
+def rule_list(rules) -> tuple[str, ...]:
+    """A rule filter as a tuple of entries: a string is one rule or the command line's ``A,B`` (iterated,
+    it gave its characters as rules)."""
+    if isinstance(rules, str):
+        return tuple(r.strip() for r in rules.split(",") if r.strip())
+    return tuple(rules)
+
+
 def select_variants(variants: Sequence, rules: Sequence[str]) -> tuple:
     """The variants whose derivation used every rule in ``rules`` (an entry ``A|B`` is satisfied by either);
     an entry no variant can satisfy is an error that lists the rules the variants do use.  (An alternative
@@ -125,6 +133,7 @@ def select_variants(variants: Sequence, rules: Sequence[str]) -> tuple:
     ``tile2DReduce|groupsOut`` for plain and grouped convolutions.)"""
     from ..rewrite.explore import features
 
+    rules = rule_list(rules)
     if not rules:
         return tuple(variants)
     known = set().union(*(features(v) for v in variants)) if variants else set()
@@ -203,6 +212,7 @@ def explore_operator(
 
     if search not in SEARCHES:
         raise TuningError(f"unknown search {search!r}; choose one of {', '.join(SEARCHES)}")
+    rules = rule_list(rules)
     if samples < 1:
         raise TuningError(f"samples must be a positive number of points, got {samples}")
     if abort_factor is not None and not abort_factor > 0:
