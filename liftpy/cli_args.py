@@ -61,6 +61,8 @@ def parse_sizes(items: list[str] | str | None, parameters: bool = False) -> dict
                 raise InputError(f"size {k} must be a positive integer, got '{v}'") from None
             if value < (0 if parameters else 1):
                 raise InputError(f"size {k} must be a {'non-negative' if parameters else 'positive'} integer, got {value}")
+            if out.get(k, value) != value:  # (the last one was kept, silently)
+                raise InputError(f"size {k} is given twice, as {out[k]} and {value}")
             out[k] = value
     return out
 

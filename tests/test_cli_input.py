@@ -78,6 +78,7 @@ CASES = [
     ("explore {zipped} -s N=4,K=8 --db {tmp}/a.sqlite", "zip"),
     ("explore {plain}:area -s N=4 --db {tmp}/a.sqlite", "takes arguments"),
     ("explore {MATMUL} -s m=4,N=4,K=4 --db {tmp}/a.sqlite", "no size m"),
+    ("explore {MATMUL} -s M=16,N=16,K=16,M=32 --db {tmp}/a.sqlite", "given twice, as 16 and 32"),
     ("explore maxpool -s C=4,H=8,W=8 --db {tmp}/a.sqlite", "did you mean the library's maxpool2d"),
     ("explore {MATMUL} -s M=4,N=4,K=4 --abort-factor 0.5 --db {tmp}/a.sqlite", "at least 1"),
     ("pareto --db {tmp}/nothing-here.sqlite", "no results store"),
