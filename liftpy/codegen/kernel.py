@@ -23,7 +23,7 @@ from ..errors import CodegenError
 from ..ir.expr import Program
 from ..ir.printer import show_program
 from ..ir.typecheck import check_sizes
-from ..ir.types import ArrayType, Type, VectorType, as_size, flat_count, free_size_symbols, memory_element, scalar_of, whole_number
+from ..ir.types import INT_INDEX_MAX, ArrayType, Type, VectorType, as_size, flat_count, free_size_symbols, memory_element, scalar_of, whole_number
 from ..views import view as V
 from ..views.arith import clear_memos
 from .emit import Ctx, Emitter
@@ -267,9 +267,9 @@ def lower_kernel(
     em.buffers.append(out)
     em.emit_to(program.body, em.mem_dest(out, out_t), env, Ctx())
     for b in em.buffers:  # (the constraint inference's codegen:int_index, for sizes given by hand)
-        if b.count >= 2**31:
+        if b.count > INT_INDEX_MAX:
             raise CodegenError(f"the buffer {b.name} ({b.role}) of {program.name} has {b.count} elements; kernels index "
-                               f"with 32-bit ints, so a buffer holds at most {2**31 - 1}")
+                               f"with 32-bit ints, so a buffer holds at most {INT_INDEX_MAX}")
 
     name = _c_ident(program.name, set(), kernel=True)
     params = tuple(b for b in em.buffers if b.role in ("input", "output"))

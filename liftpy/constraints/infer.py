@@ -30,7 +30,7 @@ import sympy
 from ..errors import ConstraintError
 from ..ir.expr import Program
 from ..ir.typecheck import typecheck
-from ..ir.types import ArrayType, Type, as_size, flat_count, memory_bytes, subs_type
+from ..ir.types import INT_INDEX_MAX, ArrayType, Type, as_size, flat_count, memory_bytes, subs_type
 from .forms import divisor_form
 from .resources import analyze
 from .space import Constraint, Parameter, Space
@@ -176,7 +176,7 @@ def hardware_constraints(program: Program, profile, placements: Mapping[str, str
         nbytes = memory_bytes(t)
         total_bytes += nbytes
         out.append((sympy.Le(nbytes, profile.max_alloc_bytes), lambda st=st, label=label, nbytes=nbytes: f"the buffer {st.output}{label} ({nbytes} bytes) must fit in one allocation ({profile.max_alloc_bytes} bytes)", "device:max_alloc_bytes"))
-        out.append((sympy.Lt(count, 2**31), lambda st=st, label=label, count=count: f"the buffer {st.output}{label} has {count} elements; kernels index with 32-bit ints", "codegen:int_index"))
+        out.append((sympy.Lt(count, INT_INDEX_MAX + 1), lambda st=st, label=label, count=count: f"the buffer {st.output}{label} has {count} elements; kernels index with 32-bit ints", "codegen:int_index"))
     out.append((sympy.Le(total_bytes, profile.global_mem_bytes), lambda total_bytes=total_bytes: f"all buffers together ({total_bytes} bytes) must fit in the device's {profile.global_mem_bytes} bytes", "device:global_mem_bytes"))
     return out
 
@@ -199,10 +199,10 @@ def _kernel_limits(program: Program, result: Type, profile, placements: Mapping[
     for d in range(3):
         ext = res.extent("wrg", d)
         if ext is not None:
-            out.append((sympy.Le(ext, 2**31 - 1), lambda d=d, ext=ext: f"work-groups in dimension {d} ({ext}) must fit in a 32-bit id", "device:work_groups"))
+            out.append((sympy.Le(ext, INT_INDEX_MAX), lambda d=d, ext=ext: f"work-groups in dimension {d} ({ext}) must fit in a 32-bit id", "device:work_groups"))
         ext = res.extent("glb", d)
         if ext is not None:
-            out.append((sympy.Le(ext, 2**31 - 1), lambda d=d, ext=ext: f"work-items in global dimension {d} ({ext}) must fit in a 32-bit id", "device:global_size"))
+            out.append((sympy.Le(ext, INT_INDEX_MAX), lambda d=d, ext=ext: f"work-items in global dimension {d} ({ext}) must fit in a 32-bit id", "device:global_size"))
     items = _total_items(res)
     if items is not None and profile.min_parallelism > 1:
         # A kernel whose result has fewer elements than the device wants work-items (a fully connected

@@ -25,7 +25,7 @@ import sympy
 from ..errors import LiftTypeError
 from . import primitives as P
 from .expr import Call, Expr, Lambda, Literal, Program, Var, fresh_name
-from .types import TEXT_KEYWORDS, ArrayType, Bool, Float, Int, Type, as_size
+from .types import TEXT_KEYWORDS, ArrayType, Bool, Float, Int, Type, as_size, readable_name
 from .typecheck import resolve_indexing
 from .userfun import UserFun
 
@@ -333,7 +333,7 @@ def program(fn: Callable | None = None, *, name: str | None = None):
 def _input_name(name, program: str) -> str:
     """An input's name, refused where the text form could not read it back (a word of it such as ``value`` or
     ``true``, or no identifier: a program's text names its inputs)."""
-    if not isinstance(name, str) or not name.isidentifier() or name in TEXT_KEYWORDS:
+    if not readable_name(name):
         raise LiftTypeError("program", f"input {name!r} of {program}: an input's name must be an identifier other than "
                                        f"{', '.join(sorted(TEXT_KEYWORDS))}")
     return name

@@ -23,6 +23,14 @@ Size = sympy.Expr
 # size or an input of such a name would not read back (``size_var`` and ``liftpy.ir.dsl`` refuse them).
 TEXT_KEYWORDS = frozenset({"fun", "value", "true", "false", "inf", "nan"})
 
+# The largest element index (and work-group or work-item id) a kernel holds: kernels index with 32-bit ints.
+INT_INDEX_MAX = 2**31 - 1
+
+
+def readable_name(name) -> bool:
+    """Whether ``name`` can name a size or an input in a program's text: an identifier, not a word of it."""
+    return isinstance(name, str) and name.isidentifier() and name not in TEXT_KEYWORDS
+
 
 def size_var(name: str) -> sympy.Symbol:
     """A named, positive integer size variable (array length or tuning parameter).  Its name is an
@@ -30,7 +38,7 @@ def size_var(name: str) -> sympy.Symbol:
     ``size_var("2N")`` printed as ``2N``, which reads back as 2*N."""
     from ..errors import LiftTypeError
 
-    if not isinstance(name, str) or not name.isidentifier() or name in TEXT_KEYWORDS:
+    if not readable_name(name):
         raise LiftTypeError("size_var", f"a size's name must be an identifier other than {', '.join(sorted(TEXT_KEYWORDS))}; "
                                         f"got {name!r}")
     return sympy.Symbol(name, integer=True, positive=True)
