@@ -185,7 +185,7 @@ def _worker_main(conn, log_path: str, initializer: str | None, init_args: tuple)
 
 
 @contextmanager
-def _sigint_ignored():
+def _sigint_held():
     """SIGINT kept from a process while it is started, so that a Ctrl-C in the terminal, sent to the whole
     process group, reaches the driver, which stops its workers, and not a worker importing its modules, which
     printed a KeyboardInterrupt traceback each.  The driver's main thread blocks SIGINT while it starts the
@@ -214,7 +214,7 @@ def _sigint_ignored():
 
 
 def _sigint_unblocked() -> None:
-    """In a started worker, once SIGINT is ignored: no longer blocked (inherited from ``_sigint_ignored``), so
+    """In a started worker, once SIGINT is ignored: no longer blocked (inherited from ``_sigint_held``), so
     that what the worker runs (a compiler, a subprocess) starts with the usual signal mask."""
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
@@ -224,17 +224,17 @@ class _QuietSpawnProcess(multiprocessing.context.SpawnProcess):
     def start(self):
         if os.name == "posix":
             # multiprocessing's resource tracker, started with the first spawned process, blocks SIGINT
-            # while it starts and then unblocks it, undoing ``_sigint_ignored``'s block: started first.
+            # while it starts and then unblocks it, undoing ``_sigint_held``'s block: started first.
             from multiprocessing import resource_tracker
 
             resource_tracker.ensure_running()
-        with _sigint_ignored():
+        with _sigint_held():
             super().start()
 
 
 class _QuietForkProcess(multiprocessing.context.ForkProcess):
     def start(self):
-        with _sigint_ignored():
+        with _sigint_held():
             super().start()
 
 
@@ -248,7 +248,7 @@ class _QuietForkContext(multiprocessing.context.ForkContext):
 
 def quiet_context(method: str | None = None):
     """A multiprocessing context (``spawn`` or ``fork``; None: the platform's default) whose processes
-    leave Ctrl-C to the process that started them (``_sigint_ignored``): for every pool of the engine's."""
+    leave Ctrl-C to the process that started them (``_sigint_held``): for every pool of the engine's."""
     method = method or multiprocessing.get_start_method()
     if method == "spawn":
         return _QuietSpawnContext()
