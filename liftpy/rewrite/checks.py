@@ -86,7 +86,7 @@ def check_rule(
                 ok = bool(np.array_equal(got, expected))
                 err = float(np.max(np.abs(got.astype(np.int64) - expected.astype(np.int64)))) if np.size(got) else 0.0
             else:
-                ok = bool(np.allclose(got, expected, rtol=rtol, atol=atol))
+                ok = bool(np.allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True))
                 err = float(np.max(np.abs(got - expected))) if np.size(got) else 0.0
             results.append(CheckResult(rule.name, rw.step.where, values, ok, err))
     return results

@@ -96,7 +96,7 @@ def check_variant(
             checks.append(ConfigCheck(sizes, params, False, float("inf"), str(e).splitlines()[0]))
             continue
         got = got.reshape(expected.shape) if got.size == expected.size else got
-        ok = got.shape == expected.shape and bool(np.allclose(got, expected, rtol=rtol, atol=atol))
+        ok = got.shape == expected.shape and bool(np.allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True))
         err = float(np.max(np.abs(got - expected))) if got.shape == expected.shape and got.size else float("inf")
         checks.append(ConfigCheck(sizes, params, ok, err))
     return VariantCheck(variant, tuple(checks))

@@ -15,12 +15,10 @@ program (user functions included, see ``liftpy.ir.userfun``), sizes, and module-
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import importlib
 import importlib.util
 from abc import ABC, abstractmethod
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping
@@ -32,7 +30,7 @@ from ..ir.expr import Program
 from ..ir.analysis import refuse_unknown_sizes
 from ..ir.inputs import input_shapes, random_inputs  # noqa: F401 - the operators' inputs
 from ..ir.types import free_size_symbols, whole_number
-from .references import Validation, within
+from ..ir.compare import Comparison, Validation, compare  # noqa: F401 - operators validate with them
 
 
 @dataclass(frozen=True)
@@ -107,58 +105,6 @@ class Operator(ABC):
 
     def references(self) -> tuple[Reference, ...]:
         return ()
-
-
-def compare(output: np.ndarray, expected: np.ndarray, rtol: float = 1e-3) -> Validation:
-    """fp32 output against a reference: exact for integers; for floats within ``rtol`` of each element or
-    of the reference's root-mean-square (sums in another order round differently; a missing or repeated
-    term is far outside).  A tuple output (an array of tuples) is compared component by component."""
-    return Comparison.of(expected, rtol)(output)
-
-
-@dataclass(frozen=True, eq=False)  # (arrays: compared and hashed by identity)
-class Comparison:
-    """``compare`` against one expected output, what each element may differ by computed once: a search
-    checks every point of a problem against the same reference (for SGEMM 1024, working out the allowed
-    errors again took as long as comparing)."""
-
-    expected: object  # float64 array, integer array, or a tuple of Comparisons (a tuple output)
-    allowed: object  # float64 array of what each element may differ by (None: exact, or in the components)
-
-    @staticmethod
-    def of(expected, rtol: float = 1e-3) -> "Comparison":
-        if isinstance(expected, tuple):
-            return Comparison(tuple(Comparison.of(e, rtol) for e in expected), None)
-        exp = np.asarray(expected)
-        if np.issubdtype(exp.dtype, np.integer):
-            return Comparison(exp, None)
-        e = exp.astype(np.float64)
-        rms = float(np.sqrt(np.mean(e * e))) if e.size else 0.0
-        return Comparison(e, rtol * (np.abs(e) + rms) + np.finfo(np.float32).tiny)
-
-    def __call__(self, output) -> Validation:
-        if isinstance(self.expected, tuple):
-            if not (isinstance(output, tuple) and len(output) == len(self.expected)):
-                return Validation(False, math.inf, math.inf, None, f"output is not a tuple of {len(self.expected)} components")
-            checks = [c(o) for c, o in zip(self.expected, output)]
-            bad = [(k, c) for k, c in enumerate(checks) if not c.ok]
-            if bad:
-                k, c = bad[0]
-                return dataclasses.replace(c, message=f"component {k}: {c.message}")
-            return max(checks, key=lambda c: c.worst_ratio)
-        out = np.asarray(output)
-        exp = self.expected
-        if out.size != exp.size:
-            return Validation(False, math.inf, math.inf, None, f"output has {out.size} elements, expected {exp.size} ({exp.shape})")
-        out = out.reshape(exp.shape)
-        if self.allowed is None:
-            bad = np.argwhere(out != exp)
-            if len(bad):
-                at = tuple(int(i) for i in bad[0])
-                return Validation(False, float(np.max(np.abs(out.astype(np.int64) - exp))), math.inf, at,
-                                  f"{len(bad)} of {exp.size} elements wrong; first at {at}: got {out[at]}, expected {exp[at]}")
-            return Validation(True, 0.0, 0.0, None, "ok (exact)")
-        return within(out, exp, self.allowed)
 
 
 @dataclass(frozen=True)

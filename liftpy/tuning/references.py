@@ -42,6 +42,7 @@ import numpy as np
 
 from ..errors import InputError, TuningError
 from ..host.timing import cpu_timing
+from ..ir.compare import Validation, within  # noqa: F401 - the conv validates with them
 from .layers import Layer
 from .store import REFERENCE_PREFIX, Record, Status
 
@@ -113,15 +114,6 @@ def expectation(x: np.ndarray, w: np.ndarray, stride: int = 1, pad: int = 0) -> 
     return Expectation(expected, magnitude, c * k * k)
 
 
-@dataclass(frozen=True)
-class Validation:
-    ok: bool
-    max_abs_error: float
-    worst_ratio: float  # the largest |error| / allowed error over the elements; at most 1 when ok
-    worst_index: tuple[int, ...] | None
-    message: str
-
-
 def validate(actual: np.ndarray, exp: Expectation, factor: float = 8.0) -> Validation:
     """Whether ``actual`` is a correct fp32 result.
 
@@ -136,34 +128,6 @@ def validate(actual: np.ndarray, exp: Expectation, factor: float = 8.0) -> Valid
         return Validation(False, math.inf, math.inf, None, f"output shape {actual.shape}, expected {exp.expected.shape}")
     allowed = factor * math.sqrt(exp.terms) * EPS32 * exp.magnitude + np.finfo(np.float32).tiny
     return within(actual, exp.expected, allowed)
-
-
-def within(actual: np.ndarray, expected: np.ndarray, allowed) -> Validation:
-    """The verdict on a float output whose every element may differ from ``expected`` by ``allowed``
-    (an array of the output's shape, or a number): the worst element, how many are wrong, a message."""
-    a = np.asarray(actual)
-    finite = np.isfinite(a)
-    if not finite.all():
-        bad = tuple(int(i) for i in np.argwhere(~finite)[0])
-        return Validation(False, math.inf, math.inf, bad, f"non-finite output, first at {bad}: {a[bad]}")
-    # One float64 buffer holds the errors, then their ratios to what is allowed: a search checks every point
-    # against its reference, and a copy per step took three times as long (SGEMM 1024: 15 -> 4 ms).
-    ratio = np.subtract(a, expected, dtype=np.float64)
-    np.abs(ratio, out=ratio)
-    max_abs = float(ratio.max()) if ratio.size else 0.0
-    allowed = np.broadcast_to(allowed, ratio.shape)
-    np.divide(ratio, allowed, out=ratio)
-    worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(ratio)), ratio.shape)) if ratio.size else None
-    worst_ratio = float(ratio[worst]) if worst is not None else 0.0
-    if worst_ratio <= 1.0:
-        return Validation(True, max_abs, worst_ratio, worst, f"ok (max error {max_abs:.3g}, {worst_ratio:.2g} of allowed)")
-    wrong = int(np.count_nonzero(ratio > 1.0))
-    got, want = float(a[worst]), float(expected[worst])
-    return Validation(
-        False, max_abs, worst_ratio, worst,
-        f"{wrong} of {ratio.size} elements wrong; worst at {worst}: got {got:.6g}, expected "
-        f"{want:.6g} (error {abs(got - want):.3g}, {worst_ratio:.3g}x the allowed {allowed[worst]:.3g})",
-    )  # fmt: skip
 
 
 # -- measured references -------------------------------------------------------------------------------
