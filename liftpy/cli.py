@@ -31,6 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+    for command in sub.choices.values():
+        # An option is spelt out: argparse would take a prefix of one (--device 1 as show's --device-key).
+        command.allow_abbrev = False
     return parser
 
 

@@ -71,6 +71,9 @@ CASES = [
     ("explore {MATMUL} -s M=4,N=4,K=4 --db {tmp}/a.sqlite --budget soon", "soon"),
     ("explore {MATMUL} -s M=4,N=4,K=4 --db {tmp}/a.sqlite --rules noSuchRule", "noSuchRule"),
     ("explore conv --layer 3,3 --db {tmp}/a.sqlite", "3,3"),
+    ("explore conv --layer vgg16:5 -s N=4 --db {tmp}/a.sqlite", "sizes from --layer"),  # -s was ignored
+    ("explore conv --layer vgg16:5 --spatial 8 --db {tmp}/a.sqlite", "add --reduced"),  # was ignored
+    ("explore {MATMUL} -s M=4,N=4,K=4 --reduced --db {tmp}/a.sqlite", "--reduced is for conv"),  # was ignored
     ("explore {MATMUL} -s M=4,N=4,K=4 --relu --db {tmp}/a.sqlite", "relu"),
     ("explore conv --layer vgg99:1 --db {tmp}/a.sqlite", "vgg99"),
     ("explore {missing} -s M=4 --db {tmp}/a.sqlite", "nowhere.lift"),
@@ -87,6 +90,9 @@ CASES = [
     ("pareto conv --layer vgg16:7 --db {tmp}/missing.sqlite", "missing.sqlite"),
     ("pareto {MATMUL} -s M=x --db {tmp}/a.sqlite", "got 'x'"),
     ("show --db {junkdb}", "notsqlite.sqlite"),
+    ("show --db {tmp}/a.sqlite --device 1", "unrecognized arguments: --device"),  # was taken as --device-key
+    ("explore {STENCIL} -s H=8,W=8 --db {tmp}/p.sqlite --plot {tmp}/f.svg", "ending in .png"),  # was checked after exploring
+    ("explore {STENCIL} -s H=8,W=8 --db {tmp}/p.sqlite --plot {junkdb}/f.png", "not a writable folder"),
     ("show conv --layer 1,2,3 --db {tmp}/a.sqlite", "1,2,3"),
     ("probe --device 97 --out {tmp}/p.json", "device"),
 ]

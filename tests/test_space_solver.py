@@ -464,3 +464,20 @@ def test_constraints_are_tidied_inside_minima():
     before, after = compile_predicate(pred, names), compile_predicate(tidy, names)
     grid = itertools.product(range(0, 9), range(3, 12), range(1, 40))
     assert all(before(*g) == after(*g) for g in grid)
+
+
+@pytest.mark.timeout(60)  # each took minutes: the candidates of a size-long range visited one by one
+def test_a_parameter_ranging_over_a_billion_values_is_narrowed_to_divisors_without_visiting_them():
+    a, b = sympy.symbols("a b", integer=True, positive=True)
+    big = 2_000_000_000
+    space = Space((Parameter("a", lo=1, hi=12), Parameter("b", lo=1, hi=big)),
+                  (Constraint(sympy.Eq(sympy.Mod(a, b), 0), "b divides a", "split", "algorithmic"),))
+    counted = solve(space)
+    assert counted.size.valid == sum(len([d for d in range(1, 13) if x % d == 0]) for x in range(1, 13))
+    assert counted.plan.search_domains["b"].values == tuple(range(1, 13))
+    # A constraint that no value can meet (a buffer too large for 32-bit indices, say) empties the space
+    # before any narrowing, and is the one named.
+    never = Constraint(sympy.Lt(big * big, 2**31), "the buffer has too many elements", "codegen:int_index", "hardware")
+    empty = dataclasses.replace(space, constraints=space.constraints + (never,))
+    assert solve(empty).size.valid == 0
+    assert "too many elements" in str(explain(empty))

@@ -90,3 +90,16 @@ def test_variants_command_prints_variants_with_rules():
     assert "distinct lowered variants" in r.stdout
     assert "rules: mapGlb1 -> mapGlb0" in r.stdout
     assert "valid configurations:" in r.stdout
+
+
+def test_variants_with_sizes_count_within_the_default_devices_limits(tmp_path):
+    """An 8 GB input fits no device here: variants -s said 4 valid variants, explore found none to run."""
+    prog = tmp_path / "neg.lift"
+    prog.write_text("def f(x: [float]N) =\n  map(fun(a) => neg(a), x)\n")
+    runs = {flag: subprocess.Popen([sys.executable, "-m", "liftpy", "variants", str(prog), "-s", "N=2000000000", *flag],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for flag in ((), ("--no-device",))}
+    out = {flag: p.communicate(timeout=300) for flag, p in runs.items()}
+    assert all(p.returncode == 0 for p in runs.values()), out
+    assert out[()][0].startswith("f: 0 distinct lowered variants") and "--no-device" in out[()][0], out[()]
+    assert out[("--no-device",)][0].startswith("f: 4 distinct lowered variants"), out[("--no-device",)]

@@ -38,8 +38,9 @@ def cmd_space(args) -> int:
     where = f" on {profile.device} ({profile.source})" if profile is not None else " (no device limits)"
     print(f"{program.name} with {', '.join(f'{k} = {v}' for k, v in sizes.items()) or 'no sizes'}{where}\n")
     print(format_space(space, counted, explanation=why))
-    if counted.size.valid and args.samples:
-        print(f"\n{min(args.samples, counted.size.valid)} uniformly drawn valid configurations:")
-        for cfg in sample(counted, min(args.samples, counted.size.valid), seed=args.seed):
+    if counted.size.valid and args.samples and space.parameters:  # (without parameters the one configuration is empty)
+        n = min(args.samples, counted.size.valid)
+        print(f"\n{n} uniformly drawn valid configuration{'s' if n != 1 else ''}:")
+        for cfg in sample(counted, n, seed=args.seed):
             print("  " + ", ".join(f"{k} = {v}" for k, v in cfg.items()))
     return 0 if counted.size.valid else 1

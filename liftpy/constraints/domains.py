@@ -382,7 +382,10 @@ def narrow_by_divisibility(
             if unbounded:
                 continue
             cur = out[name]
-            narrowed = tuple(v for v in cur.values if v in allowed)
+            if isinstance(cur.values, range):  # (the divisors are few; a range may hold a size's billion values)
+                narrowed = tuple(sorted(v for v in allowed if v in cur.values))
+            else:
+                narrowed = tuple(v for v in cur.values if v in allowed)
             if len(narrowed) < len(cur):
                 out[name] = Domain(name, narrowed, cur.rule + f", divisors of {d.dividend}")
     return out

@@ -102,6 +102,8 @@ def infer_space(
         add(r.predicate, lambda r=r: f"{r.message} (in {r.where})", r.primitive, "algorithmic")
     for r in extra:
         add(r.predicate, r.message, r.rule, "algorithmic")
+    for pred, origin, prim in index_constraints(program, placements or {}):
+        add(pred, origin, prim, "hardware")
     if profile is not None:
         for pred, origin, prim in hardware_constraints(program, profile, placements or {}):
             add(pred, origin, prim, "hardware")
@@ -158,6 +160,24 @@ def _tidy_side(e):
     return sympy.factor(sympy.cancel(e))
 
 
+def index_constraints(program: Program, placements: Mapping[str, str]) -> list[tuple]:
+    """(predicate, origin, primitive): every buffer a program's kernels read or write holds at most
+    ``INT_INDEX_MAX`` elements, since kernels index with 32-bit ints.  Code generation's limit, not a
+    device's: it holds with or without a profile (``liftpy variants --no-device`` counted valid variants
+    that code generation then refused)."""
+    from ..ir.kernels import split_kernels
+
+    buffers = [(f"input {p.name}", flat_count(t)) for p, t in zip(program.params, program.param_types)
+               if placements.get(p.name, "buffer") == "buffer"]
+    stages = split_kernels(program)
+    for st in stages:
+        label = f" (kernel {st.program.name})" if len(stages) > 1 else ""
+        buffers.append((f"{st.output}{label}", flat_count(typecheck(st.program).type)))
+    return [(sympy.Lt(count, INT_INDEX_MAX + 1),
+             lambda name=name, count=count: f"the buffer {name} has {count} elements; kernels index with 32-bit ints",
+             "codegen:int_index") for name, count in buffers]
+
+
 def hardware_constraints(program: Program, profile, placements: Mapping[str, str]) -> list[tuple]:
     """(predicate, origin, primitive) for the device limits a program's launch and memory must respect;
     for a pipeline, those of each of its kernels.  ``origin`` is a function making the message."""
@@ -171,12 +191,10 @@ def hardware_constraints(program: Program, profile, placements: Mapping[str, str
         t = typecheck(st.program).type
         out.extend((pred, lambda o=origin, label=label: o() + label, prim)
                    for pred, origin, prim in _kernel_limits(st.program, t, profile, placements))
-        # The buffer a stage writes: one allocation, indexed with 32-bit ints.
-        count = flat_count(t)
+        # The buffer a stage writes: one allocation (and, for any device, index_constraints).
         nbytes = memory_bytes(t)
         total_bytes += nbytes
         out.append((sympy.Le(nbytes, profile.max_alloc_bytes), lambda st=st, label=label, nbytes=nbytes: f"the buffer {st.output}{label} ({nbytes} bytes) must fit in one allocation ({profile.max_alloc_bytes} bytes)", "device:max_alloc_bytes"))
-        out.append((sympy.Lt(count, INT_INDEX_MAX + 1), lambda st=st, label=label, count=count: f"the buffer {st.output}{label} has {count} elements; kernels index with 32-bit ints", "codegen:int_index"))
     out.append((sympy.Le(total_bytes, profile.global_mem_bytes), lambda total_bytes=total_bytes: f"all buffers together ({total_bytes} bytes) must fit in the device's {profile.global_mem_bytes} bytes", "device:global_mem_bytes"))
     return out
 

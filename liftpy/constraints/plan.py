@@ -77,6 +77,8 @@ def plan_space(space: Space, constraints: Sequence[Constraint] | None = None, se
     domains = derive_domains(space, cons)
     names = space.names
     false_cons = tuple(c for c in cons if not c.names and not compile_predicate(c.predicate, [])())
+    if false_cons:  # nothing is valid: no candidates to narrow or order (sizes of 10^8 took minutes to narrow)
+        return Plan(space, cons, domains, domains, (), false_cons)
     shared = [c for c in cons if len(c.names) > 1]
     search = narrow_by_divisibility(domains, shared, _dependency_order(names, shared))
     # Group orders index into ``shared``; levels keep indices into ``cons`` for reporting.

@@ -11,8 +11,10 @@ def register(sub) -> None:
     p.add_argument("file", help="program in liftpy's text form")
     p.add_argument("--rules", action="append", default=[], metavar="FILE", help="extra rewrite rules in text form (repeatable)")
     p.add_argument("--size", "-s", action="append", metavar="NAME=VALUE", help="sizes: also count each variant's valid configurations and drop infeasible ones")
-    p.add_argument("--device", "-d", default=None, help="device whose limits bound the spaces (with --size)")
+    p.add_argument("--device", "-d", default=None, help="device whose limits bound the spaces (with --size; default: "
+                   "the default device, as explore and space use)")
     p.add_argument("--profile", default=None, metavar="FILE", help="device profile JSON (e.g. from liftpy probe)")
+    p.add_argument("--no-device", action="store_true", help="with --size: algorithmic constraints only, no device limits")
     p.add_argument("--depth", type=nonnegative_int, default=2, help="how many algorithmic macros one variant may combine (default 2)")
     p.add_argument("--no-images", action="store_true", help="do not place inputs in images")
     p.add_argument("--full", action="store_true", help="print each variant's program text")
@@ -58,9 +60,11 @@ def cmd_variants(args) -> int:
     if sizes:
         from ..constraints import solve
         from ..constraints.infer import variant_space
-        from ..host.profile import DeviceProfile, resolve_profile
+        from ..host.profile import resolve_profile
 
-        profile = resolve_profile(args.device, args.profile) if (args.device is not None or args.profile) else None
+        # The default device's limits unless told otherwise, as explore and space: a variant counted valid
+        # here that no device can run (a 40 GB buffer, a work-group too large) is not one explore would try.
+        profile = None if args.no_device else resolve_profile(args.device, args.profile)
         kept = []
         for v in variants:
             c = solve(variant_space(v, sizes, profile))
@@ -70,6 +74,8 @@ def cmd_variants(args) -> int:
         dropped = len(variants) - len(kept)
         variants = kept
     print(f"{program.name}: {len(variants)} distinct lowered variants" + (f" ({dropped} more have no valid configuration for these sizes)" if sizes else ""))
+    if sizes and not variants and dropped and profile is not None:
+        print(f"(within the limits of {profile.device}; --no-device counts without them)")
     for i, v in enumerate(variants[: args.max] if args.max else variants):
         rules = " -> ".join(s.rule + (f"[{', '.join(s.params)}]" if s.params else "") for s in v.trace)
         params = ", ".join(map(str, v.params)) or "none"

@@ -18,9 +18,21 @@ def _layer(args):
     from .layers import get_layer
 
     layer = get_layer(args.layer)
+    given = _reduction_options(args)
     if getattr(args, "reduced", False):
-        layer = layer.reduced(spatial=args.spatial, channels=args.channels, kernels=args.kernels)
+        layer = layer.reduced(**{k: getattr(args, k) or v for k, v in _REDUCED_DEFAULTS.items()})
+    elif given:
+        raise TuningError(f"{', '.join(given)} shape{'s' if len(given) == 1 else ''} the layer --reduced makes; add "
+                          "--reduced, or leave " + ("it" if len(given) == 1 else "them") + " out")
     return layer
+
+
+_REDUCED_DEFAULTS = {"spatial": 16, "channels": 8, "kernels": 8}
+
+
+def _reduction_options(args) -> list[str]:
+    """The options of ``--reduced`` given on the command line (their defaults are None, to tell)."""
+    return [f"--{k}" for k in _REDUCED_DEFAULTS if getattr(args, k, None) is not None]
 
 
 def _operator(args):
@@ -32,9 +44,16 @@ def _operator(args):
     if target == "conv":
         if not args.layer:
             raise TuningError("conv needs --layer (vgg16:0 ... vgg16:24, alexnet:0, or C,H,W,M,K,stride,pad)")
+        if getattr(args, "sizes", None):
+            raise TuningError("-s is for a program or a library operator; conv takes its sizes from --layer "
+                              "(vgg16:0 ... vgg16:24, alexnet:0, or C,H,W,M,K,stride,pad)")
         return ConvOperator.of(_layer(args), relu=getattr(args, "relu", False))
     if args.layer:
         raise TuningError(f"--layer is for conv; give the sizes of {target} with -s NAME=VALUE,...")
+    unused = (["--reduced"] if getattr(args, "reduced", False) else []) + _reduction_options(args)
+    if unused:
+        raise TuningError(f"{', '.join(unused)} {'is' if len(unused) == 1 else 'are'} for conv --layer; give the sizes "
+                          f"of {target} with -s NAME=VALUE,...")
     if getattr(args, "relu", False):
         raise TuningError(f"--relu is for conv; write the ReLU into {target} (map(relu, ...)) or use the library's "
                           "conv2d:...,relu=1")
@@ -49,9 +68,9 @@ def _operator(args):
 def _layer_args(p, required=True) -> None:
     p.add_argument("--layer", "-l", required=required, help="vgg16:0 ... vgg16:24, alexnet:0, or C,H,W,M,K,stride,pad")
     p.add_argument("--reduced", action="store_true", help="a smaller version of the layer (same kernel, stride, padding)")
-    p.add_argument("--spatial", type=positive_int, default=16, help="with --reduced: height and width at most this (default 16)")
-    p.add_argument("--channels", type=positive_int, default=8, help="with --reduced: input channels at most this (default 8)")
-    p.add_argument("--kernels", type=positive_int, default=8, help="with --reduced: kernels at most this (default 8)")
+    p.add_argument("--spatial", type=positive_int, default=None, help="with --reduced: height and width at most this (default 16)")
+    p.add_argument("--channels", type=positive_int, default=None, help="with --reduced: input channels at most this (default 8)")
+    p.add_argument("--kernels", type=positive_int, default=None, help="with --reduced: kernels at most this (default 8)")
     p.add_argument("--relu", action="store_true", help="the layer with a ReLU after its bias, fused into the kernels "
                                                         "(a problem of its own in the store)")
 
@@ -131,6 +150,7 @@ def parse_duration(text: str | None) -> float | None:
 
 def cmd_explore(args) -> int:
     from .engine import plot
+    from .pareto import check_plot_path
 
     if args.jobs is not None and args.jobs < 1:
         raise TuningError(f"--jobs must be at least 1, got {args.jobs}")
@@ -139,6 +159,7 @@ def cmd_explore(args) -> int:
 
         parse_workers(args.workers)  # a malformed spec is refused before any work starts
     op = _operator(args)
+    check_plot_path(args.plot or _default_plot(args.db, op.name))  # before the exploration, not after it
     try:
         result = _explore(op, args)
     except KeyboardInterrupt:
@@ -161,7 +182,7 @@ def cmd_explore(args) -> int:
               "asked for: run the same command again to go on")
     if result.lost_workers:
         print(f"{result.lost_workers} device worker(s) died; {result.requeued} point(s) ran again on another")
-    print(f"time/memory Pareto frontier ({len(result.frontier)} points) on {result.device}:")
+    print(f"time/memory Pareto frontier ({len(result.frontier)} point{'s' if len(result.frontier) != 1 else ''}) on {result.device}:")
     print(result.table())
     if result.frontier:
         path = plot(args.db, op, args.plot or _default_plot(args.db, op.name), device=result.device)

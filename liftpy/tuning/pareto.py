@@ -14,6 +14,7 @@ stored records or fresh ``ReferenceResult`` objects (anything with ``time_ms``, 
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -109,6 +110,22 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: 
     return "\n".join([line(header), line(["-" * w for w in widths])] + [line(row) for row in rows])
 
 
+def check_plot_path(path: str | Path) -> Path:
+    """Refuse a plot path that cannot be written, before an exploration rather than after it: a PNG (a name
+    ending otherwise would hold a PNG under another suffix) whose folder exists or can be made and written."""
+    path = Path(path)
+    if path.suffix.lower() != ".png":
+        raise TuningError(f"the plot {path} is a PNG: give a path ending in .png")
+    if path.is_dir():
+        raise TuningError(f"the plot {path} is a directory; give a file path ending in .png")
+    folder = next((d for d in (path.parent, *path.parent.parents) if d.exists()), Path("."))
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise TuningError(f"cannot write the plot {path}: {folder} is not a writable folder; give another path")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise TuningError(f"cannot write the plot {path}: the file is not writable; give another path")
+    return path
+
+
 def plot_frontier(
     records: Iterable[Record],
     frontier: Sequence[Record],
@@ -147,7 +164,7 @@ def plot_frontier(
     ax.set_title(title or "time / memory Pareto frontier")
     ax.grid(True, which="both", lw=0.3, alpha=0.6)
     ax.legend(fontsize=8, loc="best")
-    path = Path(path)
+    path = check_plot_path(path)
     fig.tight_layout()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)  # as a store's folder is made for it
