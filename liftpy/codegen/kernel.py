@@ -407,7 +407,6 @@ def _image_input(em: Emitter, cname: str, t: Type):
     return buf, V.ImageView(buf, c)
 
 
-@lru_cache(maxsize=64)
 @lru_cache(maxsize=256)
 def _program_text(program: Program) -> str:
     """The program as the header prints it: the same for every configuration a search generates, so it
