@@ -40,10 +40,17 @@ def on_simulator() -> bool:
 def shared_derivation_cache(tmp_path_factory):
     """One cache of derived variants for the whole run (in a fresh directory, so nothing is read from an
     earlier run or the user's cache): the convolution's 3,000 variants are derived once, not once per
-    module that needs them; the command-line tests' subprocesses inherit it."""
+    module (or per xdist worker) that needs them; the command-line tests' subprocesses inherit it."""
     if os.environ.get("LIFTPY_CACHE_DIR"):
         yield
         return
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # One for all of xdist's workers (their base folders share this run's parent): what one derived, the
+        # other reads instead of deriving it again.  Its entries are written atomically (tuning.cache).
+        folder = tmp_path_factory.getbasetemp().parent / "liftpy-cache"
+        folder.mkdir(exist_ok=True)
+    else:
+        folder = tmp_path_factory.mktemp("liftpy-cache")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("LIFTPY_CACHE_DIR", str(tmp_path_factory.mktemp("liftpy-cache")))
+        mp.setenv("LIFTPY_CACHE_DIR", str(folder))
         yield

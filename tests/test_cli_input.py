@@ -62,6 +62,8 @@ CASES = [
     ("space {PIPELINE} --size M=-3", "positive"),
     ("space {PIPELINE} --samples -5", "non-negative"),
     ("space {STENCIL} --size n=16", "no size n"),
+    ("space {PIPELINE} --size C=8", "no value for the sizes H, M, W"),  # they were tuning parameters of 1..3
+    ("variants {MATMUL} --size M=16", "no value for the sizes K, N"),
     ("explore {MATMUL} -s M=-3,N=4,K=4 --db {tmp}/a.sqlite", "positive"),
     ("explore {MATMUL} -s M=4 --db {tmp}/a.sqlite", "N"),
     ("explore {MATMUL} -s M=4,N=4,K=4,Q=2 --db {tmp}/a.sqlite", "no size Q"),

@@ -24,11 +24,12 @@ def cmd_space(args) -> int:
     from . import explain, format_space, sample, solve
     from .infer import infer_space
 
-    from ..ir.analysis import refuse_unknown_sizes
+    from ..ir.analysis import refuse_missing_sizes, refuse_unknown_sizes
 
     program = read_program(args.file)
     sizes = parse_sizes(args.size)
     refuse_unknown_sizes(program, sizes)
+    refuse_missing_sizes(program, sizes)
     profile = None
     if not args.no_device:
         profile = DeviceProfile.load(args.profile) if (args.profile and args.device == "none") else resolve_profile(args.device, args.profile)

@@ -52,6 +52,23 @@ def refuse_unknown_sizes(program: Program, names) -> None:
         raise InputError(f"{program.name} has no size {', '.join(unknown)}; its sizes are {', '.join(sorted(known)) or 'none'}")
 
 
+def refuse_missing_sizes(program: Program, names) -> None:
+    """Raise ``InputError`` naming the sizes of ``program``'s inputs that ``names`` lacks: counted without
+    them, a size becomes a tuning parameter of candidates 1..3 and the space answers another question."""
+    from ..errors import InputError
+    from .types import free_size_symbols
+
+    given = {str(k) for k in names}
+    needed = set()
+    for t in program.param_types:
+        needed |= {str(s) for s in free_size_symbols(t)}
+    missing = sorted(needed - given)
+    if missing:
+        raise InputError(f"no value for the size{'s' if len(missing) > 1 else ''} {', '.join(missing)} of {program.name}'s "
+                         f"inputs: give {'it' if len(missing) == 1 else 'them'} with -s "
+                         + ",".join(f"{m}=..." for m in missing))
+
+
 def size_symbols(program: Program) -> set[str]:
     """Names of every size variable and tuning parameter a program mentions (in its input types, the
     static arguments of its primitives and the types of its literals)."""

@@ -50,9 +50,10 @@ def within(actual: np.ndarray, expected: np.ndarray, allowed) -> Validation:
         bad = np.where(expected_finite, ~finite, ~same)
         if bad.any():
             at = _first(bad)
+            what = "non-finite output" if expected_finite[at] else "output unlike the reference's non-finite value"
             return Validation(False, math.inf, math.inf, at,
-                              f"{int(np.count_nonzero(bad))} of {a.size} elements wrong; first at {at}: got {a[at]}, "
-                              f"expected {e[at]}")
+                              f"{what}: {int(np.count_nonzero(bad))} of {a.size} elements wrong; first at {at}: "
+                              f"got {a[at]}, expected {e[at]}")
         a = np.where(expected_finite, a, 0.0)
         e = np.where(expected_finite, e, 0.0)
         allowed = np.where(expected_finite, allowed, 1.0)  # (the positions that matched, with error 0)

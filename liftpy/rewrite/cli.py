@@ -31,12 +31,14 @@ def cmd_variants(args) -> int:
     from .explore import ExploreOptions, explore_all
     from .text_rules import load_rules
 
-    from ..ir.analysis import refuse_unknown_sizes
+    from ..ir.analysis import refuse_missing_sizes, refuse_unknown_sizes
     from ..ir.typecheck import typecheck
 
     program = read_program(args.file)
     sizes = parse_sizes(args.size)
     refuse_unknown_sizes(program, sizes or {})
+    if sizes:  # (without sizes, the variants are listed with symbolic ones)
+        refuse_missing_sizes(program, sizes)
     # An ill-typed program, or sizes it cannot take, has no variant (none with a valid configuration): said
     # here with the primitive and where, not as "0 distinct lowered variants".  Sizes not given stay symbolic.
     typecheck(program, bindings=sizes or None)

@@ -192,7 +192,8 @@ def _sigint_held():
     process: the new process inherits the blocked signal through fork and exec, and keeps it blocked until the
     worker's body ignores it (``_worker_main``); the pools' other processes keep it blocked.  The driver loses
     nothing meanwhile: a Ctrl-C goes to another of its threads (numpy's are there), whose handler tells the
-    main thread, or waits until the main thread unblocks it.  Ignoring SIGINT in the driver instead, for the
+    main thread, or waits until the main thread unblocks it; the main thread's handler runs once the process
+    is started.  Ignoring SIGINT in the driver instead, for the
     child to inherit, lost a Ctrl-C that came while a worker started (the exploration ran on to its end).
     Where there are no signal masks (Windows), SIGINT is ignored meanwhile, as it was.  Signal handlers
     belong to the main thread; elsewhere nothing changes."""
@@ -200,11 +201,22 @@ def _sigint_held():
         yield
         return
     if hasattr(signal, "pthread_sigmask"):
+        # Another thread's Ctrl-C runs the driver's handler in the main thread at once, which raised
+        # KeyboardInterrupt in the middle of writing the new process's start-up data: the process then
+        # printed an EOFError traceback.  The handler is deferred until the process is started.
+        pending = []
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: pending.append(signum))
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             yield
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+            signal.signal(signal.SIGINT, previous)
+            if pending:
+                if callable(previous):
+                    previous(signal.SIGINT, None)
+                elif previous == signal.SIG_DFL:
+                    signal.raise_signal(signal.SIGINT)
         return
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
