@@ -177,6 +177,15 @@ def test_a_python_file_with_its_own_user_function_is_explored_shown_and_kept_apa
     assert r.returncode != 0 and "holds several problems" in r.stderr and r.stderr.count("rowdist#") == 2, r.stderr
 
 
+def _as_from_a_terminal() -> None:
+    """SIGINT as a terminal's shell gives it to a command: handled by default, not blocked.  A process
+    inherits an ignored SIGINT, and under xdist the test process had it ignored after some earlier test
+    (the driver then ignored the Ctrl-C and ran to its end, as a command started in the background with
+    ``cmd &`` rightly does)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def test_an_interrupt_while_workers_start_stops_cleanly_and_says_what_is_kept(tmp_path):
     """Ctrl-C reaches the whole process group: the workers, still importing, leave it to the driver (no
     KeyboardInterrupt traceback from each), and the driver says how many points are kept and how to go on."""
@@ -184,7 +193,8 @@ def test_an_interrupt_while_workers_start_stops_cleanly_and_says_what_is_kept(tm
     proc = subprocess.Popen([sys.executable, "-m", "liftpy", "explore", str(matmul), "-s", "M=16,N=16,K=16",
                              "--samples", "30", "--search", "uniform", "--jobs", "2", "--db", str(tmp_path / "r.sqlite")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)}, start_new_session=True)
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, start_new_session=True,
+                            preexec_fn=_as_from_a_terminal)
     time.sleep(2.5)  # the driver is up and the measuring worker is importing
     os.killpg(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=120)
