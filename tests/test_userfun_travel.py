@@ -179,9 +179,9 @@ def test_a_python_file_with_its_own_user_function_is_explored_shown_and_kept_apa
 
 def _as_from_a_terminal() -> None:
     """SIGINT as a terminal's shell gives it to a command: handled by default, not blocked.  A process
-    inherits an ignored SIGINT, and under xdist the test process had it ignored after some earlier test
-    (the driver then ignored the Ctrl-C and ran to its end, as a command started in the background with
-    ``cmd &`` rightly does)."""
+    inherits an ignored SIGINT: a test run started in the background by a non-interactive shell has it
+    ignored, and the driver then ignored the Ctrl-C and ran to its end, as a command started with ``cmd &``
+    rightly does."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
