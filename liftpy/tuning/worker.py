@@ -204,14 +204,20 @@ def _sigint_held():
         # Another thread's Ctrl-C runs the driver's handler in the main thread at once, which raised
         # KeyboardInterrupt in the middle of writing the new process's start-up data: the process then
         # printed an EOFError traceback.  The handler is deferred until the process is started.
+        # A driver that ignores SIGINT (started in the background) goes on ignoring it; a handler installed
+        # from C (``getsignal`` None) is left alone.
         pending = []
-        previous = signal.signal(signal.SIGINT, lambda signum, frame: pending.append(signum))
+        previous = signal.getsignal(signal.SIGINT)
+        defer = previous is not None and previous != signal.SIG_IGN
+        if defer:
+            signal.signal(signal.SIGINT, lambda signum, frame: pending.append(signum))
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             yield
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-            signal.signal(signal.SIGINT, previous)
+            if defer:
+                signal.signal(signal.SIGINT, previous)
             if pending:
                 if callable(previous):
                     previous(signal.SIGINT, None)
