@@ -65,8 +65,8 @@ def refuse_missing_sizes(program: Program, names) -> None:
     missing = sorted(needed - given)
     if missing:
         raise InputError(f"no value for the size{'s' if len(missing) > 1 else ''} {', '.join(missing)} of {program.name}'s "
-                         f"inputs: give {'it' if len(missing) == 1 else 'them'} with -s "
-                         + ",".join(f"{m}=..." for m in missing))
+                         f"inputs: {program.name} needs a value for {'it' if len(missing) == 1 else 'each'} (give -s "
+                         + ",".join(f"{m}=..." for m in missing) + ")")
 
 
 def size_symbols(program: Program) -> set[str]:

@@ -27,9 +27,9 @@ import numpy as np
 
 from ..errors import InputError, LiftError
 from ..ir.expr import Program
-from ..ir.analysis import refuse_unknown_sizes
+from ..ir.analysis import refuse_missing_sizes, refuse_unknown_sizes
 from ..ir.inputs import input_shapes, random_inputs  # noqa: F401 - the operators' inputs
-from ..ir.types import free_size_symbols, whole_number
+from ..ir.types import whole_number
 from ..ir.compare import Comparison, Validation, compare  # noqa: F401 - operators validate with them
 
 
@@ -124,10 +124,7 @@ class ProgramOperator(Operator):
         # rename the problem in the store (a new key, nothing resumed).  Said first: a misspelt size (m for M)
         # is also a missing one, and the misspelling is what to fix.
         refuse_unknown_sizes(self.prog, dict(self.size_values))
-        missing = sorted(str(s) for t in self.prog.param_types for s in free_size_symbols(t)
-                         if str(s) not in dict(self.size_values))
-        if missing:
-            raise InputError(f"{self.prog.name} needs a value for {', '.join(dict.fromkeys(missing))} (give -s {missing[0]}=...)")
+        refuse_missing_sizes(self.prog, dict(self.size_values))
         for k, v in self.size_values:
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise InputError(f"size {k} of {self.prog.name} must be a positive integer, got {v!r}")
