@@ -745,3 +745,59 @@ def test_a_split_loop_keeps_the_compilers_unrolling(hint):
     loops = [x for x in S.walk(out.body) if isinstance(x, S.Loop)]
     assert [x.var.name for x in loops] == ["iq", "ir"]
     assert [x.compiler_unroll for x in loops] == [hint, hint]
+
+
+
+def _concrete_verdict(p, bindings):
+    """What type-checking with the values says: None when it passes with every requirement decided,
+    else the error (or the requirement left open)."""
+    from liftpy.errors import LiftTypeError
+    from liftpy.ir.typecheck import typecheck as check
+
+    try:
+        typing = check(p, bindings=bindings)
+    except LiftTypeError as e:
+        return str(e)
+    return None if not typing.requirements else "open: " + str(typing.requirements[0])
+
+
+@settings(max_examples=300, deadline=None)
+@given(programs(), st.integers(-2, 12), st.integers(-2, 12), st.integers(-2, 12))
+def test_check_sizes_from_the_symbolic_typing_accepts_only_what_checking_with_values_accepts(p, n, m, k):
+    from liftpy.errors import LiftError
+    from liftpy.ir import typecheck as tc
+
+    bindings = {"N": n, "M": m, "K": k}
+    slow = _concrete_verdict(p, bindings)
+    if tc._decided_by_symbolic_typing(p, bindings) is not None:
+        assert slow is None, f"the symbolic typing accepted what checking with the values refuses: {slow}"
+    try:  # check_sizes as a whole: the verdict of checking with the values, and its error
+        tc.check_sizes(p, bindings)
+        verdict = None
+    except LiftError as e:
+        verdict = str(e)
+    if slow is None:
+        assert verdict is None
+    elif not slow.startswith("open: "):
+        assert verdict == slow
+    else:
+        assert verdict is not None
+
+
+def test_check_sizes_from_the_symbolic_typing_decides_the_commonest_cases():
+    """Sizes that make every requirement and length hold are accepted without type-checking again with
+    the values; a window larger than its array and sizes below one are left to the check with values,
+    whose errors name the primitive."""
+    from liftpy.errors import LiftTypeError
+    from liftpy.ir import typecheck as tc
+
+    p = TARGETED["stencil (README)"]()
+    good = {"H": 8, "W": 5}
+    assert tc._decided_by_symbolic_typing(p, good) is not None
+    with mock.patch.object(tc, "typecheck", wraps=tc.typecheck) as spy:
+        tc.check_sizes(p, good)
+    assert all(c.kwargs.get("bindings") is None for c in spy.call_args_list)  # no check with the values
+    for bad, named in (({"H": 2, "W": 5}, "slide"), ({"H": 8, "W": 0}, "input data"), ({"H": -1, "W": 5}, "input data")):
+        assert tc._decided_by_symbolic_typing(p, bad) is None
+        with pytest.raises(LiftTypeError, match=named):
+            tc.check_sizes(p, bad)

@@ -42,6 +42,23 @@ def is_boundary(e: Expr) -> bool:
 
 def split_kernels(program: Program) -> list[Stage]:
     """The stages of a program, in execution order (a single stage for a program without boundaries)."""
+    hit = _SPLIT.get(id(program))
+    if hit is None or hit[0] is not program:
+        if len(_SPLIT) >= 1024:
+            _SPLIT.clear()
+        hit = _SPLIT[id(program)] = (program, _stages(program))
+    return list(hit[1])
+
+
+# The stages of each program split lately, by the program's identity (which the entry keeps alive): code
+# generation splits a variant's program again at every configuration of a search, and each split built
+# new stage programs, equal to the last ones but not the same objects, whose nodes hashed again wherever
+# code generation keys a memo by a sub-expression.  Not by equality: programs equal up to the names of
+# their bound variables are equal, and the buffers between stages are named after those.
+_SPLIT: dict = {}
+
+
+def _stages(program: Program) -> tuple[Stage, ...]:
     env: dict[str, Type] = {p.name: t for p, t in zip(program.params, program.param_types)}
     stages: list[Stage] = []
     body = program.body
@@ -56,7 +73,7 @@ def split_kernels(program: Program) -> list[Stage]:
         body = body.fn.f.body if name == v.name else substitute(body.fn.f.body, {v.name: Var(name)})
     name = program.name if not stages else f"{program.name}_{len(stages)}"
     stages.append(Stage(_stage_program(name, body, env, program), "out"))
-    return stages
+    return tuple(stages)
 
 
 def _stable_name(fresh: str, index: int, taken: set[str]) -> str:

@@ -10,7 +10,9 @@ first, so every requirement is decided.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 from typing import Mapping
 
@@ -68,6 +70,10 @@ def _text(message) -> str:
 class Typing:
     type: Type
     requirements: tuple[Requirement, ...]
+    # The lengths of the arrays the program makes (its inputs' too) that are not numbers yet: each must be
+    # at least one once the sizes have values (``_nonempty``).  Not requirements: the constraint
+    # inference never needed them, and ``check_sizes`` decides them with the values.
+    lengths: tuple = ()
 
 
 def _short(node) -> str:
@@ -86,6 +92,7 @@ class _Checker:
         self.bindings = {as_size(k) if isinstance(k, str) else k: sympy.sympify(v) for k, v in (bindings or {}).items()}
         self.requirements: list[Requirement] = []
         self._seen: set = set()
+        self.lengths: dict = {}  # (an ordered set) undecided lengths, for ``Typing.lengths``
         self.indexed: dict | None = None  # id of an x[i] node -> the type of x, while resolving them
 
     # -- the context primitives' type rules talk to ------------------------------------------------
@@ -117,22 +124,23 @@ class _Checker:
         key = (e, tuple((n, env[n]) for n in sorted(e.free_vars) if n in env))
         hit = _CACHE.get(key)
         if hit is None:
-            saved = self.requirements, self._seen
-            self.requirements, self._seen = [], set()
+            saved = self.requirements, self._seen, self.lengths
+            self.requirements, self._seen, self.lengths = [], set(), {}
             try:
                 t = self._type_of(e, env)
-                hit = (t, tuple(self.requirements))
+                hit = (t, tuple(self.requirements), tuple(self.lengths))
             finally:
-                self.requirements, self._seen = saved
+                self.requirements, self._seen, self.lengths = saved
             if len(_CACHE) > 200_000:
                 _CACHE.clear()
             _CACHE[key] = hit
-        t, reqs = hit
+        t, reqs, lengths = hit
         for r in reqs:
             k = (r.predicate, r.primitive)
             if k not in self._seen:
                 self._seen.add(k)
                 self.requirements.append(r)
+        self.lengths.update(dict.fromkeys(lengths))
         return t
 
     def _type_of(self, e: Expr, env: Mapping[str, Type]) -> Type:
@@ -150,7 +158,7 @@ class _Checker:
             if isinstance(fn, Primitive):
                 if fn.nargs >= 0 and len(e.args) != fn.nargs:
                     raise LiftTypeError(fn.text_name, f"takes {fn.nargs} data argument(s), got {len(e.args)}", _short(e))
-                return _nonempty(fn.typecheck(arg_types, _PrimCtx(self, fn, e, env)), fn.text_name, e)
+                return _nonempty(fn.typecheck(arg_types, _PrimCtx(self, fn, e, env)), fn.text_name, e, self.lengths)
             if isinstance(fn, UserFun):
                 try:
                     return fn.instantiate(arg_types)[0]
@@ -229,14 +237,14 @@ def typecheck(target: Program | Expr, env: Mapping[str, Type] | None = None, bin
     """Infer the type of a program (or an expression in ``env``) and collect its size requirements."""
     checker = _Checker(bindings)
     if isinstance(target, Program):
-        env = {p.name: _nonempty(subs_type(t, checker.bindings), f"input {p.name}")
+        env = {p.name: _nonempty(subs_type(t, checker.bindings), f"input {p.name}", None, checker.lengths)
                for p, t in zip(target.params, target.param_types)}
         body = target.body
     else:
         env = {k: subs_type(t, checker.bindings) for k, t in (env or {}).items()}
         body = target
     t = checker.type_of(body, env)
-    return Typing(t, tuple(checker.requirements))
+    return Typing(t, tuple(checker.requirements), tuple(checker.lengths))
 
 
 def resolve_indexing(program: Program) -> Program:
@@ -271,14 +279,15 @@ def _replace_callees(node, chosen: dict):
     return Call(fn, tuple(_replace_callees(a, chosen) for a in node.args))
 
 
-def _nonempty(t: Type, where: str, node=None) -> Type:
+def _nonempty(t: Type, where: str, node=None, undecided: dict | None = None) -> Type:
     """Arrays have at least one element: a length that is a number below one (a window larger than its
-    array, a split of nothing) is refused here, where the primitive that made it is known."""
+    array, a split of nothing) is refused here, where the primitive that made it is known.  Lengths that
+    are not numbers yet are added to ``undecided`` (a dict used as an ordered set)."""
     u = t
     while True:
         while isinstance(u, TupleType):
             for c in u.elems[1:]:
-                _nonempty(c, where, node)
+                _nonempty(c, where, node, undecided)
             u = u.elems[0] if u.elems else None
         if not isinstance(u, ArrayType):
             return t
@@ -286,9 +295,12 @@ def _nonempty(t: Type, where: str, node=None) -> Type:
         if n.is_Integer and n.p >= 1:  # (the commonest case, decided without a sympy comparison)
             u = u.elem
             continue
-        if n.is_number and n < 1:
-            raise LiftTypeError(where, f"produces an array of length {n} in {t}; arrays need at least one element",
-                                _short(node) if node is not None else None)
+        if n.is_number:
+            if n < 1:
+                raise LiftTypeError(where, f"produces an array of length {n} in {t}; arrays need at least one element",
+                                    _short(node) if node is not None else None)
+        elif undecided is not None:
+            undecided[n] = None
         u = u.elem
 
 
@@ -314,6 +326,9 @@ def _typed(e: Expr, env: tuple) -> Type:
 def check_sizes(program: Program, bindings: Mapping) -> Typing:
     """Type-check with every size and parameter given a value; raise if any requirement fails or
     remains undecided (a size without a value)."""
+    typing = _decided_by_symbolic_typing(program, bindings)
+    if typing is not None:
+        return typing
     typing = typecheck(program, bindings=bindings)
     if typing.requirements:
         free = set()
@@ -326,3 +341,82 @@ def check_sizes(program: Program, bindings: Mapping) -> Typing:
             typing.requirements[0].where,
         )
     return typing
+
+
+def _decided_by_symbolic_typing(program: Program, bindings: Mapping) -> Typing | None:
+    """``check_sizes``' answer from the program's symbolic typing, which is remembered across calls:
+    when the values make every requirement and every undecided length hold, type-checking with the values
+    would pass too.  None when they do not, or when this cannot tell: the caller then type-checks with the
+    values, which names the primitive that fails.  Code generation and the interpreter check every point
+    of a search this way; type-checking each point with its values took a twentieth of code generation.
+
+    Sound because the checks with values are the symbolic ones with the values put in: each type rule
+    either records a requirement, or decides it on the symbols, or leaves a length undecided.  A rule
+    decides on the symbols only from what their assumptions say (sizes are positive integers), so the
+    values must say the same: a value below one (or a number that is not an integer) is left to the
+    check with values."""
+    values = {}
+    for k, v in bindings.items():
+        sym = as_size(k) if isinstance(k, str) else k
+        value = sympy.sympify(v)
+        if not isinstance(sym, sympy.Symbol) or not value.is_Integer or (sym.is_positive and value < 1) \
+                or (sym.is_nonnegative and value < 0):
+            return None
+        values[sym] = value
+    try:
+        symbolic = typecheck(program)
+    except LiftTypeError:
+        return None
+    numbers = {k: int(v) for k, v in values.items()}
+    for r in symbolic.requirements:
+        if _evaluated(r.predicate, numbers) is not True:
+            return None
+    for n in symbolic.lengths:
+        v = _evaluated(n, numbers)
+        if v is None or isinstance(v, bool) or v < 1 or v != int(v):
+            return None
+    return Typing(subs_type(symbolic.type, values), (), ())
+
+
+def _evaluated(e, numbers: dict):
+    """The value of a size or of a condition on sizes with ``numbers`` for its symbols, in exact rational
+    arithmetic (sympy's ``Mod`` is ``a - b*floor(a/b)``, Python's ``%`` on Fractions); None for anything
+    else, and for a symbol without a number (``substitute_sizes`` builds a sympy expression for each
+    one: 40 microseconds, against a few here)."""
+    if e.is_Integer:
+        return int(e)
+    if e.is_Symbol:
+        return numbers.get(e)
+    if e.is_Rational:
+        return Fraction(int(e.p), int(e.q))
+    if e is sympy.true or e is sympy.false:
+        return bool(e)
+    args = [_evaluated(a, numbers) for a in e.args]
+    if any(a is None for a in args):
+        return None
+    if e.is_Add:
+        return sum(args[1:], args[0])
+    if e.is_Mul:
+        out = args[0]
+        for a in args[1:]:
+            out = out * a
+        return out
+    if e.is_Pow:
+        base, exp = args
+        if isinstance(exp, int) and not isinstance(exp, bool) and (exp >= 0 or base != 0):
+            return Fraction(base) ** exp
+        return None
+    if isinstance(e, sympy.Mod):
+        return args[0] % args[1] if args[1] != 0 else None
+    if isinstance(e, sympy.floor):
+        return math.floor(args[0])
+    if isinstance(e, sympy.Eq):
+        return args[0] == args[1]
+    if isinstance(e, sympy.Ne):
+        return args[0] != args[1]
+    if isinstance(e, (sympy.Ge, sympy.Gt, sympy.Le, sympy.Lt)):
+        a, b = args
+        return {sympy.Ge: a >= b, sympy.Gt: a > b, sympy.Le: a <= b, sympy.Lt: a < b}[type(e)]
+    if isinstance(e, sympy.And):
+        return all(args) if all(isinstance(a, bool) for a in args) else None
+    return None

@@ -1142,7 +1142,8 @@ def _conjunction(parts: list):
     return make_and(parts) if parts else sympy.true
 
 
-def substitute_simplified(e, mapping: Mapping, ranges: Ranges, seen: dict | None = None) -> sympy.Expr:
+def substitute_simplified(e, mapping: Mapping, ranges: Ranges, seen: dict | None = None,
+                          changed: frozenset | None = None) -> sympy.Expr:
     """``simplify(substitute(e, mapping), ranges)`` for a ``mapping`` of symbols to integers (an unrolled
     copy's counter) or to index expressions (a split loop's ``4*q + r``) whose symbols ``ranges`` bounds,
     in one walk: each sum, product, division and modulus above a replaced symbol is
@@ -1152,17 +1153,25 @@ def substitute_simplified(e, mapping: Mapping, ranges: Ranges, seen: dict | None
     simplified, and a comparison's substituted sides compared, as ``simplify_condition`` does, without
     building the substituted condition.  The rest (a modulus by a symbol, a disjunction) goes through
     ``substitute`` and ``simplify`` as it is.  ``seen``: results already computed for this mapping, kept
-    by the ranges of each expression's own symbols."""
+    by the ranges of each expression's own symbols.  ``changed``: when given, ``e`` was simplified
+    already with ``ranges`` but for the symbols of ``changed`` (the mapped ones, and those whose ranges
+    were different), so its parts without one of them are their own simplified forms (an unrolled copy's
+    indices: asking the simplifier's memo about each of those parts again was a third of the time of
+    substituting a copy's counter)."""
     e = _sympify(e)
-    return _substituted(e, mapping, ranges, {} if seen is None else seen)
+    return _substituted(e, mapping, ranges, {} if seen is None else seen, changed)
 
 
-def _substituted(e, mapping, ranges, seen: dict):
+def _substituted(e, mapping, ranges, seen: dict, changed: frozenset | None = None):
     if e.is_Symbol:
+        if changed is not None and e not in changed:
+            return e
         return simplify(mapping.get(e, e), ranges)
     if not e.args:
         return e
     syms = _symbols(e)
+    if changed is not None and syms.isdisjoint(changed):
+        return e
     if syms.isdisjoint(mapping):
         return simplify(e, ranges)
     key = (e, tuple([ranges.get(x) for x in syms]))
@@ -1170,7 +1179,7 @@ def _substituted(e, mapping, ranges, seen: dict):
     if hit is not None:
         return hit
     if isinstance(e, _REBUILT + (sympy.And,)):  # (a conjunction: a padding condition, its parts decided or simplified)
-        args = [_substituted(a, mapping, ranges, seen) for a in e.args]
+        args = [_substituted(a, mapping, ranges, seen, changed) for a in e.args]
         out = _conjunction(args) if isinstance(e, sympy.And) else _from_simplified(e, args, ranges)
     elif e.is_Relational and e.rel_op in _RATIONAL_COMPARISONS:
         sub: dict = {}

@@ -287,7 +287,7 @@ def _copy(loop: Loop, k: int, ranges: dict, changed: frozenset, plans: dict) -> 
                 return e
             if plan[0] == _SHIFT:
                 return plus_constant(plan[1], plan[2] * k)
-            return substitute_simplified(e, mapping, scope, done)
+            return substitute_simplified(e, mapping, scope, done, changed)
 
         return rewrite_stmt(s, copy, copy)
 
