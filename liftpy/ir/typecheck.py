@@ -5,7 +5,10 @@ and tuning parameters that the primitives' type rules need (``N % 4 == 0`` for a
 of length ``N``).  A requirement that is decidable from the sizes at hand is checked at once and raises
 ``LiftTypeError`` naming the primitive; the others are returned, each with the primitive and the
 sub-expression it comes from, for the constraint inference.  With ``bindings`` the sizes are substituted
-first, so every requirement is decided.
+first, so every requirement is decided.  ``check_sizes`` (a configured point: code generation, the
+interpreter) first tries the program's symbolic typing, remembered across points, with the values put into
+its requirements and into the array lengths it could not decide, and type-checks with the values only when
+that does not accept them.
 """
 
 from __future__ import annotations

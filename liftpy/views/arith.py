@@ -1155,9 +1155,9 @@ def substitute_simplified(e, mapping: Mapping, ranges: Ranges, seen: dict | None
     ``substitute`` and ``simplify`` as it is.  ``seen``: results already computed for this mapping, kept
     by the ranges of each expression's own symbols.  ``changed``: when given, ``e`` was simplified
     already with ``ranges`` but for the symbols of ``changed`` (the mapped ones, and those whose ranges
-    were different), so its parts without one of them are their own simplified forms (an unrolled copy's
-    indices: asking the simplifier's memo about each of those parts again was a third of the time of
-    substituting a copy's counter)."""
+    were different), so its parts without one of them are their own simplified forms, not asked about
+    again (an unrolled copy's indices: the copies of a sum of two quotients, two moduli and three terms
+    without the counter took 70 microseconds each instead of 85)."""
     e = _sympify(e)
     return _substituted(e, mapping, ranges, {} if seen is None else seen, changed)
 
