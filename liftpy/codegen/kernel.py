@@ -20,10 +20,11 @@ from functools import lru_cache, wraps
 from typing import Mapping
 
 from ..errors import CodegenError
+from ..ir.analysis import input_size_symbols
 from ..ir.expr import Program
 from ..ir.printer import show_program
 from ..ir.typecheck import check_sizes
-from ..ir.types import INT_INDEX_MAX, ArrayType, Type, VectorType, as_size, flat_count, free_size_symbols, memory_element, scalar_of, whole_number
+from ..ir.types import INT_INDEX_MAX, ArrayType, Type, VectorType, as_size, flat_count, memory_element, scalar_of, whole_number
 from ..views import view as V
 from ..views.arith import clear_memos
 from .emit import Ctx, Emitter
@@ -418,9 +419,7 @@ def _program_text(program: Program) -> str:
 def _header(program: Program, bindings: dict, launch: Launch) -> list[str]:
     from ..version import __version__
 
-    size_syms = set()
-    for t in program.param_types:
-        size_syms |= free_size_symbols(t)
+    size_syms = input_size_symbols(program)
     sizes = {k: v for k, v in bindings.items() if k in size_syms}
     params = {k: v for k, v in bindings.items() if k not in size_syms}
     fmt = lambda d: ", ".join(f"{k} = {v}" for k, v in sorted(d.items(), key=lambda kv: str(kv[0]))) or "none"

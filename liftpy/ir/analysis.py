@@ -52,17 +52,24 @@ def refuse_unknown_sizes(program: Program, names) -> None:
         raise InputError(f"{program.name} has no size {', '.join(unknown)}; its sizes are {', '.join(sorted(known)) or 'none'}")
 
 
+def input_size_symbols(program: Program) -> set:
+    """The size symbols of ``program``'s input types: the sizes a caller gives values (the others it
+    mentions are tuning parameters)."""
+    from .types import free_size_symbols
+
+    out = set()
+    for t in program.param_types:
+        out |= free_size_symbols(t)
+    return out
+
+
 def refuse_missing_sizes(program: Program, names) -> None:
     """Raise ``InputError`` naming the sizes of ``program``'s inputs that ``names`` lacks: counted without
     them, a size becomes a tuning parameter of candidates 1..3 and the space answers another question."""
     from ..errors import InputError
-    from .types import free_size_symbols
 
     given = {str(k) for k in names}
-    needed = set()
-    for t in program.param_types:
-        needed |= {str(s) for s in free_size_symbols(t)}
-    missing = sorted(needed - given)
+    missing = sorted({str(s) for s in input_size_symbols(program)} - given)
     if missing:
         raise InputError(f"no value for the size{'s' if len(missing) > 1 else ''} {', '.join(missing)} of {program.name}'s "
                          f"inputs: {program.name} needs a value for {'it' if len(missing) == 1 else 'each'} (give -s "

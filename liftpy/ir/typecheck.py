@@ -14,6 +14,7 @@ that does not accept them.
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -358,19 +359,18 @@ def _decided_by_symbolic_typing(program: Program, bindings: Mapping) -> Typing |
     decides on the symbols only from what their assumptions say (sizes are positive integers), so the
     values must say the same: a value below one (or a number that is not an integer) is left to the
     check with values."""
-    values = {}
+    numbers = {}
     for k, v in bindings.items():
         sym = as_size(k) if isinstance(k, str) else k
         value = sympy.sympify(v)
         if not isinstance(sym, sympy.Symbol) or not value.is_Integer or (sym.is_positive and value < 1) \
                 or (sym.is_nonnegative and value < 0):
             return None
-        values[sym] = value
+        numbers[sym] = int(value)
     try:
         symbolic = typecheck(program)
     except LiftTypeError:
         return None
-    numbers = {k: int(v) for k, v in values.items()}
     for r in symbolic.requirements:
         if _evaluated(r.predicate, numbers) is not True:
             return None
@@ -378,7 +378,11 @@ def _decided_by_symbolic_typing(program: Program, bindings: Mapping) -> Typing |
         v = _evaluated(n, numbers)
         if v is None or isinstance(v, bool) or v < 1 or v != int(v):
             return None
-    return Typing(subs_type(symbolic.type, values), (), ())
+    return Typing(subs_type(symbolic.type, {k: sympy.Integer(v) for k, v in numbers.items()}), (), ())
+
+
+_COMPARISONS = {sympy.Eq: operator.eq, sympy.Ne: operator.ne, sympy.Ge: operator.ge, sympy.Gt: operator.gt,
+                sympy.Le: operator.le, sympy.Lt: operator.lt}
 
 
 def _evaluated(e, numbers: dict):
@@ -413,13 +417,9 @@ def _evaluated(e, numbers: dict):
         return args[0] % args[1] if args[1] != 0 else None
     if isinstance(e, sympy.floor):
         return math.floor(args[0])
-    if isinstance(e, sympy.Eq):
-        return args[0] == args[1]
-    if isinstance(e, sympy.Ne):
-        return args[0] != args[1]
-    if isinstance(e, (sympy.Ge, sympy.Gt, sympy.Le, sympy.Lt)):
-        a, b = args
-        return {sympy.Ge: a >= b, sympy.Gt: a > b, sympy.Le: a <= b, sympy.Lt: a < b}[type(e)]
+    compare = _COMPARISONS.get(type(e))
+    if compare is not None:
+        return compare(*args)
     if isinstance(e, sympy.And):
         return all(args) if all(isinstance(a, bool) for a in args) else None
     return None
