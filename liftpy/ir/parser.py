@@ -187,8 +187,11 @@ class _ToRaw(lark.Transformer):
         name, *rest = c
         *params, result, opencl, body = rest
         params = [p for p in params if p is not None]
-        text = str(body)[1:-1].encode().decode("unicode_escape")
         try:
+            try:
+                text = str(body)[1:-1].encode().decode("unicode_escape")
+            except UnicodeDecodeError as e:
+                raise LiftError(f"user function {name}: its body has a malformed escape ({e.reason})") from None
             if opencl is not None:
                 return userfun(str(name), params, result, text, partial(_opencl_only, str(name)))
             return userfun_from_expression(str(name), params, result, text)

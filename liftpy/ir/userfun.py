@@ -5,15 +5,20 @@ interpreter.  Parameter types may be the type variable ``T`` (any scalar or vect
 every ``T`` of one call), so ``add`` works on ``float``, ``int`` and ``float4`` alike; the emitter then
 defines one C function per instantiation (``add_float4``).  ``vectorize(4, f)`` turns a scalar function
 into its ``float4`` version with the same body, as Lift's ``vectorize`` does.
+
+Two kinds of body.  One written as an expression (``userfun_from_expression``, or ``userfun f(a: float): float
+= "a * a"`` in the text form) is data: it is read by a grammar of its own (``userfun_expr``), and its C and its
+numpy semantics are both made from what was read, so no text of it reaches a kernel as written.  A body given
+as OpenCL C (``userfun(name, params, result, body, numpy_fn)`` in Python, ``= opencl "..."`` in the text form)
+is code, pasted into the kernel as it stands: a ``.lift`` file with ``opencl`` bodies is to be trusted as much
+as a ``.py`` file, and no more.
 """
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Callable
 
 import numpy as np
@@ -21,6 +26,7 @@ import sympy
 
 from ..errors import LiftError, LiftTypeError
 from .types import Float, Int, ScalarType, TupleType, Type, VectorType
+from .userfun_expr import Expression
 
 T = "T"  # the one type variable user functions may use: any scalar or vector type
 SCALAR_OF_T = "scalar(T)"  # result of a reduction over the lanes of T (dot)
@@ -38,6 +44,7 @@ class UserFun:
     base: "UserFun | None" = None
     expression: str | None = field(default=None, compare=False)  # the source of expression-defined functions
     tuples: bool = field(default=False, compare=False)  # T may also be a tuple (``id``, whose body copies)
+    tree: Expression | None = field(default=None, compare=False, repr=False)  # an expression's, also when vectorized
 
     def __reduce__(self):
         """User functions travel to worker processes (and into caches) with their programs: built-ins by
@@ -65,9 +72,7 @@ class UserFun:
     def __post_init__(self):
         if len(self.param_names) != len(self.param_types):
             raise LiftError(f"user function {self.name}: {len(self.param_names)} names for {len(self.param_types)} types")
-        if not isinstance(self.name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", self.name):
-            raise LiftError(f"user function name {self.name!r} is not a C identifier (letters, digits and _, "
-                            "not starting with a digit)")
+        _check_name(self.name)
 
     @property
     def key(self) -> tuple:
@@ -134,12 +139,17 @@ class UserFun:
         if self.result_type == T:
             if bound is None:
                 raise LiftError(f"user function {self.name}: result type T is not bound by any parameter")
-            return bound, {"T": bound}
-        if self.result_type == SCALAR_OF_T:
+            result = bound
+        elif self.result_type == SCALAR_OF_T:
             if not isinstance(bound, VectorType):
                 raise LiftTypeError(self.text_name, f"expects vector arguments, got {bound}")
-            return bound.scalar, {"T": bound}
-        return self.result_type, ({"T": bound} if bound is not None else {})
+            result = bound.scalar
+        else:
+            result = self.result_type
+        if self.tree is not None:
+            # An expression's meaning depends on its types: those of T, or of a vectorized function, are known here.
+            self.tree.check_call(self.text_name, arg_types, result)
+        return result, ({"T": bound} if bound is not None else {})
 
     def c_name(self, binding: dict) -> str:
         # A user's function is named apart (uf_): its name may be an OpenCL built-in (mad, sin), a C keyword,
@@ -167,6 +177,12 @@ class UserFun:
             body = body.replace("$T", _c_type(binding["T"]))
         body = "\n".join("  " + line for line in body.splitlines())
         return f"{ret} {self.c_name(binding)}({params}) {{\n{body}\n}}"
+
+
+def _check_name(name) -> None:
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", name):
+        raise LiftError(f"user function name {str(name)[:60]!r} is not a C identifier (letters, digits and _, "
+                        "not starting with a digit)")
 
 
 def _c_type(t: Type) -> str:
@@ -234,6 +250,7 @@ def vectorize(width, f: UserFun) -> UserFun:
         f.numpy,
         vector_width=width,
         base=f,
+        tree=f.tree,
     )
 
 
@@ -307,110 +324,18 @@ def lookup(name: str) -> UserFun | None:
 
 
 # --------------------------------------------------------------------------------------------------
-# User functions written as one arithmetic expression: both the C body and the numpy semantics come
-# from the same text, so text-defined functions need no Python.
-
-_C_TO_NUMPY = {
-    "fmax": np.maximum,
-    "fmin": np.minimum,
-    "max": np.maximum,
-    "min": np.minimum,
-    "sqrt": np.sqrt,
-    "exp": np.exp,
-    "fabs": np.abs,
-    "tanh": np.tanh,
-    "fmod": np.fmod,
-}
-
-
-class _AsInC(ast.NodeTransformer):
-    """The expression as numpy evaluates it with OpenCL C's meaning: ``/`` of two integers truncates (``1/3`` is
-    0, as the kernel computes it), ``%`` is C's remainder (the dividend's sign); what is not C arithmetic
-    (``**``, ``//``, chained comparisons) is refused here rather than by the OpenCL compiler, or computed
-    differently by the interpreter."""
-
-    _OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Mod)
-
-    def __init__(self, name: str, expression: str):
-        self.name, self.expression = name, expression
-
-    def refuse(self, what: str):
-        raise LiftError(f"user function {self.name}: {what} in '{self.expression}' is not OpenCL C arithmetic "
-                        "(+ - * / %, comparisons, and the functions " + ", ".join(sorted(_C_TO_NUMPY)) + ")")
-
-    def generic_visit(self, node):
-        if not isinstance(node, (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Call, ast.Name, ast.Constant, ast.Compare,
-                                 ast.Load, ast.USub, ast.UAdd, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
-                                 + self._OPS):
-            self.refuse(type(node).__name__.lower())
-        return super().generic_visit(node)
-
-    def visit_BinOp(self, node):
-        if not isinstance(node.op, self._OPS):
-            self.refuse({ast.Pow: "**", ast.FloorDiv: "//"}.get(type(node.op), type(node.op).__name__))
-        node = self.generic_visit(node)
-        if isinstance(node.op, (ast.Div, ast.Mod)):
-            helper = "_cdiv" if isinstance(node.op, ast.Div) else "_cmod"
-            return ast.Call(ast.Name(helper, ast.Load()), [node.left, node.right], [])
-        return node
-
-    def visit_Compare(self, node):
-        if len(node.ops) != 1:
-            self.refuse("a chained comparison")
-        return self.generic_visit(node)
-
-    def visit_Constant(self, node):
-        if not isinstance(node.value, (int, float)) or isinstance(node.value, bool):
-            self.refuse(repr(node.value))
-        return node
-
-
-def _integral(x) -> bool:
-    return np.issubdtype(np.asarray(x).dtype, np.integer)
-
-
-def _cdiv(a, b):
-    """C's ``/``: truncating between integers."""
-    if _integral(a) and _integral(b):
-        a, b = np.asarray(a), np.asarray(b)
-        q = np.abs(a) // np.abs(b)
-        return np.where((a < 0) != (b < 0), -q, q)
-    return np.true_divide(a, b)
-
-
-def _cmod(name: str, a, b):
-    """C's ``%``: between integers, with the dividend's sign."""
-    if not (_integral(a) and _integral(b)):
-        raise LiftError(f"user function {name}: % takes integers in OpenCL C; use fmod(a, b) for floats")
-    return np.fmod(a, b)
+# User functions written as one arithmetic expression (``userfun_expr``): data, read by a grammar of their own.
 
 
 def userfun_from_expression(name: str, params: list[tuple[str, Type | str]], result: Type | str, expression: str) -> UserFun:
-    """``userfun_from_expression("mad", [("a", Float), ...], Float, "a * b + c")``."""
-    names = [n for n, _ in params]
-    allowed = set(names) | set(_C_TO_NUMPY)
-    for ident in re.findall(r"[A-Za-z_][A-Za-z_0-9]*", re.sub(r"\d+\.\d*f?|\d+", " ", expression)):
-        if ident not in allowed:
-            raise LiftError(
-                f"user function {name}: unknown name '{ident}' in '{expression}' "
-                f"(parameters: {', '.join(names)}; functions: {', '.join(sorted(_C_TO_NUMPY))})"
-            )
-    py_expr = re.sub(r"(\d+\.\d*|\d+\.?\d*)f\b", r"\1", expression)
-    try:
-        tree = ast.parse(py_expr, f"<userfun {name}>", mode="eval")
-    except SyntaxError as e:
-        raise LiftError(f"user function {name}: '{expression}' is not an arithmetic expression ({e.msg})") from None
-    code = compile(ast.fix_missing_locations(_AsInC(name, expression).visit(tree)), f"<userfun {name}>", "eval")
-
-    def fn(*args):
-        env = {**_C_TO_NUMPY, "_cdiv": _cdiv, "_cmod": partial(_cmod, name)}
-        env.update({n: np.asarray(a) for n, a in zip(names, args)})
-        out = eval(code, {"__builtins__": {}}, env)
-        dtypes = [np.asarray(a).dtype for a in args]
-        return np.asarray(out).astype(dtypes[0] if dtypes else np.float32, copy=False)
-
-    c_expr = expression
-    return dataclasses.replace(userfun(name, params, result, f"return {c_expr};", fn), expression=expression)
-
-
-
+    """``userfun_from_expression("mad", [("a", Float), ...], Float, "a * b + c")``: the C body is printed from the
+    expression's syntax tree and the numpy semantics evaluate that tree (``liftpy.ir.userfun_expr`` says what
+    the expression may be and what it means)."""
+    _check_name(name)
+    if not isinstance(params, (list, tuple)) or not all(isinstance(p, (list, tuple)) and len(p) == 2 for p in params):
+        raise LiftError(f"user function {name}: its parameters are (name, type) pairs, got {str(params)[:80]}")
+    params = [(n, _type(name, t)) for n, t in params]
+    result = _type(name, result)
+    tree = Expression(name, params, result, expression)
+    f = userfun(name, params, result, f"return {tree.c};", tree)
+    return dataclasses.replace(f, expression=expression, tree=tree)
