@@ -48,7 +48,7 @@ def shared_derivation_cache(tmp_path_factory):
         # One for all of xdist's workers (their base folders share this run's parent): what one derived, the
         # other reads instead of deriving it again.  Its entries are written atomically (tuning.cache).
         folder = tmp_path_factory.getbasetemp().parent / "liftpy-cache"
-        folder.mkdir(exist_ok=True)
+        folder.mkdir(mode=0o700, exist_ok=True)  # (a folder others may write is no cache: tuning.cache)
     else:
         folder = tmp_path_factory.mktemp("liftpy-cache")
     with pytest.MonkeyPatch.context() as mp:

@@ -17,18 +17,37 @@ points as JSON, and a resumed run on this machine sends them straight to the mea
 
 The directory is ``$LIFTPY_CACHE_DIR`` or ``~/.cache/liftpy``; set ``LIFTPY_CACHE_DIR=off`` to disable it.
 A damaged or unreadable entry is ignored and derived again.
+
+Unpickling runs code, so only entries this user wrote are unpickled.  Folders are created 0700 and files
+0600.  Every entry is signed: ``cache.key`` in the directory (32 random bytes, created 0600 on first use, all
+at once: written aside and linked into place, so a concurrent process never reads half a key) is the key of
+an HMAC-SHA256 over the entry's name and pickled bytes, kept in the entry's first bytes and checked before
+anything is unpickled.  An entry that is unsigned (written by a liftpy before this), wrongly signed, cut
+short, signed for another name, in a folder or file not owned by this user, or writable by the group or
+others, is a miss, never unpickled and never an error: it is derived again (and replaced).  Where the
+directory or the key itself is not private (another owner, or group or others may write the directory or
+read the key), the cache is off for the run, with one warning line: whoever could write those could sign.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import os
 import pickle
+import secrets
+import stat
+import sys
 import threading
 from functools import lru_cache
 from pathlib import Path
 
 import sympy
+
+KEY_FILE = "cache.key"
+KEY_BYTES = 32
+MAGIC = b"liftpy-cache-hmac-sha256\n"  # what a signed entry starts with, before its MAC
+MAC_BYTES = hashlib.sha256().digest_size
 
 
 @lru_cache(maxsize=None)
@@ -46,11 +65,19 @@ def ruleset_version(subpackages: tuple = ("rewrite", "ir")) -> str:
     return h.hexdigest()[:16]
 
 
-def cache_dir() -> Path | None:
+def configured_dir() -> Path | None:
+    """The directory ``LIFTPY_CACHE_DIR`` names (or the default), None where it says off."""
     value = os.environ.get("LIFTPY_CACHE_DIR")
     if value and value.lower() in ("off", "0", "none", "no"):
         return None
     return Path(value) if value else Path.home() / ".cache" / "liftpy"
+
+
+def cache_dir() -> Path | None:
+    """The cache directory, or None where the cache is off (by ``LIFTPY_CACHE_DIR``, or because the
+    directory or its key is not private: module docstring)."""
+    directory = configured_dir()
+    return directory if directory is not None and _key(directory) is not None else None
 
 
 def cached_variants(op) -> tuple:
@@ -102,23 +129,140 @@ def _entry(kind: str, key: str, code: tuple) -> Path | None:
     return directory / kind / f"{digest}.pkl"
 
 
+_keys: dict[str, bytes | None] = {}  # the key of each directory used by this process (None: off)
+_keys_lock = threading.Lock()
+
+
+def _key(directory: Path) -> bytes | None:
+    """The signing key of ``directory``, made on first use; None (with one warning line) where the
+    directory or the key is not private to this user."""
+    name = str(directory)
+    with _keys_lock:
+        if name not in _keys:
+            key, why = _read_or_make_key(directory)
+            if why is not None:
+                print(f"liftpy: warning: the disk cache {directory} is off for this run: {why}", file=sys.stderr)
+            _keys[name] = key
+        return _keys[name]
+
+
+def _read_or_make_key(directory: Path) -> tuple[bytes | None, str | None]:
+    """(key, None), or (None, why the cache cannot be used)."""
+    try:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        why = _not_private(os.stat(directory), "folder", stat.S_ISDIR)
+        if why is not None:
+            return None, f"{why}; make it yours and private (chmod 700) or set LIFTPY_CACHE_DIR"
+        path = directory / KEY_FILE
+        if not os.path.lexists(path):
+            _make_key(path)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        try:
+            info = os.fstat(fd)
+            why = _not_private(info, "key", stat.S_ISREG, 0o066)
+            key = os.read(fd, KEY_BYTES + 1)
+        finally:
+            os.close(fd)
+    except OSError as e:
+        return None, f"{e.strerror or e} ({e.filename or directory}); set LIFTPY_CACHE_DIR to a folder of yours"
+    if why is not None:
+        return None, f"{path}: {why}; delete it (a new one is made) or set LIFTPY_CACHE_DIR"
+    if len(key) != KEY_BYTES:
+        return None, f"{path} is not a key of {KEY_BYTES} bytes; delete it (a new one is made)"
+    return key, None
+
+
+def _make_key(path: Path) -> None:
+    """Write a new key aside and link it into place: a process that finds the key reads all of it, and of
+    two processes making one at once, both use the one linked first."""
+    tmp = path.with_name(f"{KEY_FILE}.{os.getpid()}.{threading.get_ident()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(secrets.token_bytes(KEY_BYTES))
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass  # another process made it first: its key is the one
+        except OSError:
+            # A file system without hard links: renamed into place instead, where two processes making a
+            # key at the same instant may each sign with their own for this run (their entries then miss).
+            if not os.path.lexists(path):
+                os.replace(tmp, path)
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
+def _not_private(info: os.stat_result, what: str, kind, forbidden: int = 0o022) -> str | None:
+    """Why the folder or file ``info`` describes is not this user's alone to change (``forbidden``: the
+    mode bits that must be clear), or None."""
+    if not kind(info.st_mode):
+        return f"the {what} is not a {'folder' if kind is stat.S_ISDIR else 'plain file'}"
+    if info.st_uid != os.getuid():
+        return f"the {what} belongs to user {info.st_uid}, not to this one ({os.getuid()})"
+    if info.st_mode & forbidden:
+        return f"the {what} has mode {stat.S_IMODE(info.st_mode):04o} (others than its owner may " \
+               f"{'write' if forbidden == 0o022 else 'read or write'} it)"
+    return None
+
+
+def _mac(key: bytes, path: Path, data) -> bytes:
+    """The entry's signature, over its name as well as its bytes: a signed entry copied under another
+    name (another key's) is a miss."""
+    mac = hmac.new(key, f"{path.parent.name}/{path.name}\0".encode(), hashlib.sha256)
+    mac.update(data)  # (not joined to the name: an entry of variants is tens of megabytes)
+    return mac.digest()
+
+
 def _load(path: Path):
+    """The value of a signed entry of this user's, else ``_MISSING`` (and nothing is unpickled)."""
+    key = _key(path.parent.parent)
+    if key is None:
+        return _MISSING
+    try:
+        if _not_private(os.stat(path.parent), "folder", stat.S_ISDIR) is not None:
+            return _MISSING
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as f:
+            if _not_private(os.fstat(fd), "entry", stat.S_ISREG) is not None:
+                return _MISSING
+            blob = f.read()
+    except OSError:
+        return _MISSING
+    view = memoryview(blob)
+    head, mac, data = view[: len(MAGIC)], view[len(MAGIC) : len(MAGIC) + MAC_BYTES], view[len(MAGIC) + MAC_BYTES :]
+    if head != MAGIC or not hmac.compare_digest(mac, _mac(key, path, data)):
+        return _MISSING
     try:
         # What was pickled is already in sympy's canonical form: rebuilding it without evaluation gives the
         # same expressions, four times faster (evaluating a Mod or a product asks sympy's assumptions).
-        with open(path, "rb") as f, sympy.evaluate(False):
-            return pickle.load(f)
-    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
-        return _MISSING
+        with sympy.evaluate(False):
+            return pickle.loads(data)
+    except (EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
+        return _MISSING  # signed by this user, but of classes this liftpy no longer has
 
 
 def _dump(path: Path, value) -> None:
+    key = _key(path.parent.parent)
+    if key is None:
+        return
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return  # what cannot be pickled (a lambda user function) is simply not cached
+    try:
+        path.parent.mkdir(mode=0o700, exist_ok=True)
         # One temporary file per thread too: a resumed search rebuilds its strategy in a thread beside the main one.
         tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        with open(tmp, "wb") as f:
-            pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(fd, 0o600)  # (a temporary file left by a killed process kept its mode)
+            f.write(MAGIC)
+            f.write(_mac(key, path, data))
+            f.write(data)
         os.replace(tmp, path)  # atomic: a concurrent exploration never reads half a file
-    except (OSError, pickle.PicklingError, AttributeError, TypeError):
-        pass  # what cannot be pickled (a lambda user function) is simply not cached
+    except OSError:
+        pass

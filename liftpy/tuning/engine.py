@@ -8,7 +8,10 @@ uniform sampling, or ranking by the cost model with online learning) for points 
 each point in isolated worker processes with a time limit (code generation in ``jobs`` parallel
 processes, measurement in one that owns the device), and stores every outcome as soon as it is known.
 An interrupted run resumes: finished points are not run again, and a model search learns from them
-first.
+first.  Nor are the points another exploration of the same problem finished after this one read the store:
+each batch is checked against the store before it is handed out, and a point the other finished while this
+one measured it keeps the other's result (both count as resumed).  Two runs that measure one point at the
+same moment still both measure it: the store knows finished points, not who is measuring what.
 
 A model search that ends (its samples or its budget reached) saves the batch its strategy proposes next in
 the store (``next_batches``), with the kernels of its points generated in the run's workers and kept in the
@@ -420,18 +423,35 @@ def explore_operator(
                     first_proposal_s = time.time() - t0
                 for i, config in chosen:
                     taken.add((i, config_key(config)))
-                for (i, config), outcome, where in run_points(chosen, abort_ms, generated):
-                    record = _record(op, variants[i], ids[i], config, outcome, device_key, profile, origin[i], where)
-                    store.put(record)
+                # Another exploration of this problem may have finished some of these points since this one read
+                # the store (or may finish them while this one measures them): its results are kept and counted
+                # as resumed, not measured again nor replaced.
+                chosen, elsewhere, stale = _finished_elsewhere(store, chosen, device_key, problem, ids, origin)
+
+                def outcomes():
+                    for i, record in elsewhere:
+                        yield i, record, None
+                    for (i, config), outcome, where in (run_points(chosen, abort_ms, generated) if chosen else ()):
+                        record = _record(op, variants[i], ids[i], config, outcome, device_key, profile, origin[i], where)
+                        if store.put(record, replace=(i, config_key(config)) in stale):
+                            yield i, record, outcome
+                        else:
+                            yield i, store.get(record.key) or record, None
+
+                for i, record, outcome in outcomes():
                     known[(record.variant, canonical_json(record.config))] = record
-                    if first_result_s is None:
+                    if first_result_s is None and outcome is not None:
                         first_result_s = time.time() - t0
-                    unseen.append((i, config, record.time_ms if record.status is Status.OK else None))
+                    unseen.append((i, record.config, record.time_ms if record.status is Status.OK else None))
                     if record.status is Status.OK and record.time_ms is not None:
                         best_ms = record.time_ms if best_ms is None else min(best_ms, record.time_ms)
+                    remaining -= 1
+                    if outcome is None:
+                        resumed += 1
+                        bar.resume()
+                        continue
                     ran += 1
                     failed += not outcome.ok
-                    remaining -= 1
                     bar.update(outcome.status, record.time_ms, record.bytes)
                 generated = {}
             bar.close()
@@ -457,6 +477,24 @@ def explore_operator(
                            time.time() - t0, lost, requeued, first_proposal_s, first_result_s,
                            min(ready) - t0 if ready else None, steps[0] if steps else None, from_plan, prebuilt,
                            exhausted, over_budget)
+
+
+def _finished_elsewhere(store: Store, chosen: list, device_key: str, problem: str, ids, origin) -> tuple[list, list, set]:
+    """(the chosen points still to run, (index, record) of those another run finished meanwhile, the points
+    whose stored row is of another derivation order and is replaced as before): one query per point.  A
+    finished row counts as this run's records do when it read the store (same variant id and index)."""
+    from .search import config_key
+
+    run, finished, stale = [], [], set()
+    for i, config in chosen:
+        record = store.get(Key.of(device_key, problem, ids[i], config))
+        if record is not None and record.status.finished:
+            if record.metrics.get("variant_index") == origin[i]:
+                finished.append((i, record))
+                continue
+            stale.add((i, config_key(config)))
+        run.append((i, config))
+    return run, finished, stale
 
 
 def default_jobs(info) -> int:

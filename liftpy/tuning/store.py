@@ -50,13 +50,21 @@ Several processes may write one store at once (two explorations of different pro
 with different seeds): every write is one ``BEGIN IMMEDIATE`` transaction, waits for the others up to the
 connection's timeout, and the key's uniqueness makes a point that both run end as one row.
 
-Versions migrate forward when a store is opened (``MIGRATIONS``: version 1 lacked ``run``), inside one
-transaction, so a concurrent opener sees the old or the new schema, never half of it; a store written by a
-newer liftpy is refused with a message.
+Versions migrate forward when a store is opened for writing (``MIGRATIONS``: version 1 lacked ``run``),
+inside one transaction, so a concurrent opener sees the old or the new schema, never half of it; a store
+written by a newer liftpy is refused with a message.  ``Store(path, create=False)`` opens a store for
+reading only (``liftpy show``, ``liftpy pareto``): the file is never written, an old schema is read as it
+is (``liftpy.tuning.store_read``).
+
+The file is data, never trusted: every row read is checked (its status, its configuration's names and
+values, its JSON and numbers) and a row that is not what liftpy writes is refused with one line naming the
+row, the column and the value; a damaged file gives one line naming it, never a traceback
+(``liftpy.tuning.store_read``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import json
@@ -69,6 +77,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..errors import TuningError
+from . import store_read as read
 
 SCHEMA = "liftpy-results/2"
 # Statements that take a store of each older version to the next one.
@@ -240,44 +249,40 @@ CREATE TABLE IF NOT EXISTS next_batches (
 """
 
 
-def _row_to_record(row: sqlite3.Row) -> Record:
-    return Record(
-        device=row["device"],
-        layer=row["layer"],
-        variant=row["variant"],
-        config=json.loads(row["config"]),
-        status=Status(row["status"]),
-        time_ms=row["time_ms"],
-        bytes=row["bytes"],
-        layer_name=row["layer_name"],
-        source_hash=row["source_hash"],
-        liftpy_version=row["liftpy_version"],
-        profile=json.loads(row["profile"]) if row["profile"] is not None else None,
-        metrics=json.loads(row["metrics"]),
-        error=row["error"],
-        attempts=row["attempts"],
-        started_at=row["started_at"],
-        finished_at=row["finished_at"],
-        run=row["run"],
-    )
+_STATUSES = {s.value: s for s in Status}
+
+
+def _row_to_record(row: sqlite3.Row, path: Path | str = "the results store") -> Record:
+    """A row as a record, every column checked: a TuningError naming the row otherwise (``store_read``)."""
+    return Record(**read.row_fields(row, path, _STATUSES))
 
 
 class Store:
-    """An SQLite results database; open with ``Store(path)`` (created if missing, with its folder, unless
-    ``create`` is false: for reading), close or use ``with``."""
+    """An SQLite results database; open with ``Store(path)`` (created if missing, with its folder, and
+    migrated to this schema), or ``Store(path, create=False)`` to read one without writing it (module
+    docstring); close or use ``with``."""
 
     def __init__(self, path: str | Path, timeout_s: float = 60.0, create: bool = True):
         self.path = Path(path)
+        self.read_only = not create
+        self.run = f"{socket.gethostname()}:{os.getpid()}:{int(time.time())}"
+        self._results = "results"
         if not create and not self.path.is_file():
             # Reading a store that is not there: an error, not an empty store left behind by the typo.
             raise TuningError(f"no results store at {self.path} (liftpy explore ... --db {self.path} makes one)")
+        if self.read_only:
+            self._db, self._results = read.open_read_only(self.path, timeout_s, SCHEMA, MIGRATIONS)
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise TuningError(f"cannot create the folder of the results database {self.path}: {e.strerror}; give another --db path") from None
         self._db = self._connect(timeout_s)
-        self.run = f"{socket.gethostname()}:{os.getpid()}:{int(time.time())}"
-        self._migrate()
+        try:
+            self._migrate()
+        except sqlite3.Error as e:
+            self._db.close()
+            raise read.unusable(self.path, e) from None
 
     def _connect(self, timeout_s: float) -> sqlite3.Connection:
         """Open the database in WAL mode and create its tables.  Switching a new file to WAL takes an exclusive
@@ -291,6 +296,7 @@ class Store:
                 # isolation_level=None: transactions are explicit, one per finished point.
                 db = sqlite3.connect(str(self.path), timeout=timeout_s, isolation_level=None)
                 db.row_factory = sqlite3.Row
+                read.refuse_foreign(db, self.path, SCHEMA, MIGRATIONS)
                 db.execute("PRAGMA journal_mode=WAL")
                 # FULL: a commit is on disk before put() returns, so even a power cut keeps finished points.
                 db.execute("PRAGMA synchronous=FULL")
@@ -308,6 +314,10 @@ class Store:
                 if db is not None:
                     db.close()
                 raise TuningError(f"{self.path} is not a usable liftpy results database ({e}); give another --db path") from None
+            except BaseException:
+                if db is not None:
+                    db.close()
+                raise
 
     def _migrate(self) -> None:
         """Bring an older store to this version, one step per transaction; refuse a newer one."""
@@ -325,22 +335,22 @@ class Store:
                     self._db.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (target,))
                 self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.execute("ROLLBACK")
                 self._db.close()
                 raise
             if version is None or version == SCHEMA:
                 return
             if version not in MIGRATIONS:
                 self._db.close()
-                raise TuningError(
-                    f"{self.path} holds results of schema {version!r}, this liftpy reads {SCHEMA!r} "
-                    f"(and migrates {', '.join(sorted(MIGRATIONS))}); use a newer liftpy or a new --db file"
-                )
+                raise read.unknown_schema(self.path, version, SCHEMA, MIGRATIONS)
 
     # -- writing ---------------------------------------------------------------------------------------
 
-    def put(self, record: Record) -> None:
-        """Store a finished point, replacing any earlier row of its key; committed when this returns."""
+    def put(self, record: Record, replace: bool = True) -> bool:
+        """Store a finished point, replacing any earlier row of its key (unless ``replace`` is false and that
+        row is finished: another run measured the point first); committed when this returns.  Returns whether
+        the record was stored."""
         rec = record if record.finished_at is not None else dataclasses.replace(record, finished_at=time.time())
         rec = rec if rec.run is not None else dataclasses.replace(rec, run=self.run)
         values = (
@@ -349,17 +359,20 @@ class Store:
             rec.source_hash, rec.liftpy_version, None if rec.profile is None else canonical_json(rec.profile),
             canonical_json(dict(rec.metrics)), rec.error, int(rec.attempts), rec.started_at, rec.finished_at, rec.run,
         )  # fmt: skip
-        # The attempt count and start time of a begun row carry over to its finished row.
-        self._write(
+        # The attempt count and start time of a begun row carry over to its finished row.  Without
+        # ``replace`` the check of the earlier row is part of the write, so two runs that finish one point at
+        # once keep the first result, not whichever committed last.
+        return self._write(
             f"INSERT INTO results ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))}) "
             "ON CONFLICT (device, layer, variant, config) DO UPDATE SET "
             + ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS[5:] if c not in ("attempts", "started_at"))
             + ", layer_name = COALESCE(excluded.layer_name, results.layer_name)"
             + ", attempts = CASE WHEN results.status = 'running' THEN results.attempts"
             " ELSE results.attempts + excluded.attempts END"
-            + ", started_at = COALESCE(excluded.started_at, results.started_at)",
+            + ", started_at = COALESCE(excluded.started_at, results.started_at)"
+            + ("" if replace else " WHERE results.status = 'running'"),
             values,
-        )
+        ) > 0
 
     def begin(self, key: Key, layer_name: str | None = None) -> int:
         """Mark a point as being evaluated (committed); returns how many times it has been begun or stored,
@@ -376,15 +389,20 @@ class Store:
         )
         return self.attempts(key)
 
-    def _write(self, sql: str, params: tuple) -> None:
+    def _write(self, sql: str, params: tuple) -> int:
+        """Run one statement as its own transaction; returns the rows it changed."""
+        if self.read_only:
+            raise TuningError(f"{self.path} was opened for reading (Store(..., create=False)); open it with "
+                              "Store(path) to write")
         try:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.execute(sql, params)
+                changed = self._db.execute(sql, params).rowcount
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
+            return changed
         except sqlite3.Error as e:
             raise TuningError(f"writing to {self.path} failed: {e}") from None
 
@@ -403,24 +421,30 @@ class Store:
                     (key.device, key.layer, key.search, key.settings))
 
     def saved_batch(self, key: BatchKey) -> tuple[str, list] | None:
-        """(state, points) of the batch saved under ``key``, or None."""
-        row = self._db.execute(
-            "SELECT state, points FROM next_batches WHERE device = ? AND layer = ? AND search = ? AND settings = ?",
-            (key.device, key.layer, key.search, key.settings),
-        ).fetchone()
-        return None if row is None else (row["state"], json.loads(row["points"]))
+        """(state, points) of the batch saved under ``key``, or None (also where the saved points are not
+        valid points: ``store_read.plan_points``)."""
+        with read.reading(self.path):
+            row = self._db.execute(
+                "SELECT state, points FROM next_batches WHERE device = ? AND layer = ? AND search = ? AND settings = ?",
+                (key.device, key.layer, key.search, key.settings),
+            ).fetchone()
+        if row is None or not isinstance(row["state"], str):
+            return None
+        points = read.plan_points(row["points"])
+        return None if points is None else (row["state"], points)
 
     # -- reading ---------------------------------------------------------------------------------------
 
     def _row(self, key: Key) -> sqlite3.Row | None:
-        return self._db.execute(
-            "SELECT * FROM results WHERE device = ? AND layer = ? AND variant = ? AND config = ?",
-            (key.device, key.layer, key.variant, key.config),
-        ).fetchone()
+        with read.reading(self.path):
+            return self._db.execute(
+                f"SELECT * FROM {self._results} WHERE device = ? AND layer = ? AND variant = ? AND config = ?",
+                (key.device, key.layer, key.variant, key.config),
+            ).fetchone()
 
     def get(self, key: Key) -> Record | None:
         row = self._row(key)
-        return None if row is None else _row_to_record(row)
+        return None if row is None else _row_to_record(row, self.path)
 
     def done(self, key: Key, retry: Iterable[Status] = ()) -> bool:
         """Whether a point is finished and need not run again; statuses in ``retry`` (for example
@@ -428,19 +452,21 @@ class Store:
         row = self._row(key)
         if row is None:
             return False
-        status = Status(row["status"])
+        status = read.checked(row, self.path, read.status, _STATUSES)
         return status.finished and status not in set(retry)
 
     def attempts(self, key: Key) -> int:
         row = self._row(key)
-        return 0 if row is None else int(row["attempts"])
+        return 0 if row is None else read.checked(row, self.path, read.attempts)
 
     def done_keys(self, device: str | None = None, layer: str | None = None) -> set[Key]:
         """The keys of every finished point (one query, for resuming a large run)."""
         where, params = self._where(device, layer, None, None)
         where.append("status != 'running'")
-        rows = self._db.execute(f"SELECT device, layer, variant, config FROM results WHERE {' AND '.join(where)}", params)
-        return {Key(r["device"], r["layer"], r["variant"], r["config"]) for r in rows}
+        with read.reading(self.path):
+            rows = self._db.execute(
+                f"SELECT device, layer, variant, config FROM {self._results} WHERE {' AND '.join(where)}", params)
+            return {Key(r["device"], r["layer"], r["variant"], r["config"]) for r in rows}
 
     @staticmethod
     def _where(device, layer, variant, status) -> tuple[list[str], list]:
@@ -464,17 +490,23 @@ class Store:
     ) -> list[Record]:
         """Rows as records, in the order they were first written, filtered by any of the arguments."""
         where, params = self._where(device, layer, variant, status)
-        rows = self._db.execute(f"SELECT * FROM results WHERE {' AND '.join(where)} ORDER BY id", params)
-        return [_row_to_record(r) for r in rows]
+        with read.reading(self.path):
+            rows = self._db.execute(f"SELECT * FROM {self._results} WHERE {' AND '.join(where)} ORDER BY id", params)
+            return [_row_to_record(r, self.path) for r in rows]
 
     def count(self, device: str | None = None, layer: str | None = None, status=None) -> int:
         where, params = self._where(device, layer, None, status)
-        return self._db.execute(f"SELECT COUNT(*) FROM results WHERE {' AND '.join(where)}", params).fetchone()[0]
+        with read.reading(self.path):
+            return self._db.execute(f"SELECT COUNT(*) FROM results WHERE {' AND '.join(where)}", params).fetchone()[0]
 
     def groups(self) -> list[tuple[str, str]]:
         """The (device, layer) pairs that have rows."""
-        rows = self._db.execute("SELECT DISTINCT device, layer FROM results ORDER BY device, layer")
-        return [(r["device"], r["layer"]) for r in rows]
+        with read.reading(self.path):
+            # (with a row's id, to name it if its layer is refused)
+            rows = self._db.execute("SELECT MIN(id) AS id, device, layer FROM results GROUP BY device, layer "
+                                    "ORDER BY device, layer").fetchall()
+        return [(read.checked(r, self.path, read.text, "device"), read.checked(r, self.path, read.layer))
+                for r in rows]
 
     def close(self) -> None:
         self._db.close()
