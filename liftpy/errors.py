@@ -74,3 +74,13 @@ class TuningError(LiftError):
     """The exploration machinery was given something it cannot use: an unknown layer name or a malformed layer
     spec, a results database of another schema or a file that is not one, a reference implementation that is
     not available here, or a worker process that cannot start."""
+
+
+def summarize(items, limit: int = 5, unit: str = "B") -> str:
+    """``(name, size)`` items as ``"a (4096 B), b (16 B) and 998 more"``: the ``limit`` largest, then how many
+    are left out.  A message that listed every item (the private arrays of a kernel unrolled 2^20 times)
+    ran to megabytes on one line; the largest few are the ones that explain it."""
+    items = sorted(items, key=lambda kv: -kv[1])
+    shown = ", ".join(f"{name} ({size} {unit})" for name, size in items[:limit])
+    rest = len(items) - limit
+    return f"{shown} and {rest} more" if rest > 0 else shown

@@ -61,6 +61,10 @@ class DeviceLimits:
     local_mem_bytes: int | None = None
     private_item_bytes: int | None = None  # private memory one work-item may allocate
     private_group_bytes: int | None = None  # ... all work-items of a group together (CPU drivers: a stack)
+    # What running a kernel may allocate (``host.kernel`` checks its buffers before allocating any): no
+    # generated source depends on them, so they stay out of the repr that keys stored generated kernels.
+    max_alloc_bytes: int | None = field(default=None, repr=False)  # one buffer (CL_DEVICE_MAX_MEM_ALLOC_SIZE)
+    global_mem_bytes: int | None = field(default=None, repr=False)  # all of a run's buffers together
 
 
 @dataclass(frozen=True)
@@ -277,7 +281,7 @@ def lower_kernel(
     ir = Kernel(name, params, tuple(em.local_buffers), em.body(), tuple(em.functions.items()))
     chosen, render_sizes = decide_launch(parallel_loops(ir.body), limits, launch)
     ir = ir.replace(notes={"sizes": render_sizes})
-    ir = run_passes(ir, passes)
+    ir = _run_checked(ir, passes, chosen, limits)
     dims = []
     tt = out_t
     while isinstance(tt, ArrayType):
@@ -363,26 +367,48 @@ def _stages(program: Program, placements: Mapping[str, str] | None):
         yield st.program, {k: v for k, v in placements.items() if k in {p.name for p in st.program.params}}, st.output
 
 
+def _run_checked(ir: Kernel, passes, launch: "Launch", limits: DeviceLimits) -> Kernel:
+    """``run_passes``, with the private memory declared so far checked before unrolling: the passes after
+    it only add private arrays (vector temporaries), so a kernel over the limit there is refused by the
+    final check anyway, and here it is refused before its copies are made (some 0.1 ms each)."""
+    from .passes import unroll
+
+    if unroll not in passes:
+        return run_passes(ir, passes)
+    at = passes.index(unroll)
+    ir = run_passes(ir, passes[:at])
+    _check_private(_unique(x.buffer for x in walk(ir.body) if isinstance(x, Declare)), launch, limits, ir.name)
+    return run_passes(ir, passes[at:])
+
+
 def _check_memory(plan: MemoryPlan, launch: "Launch", limits: DeviceLimits, name: str) -> None:
     """The memory the kernel really allocates (every buffer of its plan, pass temporaries included)
     against the device: the constraint inference estimates the same from the program before any code
     exists, and this is the check that makes an underestimate an invalid point, not a crashed driver."""
-    from ..errors import ConstraintError
-
-    def listing(space):
-        return ", ".join(f"{b.name} ({b.nbytes} B)" for b in plan.of_space(space))
+    from ..errors import ConstraintError, summarize
 
     if limits.local_mem_bytes is not None and plan.local_bytes > limits.local_mem_bytes:
-        raise ConstraintError(f"kernel {name} needs {plan.local_bytes} bytes of local memory ({listing('local')}); "
+        listing = summarize((b.name, b.nbytes) for b in plan.of_space("local"))
+        raise ConstraintError(f"kernel {name} needs {plan.local_bytes} bytes of local memory ({listing}); "
                               f"the device has {limits.local_mem_bytes}")
-    if limits.private_item_bytes is not None and plan.private_bytes > limits.private_item_bytes:
-        raise ConstraintError(f"kernel {name} keeps {plan.private_bytes} bytes of private memory per work-item "
-                              f"({listing('private')}); at most {limits.private_item_bytes} are allowed on this device")
+    _check_private(plan.of_space("private"), launch, limits, name)
+
+
+def _check_private(private, launch: "Launch", limits: DeviceLimits, name: str) -> None:
+    """The private buffers of a kernel (of one work-item) against the device's limits, per work-item and
+    per work-group."""
+    from ..errors import ConstraintError, summarize
+
+    total = sum(b.nbytes for b in private)
+    if limits.private_item_bytes is not None and total > limits.private_item_bytes:
+        listing = summarize((b.name, b.nbytes) for b in private)
+        raise ConstraintError(f"kernel {name} keeps {total} bytes of private memory per work-item "
+                              f"({listing}); at most {limits.private_item_bytes} are allowed on this device")
     items = 1
     for n in launch.local_size or (limits.max_work_group_size,):
         items *= n
-    if limits.private_group_bytes is not None and plan.private_bytes * items > limits.private_group_bytes:
-        raise ConstraintError(f"kernel {name} keeps {plan.private_bytes} bytes of private memory in each of {items} "
+    if limits.private_group_bytes is not None and total * items > limits.private_group_bytes:
+        raise ConstraintError(f"kernel {name} keeps {total} bytes of private memory in each of {items} "
                               f"work-items of a group; at most {limits.private_group_bytes} bytes per group are "
                               "allowed on this device (a CPU driver keeps them on one thread's stack)")
 

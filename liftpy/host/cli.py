@@ -88,6 +88,9 @@ def cmd_run(args) -> int:
     sizes = parse_sizes(args.size, parameters=True)
     refuse_unknown_sizes(program, sizes)
     k = compile_program(program, sizes, device=args.device, placements={n: "image" for n in args.image})
+    # Before the inputs are made: at sizes near 2^31 elements they alone filled the host's memory.  The host
+    # keeps the inputs and the interpreter's result besides what the run itself allocates.
+    k.check_memory(host_bytes=sum(b.nbytes for b in k.buffers() if b.role in ("input", "output")))
     inputs = random_inputs(program, {str(s): v for s, v in k.ks.bindings.items()}, seed=args.seed)
     result = k.run(*inputs, repeat=3, warmup=1)
     expected = evaluate(program, *inputs, sizes=sizes)

@@ -3,21 +3,24 @@
 Programs are built once per device and source text (an in-process cache).  A run allocates the input and
 output buffers (images for inputs placed in images, packed RGBA with channels grouped by four), launches
 with the NDRange the kernel's mapping implies, copies the output back and reports the kernel time from
-the OpenCL profiling events together with the bytes allocated on the device.
+the OpenCL profiling events together with the bytes allocated on the device.  Before it allocates
+anything, a run's buffers (known from the sizes the kernels were generated for) are checked against the
+device's limits and the host's available memory (``check_run_memory``).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
 import numpy as np
 
 from ..codegen.kernel import DeviceLimits, KernelSource, Launch, generate_kernel
-from ..errors import InputError, KernelBuildError, KernelRunError
+from ..errors import DeviceError, InputError, KernelBuildError, KernelRunError, summarize
 from ..ir.expr import Program
 from ..ir.interpreter import prepare_inputs
-from ..ir.types import ArrayType, TupleType, Type, memory_element
+from ..ir.types import ArrayType, TupleType, Type, memory_bytes, memory_element, substitute_sizes
 from ..ir.values import first_leaf, from_structs, to_structs
 from .device import Device, _cl, get_device
 from .timing import TimingRule
@@ -51,6 +54,62 @@ def device_limits(device: Device) -> DeviceLimits:
     from .profile import DeviceProfile
 
     return DeviceProfile.from_device(device).limits()
+
+
+class RunBuffer(NamedTuple):
+    """A buffer (or image) a run allocates on the device."""
+
+    name: str  # an input's name, or the buffer a kernel writes (``out`` for the result)
+    role: str  # 'input', 'intermediate' or 'output'
+    nbytes: int
+
+
+def available_host_bytes() -> int | None:
+    """Memory the host can still give without swapping (Linux's MemAvailable, else free pages), or None
+    where neither is known."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _amount(nbytes: int) -> str:
+    return f"{nbytes} bytes ({nbytes / 2**30:.2f} GiB)" if nbytes >= 2**20 else f"{nbytes} bytes"
+
+
+def check_run_memory(buffers: list[RunBuffer], device: Device, host_bytes: int = 0) -> None:
+    """Refuse a run before it allocates anything: a buffer larger than the device allocates at once
+    (CL_DEVICE_MAX_MEM_ALLOC_SIZE), buffers larger together than its global memory, or more than the host
+    has available for ``host_bytes`` (what the caller creates on the host) and the run's own host arrays (the
+    result read back; on a device that runs on the host's CPUs, its buffers too).  Past these limits pyopencl
+    fails with INVALID_BUFFER_SIZE at best, and at worst the host swaps until the process is killed."""
+    limits = device_limits(device)
+    name = device.info.name
+    biggest = max(buffers, key=lambda b: b.nbytes)
+    if limits.max_alloc_bytes is not None and biggest.nbytes > limits.max_alloc_bytes:
+        raise DeviceError(f"the {biggest.role} buffer {biggest.name} takes {_amount(biggest.nbytes)}; {name} allocates at "
+                          f"most {_amount(limits.max_alloc_bytes)} in one buffer (CL_DEVICE_MAX_MEM_ALLOC_SIZE): "
+                          "run with smaller sizes, or on a device with more memory (--device)")
+    device_total = sum(b.nbytes for b in buffers)
+    if limits.global_mem_bytes is not None and device_total > limits.global_mem_bytes:
+        listing = summarize(((b.name, b.nbytes) for b in buffers), limit=3)
+        raise DeviceError(f"the run's {len(buffers)} buffers take {_amount(device_total)} together ({listing}); {name} has "
+                          f"{_amount(limits.global_mem_bytes)} of global memory: run with smaller sizes, or on a device "
+                          "with more memory (--device)")
+    result = next(b for b in reversed(buffers) if b.role == "output")
+    host = host_bytes + result.nbytes + (device_total if device.info.on_host_cpu else 0)
+    available = available_host_bytes()
+    if available is not None and host > available:
+        where = f" (with {name}'s buffers, which it keeps in host memory)" if device.info.on_host_cpu else ""
+        raise InputError(f"the run needs at least {_amount(host)} of host memory{where}; {_amount(available)} are available: "
+                         "run with smaller sizes, or free memory first")
 
 
 @dataclass(frozen=True)
@@ -103,6 +162,15 @@ class CompiledKernel:
     def launch(self) -> Launch:
         return self.ks.launch
 
+    def buffers(self) -> list[RunBuffer]:
+        """What a run allocates on the device, from the sizes the kernel was generated for."""
+        ins = [RunBuffer(n, "input", b.nbytes) for n, b in zip(self.ks.input_names, self.ks.inputs)]
+        return ins + [RunBuffer("out", "output", self.ks.output.nbytes)]
+
+    def check_memory(self, host_bytes: int = 0) -> None:
+        """``check_run_memory`` for this kernel's run; ``host_bytes``: what the caller creates besides."""
+        check_run_memory(self.buffers(), self.device, host_bytes)
+
     def _arrays(self, args, kwargs) -> dict[str, np.ndarray]:
         arrays, bindings = prepare_inputs(self.ks.program, args, kwargs, {str(k): v for k, v in self.ks.bindings.items()})
         for k, v in bindings.items():
@@ -116,6 +184,7 @@ class CompiledKernel:
         ``liftpy.host.timing``).  With ``stop_above_ms``, a first timed run slower than that ends the runs
         (``RunResult.stopped``, its time alone, no output): a search's point that cannot beat the best."""
         timing = TimingRule(max(repeat, 1), statistic)
+        self.check_memory()
         cl = _cl()
         arrays = self._arrays(args, kwargs)
         ctx, queue = self.device.context, self.device.queue
@@ -189,6 +258,20 @@ class CompiledPipeline:
     def launches(self) -> list[Launch]:
         return [k.launch for k, _ in self.kernels]
 
+    def buffers(self) -> list[RunBuffer]:
+        """What a run allocates on the device: every input of the program (uploaded whether a kernel reads
+        it or not) and every kernel's output, all at once."""
+        bindings = self.kernels[0][0].ks.bindings
+        sizes = [(p.name, substitute_sizes(memory_bytes(t), bindings)) for p, t in zip(self.program.params, self.program.param_types)]
+        # (An input no kernel reads may have a size only its array gives: it is left out.)
+        ins = [RunBuffer(name, "input", int(n)) for name, n in sizes if n.is_Integer]
+        outs = [RunBuffer(out, "output" if out == "out" else "intermediate", k.ks.output.nbytes) for k, out in self.kernels]
+        return ins + outs
+
+    def check_memory(self, host_bytes: int = 0) -> None:
+        """``check_run_memory`` for this pipeline's run; ``host_bytes``: what the caller creates besides."""
+        check_run_memory(self.buffers(), self.device, host_bytes)
+
     def run(self, *args, repeat: int = 1, warmup: int = 0, statistic: str = "median", stop_above_ms: float | None = None,
             **kwargs) -> RunResult:
         """Run every kernel ``warmup + repeat`` times in order; the time of one pipeline run is the sum of
@@ -196,6 +279,7 @@ class CompiledPipeline:
         ``fastest``), and each kernel's likewise in ``kernel_times_ms``.  ``stop_above_ms`` as
         ``CompiledKernel.run``'s, for the first timed pipeline run."""
         timing = TimingRule(max(repeat, 1), statistic)
+        self.check_memory()
         cl = _cl()
         first = self.kernels[0][0]
         arrays, _ = prepare_inputs(self.program, args, kwargs, {str(k): v for k, v in first.ks.bindings.items()})

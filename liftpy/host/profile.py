@@ -82,7 +82,8 @@ class DeviceProfile:
         from ..codegen.kernel import DeviceLimits
 
         return DeviceLimits(self.max_work_group_size, tuple(self.max_work_item_sizes), self.local_mem_bytes,
-                            self.private_item_limit_bytes, self.private_group_limit_bytes)
+                            self.private_item_limit_bytes, self.private_group_limit_bytes, self.max_alloc_bytes,
+                            self.global_mem_bytes)
 
     @classmethod
     def from_device(cls, device=None) -> "DeviceProfile":

@@ -13,9 +13,12 @@ outside in, with everything simplified once by the outermost loop, the reads of 
 simplified again for every copy of the outer loop.)  Statements outside unrolled loops keep what the
 simplification before this pass made of them.
 
-The extent of an unrolled loop is bounded where the loop is made (the unrolling rules require at most
-``UNROLL_LIMIT`` iterations, and the emitter unrolls copies of at most four elements), so this pass never
-meets a loop of 2^20 iterations.  A copy that declares private variables keeps its own C scope.
+The extent of an unrolled loop is bounded where the loop is made by rewriting (the unrolling rules require
+at most ``UNROLL_LIMIT`` iterations, and the emitter unrolls copies of at most four elements), but a program
+written by hand may ask for any: a copy costs some 0.1 ms, so a ``mapSeqUnroll`` over 2^20 elements took
+104 s to be refused by the private memory of its copies' vector loads.  ``check_unroll`` refuses a nest
+of more than ``COPY_LIMIT`` copies before any is made, whichever way the policy below unrolls it (which
+programs generate does not depend on the policy).  A copy that declares private variables keeps its own C scope.
 
 Which loops marked for unrolling are left loops instead, printed with ``#pragma unroll`` for the OpenCL
 compiler to unroll (it folds the same constants), is ``COMPILER_UNROLLS``, the name of a policy of
@@ -68,7 +71,7 @@ from ...errors import CodegenError
 from ...ir.levels import Level
 from ...views.arith import free_symbols, linear_in, plus_constant, substitute_simplified
 from ...views.view import ImageRead, MemRead, walk_reads
-from ..stmt import Block, IndexDef, Kernel, Loop, Store, bind_index, body_ranges, descend, flatten, map_stmts, walk
+from ..stmt import Block, If, IndexDef, Kernel, Loop, Store, bind_index, body_ranges, descend, flatten, map_stmts, walk
 from .divmod import split_loop
 from .simplify import rewrite_stmt
 
@@ -170,6 +173,45 @@ def use_policy(name: str) -> str:
 def policy() -> str:
     """The policy of this pass now (a key of ``POLICIES``)."""
     return COMPILER_UNROLLS
+
+
+# Copies of one body an unrolled nest may ask for (the product of its loops' extents): 8 times the most the
+# rewrite rules make (``rewrite.lowering.UNROLLED_BODY_LIMIT``, which 40 points of each workload of
+# ``benchmarks/codegen.py`` reach), some 2 s of code generation.
+COPY_LIMIT = 1 << 14
+
+
+def check_unroll(kernel: Kernel) -> None:
+    """Refuse a kernel whose unrolled loops ask for more than ``COPY_LIMIT`` copies of a body, before any
+    copy is made (module docstring)."""
+    found = _over_limit(kernel.body, 1)
+    if found is None:
+        return
+    copies, loop = found
+    if loop.note.endswith("Unroll"):
+        what, remedy = loop.note, f"use {loop.note[:-len('Unroll')]} for a loop this long"
+    else:
+        what, remedy = f"an unrolled loop ({loop.note or 'sequential'})", "use mapSeq or reduceSeq for the loops around it"
+    around = "" if copies == loop.extent else f" inside unrolled loops of {copies // loop.extent} copies"
+    raise CodegenError(f"{what} of {loop.extent} iterations{around} in kernel {kernel.name} asks for {copies} copies "
+                       f"of its body; at most {COPY_LIMIT} are made: {remedy}")
+
+
+def _over_limit(s, outer: int):
+    """``(copies, loop)`` for the first (outermost) unrolled loop within ``s`` whose copies, counted with
+    those of the unrolled loops around it, exceed ``COPY_LIMIT``; None if there is none."""
+    if isinstance(s, Block):
+        for x in s.items:
+            found = _over_limit(x, outer)
+            if found is not None:
+                return found
+        return None
+    if isinstance(s, Loop) and s.level is Level.SEQ and s.unroll:
+        copies = outer * s.extent
+        return (copies, s) if copies > COPY_LIMIT else _over_limit(s.body, copies)
+    if isinstance(s, (Loop, If)):
+        return _over_limit(s.body, outer)
+    return None
 
 
 def _unrolled(x) -> bool:
@@ -295,4 +337,5 @@ def _copy(loop: Loop, k: int, ranges: dict, changed: frozenset, plans: dict) -> 
 
 
 def unroll(kernel: Kernel) -> Kernel:
+    check_unroll(kernel)
     return kernel.replace(body=_expand(kernel.body, {}))
