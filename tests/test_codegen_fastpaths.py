@@ -167,13 +167,22 @@ def test_sizes_equal_shortcut_takes_the_type_checkers_questions():
 def test_parsed_sizes_are_the_parsers_and_errors_stay_errors():
     from liftpy.errors import LiftTypeError
 
-    for text in ["N", "2*N + 1", "N/4", "H*W*C", "s0", "(N - 3)/2 + 1"]:
-        expected = sympy.sympify(text, locals=T._size_locals(text))
+    import re
+
+    # sympy's parser is the oracle here, on texts the test wrote: liftpy itself never sympifies text.
+    for text in ["N", "2*N + 1", "N/4", "H*W*C", "s0", "(N - 3)/2 + 1", "floor(N/2) - Max(M, 3)", "-(-N)"]:
+        expected = sympy.sympify(text, locals={n: T.size_var(n) for n in re.findall(r"[A-Za-z_]\w*", text)
+                                               if n not in ("floor", "Max")})
         assert T.as_size(text) == expected and T.as_size(text) == expected
         assert all(s.is_integer and s.is_positive for s in T.as_size(text).free_symbols)
     for _ in range(2):
         with pytest.raises(LiftTypeError):
             T.as_size("N +* 2")
+    for bad in ["__import__('os').getcwd()", "N / 0", "(" * 500 + "N" + ")" * 500, "2**64", "N.real",
+                "lambda: 1", "N; M", "", "1" * 30, "true", "sqrt(N)", "Mod(N)", "N)"]:
+        with pytest.raises(LiftTypeError) as e:
+            T.as_size(bad)
+        assert "\n" not in str(e.value) and len(str(e.value)) < 400
 
 
 # --------------------------------------------------------------------------------------------------

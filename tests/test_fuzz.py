@@ -11,6 +11,7 @@ import os
 import re
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -162,6 +163,67 @@ def test_randomly_built_programs_fail_only_with_liftpy_errors(steps, rank, concr
         _check(program, event)
     except LiftError:
         pass
+
+
+# -- the benchmark's fuzzer (benchmarks/fuzz.py): the newer features, limits and text rules -------------------
+
+def _fuzz_module():
+    import importlib.util
+    import sys
+
+    if "liftpy_fuzz_script" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("liftpy_fuzz_script", Path(__file__).resolve().parents[1] / "benchmarks" / "fuzz.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # (its dataclasses look their module up by name)
+        spec.loader.exec_module(module)
+    return sys.modules["liftpy_fuzz_script"]
+
+
+@pytest.mark.parametrize("mode", ["examples", "features", "rules"])
+def test_mutants_of_features_and_rules_raise_no_foreign_exception(mode):
+    """A fixed seed in CI (the same mutants every run); LIFTPY_FUZZ_EXAMPLES=N and LIFTPY_FUZZ_SEED fuzz
+    longer with other mutants.  Each mode's seeds must also be reached: some mutants are accepted."""
+    fuzz = _fuzz_module()
+    count = int(os.environ.get("LIFTPY_FUZZ_EXAMPLES", 300))
+    tally = fuzz.run(mode, count, seed=int(os.environ.get("LIFTPY_FUZZ_SEED", 0)))
+    assert tally.foreign == 0, "\n".join(f"{t}: {m}\n  in: {x[:400]!r}" for t, m, x in tally.examples)
+    assert tally.accepted > count // 20 and tally.liftpy_errors > count // 20
+
+
+@pytest.mark.parametrize("text", [
+    "def p(x: [float]N) = split((N / 0), x)",
+    "def p(x: [float]N) = pad(18446744073709551616, 1, 0.0f, x)",
+    "def p(x: [float]N) = pad(1, 2147483647, 0.0f, x)",
+    "def p(x: [int]N) = map(fun(v) => add(v, 9223372036854775808), x)",
+    "def p(x: [int]N) = map(fun(v) => add(v, 2147483648), x)",
+    "def p(x: " + "[" * 65 + "float" + "]1" * 65 + ") = x",
+    "def p(x: [float]N) = " + "neg(" * 300 + "x" + ")" * 300,
+    "def p(x: [float](" + " + ".join(["N"] * 2000) + ")) = x",
+    "def p(x: [float]N) = asVector(1099511627776, x)",
+])
+def test_the_probes_root_causes_are_liftpy_errors(text):
+    """Each root cause of a foreign exception the reliability probe found (issue 58) is a one-line liftpy error."""
+    with pytest.raises(LiftError) as e:
+        _fuzz_module().check_text("features", text)
+    assert len(str(e.value).splitlines()[0]) < 400
+
+
+def test_deep_programs_built_in_python_are_refused_where_they_are_built():
+    from liftpy.ir.expr import MAX_NESTING
+
+    (N,) = sizes("N")
+    add = lookup("add")
+
+    def body(x):
+        def f(v):
+            e = v
+            for _ in range(MAX_NESTING + 10):
+                e = add(e, v)
+            return e
+        return L.mapGlb(0, f, x)
+
+    with pytest.raises(LiftError, match="nests more than"):
+        L.make_program("deep", [("x", Array(Float, N))], body)
 
 
 def test_the_fuzzers_reach_working_programs():

@@ -18,12 +18,18 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, Iterator
 
+from ..errors import LiftTypeError
 from .types import Type
 
 if TYPE_CHECKING:  # pragma: no cover
     from .primitives import Primitive
 
 _fresh_counter = itertools.count()
+
+# How deeply expressions may nest.  Every pass walks programs recursively; at the default recursion limit
+# they all handle about 200 levels, and real programs nest under 40 (the convolution's deepest variant: 37).
+# A deeper program is refused where it is built, with a message, instead of a RecursionError in some pass.
+MAX_NESTING = 128
 
 
 def fresh_name(prefix: str = "x") -> str:
@@ -117,8 +123,6 @@ Expr.__neg__ = _operator("neg", unary=True)
 
 def _not_in_the_dsl(what: str, instead: str):
     def refuse(self, *args):
-        from ..errors import LiftTypeError
-
         raise LiftTypeError("expression", f"{what} of a DSL value is not part of the DSL: {instead}")
 
     return refuse
@@ -151,7 +155,6 @@ class Literal(Expr):
 
     def __post_init__(self):
         # The value takes the type's scalar kind, so lit(0, Float) and 0.0f are the same literal.
-        from ..errors import LiftTypeError
         from .types import literal_value
 
         try:
@@ -169,6 +172,7 @@ class Lambda(Node):
         names = [p.name for p in self.params]
         if len(set(names)) != len(names):
             raise ValueError(f"lambda parameters must have distinct names: {names}")
+        _set_depth(self, self.body.__dict__.get("_depth", 1) + 1, "fun")
 
     @property
     def arity(self) -> int:
@@ -184,9 +188,29 @@ class Call(Expr):
     args: tuple[Expr, ...]
 
     def __post_init__(self):
+        depth = 0
         for a in self.args:
             if not isinstance(a, Expr):
                 raise TypeError(f"argument of {getattr(self.fn, 'name', self.fn)} is not an expression: {a!r}")
+            depth = max(depth, a.__dict__.get("_depth", 1))
+        fn = self.fn
+        if isinstance(fn, Lambda):
+            depth = max(depth, fn.__dict__["_depth"])
+        else:
+            for name in field_names(fn):
+                v = getattr(fn, name)
+                if isinstance(v, Lambda):
+                    depth = max(depth, v.__dict__["_depth"])
+        _set_depth(self, depth + 1, getattr(fn, "name", None) or type(fn).__name__)
+
+
+def _set_depth(node: Node, depth: int, what: str) -> None:
+    """Keep how deeply ``node`` nests (Var and Literal: 1), refusing programs deeper than ``MAX_NESTING``."""
+    if depth > MAX_NESTING:
+        raise LiftTypeError(str(what), f"the expression nests more than {MAX_NESTING} levels deep, which liftpy does not "
+                                       "handle (real programs nest under 40): bind parts with let, or sum many terms with "
+                                       "reduce over an array")
+    node.__dict__["_depth"] = depth
 
 
 @dataclass(frozen=True, eq=False)

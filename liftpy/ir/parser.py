@@ -19,10 +19,10 @@ import sympy
 
 from ..errors import LiftError, LiftTypeError, ParseError
 from . import dsl
-from .expr import Call, Expr, Lambda, Literal, Program, Var, fresh_name
+from .expr import MAX_NESTING, Call, Expr, Lambda, Literal, Program, Var, fresh_name
 from .typecheck import resolve_indexing
 from .primitives import BOUNDARIES, PRIMITIVES, At, Index, Let, MapLike, Pad, ReduceLike, Reverse, Stride
-from .types import SCALARS, ArrayType, Bool, Float, Int, TupleType, Type, VectorType, size_var
+from .types import SCALARS, ArrayType, Bool, Float, Int, TupleType, Type, VectorType, size_str, size_var
 from .userfun import UserFun, lookup, register, userfun, userfun_from_expression, vectorize
 
 _GRAMMAR = Path(__file__).with_name("grammar.lark")
@@ -136,6 +136,8 @@ class _ToRaw(lark.Transformer):
         return c[0] * c[1]
 
     def s_div(self, meta, c):
+        if c[1] == 0:
+            raise ParseError(f"line {meta.line}: a size divided by zero ({size_str(c[0])} / 0)")
         return c[0] / c[1]
 
     def s_neg(self, meta, c):
@@ -470,12 +472,32 @@ def _lark_parse(text: str, start: str = "start"):
             names = sorted(e.expected)[:8]
             expected = f" (expected one of: {', '.join(names)})" if names else ""
         raise ParseError(f"syntax error at line {e.line}, column {e.column}{expected}:\n{context}") from None
+    _refuse_deep(tree)
     try:
         return _ToRaw().transform(tree)
     except lark.exceptions.VisitError as e:
         if isinstance(e.orig_exc, LiftError):
             raise e.orig_exc from None
         raise
+
+
+# The syntax tree of a program nests about three times as deep as the program (a call is an application
+# of an argument list); transforming it recurses once per level.  Text nested deeper than the programs the
+# IR takes (``MAX_NESTING``) is refused before, as is a long chain of + in a size.
+_TREE_DEPTH_MAX = 3 * MAX_NESTING
+
+
+def _refuse_deep(tree) -> None:
+    """A ParseError for a syntax tree deeper than ``_TREE_DEPTH_MAX``, found without recursion."""
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > _TREE_DEPTH_MAX:
+            line = getattr(getattr(node, "meta", None), "line", None)
+            where = f" (at line {line})" if line else ""
+            raise ParseError(f"the text nests more than {_TREE_DEPTH_MAX} levels deep{where}, which liftpy does not "
+                             "handle: bind parts with let, or sum many terms with reduce over an array")
+        stack.extend((c, depth + 1) for c in getattr(node, "children", ()) if isinstance(c, lark.Tree))
 
 
 @dataclass(frozen=True)

@@ -26,11 +26,12 @@ from typing import Any, ClassVar
 import numpy as np
 import sympy
 
-from ..errors import LiftError, LiftTypeError
+from ..errors import EvaluationError, LiftError, LiftTypeError
 from ..views import view as V
 from .expr import Lambda
 from .levels import Level
 from .types import (
+    INT_INDEX_MAX,
     ArrayType,
     ScalarType,
     Size,
@@ -638,6 +639,16 @@ BOUNDARIES = ("clamp", "mirror", "wrap")
 _NUMPY_MODE = {"clamp": "edge", "mirror": "symmetric", "wrap": "wrap"}
 
 
+
+def _refuse_huge_pad(a, ax: int, left: int, right: int) -> None:
+    """Padding is the one layout primitive whose result the interpreter allocates from the program's own
+    constants (pad(1, 2^31 - 1, ...) of four elements): refused past what a kernel could index."""
+    length = a.shape[ax] + max(left, 0) + max(right, 0)
+    elements = (a.size // a.shape[ax] if a.shape[ax] else 1) * length
+    if elements > INT_INDEX_MAX:
+        raise EvaluationError(f"pad: padding {a.shape[ax]} elements by {left} and {right} makes {elements} elements, "
+                              f"beyond the {INT_INDEX_MAX} a kernel can index; pad by less")
+
 @dataclass(frozen=True, eq=True)
 class Pad(Primitive):
     """``pad(l, r, value, xs)``: ``[T]n -> [T]l+n+r`` with ``l`` elements before and ``r`` after.
@@ -708,6 +719,7 @@ class Pad(Primitive):
             mode = _NUMPY_MODE[self.value]
 
             def pad_boundary(a, ax):
+                _refuse_huge_pad(a, ax, l, r)
                 widths = [(0, 0)] * a.ndim
                 widths[ax] = (l, r)
                 return np.pad(a, widths, mode=mode)
@@ -715,6 +727,7 @@ class Pad(Primitive):
             return at_axis(args[0], pad_boundary)
 
         def go(a, ax):
+            _refuse_huge_pad(a, ax, l, r)
             n = a.shape[ax]
             a = a[(slice(None),) * ax + (slice(max(-l, 0), n - max(-r, 0)),)]
             widths = [(0, 0)] * a.ndim

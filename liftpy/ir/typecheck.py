@@ -25,7 +25,7 @@ import sympy
 from ..errors import LiftTypeError
 from .expr import Call, Expr, Lambda, Literal, Program, Var, primitive_functions, replace_functions, subterms
 from .primitives import Index, Primitive, divisible
-from .types import ArrayType, TupleType, Type, VectorType, as_size, is_integer_size, size_str, sizes_equal, subs_type, substitute_sizes
+from .types import ArrayType, TupleType, Type, VectorType, as_size, is_integer_size, size_value, size_str, sizes_equal, subs_type, substitute_sizes
 from .userfun import UserFun
 
 
@@ -93,7 +93,7 @@ _CACHE: dict = {}
 class _Checker:
     def __init__(self, bindings: Mapping | None):
         # Values as sympy numbers once, not again in every substitution (``substitute_sizes``).
-        self.bindings = {as_size(k) if isinstance(k, str) else k: sympy.sympify(v) for k, v in (bindings or {}).items()}
+        self.bindings = {as_size(k) if isinstance(k, str) else k: size_value(v) for k, v in (bindings or {}).items()}
         self.requirements: list[Requirement] = []
         self._seen: set = set()
         self.lengths: dict = {}  # (an ordered set) undecided lengths, for ``Typing.lengths``
@@ -362,7 +362,7 @@ def _decided_by_symbolic_typing(program: Program, bindings: Mapping) -> Typing |
     numbers = {}
     for k, v in bindings.items():
         sym = as_size(k) if isinstance(k, str) else k
-        value = sympy.sympify(v)
+        value = size_value(v)
         if not isinstance(sym, sympy.Symbol) or not value.is_Integer or (sym.is_positive and value < 1) \
                 or (sym.is_nonnegative and value < 0):
             return None

@@ -8,12 +8,15 @@ Array lengths are sympy expressions over named size variables (``N``, ``W``) and
 from __future__ import annotations
 
 import operator
+import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Mapping
 
 import numpy as np
 import sympy
+
+from ..errors import LiftTypeError
 
 Size = sympy.Expr
 
@@ -22,6 +25,10 @@ Size = sympy.Expr
 # ``true``, ``inf`` and ``nan`` as literals, ``fun`` and ``value`` as the start of a lambda or a literal.  A
 # size or an input of such a name would not read back (``size_var`` and ``liftpy.ir.dsl`` refuse them).
 TEXT_KEYWORDS = frozenset({"fun", "value", "true", "false", "inf", "nan"})
+
+# Array types nest at most this deep: the interpreter holds an array of n levels (and the maps around it) in
+# one numpy array, which has at most 64 dimensions.  Real programs nest fewer than ten.
+MAX_ARRAY_LEVELS = 32
 
 # The largest element index (and work-group or work-item id) a kernel holds: kernels index with 32-bit ints.
 INT_INDEX_MAX = 2**31 - 1
@@ -36,8 +43,6 @@ def size_var(name: str) -> sympy.Symbol:
     """A named, positive integer size variable (array length or tuning parameter).  Its name is an
     identifier that is not a word of the text form (``true``, ``fun``...): a program's text names it, and
     ``size_var("2N")`` printed as ``2N``, which reads back as 2*N."""
-    from ..errors import LiftTypeError
-
     if not readable_name(name):
         raise LiftTypeError("size_var", f"a size's name must be an identifier other than {', '.join(sorted(TEXT_KEYWORDS))}; "
                                         f"got {name!r}")
@@ -62,33 +67,149 @@ def whole_number(value) -> int | None:
 
 def as_size(value) -> Size:
     """Turn an int, a name or a sympy expression into a size expression."""
-    from ..errors import LiftTypeError
-
     if isinstance(value, sympy.Basic):
+        if value.is_Integer and abs(int(value)) > INT_INDEX_MAX:
+            raise LiftTypeError("size", f"the size {int(value)} is beyond the 32-bit indices kernels use (at most 2^31 - 1)")
+        if not value.is_Atom and value.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
+            raise LiftTypeError("size", f"the size {value} is not finite (a division by zero?)")
         return value
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        if abs(int(value)) > INT_INDEX_MAX:
+            raise LiftTypeError("size", f"the size {int(value)} is beyond the 32-bit indices kernels use (at most 2^31 - 1)")
         return sympy.Integer(int(value))
     if isinstance(value, str):
         return _parse_size(value)
     raise LiftTypeError("size", f"a size must be an integer, a name or a sympy expression, not {value!r}")
 
 
+def size_value(value) -> Size:
+    """A size's value (a number, a sympy expression, or a size expression as text) as a sympy expression.
+    Text goes through ``as_size``'s parser: ``sympy.sympify`` would evaluate a string, or each string of a
+    list, as Python, and values reach here from configurations stored by other people."""
+    if isinstance(value, sympy.Basic):
+        return value
+    if isinstance(value, str):
+        return _parse_size(value)
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+        return sympy.sympify(value)
+    raise LiftTypeError("size", f"a size's value must be a number or a size expression, not {type(value).__name__} "
+                                f"{str(value)[:60]!r}")
+
+
 @lru_cache(maxsize=4096)  # pure; code generation parses the names of every point's sizes and parameters
 def _parse_size(text: str) -> Size:
-    """A size written as text (``"N"``, ``"2*N + 1"``), its names size variables; sympy's parser took a
-    millisecond a name."""
-    from ..errors import LiftTypeError
-
-    try:
-        return sympy.sympify(text, locals=_size_locals(text))
-    except (sympy.SympifyError, SyntaxError, TypeError) as e:
-        raise LiftTypeError("size", f"{text!r} is not a size expression ({e})") from None
+    """A size written as text (``"N"``, ``"2*N + 1"``), its names size variables.  Read by a small parser
+    of the text form's size grammar, never by sympy's: ``sympify`` evaluates Python, and size names and
+    configuration keys come from results stores that other people wrote."""
+    if not isinstance(text, str) or len(text) > _SIZE_TEXT_MAX:
+        raise LiftTypeError("size", f"a size expression of {len(text)} characters is too long (at most {_SIZE_TEXT_MAX})")
+    return _SizeReader(text).read()
 
 
-def _size_locals(text: str) -> dict:
-    import re
+_SIZE_TEXT_MAX = 2000
+_SIZE_DEPTH_MAX = 64
+_SIZE_INT_MAX = INT_INDEX_MAX  # as ``as_size``: kernels index with 32-bit ints
+_SIZE_FUNCTIONS = {"floor": (sympy.floor, 1), "ceiling": (sympy.ceiling, 1), "Mod": (sympy.Mod, 2),
+                   "Max": (sympy.Max, None), "Min": (sympy.Min, None)}
+_SIZE_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z_0-9]*)|(\S))")
 
-    return {n: size_var(n) for n in re.findall(r"[A-Za-z_][A-Za-z_0-9]*", text)}
+
+class _SizeReader:
+    """Recursive descent over ``sum := product (('+'|'-') product)*``, ``product := unary (('*'|'/') unary)*``,
+    ``unary := '-' unary | INT | NAME | NAME '(' sum, ... ')' | '(' sum ')'``: the text form's sizes."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.tokens = [m.group(1, 2, 3) for m in _SIZE_TOKEN.finditer(text)]
+        self.at = 0
+        self.depth = 0
+
+    def fail(self, why: str):
+        raise LiftTypeError("size", f"{self.text[:80]!r} is not a size expression: {why} (sizes are whole numbers, "
+                                    "names, + - * / and parentheses)")
+
+    def peek(self) -> str | None:
+        if self.at >= len(self.tokens):
+            return None
+        number, name, other = self.tokens[self.at]
+        return number or name or other
+
+    def take(self) -> tuple:
+        if self.at >= len(self.tokens):
+            self.fail("it ends too early")
+        self.at += 1
+        return self.tokens[self.at - 1]
+
+    def read(self) -> Size:
+        if not self.tokens:
+            self.fail("it is empty")
+        e = self.sum()
+        if self.peek() is not None:
+            self.fail(f"unexpected {self.peek()!r}")
+        return e
+
+    def sum(self) -> Size:
+        self.depth += 1
+        if self.depth > _SIZE_DEPTH_MAX:
+            self.fail(f"it is nested more than {_SIZE_DEPTH_MAX} levels deep")
+        e = self.product()
+        while self.peek() in ("+", "-"):
+            op = self.take()[2]
+            rhs = self.product()
+            e = e + rhs if op == "+" else e - rhs
+        self.depth -= 1
+        return e
+
+    def product(self) -> Size:
+        e = self.unary()
+        while self.peek() in ("*", "/"):
+            op = self.take()[2]
+            rhs = self.unary()
+            if op == "/" and rhs == 0:
+                self.fail("it divides by zero")
+            e = e * rhs if op == "*" else e / rhs
+        return e
+
+    def unary(self) -> Size:
+        number, name, other = self.take()
+        if other == "-":
+            self.depth += 1
+            if self.depth > _SIZE_DEPTH_MAX:
+                self.fail(f"it is nested more than {_SIZE_DEPTH_MAX} levels deep")
+            e = -self.unary()
+            self.depth -= 1
+            return e
+        if other == "(":
+            e = self.sum()
+            if self.take()[2] != ")":
+                self.fail("a parenthesis is not closed")
+            return e
+        if number is not None:
+            if len(number) > 20 or int(number) > _SIZE_INT_MAX:
+                self.fail(f"the number {number[:24]} is larger than {_SIZE_INT_MAX}")
+            return sympy.Integer(int(number))
+        if name is not None and self.peek() == "(":
+            return self.call(name)
+        if name is not None:
+            if not readable_name(name):
+                self.fail(f"{name!r} is a word of the text form, not a name")
+            return size_var(name)
+        self.fail(f"unexpected {other!r}")
+
+    def call(self, name: str) -> Size:
+        if name not in _SIZE_FUNCTIONS:
+            self.fail(f"unknown size function {name}() (known: {', '.join(_SIZE_FUNCTIONS)})")
+        fn, arity = _SIZE_FUNCTIONS[name]
+        self.take()
+        args = [self.sum()]
+        while self.peek() == ",":
+            self.take()
+            args.append(self.sum())
+        if self.take()[2] != ")":
+            self.fail(f"{name}( is not closed")
+        if arity is not None and len(args) != arity:
+            self.fail(f"{name} takes {arity} argument(s), not {len(args)}")
+        return fn(*args)
 
 
 def size_str(s: Size) -> str:
@@ -303,6 +424,11 @@ class ArrayType(Type):
     elem: Type
     size: Size
 
+    def __post_init__(self):
+        if isinstance(self.elem, ArrayType) and len(self.elem.dims) >= MAX_ARRAY_LEVELS:
+            raise LiftTypeError("type", f"an array type nests more than {MAX_ARRAY_LEVELS} levels of arrays, which the "
+                                        "interpreter cannot hold (numpy arrays have at most 64 dimensions); flatten it with join")
+
     def __str__(self) -> str:
         return f"[{self.elem}]{size_str(self.size)}"
 
@@ -396,6 +522,8 @@ def _cast(cast, value, t: Type):
     """``value`` as the literal's scalar kind; an int literal takes whole numbers only (int() made 1.5 a 1)."""
     if cast is int and isinstance(value, float) and not value.is_integer():
         raise ValueError(f"a literal of type {t} takes whole numbers, got {value!r}")
+    if cast is int and not -2**31 <= value <= INT_INDEX_MAX:
+        raise ValueError(f"a literal of type {t} holds 32-bit integers (-2^31 to 2^31 - 1), as the device does; got {value!r}")
     return cast(value)
 
 

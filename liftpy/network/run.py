@@ -22,7 +22,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import LiftError
+from ..host.device import get_device
+from ..host.kernel import CompiledPipeline
 from ..host.timing import device_timing
+from ..tuning.cache import cached_variants
+from ..tuning.engine import explore_operator, find_variant
+from ..tuning.operator import input_shapes, library_operator
 from .graph import Network, Node
 from .memory import Tensor, check, greedy_by_size, lower_bound, naive
 
@@ -90,12 +95,6 @@ def memory_tensors(net: Network) -> list[Tensor]:
 
 def run_network(net: Network, db="results.sqlite", samples: int = 8, search: str = "model", jobs: int | None = None,
                 device=None, seed: int = 0, repeat: int = 3, progress: bool = True, stream=None) -> NetworkRun:
-    from ..host.device import get_device
-    from ..host.kernel import CompiledPipeline
-    from ..ir.parser import parse_program
-    from ..tuning.engine import explore_operator
-    from ..tuning.operator import input_shapes, library_operator
-
     stream = stream or sys.stdout
     t0 = time.time()
     dev = get_device(device)
@@ -135,8 +134,7 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: str
         shapes = input_shapes(op.prog, op.sizes())[:len(node.inputs)]
         acts = [values[x].reshape(s) for x, s in zip(node.inputs, shapes)]
         if node.key not in compiled:
-            sizes = {**node.size_map, **best.config}
-            compiled[node.key] = CompiledPipeline(parse_program(best.metrics["program"]), sizes, dev, best.metrics.get("placements") or {})
+            compiled[node.key] = _compiled_best(op, best, node, dev)
         rule = device_timing(dev.info.type, repeat)  # as the exploration timed the stored best
         result = compiled[node.key].run(*acts, *weights, repeat=rule.runs, warmup=1, statistic=rule.statistic)
         out = np.asarray(result.output, dtype=np.float32).reshape(node.shape)
@@ -168,6 +166,21 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: str
     return NetworkRun(net, dev.key, tuple(layers), final, want, e2e, all(l.ok for l in layers) and e2e < 1e-3,
                       sum(l.time_ms for l in layers), weights_bytes, plan.arena_bytes, naive_bytes, naive(tensors), lower_bound(tensors),
                       peak, front, explored, time.time() - t0, validated_against)
+
+
+def _compiled_best(op, best, node, dev):
+    """The best point's pipeline, its program derived again from the operator and the stored variant id, as the
+    exploration derived it: a store is data written by anyone, so the program text stored beside the point
+    (which may carry OpenCL bodies of user functions) is never built."""
+    v = find_variant(cached_variants(op), best.variant)
+    if v is None:
+        raise LiftError(f"layer {node.name}: the stored best implementation {best.variant!r} is not among the variants "
+                        f"this liftpy derives for {node.op}; explore it again into a new --db")
+    unknown = sorted(set(best.config) - {str(p) for p in v.params})
+    if unknown:
+        raise LiftError(f"layer {node.name}: the stored configuration of {best.variant!r} names {', '.join(unknown[:5])}, "
+                        "which are not its tuning parameters; explore it again into a new --db")
+    return CompiledPipeline(v.program, {**node.size_map, **best.config}, dev, v.placement_map)
 
 
 def network_frontier(net: Network, problems: dict, fixed_bytes: int, io_bytes: dict) -> tuple[tuple[float, int], ...]:
