@@ -91,7 +91,7 @@ def cmd_run(args) -> int:
     # Before the inputs are made: at sizes near 2^31 elements they alone filled the host's memory.  The host
     # keeps the inputs and the interpreter's result besides what the run itself allocates.
     k.check_memory(host_bytes=sum(b.nbytes for b in k.buffers() if b.role in ("input", "output")))
-    inputs = random_inputs(program, {str(s): v for s, v in k.ks.bindings.items()}, seed=args.seed)
+    inputs = random_inputs(program, sizes, seed=args.seed)
     result = k.run(*inputs, repeat=3, warmup=1)
     expected = evaluate(program, *inputs, sizes=sizes)
     # The verdict explore gives (liftpy.ir.compare): NaNs and infinities where the interpreter has them.
@@ -99,7 +99,8 @@ def cmd_run(args) -> int:
     bad = next((c for c in checks if not c.ok), None)
     err = max((c.max_abs_error for c in checks), default=0.0)
     print(f"device: {k.device.info.name}")
-    print(f"launch: {k.launch}")
+    launches = getattr(k, "launches", None) or [k.launch]  # a pipeline has one launch per kernel
+    print(f"launch: {'; '.join(map(str, launches))}")
     print(f"kernel time: {result.time_ms:.4f} ms (median of 3); device memory: {result.device_bytes} bytes")
     if bad is None:
         print(f"max abs error vs interpreter: {err:.3g} -> OK")

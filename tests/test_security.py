@@ -1,6 +1,12 @@
-"""Data is never code (issue 58): the disk cache unpickles only entries this user signed, in folders and files
-only this user may write; a results store is read without being written, and what is read from it is checked;
-a damaged store is one line, never a traceback; two explorations of one problem do not measure a point twice."""
+"""Data is never code (issue 58): each payload a colleague's file could carry is planted where it would be read,
+and the command a user runs gives a one-line error (or ignores it) and no marker appears.
+
+- the disk cache unpickles only entries this user signed, in folders and files only this user may write;
+- a results store is read without being written, and what is read from it is checked: code as a configuration
+  key reaches no parser that runs it, through ``show``, ``pareto`` or a resumed model search;
+- a network run derives each layer's program again instead of building the text stored with its best point;
+- an expression user function is an expression: preprocessor lines and statements are refused;
+- a damaged store is one line, never a traceback; two explorations of one problem do not measure a point twice."""
 
 from __future__ import annotations
 
@@ -466,3 +472,71 @@ def test_a_point_another_exploration_finishes_while_this_one_measures_it_keeps_t
         kept = store.get(key)
         assert (kept.run, kept.time_ms) == ("other:1:1", 123.0) and store.count() == 3
     assert any(r.key == key and r.time_ms == 123.0 for r in ex.records)
+
+
+# -- payloads met end to end, as a user meets them ------------------------------------------------------------
+
+def _liftpy(*args, cwd=None):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "liftpy", *map(str, args)], capture_output=True, text=True,
+                          timeout=600, cwd=cwd)
+
+
+def _one_line_error(result) -> str:
+    assert result.returncode != 0, result.stdout[-2000:]
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    return lines[0]
+
+
+def test_a_resumed_model_search_learning_from_a_planted_row_runs_nothing(tmp_path):
+    """The model search reads other problems' rows of the store to learn from them: a row whose configuration
+    key is code is refused in one line, and the code never runs."""
+    marker = tmp_path / "MARKER"
+    db = tmp_path / "r.sqlite"
+    sizes = "M=8,N=8,K=8"
+    first = _liftpy("explore", MATMUL, "-s", sizes, "--samples", "2", "--search", "uniform", "--db", db, "--jobs", "1")
+    assert first.returncode == 0, first.stderr[-3000:]
+    from liftpy.host.device import device_info
+
+    _with_row(db, device=device_info(None).key, layer="other#12345678:M=16",
+              config=json.dumps({f"__import__('os').mkdir({str(marker)!r})": 1}))
+    again = _liftpy("explore", MATMUL, "-s", sizes, "--samples", "3", "--search", "model", "--db", db, "--jobs", "1")
+    assert "bad config" in _one_line_error(again)
+    assert not marker.exists()
+
+
+def test_a_network_run_never_builds_the_program_text_stored_with_its_best_point(tmp_path, monkeypatch):
+    """The stored text is data: here it is replaced by a program whose OpenCL body includes a file, which a
+    build would read (and fail on); the run derives the layer's variant again and is right."""
+    from liftpy.ir import parser
+    from liftpy.network.graph import Builder
+    from liftpy.network.run import run_network
+
+    b = Builder("one", 6, 6, 2)
+    b.conv("input", 2)
+    net = b.build()
+    db = tmp_path / "r.sqlite"
+    run_network(net, db=db, samples=1, search="uniform", progress=False)
+    planted = ('userfun evil(a: float): float = opencl "#include \\"/nonexistent/MARKER\\"\\nreturn a;"\n'
+               "def evil_program(x: [float]N) = mapGlb(0, evil, x)")
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE results SET metrics = json_set(metrics, '$.program', ?) WHERE status = 'ok'", (planted,))
+    con.close()
+    parsed = []
+    real = parser.parse_program
+    monkeypatch.setattr(parser, "parse_program", lambda text: parsed.append(text) or real(text))
+    again = run_network(net, db=db, samples=1, search="uniform", progress=False)
+    assert again.ok and again.explored == 0
+    assert not any("evil" in text for text in parsed)
+
+
+@pytest.mark.parametrize("body", ['a\\n#include \\"/etc/passwd\\"', "a\\n#define a 0", "--a", "a; a", "sqrt(a, a)"])
+def test_a_text_user_function_that_is_not_an_expression_is_refused_in_one_line(tmp_path, body):
+    program = tmp_path / "p.lift"
+    program.write_text(f'userfun f(a: float): float = "{body}"\ndef p(x: [float]N) = mapGlb(0, f, x)\n')
+    for command in (("run", program, "-s", "N=16"), ("compile", program, "-s", "N=16")):
+        line = _one_line_error(_liftpy(*command))
+        assert "user function f" in line and "root:" not in line  # nothing of /etc/passwd reaches the message
