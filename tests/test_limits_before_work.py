@@ -176,7 +176,9 @@ def test_liftpy_run_refuses_buffers_of_nearly_2_31_elements_on_the_real_device_a
     assert ("the input buffer xs takes 8589934588 bytes" in err or "buffers take 17179869176 bytes together" in err
             or "of host memory" in err), err
     assert "MemoryError" not in err and "Traceback" not in err
-    assert int(proc.stdout.split("maxrss_kb")[1]) < 1 << 20  # under 1 GiB: no input was made
+    # Under half of one input: none was made.  (Alone it peaks near 0.2 GiB; beside other tests under xdist it
+    # was seen at 1.3 GiB once, so the bound is what the property needs rather than what one run showed.)
+    assert int(proc.stdout.split("maxrss_kb")[1]) < 4 << 20
     assert elapsed < 60, elapsed
 
 
