@@ -60,8 +60,12 @@ def random_inputs(program: Program, sizes: Mapping[str, int], seed: int = 0) -> 
             raise InputError(f"input {name} of {program.name} would have shape {shape} "
                              f"({nbytes / 2**30:.3g} GiB); choose smaller sizes")
         s = scalar_of(t)
-        if s is not None and s.name == "int":
-            return rng.integers(0, top + 1, size=shape).astype(np.int32)
-        return rng.standard_normal(shape).astype(np.float32)
+        try:
+            if s is not None and s.name == "int":
+                return rng.integers(0, top + 1, size=shape).astype(np.int32)
+            return rng.standard_normal(shape).astype(np.float32)
+        except MemoryError:
+            raise InputError(f"input {name} of {program.name} of shape {shape} ({nbytes / 2**30:.3g} GiB) does not fit in "
+                             "this machine's memory; choose smaller sizes") from None
 
     return [make(p.name, t) for p, t in zip(program.params, program.param_types)]

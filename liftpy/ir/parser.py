@@ -22,7 +22,7 @@ from . import dsl
 from .expr import MAX_NESTING, Call, Expr, Lambda, Literal, Program, Var, fresh_name
 from .typecheck import resolve_indexing
 from .primitives import BOUNDARIES, PRIMITIVES, At, Index, Let, MapLike, Pad, ReduceLike, Reverse, Stride
-from .types import SCALARS, ArrayType, Bool, Float, Int, TupleType, Type, VectorType, size_str, size_var
+from .types import SCALARS, ArrayType, Bool, Float, Int, TupleType, Type, VectorType, as_size, size_str, size_var
 from .userfun import UserFun, lookup, register, userfun, userfun_from_expression, vectorize
 
 _GRAMMAR = Path(__file__).with_name("grammar.lark")
@@ -121,7 +121,7 @@ class _ToRaw(lark.Transformer):
 
     # sizes
     def s_int(self, meta, c):
-        return sympy.Integer(int(c[0]))
+        return as_size(int(c[0]))  # (refuses constants beyond the 32-bit indices kernels use)
 
     def s_name(self, meta, c):
         return size_var(str(c[0]))

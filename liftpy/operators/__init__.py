@@ -14,7 +14,7 @@ from functools import partial
 from typing import Any, Callable, Mapping
 
 from ..errors import InputError
-from . import conv, linalg, pooling, stencils
+from . import conv, linalg, pooling, rows, stencils
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,10 @@ OPERATORS: dict[str, LibraryEntry] = {e.name: e for e in [
                  lambda s, p: float(s["H"] * s["W"] * s["C"]), {"k": 2, "stride": 2, "pad": 0}),
     LibraryEntry("global_avgpool", "the mean of each channel of [H][W][C]", ("H", "W", "C"), pooling.global_avgpool_hwc,
                  pooling.global_avgpool_hwc_reference, lambda s, p: float(s["H"] * s["W"] * s["C"]), sized=True),
+    LibraryEntry("softmax_rows", "softmax of each row of [M][N]", ("M", "N"), rows.softmax_rows, rows.softmax_rows_reference,
+                 lambda s, p: 4.0 * s["M"] * s["N"], sized=True),
+    LibraryEntry("layernorm_rows", "layer normalisation of each row of [M][N] (no scale or shift)", ("M", "N"),
+                 rows.layernorm_rows, rows.layernorm_rows_reference, lambda s, p: 6.0 * s["M"] * s["N"], sized=True),
 ]}
 
 

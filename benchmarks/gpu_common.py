@@ -1,0 +1,97 @@
+"""What the GPU benchmarks (roofline.py, spellings.py) share: the device's copy bandwidth measured in the same
+run, a PyTorch function timed with CUDA events over batches of calls, an exploration of one operator with its
+best point, and JSON results written after every record (an interrupted run keeps what it measured)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def torch_cuda():
+    """PyTorch with a CUDA device, fp32 as liftpy computes it (TF32 off), or None."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.benchmark = True
+    return torch
+
+
+def torch_ms(fn, repeat: int = 15, batch: int = 20) -> float:
+    """Median per-call milliseconds of ``fn`` (batches of calls between two CUDA events, after warm-up)."""
+    from liftpy.tuning.references import cuda_times
+
+    for _ in range(3):
+        fn()
+    times, _ = cuda_times(fn, repeat, batch)
+    return float(np.median(times))
+
+
+def copy_gb_s(torch, gib: float = 1.0) -> float:
+    """The device's copy bandwidth (reads + writes counted), a device-to-device copy of ``gib`` GiB."""
+    n = int(gib * (1 << 30)) // 4
+    a = torch.empty(n, device="cuda", dtype=torch.float32).normal_()
+    b = torch.empty_like(a)
+    ms = torch_ms(lambda: b.copy_(a), repeat=10, batch=5)
+    del a, b
+    torch.cuda.empty_cache()
+    return 2 * n * 4 / (ms * 1e-3) / 1e9
+
+
+def explore_best(op, samples: int, db: Path, jobs: int | None, budget_s: float | None, search: str = "model"):
+    """Explore ``op`` and return (best record or None, seconds, points measured, the exploration)."""
+    from liftpy.tuning.engine import explore_operator
+
+    t = time.time()
+    ex = explore_operator(op, samples=samples, db=db, search=search, jobs=jobs, budget_s=budget_s, references=False,
+                          progress=False)
+    measured = [r for r in ex.records if r.measured and not r.is_reference]
+    best = min(measured, key=lambda r: r.time_ms) if measured else None
+    return best, time.time() - t, len(measured), ex
+
+
+def output_nbytes(op) -> int:
+    """Bytes of the operator's output at its sizes, from the program's type (no reference run needed)."""
+    from liftpy.ir.typecheck import typecheck
+    from liftpy.ir.types import ArrayType, VectorType
+
+    t = typecheck(op.prog, bindings=op.sizes()).type
+    n = 1
+    while isinstance(t, ArrayType):
+        n *= int(t.size)
+        t = t.elem
+    return 4 * n * (int(t.width) if isinstance(t, VectorType) else 1)
+
+
+def min_bytes(inputs, output_nbytes: int) -> int:
+    """The least traffic: every input read once, the output written once."""
+    def nbytes(x):
+        return sum(nbytes(c) for c in x) if isinstance(x, tuple) else int(np.asarray(x).nbytes)
+
+    return sum(nbytes(x) for x in inputs) + int(output_nbytes)
+
+
+class Results:
+    """A JSON list written again after each record."""
+
+    def __init__(self, path: str | None):
+        self.path = Path(path) if path else None
+        self.records: list[dict] = []
+
+    def add(self, record: dict) -> None:
+        self.records.append(record)
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text(json.dumps(self.records, indent=1) + "\n")
