@@ -51,12 +51,17 @@ def copy_gb_s(torch, gib: float = 1.0) -> float:
 
 
 def explore_best(op, samples: int, db: Path, jobs: int | None, budget_s: float | None, search: str = "model"):
-    """Explore ``op`` and return (best record or None, seconds, points measured, the exploration)."""
+    """Explore ``op`` and return (best record or None, seconds, points measured, the exploration or the
+    liftpy error that stopped it: a benchmark goes on to the next operator)."""
+    from liftpy.errors import LiftError
     from liftpy.tuning.engine import explore_operator
 
     t = time.time()
-    ex = explore_operator(op, samples=samples, db=db, search=search, jobs=jobs, budget_s=budget_s, references=False,
-                          progress=False)
+    try:
+        ex = explore_operator(op, samples=samples, db=db, search=search, jobs=jobs, budget_s=budget_s,
+                              references=False, progress=False)
+    except LiftError as e:
+        return None, time.time() - t, 0, e
     measured = [r for r in ex.records if r.measured and not r.is_reference]
     best = min(measured, key=lambda r: r.time_ms) if measured else None
     return best, time.time() - t, len(measured), ex

@@ -117,10 +117,11 @@ def main(argv=None) -> int:
         ref_ms = torch_ms(torch_fn(torch, name, xs))
         del xs
         torch.cuda.empty_cache()
-        best, seconds, points, _ = explore_best(op, args.samples, db, args.jobs, args.budget)
+        best, seconds, points, ex = explore_best(op, args.samples, db, args.jobs, args.budget)
         rec = {"operator": name, "spec": spec, "sizes": sizes, "min_bytes": least, "copy_gb_s": copy, "torch_ms": ref_ms,
                "points": points, "explore_s": round(seconds, 1), "best_ms": None, "gb_s": None, "fraction_of_copy": None,
-               "ratio_vs_torch": None, "variant": None, "config": None}
+               "ratio_vs_torch": None, "variant": None, "config": None,
+               "error": str(ex).splitlines()[0][:500] if isinstance(ex, Exception) else None}
         if best is not None:
             gbs = least / (best.time_ms * 1e-3) / 1e9
             rec.update(best_ms=best.time_ms, gb_s=gbs, fraction_of_copy=gbs / copy, ratio_vs_torch=ref_ms / best.time_ms,
@@ -128,7 +129,7 @@ def main(argv=None) -> int:
             print(f"{name:<20}{best.time_ms:>10.4f}{gbs:>8.0f}{gbs / copy:>9.2f}{ref_ms:>10.4f}{ref_ms / best.time_ms:>9.2f}"
                   f"{points:>7}{seconds:>6.0f}  {best.variant}", flush=True)
         else:
-            print(f"{name:<20}{'no valid point':>10}{'':>26}{ref_ms:>10.4f}", flush=True)
+            print(f"{name:<20}{'no valid point':>10}{'':>26}{ref_ms:>10.4f}  {rec['error'] or ''}", flush=True)
         results.add(rec)
     return 0
 

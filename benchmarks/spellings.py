@@ -327,10 +327,11 @@ def main(argv=None) -> int:
         del xs
         torch.cuda.empty_cache()
         for spelling, op in ops.items():
-            best, seconds, points, _ = explore_best(op, args.samples, db, args.jobs, args.budget)
+            best, seconds, points, ex = explore_best(op, args.samples, db, args.jobs, args.budget)
             rec = {"computation": name, "spelling": spelling, "sizes": sizes, "torch_ms": ref_ms, "min_bytes": least,
                    "flops": op.flops(), "copy_gb_s": copy, "points": points, "explore_s": round(seconds, 1),
-                   "best_ms": None, "ratio_vs_torch": None, "fraction_of_copy": None, "variant": None, "config": None}
+                   "best_ms": None, "ratio_vs_torch": None, "fraction_of_copy": None, "variant": None, "config": None,
+                   "error": str(ex).splitlines()[0][:500] if isinstance(ex, Exception) else None}
             if best is not None:
                 frac = least / (best.time_ms * 1e-3) / 1e9 / copy
                 rec.update(best_ms=best.time_ms, ratio_vs_torch=ref_ms / best.time_ms, fraction_of_copy=frac,
@@ -338,7 +339,7 @@ def main(argv=None) -> int:
                 print(f"{name:<18}{spelling:<22}{best.time_ms:>10.4f}{ref_ms:>10.4f}{ref_ms / best.time_ms:>9.2f}{frac:>8.2f}"
                       f"{points:>5}{seconds:>6.0f}  {best.variant}", flush=True)
             else:
-                print(f"{name:<18}{spelling:<22}{'no valid point':>10}{ref_ms:>10.4f}", flush=True)
+                print(f"{name:<18}{spelling:<22}{'no valid point':>10}{ref_ms:>10.4f}  {rec['error'] or ''}", flush=True)
             results.add(rec)
     return 0
 

@@ -67,15 +67,23 @@ def cmd_variants(args) -> int:
         # The default device's limits unless told otherwise, as explore and space: a variant counted valid
         # here that no device can run (a 40 GB buffer, a work-group too large) is not one explore would try.
         profile = None if args.no_device else resolve_profile(args.device, args.profile)
-        kept = []
+        kept, empty = [], []
         for v in variants:
-            c = solve(variant_space(v, sizes, profile))
+            space = variant_space(v, sizes, profile)
+            c = solve(space)
             if c.size.valid > 0:
                 counts[id(v)] = c.size
                 kept.append(v)
+            else:
+                empty.append((" -> ".join(s.rule for s in v.trace) or "(no rules)", space))
         dropped = len(variants) - len(kept)
         variants = kept
     print(f"{program.name}: {len(variants)} distinct lowered variants" + (f" ({dropped} more have no valid configuration for these sizes)" if sizes else ""))
+    if sizes and empty:
+        from ..constraints.why import format_reasons, reasons
+
+        found, looked = reasons(empty, limit=40)
+        print(format_reasons(found, looked, len(empty)))
     if sizes and not variants and dropped and profile is not None:
         print(f"(within the limits of {profile.device}; --no-device counts without them)")
     for i, v in enumerate(variants[: args.max] if args.max else variants):

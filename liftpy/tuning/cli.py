@@ -120,6 +120,15 @@ def register(sub) -> None:
     p.add_argument("--plot", default=None, metavar="PNG", help="also draw the frontier to this PNG")
     p.set_defaults(func=cmd_pareto)
 
+    p = sub.add_parser("failures", help="the failed points of a problem in a results store, grouped by reason")
+    p.add_argument("operator", nargs="?", default=None,
+                   help="conv (with --layer) or a program (with -s); default: the one problem the store holds")
+    _layer_args(p, required=False)
+    p.add_argument("--sizes", "-s", default=None, metavar="N=V,...")
+    p.add_argument("--db", default="results.sqlite")
+    p.add_argument("--all", action="store_true", help="every failed point with its whole first error line")
+    p.set_defaults(func=cmd_failures)
+
     p = sub.add_parser("show", help="a stored implementation: its parameters, rules, program and OpenCL source")
     p.add_argument("operator", nargs="?", default=None, help="conv (with --layer) or a program (with -s); default: any")
     _layer_args(p, required=False)
@@ -149,6 +158,7 @@ def parse_duration(text: str | None) -> float | None:
 
 
 def cmd_explore(args) -> int:
+    from .diagnose import failure_groups, format_failures
     from .engine import plot
     from .pareto import check_plot_path
 
@@ -174,6 +184,9 @@ def cmd_explore(args) -> int:
     held = (f"; the store's {sum(statuses.values())} points of this problem: "
             + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items()))) if statuses else ""
     print(f"\n{op.name}: ran {result.ran} points, {result.resumed} already in {args.db}{held}")
+    failures = format_failures(failure_groups(result.records))
+    if failures:
+        print(failures)
     if result.exhausted:
         print(f"every valid point of {op.name} on this device is in the store: {result.ran + result.resumed} "
               f"of the {args.samples} asked for")
@@ -242,6 +255,24 @@ def cmd_pareto(args) -> int:
     print(format_frontier(front, refs, flops=flops))
     if args.plot:
         print(f"frontier plot: {plot(args.db, problem, args.plot, args.device_key)}")
+    return 0
+
+
+def cmd_failures(args) -> int:
+    from .diagnose import first_line, failure_groups, format_failures
+    from .store import Store
+
+    problem = _operator(args).problem if (args.layer or args.operator) else _only_problem(args.db)
+    with Store(args.db, create=False) as store:
+        records = [r for r in store.records(layer=problem) if not r.is_reference]
+    failed = [r for r in records if r.status.failed]
+    print(f"{problem}: {len(failed)} of {len(records)} stored points failed")
+    if args.all:
+        for r in failed:
+            config = ",".join(f"{k}={v}" for k, v in sorted(r.config.items())) or "no parameters"
+            print(f"  {r.status.value:14s} {r.variant} {config}: {first_line(r.error)}")
+    elif failed:
+        print(format_failures(failure_groups(failed), lines=20))
     return 0
 
 

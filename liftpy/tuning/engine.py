@@ -209,6 +209,7 @@ def explore_operator(
     from ..host.device import device_info
     from ..host.profile import resolve_profile
     from .cache import SCREEN_CODE, cached_variants, memo
+    from .diagnose import no_configuration
     from .search import SEARCHES, Spaces, config_key
     from .worker import Task
     from ..ir.typecheck import check_sizes
@@ -372,7 +373,7 @@ def explore_operator(
                 drawn_all = False
             remaining = len(queue) if queue is not None else samples - resumed
             if remaining <= 0 and not taken and search == "uniform":
-                raise TuningError(f"no variant has a valid configuration for {op.name} on {device_name}")
+                raise no_configuration(op, variants, ids, profile, device_name)
             bar = Progress(resumed + remaining, label=op.name, stream=stream if progress else _Null(), resumed=resumed,
                            best=(best_ms, best_bytes) if best_ms is not None else None)
             ran = failed = 0
@@ -416,7 +417,7 @@ def explore_operator(
                     chosen = ready_strategy().propose(want, taken)
                 if not chosen:
                     if not taken:
-                        raise TuningError(f"no variant has a valid configuration for {op.name} on {device_name}")
+                        raise no_configuration(op, variants, ids, profile, device_name)
                     exhausted = True
                     break
                 if first_proposal_s is None:
