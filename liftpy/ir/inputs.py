@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import InputError
 from .expr import Program
+from .typecheck import typecheck
 from .types import ArrayType, TupleType, Type, VectorType, free_size_symbols, innermost, scalar_of, subs_type, with_leaf
 
 INPUT_BYTES_LIMIT = 64 * 2**30  # beyond what any machine this runs on holds: refuse before numpy tries
@@ -69,3 +70,22 @@ def random_inputs(program: Program, sizes: Mapping[str, int], seed: int = 0) -> 
                              "this machine's memory; choose smaller sizes") from None
 
     return [make(p.name, t) for p, t in zip(program.params, program.param_types)]
+
+
+def least_traffic(program: Program, sizes: Mapping[str, int]) -> int:
+    """The bytes an implementation must move at the least: every input read once and the output written once
+    (the "minimal traffic" GB/s and a roofline fraction are computed from)."""
+    bind = {k: int(v) for k, v in sizes.items()}
+
+    def nbytes(t: Type) -> int:
+        tt = subs_type(t, {s: bind[str(s)] for s in free_size_symbols(t) if str(s) in bind})
+        count = 1
+        while isinstance(tt, ArrayType):
+            count *= int(tt.size)
+            tt = tt.elem
+        leaves = tt.elems if isinstance(tt, TupleType) else (tt,)
+        return count * sum(np.dtype(scalar_of(e).dtype).itemsize * (int(e.width) if isinstance(e, VectorType) else 1)
+                           for e in leaves)
+
+    output = typecheck(program, bindings=bind).type
+    return sum(nbytes(t) for t in program.param_types) + nbytes(output)

@@ -91,6 +91,9 @@ def register(sub) -> None:
     p.add_argument("--repeat", type=positive_int, default=5,
                    help="timed runs per point (default 5, their median; on a CPU device the fastest of at least 40)")
     p.add_argument("--no-references", action="store_true", help="do not measure the reference implementations")
+    p.add_argument("--reference", action="append", default=[], metavar="MODULE:FUNCTION",
+                   help="a baseline to time on the same inputs: a Python function of the program's inputs as numpy "
+                        "arrays (module:function or file.py:function; repeatable)")
     p.add_argument("--plot", default=None, metavar="PNG", help="where to draw the frontier (default: next to the store)")
     p.add_argument("--rules", default=None, metavar="R1,R2",
                    help="only variants whose derivation uses every one of these rules (e.g. registerBlock2D)")
@@ -160,7 +163,7 @@ def parse_duration(text: str | None) -> float | None:
 def cmd_explore(args) -> int:
     from .diagnose import failure_groups, format_failures
     from .engine import plot
-    from .pareto import check_plot_path
+    from .pareto import check_plot_path, memory_note
 
     if args.jobs is not None and args.jobs < 1:
         raise TuningError(f"--jobs must be at least 1, got {args.jobs}")
@@ -197,6 +200,9 @@ def cmd_explore(args) -> int:
         print(f"{result.lost_workers} device worker(s) died; {result.requeued} point(s) ran again on another")
     print(f"time/memory Pareto frontier ({len(result.frontier)} point{'s' if len(result.frontier) != 1 else ''}) on {result.device}:")
     print(result.table())
+    note = memory_note([r for r in result.records if r.measured and not r.is_reference])
+    if note:
+        print(note)
     if result.frontier:
         path = plot(args.db, op, args.plot or _default_plot(args.db, op.name), device=result.device)
         print(f"frontier plot: {path}")
@@ -234,12 +240,13 @@ def _explore(op, args):
         references=not args.no_references,
         rules=tuple(r.strip() for r in args.rules.split(",") if r.strip()) if args.rules else (),
         workers=args.workers,
+        baselines=tuple(args.reference),
     )
 
 
 def cmd_pareto(args) -> int:
     from .engine import frontier, plot
-    from .pareto import format_frontier
+    from .pareto import format_frontier, memory_note
 
     if args.operator is None and not args.layer:
         problem = _only_problem(args.db)
@@ -247,12 +254,16 @@ def cmd_pareto(args) -> int:
     else:
         problem = _operator(args)
         name, flops = problem.name, problem.flops()
+    least = problem.min_bytes() if hasattr(problem, "min_bytes") else None
     key = getattr(problem, "problem", problem)
     front, refs, measured = frontier(args.db, problem, args.device_key)
     if not measured:
         raise TuningError(f"{args.db} has no measured point for {name} ({key})")
     print(f"{name} ({key}): {len(measured)} measured points, {len(front)} on the frontier")
-    print(format_frontier(front, refs, flops=flops))
+    print(format_frontier(front, refs, flops=flops, min_bytes=least))
+    note = memory_note(measured)
+    if note:
+        print(note)
     if args.plot:
         print(f"frontier plot: {plot(args.db, problem, args.plot, args.device_key)}")
     return 0

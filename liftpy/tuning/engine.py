@@ -83,9 +83,11 @@ class Exploration:
     prebuilt: int = 0  # points of the batch this run saved that it built on the device (``_save_plan``)
     exhausted: bool = False  # the search had no valid point left to propose before it ran all it was asked
     over_budget: bool = False  # the budget ran out before all the points asked for ran
+    roofline_gb_s: float | None = None  # the device's memory bandwidth, where a probe measured it
 
     def table(self) -> str:
-        return format_frontier(self.frontier, self.references, flops=self.operator.flops())
+        return format_frontier(self.frontier, self.references, flops=self.operator.flops(),
+                               min_bytes=self.operator.min_bytes(), roofline_gb_s=self.roofline_gb_s)
 
     @property
     def best(self):
@@ -189,6 +191,7 @@ def explore_operator(
     batch: int | None = None,
     variants: Sequence | None = None,
     workers=None,
+    baselines: Sequence[str] = (),
 ) -> Exploration:
     """Explore an operator on a device, resuming from the store ``db``.
 
@@ -201,7 +204,8 @@ def explore_operator(
     its batch went to the device (``liftpy.tuning.evaluate``; None waits for it); ``rules``: only the variants whose derivation
     uses every one of these rules; ``workers``: spread the points over device workers on Ray (``local:N``,
     ``ray://HOST:PORT``, ``ray`` or a ``cluster.Cluster``; see ``liftpy.tuning.cluster``),
-    ``jobs`` code-generation processes each.
+    ``jobs`` code-generation processes each; ``baselines``: Python callables to time on the same inputs
+    (``module:function``, see ``liftpy.tuning.baseline``), kept in the store as references.
 
     A model search resumes with the batch the run before saved (module docstring): what that run would
     have measured next, so resuming changes nothing but the time to the first run (``first_proposal_s``
@@ -209,6 +213,7 @@ def explore_operator(
     from ..host.device import device_info
     from ..host.profile import resolve_profile
     from .cache import SCREEN_CODE, cached_variants, memo
+    from .baseline import baseline_reference
     from .diagnose import no_configuration
     from .search import SEARCHES, Spaces, config_key
     from .worker import Task
@@ -227,6 +232,7 @@ def explore_operator(
     # An ill-typed program, or sizes it cannot take (``zip`` of lengths K and N with K != N), has no variant
     # with a valid configuration either; said here, with the primitive and where, instead of that.
     check_sizes(op.program(), op.sizes())
+    extra_references = tuple(baseline_reference(spec, op) for spec in baselines)  # a bad spec is refused now
     Store(db).close()  # a path that cannot be a store is refused now, not after the variants are derived
     stream = stream or sys.stdout
     t0 = time.time()
@@ -307,6 +313,8 @@ def explore_operator(
                       "to a writable folder and unset PYTHONDONTWRITEBYTECODE once to keep it", file=stream)
         batch = batch or (max(4, 2 * jobs) * width if search == "model" else samples)
         with Store(db) as store:
+            if extra_references:  # first: a baseline that computes something else is refused before any point runs
+                _measure_references(store, op, device_key, seed, None, extra_references)
             done = [r for r in store.records(device=device_key, layer=problem) if not r.is_reference and r.status.finished]
             taken = set()
             observed = []  # (variant, config, time or None) of the stored points, for the strategy
@@ -468,6 +476,7 @@ def explore_operator(
                                       measuring if pool is not None else None, None if workers is not None else info.index)
             if references:
                 _measure_references(store, op, device_key, seed, cluster.references if workers is not None else None)
+
             records = store.records(device=device_key, layer=problem)
         measured = [r for r in records if r.measured and not r.is_reference]
         refs = [r for r in records if r.is_reference and r.measured]
@@ -477,7 +486,15 @@ def explore_operator(
         return Exploration(op, device_key, records, pareto_front(measured), refs, ran, resumed, failed, search,
                            time.time() - t0, lost, requeued, first_proposal_s, first_result_s,
                            min(ready) - t0 if ready else None, steps[0] if steps else None, from_plan, prebuilt,
-                           exhausted, over_budget)
+                           exhausted, over_budget, measured_bandwidth(profile))
+
+
+def measured_bandwidth(profile) -> float | None:
+    """The device's memory bandwidth in GB/s where a probe measured it (``liftpy probe``), else None: a
+    roofline from a datasheet or a guess would make its fraction look exact when it is not."""
+    entry = (profile.measured or {}).get("global_bandwidth_gbs") if profile is not None else None
+    value = entry.get("value") if isinstance(entry, dict) else entry
+    return float(value) if value else None
 
 
 def _finished_elsewhere(store: Store, chosen: list, device_key: str, problem: str, ids, origin) -> tuple[list, list, set]:
@@ -795,10 +812,10 @@ class _Null:
         return False
 
 
-def _measure_references(store: Store, op, device_key: str, seed: int, remote=None) -> None:
-    """The operator's references, measured once per problem and device (kept in the store like every point);
-    ``remote(op, seed)``: measure them where the device workers are, giving plain dicts."""
-    refs = op.references()
+def _measure_references(store: Store, op, device_key: str, seed: int, remote=None, refs=None) -> None:
+    """The operator's references (or ``refs``), measured once per problem and device (kept in the store like
+    every point); ``remote(op, seed)``: measure them where the device workers are, giving plain dicts."""
+    refs = op.references() if refs is None else refs
     if all(store.done(Key.of(device_key, op.problem, REFERENCE_PREFIX + ref.name, {})) for ref in refs):
         return
     if remote is not None:

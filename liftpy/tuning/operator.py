@@ -16,8 +16,6 @@ program (user functions included, see ``liftpy.ir.userfun``), sizes, and module-
 from __future__ import annotations
 
 import hashlib
-import importlib
-import importlib.util
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,8 +26,10 @@ import numpy as np
 from ..errors import InputError, LiftError
 from ..ir.expr import Program
 from ..ir.analysis import refuse_missing_sizes, refuse_unknown_sizes
-from ..ir.inputs import input_shapes, random_inputs  # noqa: F401 - the operators' inputs
-from ..ir.types import whole_number
+from ..loading import load_attribute
+from ..ir.inputs import input_shapes, least_traffic, random_inputs  # noqa: F401 - the operators' inputs
+from ..ir.types import size_var, whole_number
+from ..model.counts import count
 from ..ir.compare import Comparison, Validation, compare  # noqa: F401 - operators validate with them
 
 
@@ -88,6 +88,10 @@ class Operator(ABC):
 
     def flops(self) -> float | None:
         return None
+
+    def min_bytes(self) -> int | None:
+        """The least traffic an implementation needs: the inputs read once, the output written once."""
+        return least_traffic(self.program(), self.sizes())
 
     def explore_options(self):
         from ..rewrite.explore import ExploreOptions
@@ -168,7 +172,12 @@ class ProgramOperator(Operator):
         return inputs, Comparison.of(self.expected(inputs), self.rtol)
 
     def flops(self) -> float | None:
-        return self.flop_count
+        """The FLOPs given, else those counted on the program (user-function applications, a multiply-add
+        two), for the GFLOP/s of its points."""
+        if self.flop_count is not None:
+            return self.flop_count
+        counted = count(self.prog).operations.subs({size_var(k): v for k, v in self.size_values})
+        return float(counted) if counted.is_number and counted > 0 else None
 
     def explore_options(self):
         from ..rewrite.explore import ExploreOptions
@@ -205,33 +214,7 @@ def load_program(spec: str) -> Program:
     if ":" not in spec:
         raise InputError(f"{spec!r} is neither a .lift file nor module:function (e.g. examples/matmul.py:matmul)"
                          + _library_hint(spec))
-    mod_name, fn_name = spec.rsplit(":", 1)
-    try:
-        if mod_name.endswith(".py"):
-            if not Path(mod_name).exists():
-                raise InputError(f"no such file: {mod_name}")
-            unique = "liftpy_user_" + hashlib.sha1(str(Path(mod_name).resolve()).encode()).hexdigest()[:8]
-            loader_spec = importlib.util.spec_from_file_location(unique, mod_name)
-            module = importlib.util.module_from_spec(loader_spec)
-            import sys
-
-            sys.modules[unique] = module
-            import cloudpickle
-
-            # Workers cannot import the file by this name: what it defines travels by value.
-            cloudpickle.register_pickle_by_value(module)
-            loader_spec.loader.exec_module(module)
-        else:
-            module = importlib.import_module(mod_name)
-    except InputError:
-        raise
-    except LiftError:
-        raise
-    except Exception as e:  # noqa: BLE001 - the user's module may raise anything while importing
-        raise InputError(f"cannot import {mod_name}: {type(e).__name__}: {e}") from None
-    obj = getattr(module, fn_name, None)
-    if obj is None:
-        raise InputError(f"{mod_name} has no {fn_name}")
+    obj = load_attribute(spec, "function")
     if isinstance(obj, Program):
         return obj
     if callable(obj):

@@ -72,32 +72,43 @@ def format_frontier(
     references: Sequence = (),
     flops: int | None = None,
     config_width: int = 60,
+    min_bytes: int | None = None,
+    roofline_gb_s: float | None = None,
 ) -> str:
     """A plain-text table of the frontier (fastest first) followed by the references.
 
-    With the layer's ``flops`` (``Layer.flops``) a GFLOP/s column is added, and each reference row shows the
-    ratios of the fastest frontier point to it: ``speedup`` (reference time / liftpy time) and ``mem``
-    (reference memory / liftpy memory), above 1 where liftpy is better.
+    With the problem's ``flops`` a GFLOP/s column is added; with ``min_bytes`` (the inputs read once and the
+    output written once) a GB/s column, and with the device's measured memory bandwidth ``roofline_gb_s`` the
+    share of it that GB/s is.  Each reference row shows the ratios of the fastest frontier point to it:
+    ``speedup`` (reference time / liftpy time) and ``mem`` (reference memory / liftpy memory), above 1 where
+    liftpy is better.
     """
-    header = ["#", "time ms", "memory MB"] + (["GFLOP/s"] if flops else []) + ["variant", "configuration"]
+    rates = (["GFLOP/s"] if flops else []) + (["GB/s"] if min_bytes else []) + (["of roofline"] if min_bytes and roofline_gb_s else [])
+    header = ["#", "time ms", "memory MB"] + rates + ["variant", "configuration"]
+
+    def rate_cells(time_ms: float) -> list[str]:
+        cells = [f"{flops / (time_ms * 1e6):.4g}"] if flops else []
+        if min_bytes:
+            gbs = min_bytes / (time_ms * 1e6)
+            cells.append(f"{gbs:.4g}")
+            if roofline_gb_s:
+                cells.append(f"{gbs / roofline_gb_s:.0%}")
+        return cells
+
     rows = []
     for i, r in enumerate(frontier, 1):
-        row = [str(i), f"{r.time_ms:.4g}", f"{r.bytes / MB:.4g}"]
-        if flops:
-            row.append(f"{flops / (r.time_ms * 1e6):.4g}")
-        rows.append(row + [r.variant, _short_config(r.config, config_width)])
+        rows.append([str(i), f"{r.time_ms:.4g}", f"{r.bytes / MB:.4g}", *rate_cells(r.time_ms), r.variant,
+                     _short_config(r.config, config_width)])
     best = min(frontier, key=lambda r: r.time_ms) if frontier else None
     for ref in references:
-        row = ["ref", f"{ref.time_ms:.4g}", f"{ref.bytes / MB:.4g}"]
-        if flops:
-            row.append(f"{flops / (ref.time_ms * 1e6):.4g}")
         note = ""
         if best is not None:
             note = f"speedup {ref.time_ms / best.time_ms:.3g}x, mem {ref.bytes / best.bytes:.3g}x vs fastest"
-        rows.append(row + [f"{REFERENCE_PREFIX}{_label(ref)}", note])
+        rows.append(["ref", f"{ref.time_ms:.4g}", f"{ref.bytes / MB:.4g}", *rate_cells(ref.time_ms),
+                     f"{REFERENCE_PREFIX}{_label(ref)}", note])
     if not rows:
         return "no measured points"
-    return format_table(header, rows, numeric={"#", "time ms", "memory MB", "GFLOP/s"})
+    return format_table(header, rows, numeric={"#", "time ms", "memory MB", *rates})
 
 
 def format_table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: set[str] = frozenset()) -> str:
@@ -143,6 +154,9 @@ def plot_frontier(
         raise TuningError("nothing to plot: no measured points or references (run an exploration first)")
     fig = Figure(figsize=(7, 5), dpi=120)
     ax = fig.add_subplot()
+    if len(points) > 1 and same_memory(points):
+        _time_distribution(ax, points, references, title)
+        return _save(fig, path)
     if points:
         ax.scatter([r.time_ms for r in points], [r.bytes / MB for r in points], s=12, c="0.65", label=f"sampled ({len(points)})", zorder=1)
     if frontier:
@@ -164,6 +178,44 @@ def plot_frontier(
     ax.set_title(title or "time / memory Pareto frontier")
     ax.grid(True, which="both", lw=0.3, alpha=0.6)
     ax.legend(fontsize=8, loc="best")
+    return _save(fig, path)
+
+
+def same_memory(points: Sequence[Record]) -> bool:
+    """Whether every point needs the same memory: then the frontier is one point, and the times are the story."""
+    return len({r.bytes for r in points}) == 1
+
+
+def memory_note(points: Sequence[Record]) -> str:
+    """A line for tables where every point ties on memory, else ''."""
+    if len(points) < 2 or not same_memory(points):
+        return ""
+    return (f"every one of the {len(points)} measured points needs the same memory ({points[0].bytes / MB:.4g} MB), "
+            "so the frontier is the fastest; the plot shows the distribution of their times")
+
+
+def _time_distribution(ax, points: Sequence[Record], references: Sequence, title: str | None) -> None:
+    """A histogram of the measured times (log-spaced bins when they span a decade), the fastest and each
+    reference marked: what a frontier of one point cannot show."""
+    import numpy as np
+
+    times = np.array([r.time_ms for r in points])
+    spread = times.max() / times.min() if times.min() > 0 else 1.0
+    bins = np.geomspace(times.min(), times.max(), 30) if spread > 10 else 30
+    ax.hist(times, bins=bins, color="0.65", label=f"measured ({len(points)})")
+    if spread > 10:
+        ax.set_xscale("log")
+    ax.axvline(times.min(), color="tab:blue", lw=1.5, label=f"fastest {times.min():.4g} ms")
+    for i, ref in enumerate(references):
+        ax.axvline(ref.time_ms, color=f"C{(i + 1) % 10}", ls="--", lw=1.5, label=f"{_label(ref)} {ref.time_ms:.4g} ms")
+    ax.set_xlabel("time (ms)")
+    ax.set_ylabel("points")
+    ax.set_title((title or "explored times") + f"\n(every point needs {points[0].bytes / MB:.4g} MB)", fontsize=10)
+    ax.grid(True, which="both", lw=0.3, alpha=0.6)
+    ax.legend(fontsize=8, loc="best")
+
+
+def _save(fig, path) -> Path:
     path = check_plot_path(path)
     fig.tight_layout()
     try:
