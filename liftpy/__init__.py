@@ -45,6 +45,33 @@ select = BUILTINS["select"]
 
 from .version import __version__  # noqa: E402,F401
 
+# What ``from liftpy import *`` binds.  Lift's ``map``, ``zip`` and ``id``, and ``compile`` below, are left out:
+# a star import would replace Python's own functions of those names.  They stay importable by name
+# (``from liftpy import map``) or through the module (``import liftpy as lp``; ``lp.map``).
+__all__ = [
+    # programs: the decorator, sizes and types
+    "program", "make_program", "sizes", "size_var",
+    "Array", "Bool", "Float", "Float2", "Float4", "Float8", "Float16", "Int", "Tuple", "Vector", "Type",
+    # the primitives (``map``, ``zip`` and ``id`` by name only, see above)
+    "reduce", "reduceSeq", "reduceSeqUnroll", "reduceLcl",
+    "mapSeq", "mapSeqUnroll", "mapGlb", "mapWrg", "mapLcl", "map2D", "map3D",
+    "get", "at", "gather", "split", "join", "slide", "slideStrict", "slide2D", "slideStrict2D", "slide3D",
+    "slideStrict3D", "pad", "pad2D", "pad3D", "transpose", "reorder", "stride", "reverse",
+    "asVector", "asScalar", "vectorize", "let", "lit",
+    "toGlobal", "toLocal", "toLocalDouble", "toPrivate",
+    # user functions, and the built-in ones
+    "userfun", "userfun_from_expression", "register", "UserFun", "BUILTINS",
+    "add", "sub", "mult", "multAndSumUp", "dot", "relu", "fmax", "fmin", "div", "neg", "fabs", "sqrt", "exp",
+    "select",
+    # checking, running and reading programs
+    "typecheck", "check_sizes", "evaluate", "parse_program", "parse_expr", "parse_type", "load_program",
+    "show", "show_program",
+    "Program", "Expr", "Call", "Lambda", "Literal", "Var",
+    # errors
+    "LiftError", "LiftTypeError", "InputError", "EvaluationError", "ParseError", "CodegenError", "DeviceError",
+    "KernelBuildError", "KernelRunError", "RewriteError", "ConstraintError", "TuningError",
+]  # fmt: skip
+
 
 def compile(program: Program, sizes: dict | None = None, **kwargs):  # noqa: A001 - the natural name
     """Generate and build a lowered program for the given sizes (and parameter values) on a device:

@@ -29,6 +29,7 @@ M, N = sizes("M N")
 ROWDIST = '''
 import numpy as np
 from liftpy import *
+from liftpy import map, zip  # Lift's names, which a star import leaves to Python's
 M, N = sizes("M N")
 sqacc = userfun("sqacc", [("acc", Float), ("a", Float), ("b", Float)], Float,
                 "float d = a - b; return acc + BODY;", lambda acc, a, b: acc + SEMANTICS)
