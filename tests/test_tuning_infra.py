@@ -538,11 +538,21 @@ def test_progress_line_and_streams():
         def isatty(self):
             return True
 
-    tty = Terminal()
-    with Progress(2, stream=tty) as p:
+    tty = Terminal()  # a terminal: a tqdm bar, drawn from the start, its phase first
+    with Progress(2, "L", stream=tty) as p:
+        p.phase("deriving the variants")
+        assert "L: deriving the variants" in tty.getvalue()
+        p.start(2, 0)
         p.resume()
         p.update(Status.OK, 3.0)
-    assert tty.getvalue().startswith("\r[1/2]") and tty.getvalue().endswith("\n") and tty.getvalue().count("\n") == 1
+    last = tty.getvalue().split("\r")[-1]
+    assert last.startswith("L: 100%") and "2/2" in last and "1 ok, 0 failed, 1 resumed, best 3 ms" in last
+    assert tty.getvalue().endswith("\n") and tty.getvalue().count("\n") == 1
+
+    log = io.StringIO()  # a log: each phase a line of its own, at once
+    p = Progress(3, "L", stream=log, log_every_s=1e9)
+    p.phase("screening")
+    assert log.getvalue() == "L: screening\n"
 
 
 # -- references ------------------------------------------------------------------------------------------
@@ -664,13 +674,17 @@ def test_worker_is_replaced_after_an_error_that_retires_it():
         assert pool.restarts >= 1
 
 
-def test_store_creates_its_folder_or_says_why_not(tmp_path):
-    with Store(tmp_path / "new" / "deeper" / "r.sqlite") as store:
-        assert store.count() == 0
+def test_a_store_in_a_missing_folder_is_refused_naming_it(tmp_path):
+    """A typo in --db made folders silently, and the results went where nobody looked."""
+    with pytest.raises(TuningError, match=f"the folder {tmp_path / 'new' / 'deeper'} .* does not exist"):
+        Store(tmp_path / "new" / "deeper" / "r.sqlite")
+    assert not (tmp_path / "new").exists()
     blocker = tmp_path / "file"
     blocker.write_text("a file where a folder should be")
-    with pytest.raises(TuningError, match="cannot create the folder"):
+    with pytest.raises(TuningError, match="is not a folder"):
         Store(blocker / "r.sqlite")
+    with Store(tmp_path / "r.sqlite") as store:
+        assert store.count() == 0
 
 
 def test_uncached_imports_names_packages_every_worker_would_compile_from_source(tmp_path):

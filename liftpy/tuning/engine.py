@@ -290,6 +290,9 @@ def explore_operator(
                                                       repeat, warmup, limits, abort_ms, Task, generated, build_ahead,
                                                       None if budget_s is None else t0 + budget_s, straggler_s):
                     yield point, outcome, None
+        # Shown at once: deriving the variants and screening their spaces can take a minute before any point.
+        bar = Progress(samples, label=op.name, stream=stream if progress else _Null())
+        bar.phase("deriving the variants")
         if variants is not None:
             origin, variants = _select(tuple(variants), rules)
             keys = vkey = None
@@ -304,13 +307,14 @@ def explore_operator(
         problem = op.problem
         if progress:
             where = device_name if workers is None else f"{width} x {device_name}"
-            print(f"{op.name} ({problem}) on {where}: {len(variants)} variants from the rewrite rules "
-                  f"({time.time() - t0:.1f} s); {search} search for {samples} points", file=stream)
+            bar.note(f"{op.name} ({problem}) on {where}: {len(variants)} variants from the rewrite rules "
+                     f"({time.time() - t0:.1f} s); {search} search for {samples} points")
             slow = uncached_imports()
             if slow:
-                print(f"note: Python keeps no bytecode for {', '.join(slow)} here (PYTHONDONTWRITEBYTECODE), so each "
-                      "worker process compiles them from source as it starts (seconds each); set PYTHONPYCACHEPREFIX "
-                      "to a writable folder and unset PYTHONDONTWRITEBYTECODE once to keep it", file=stream)
+                bar.note(f"note: Python keeps no bytecode for {', '.join(slow)} here (PYTHONDONTWRITEBYTECODE), so each "
+                         "worker process compiles them from source as it starts (seconds each); set PYTHONPYCACHEPREFIX "
+                         "to a writable folder and unset PYTHONDONTWRITEBYTECODE once to keep it")
+        bar.phase("screening the variants' spaces" if search == "model" else "drawing the points")
         batch = batch or (max(4, 2 * jobs) * width if search == "model" else samples)
         with Store(db) as store:
             if extra_references:  # first: a baseline that computes something else is refused before any point runs
@@ -361,7 +365,7 @@ def explore_operator(
             else:
                 building = None
                 strategy, others = rebuild(False)
-                _print_others(others, op, search, db, progress, stream)
+                _print_others(others, op, search, db, progress, bar.note)
             if search == "uniform":
                 # The same seed names the same points: those already in the store are skipped, not replaced.
                 # The plan is kept on disk: drawing it solves the space of every variant it draws from (a
@@ -382,8 +386,7 @@ def explore_operator(
             remaining = len(queue) if queue is not None else samples - resumed
             if remaining <= 0 and not taken and search == "uniform":
                 raise no_configuration(op, variants, ids, profile, device_name)
-            bar = Progress(resumed + remaining, label=op.name, stream=stream if progress else _Null(), resumed=resumed,
-                           best=(best_ms, best_bytes) if best_ms is not None else None)
+            bar.start(resumed + remaining, resumed, (best_ms, best_bytes) if best_ms is not None else None)
             ran = failed = 0
             first_proposal_s = first_result_s = None
             unseen = []  # measured points the strategy has not been told of yet (told before it proposes)
@@ -393,7 +396,7 @@ def explore_operator(
                 if building is not None:
                     strategy, others = building.result()
                     building = None
-                    _print_others(others, op, search, db, progress, stream)
+                    _print_others(others, op, search, db, progress, bar.note)
                 for point in unseen:
                     strategy.observe(*point)
                 unseen.clear()
@@ -534,12 +537,12 @@ def _cores() -> int:
 PROPOSAL_POOL_LEAST = 16
 
 
-def _print_others(others: tuple[int, int], op, search: str, db, progress: bool, stream) -> None:
+def _print_others(others: tuple[int, int], op, search: str, db, progress: bool, say) -> None:
     count, points = others
     if count and progress:
-        print(f"{op.name}: the {search} search uses {points} points of {count} other problem(s) of these "
-              f"variants in {Path(db).name} (their fastest as candidates, the {TRANSFER_POINTS} most recent to train "
-              "its model)", file=stream)
+        say(f"{op.name}: the {search} search uses {points} points of {count} other problem(s) of these "
+            f"variants in {Path(db).name} (their fastest as candidates, the {TRANSFER_POINTS} most recent to train "
+            "its model)")
 
 
 class _Later:

@@ -1,16 +1,21 @@
-"""A progress line for long explorations: points done and failed, the best so far, elapsed time and ETA.
+"""Progress of a long exploration: what it is doing before the first point (deriving the variants, screening
+their spaces), then points done and failed, the best so far, elapsed time and ETA.
 
-In a terminal the line redraws itself in place (``\\r``, at most ten times a second).  Anywhere else (CI logs,
-a file, a notebook's captured output) it prints a full line now and then instead (every ``log_every_s``
-seconds, and at the end), so logs stay short and readable.  No curses, no terminal queries beyond isatty.
+In a terminal it is a tqdm bar, shown from the start of the exploration (its phase in the description, the
+counts and the best time beside it; tqdm's smoothed rate gives the ETA, so the first point's worker start-up
+does not dominate it).  Anywhere else (CI logs, a file, a notebook's captured output) it prints a full line
+now and then instead (every ``log_every_s`` seconds, at each phase, and at the end), so logs stay short.
 """
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from dataclasses import dataclass, replace
 from typing import TextIO
+
+from tqdm import tqdm
 
 from .pareto import MB
 from .store import Status
@@ -64,7 +69,8 @@ def format_progress(state: ProgressState, label: str = "") -> str:
 
 
 class Progress:
-    """Counts finished points and shows ``format_progress`` on ``stream`` (stdout by default)."""
+    """Counts finished points and shows them on ``stream`` (stdout by default): a tqdm bar in a terminal,
+    ``format_progress`` lines elsewhere.  ``phase`` says what happens before the points start."""
 
     def __init__(self, total: int, label: str = "", stream: TextIO | None = None, log_every_s: float = 30.0, resumed: int = 0,
                  best: tuple[float, int | None] | None = None):
@@ -77,11 +83,41 @@ class Progress:
                                    best_bytes=best[1] if best else None)
         self._t0 = time.monotonic()
         self._last_draw = float("-inf")
-        self._width = 0
         try:
-            self._tty = bool(self.stream.isatty())
+            tty = bool(self.stream.isatty())
         except (AttributeError, ValueError):
-            self._tty = False
+            tty = False
+        # The terminal's size as Python reads it: tqdm's own query gave -1 rows on pseudo-terminals without a
+        # window size (ssh -T, script, pty), and a bar below row -1 is never drawn.
+        width, height = shutil.get_terminal_size((100, 24))
+        self._bar = tqdm(total=total, initial=resumed, desc=label or None, file=self.stream, unit="pt", leave=True,
+                         ncols=width if width > 0 else 100, nrows=height if height > 0 else 24, smoothing=0.3,
+                         mininterval=0.1) if tty else None
+
+    def phase(self, text: str) -> None:
+        """What the exploration is doing before its points run (or between batches), shown at once."""
+        if self._bar is not None:
+            self._bar.set_description(f"{self.label}: {text}" if self.label else text)
+        else:
+            self.stream.write(f"{self.label}: {text}\n" if self.label else f"{text}\n")
+            self.stream.flush()
+
+    def note(self, text: str) -> None:
+        """A line of its own, printed above the bar (or in the log)."""
+        if self._bar is not None:
+            self._bar.write(text, file=self.stream)
+        else:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+
+    def start(self, total: int, resumed: int = 0, best: tuple[float, int | None] | None = None) -> None:
+        """The points are about to run: ``total`` in all, ``resumed`` of them already in the store."""
+        self.state = replace(self.state, total=total, resumed=resumed,
+                             best_ms=best[0] if best else self.state.best_ms, best_bytes=best[1] if best else self.state.best_bytes)
+        if self._bar is not None:
+            self._bar.reset(total=total)
+            self._bar.update(resumed)
+            self._bar.set_description(self.label or None)
 
     def update(self, status: Status, time_ms: float | None = None, bytes: int | None = None) -> None:
         """Count one finished point; an ``ok`` one with a time may be the new best (fastest)."""
@@ -93,30 +129,32 @@ class Progress:
         else:
             s = replace(s, failed=s.failed + 1)
         self.state = s
-        self._draw(final=False)
+        self._draw(final=False, advance=1)
 
     def resume(self, n: int = 1) -> None:
         """Count points found done in the store."""
         self.state = replace(self.state, resumed=self.state.resumed + n)
-        self._draw(final=False)
+        self._draw(final=False, advance=n)
 
     def close(self) -> None:
-        self._draw(final=True)
+        self._draw(final=True, advance=0)
 
-    def _draw(self, final: bool) -> None:
+    def _draw(self, final: bool, advance: int) -> None:
         now = time.monotonic()
         self.state = replace(self.state, elapsed_s=now - self._t0)
-        interval = 0.1 if self._tty else self.log_every_s
-        if not final and now - self._last_draw < interval:
+        if self._bar is not None:
+            s = self.state
+            best = f", best {s.best_ms:.4g} ms" if s.best_ms is not None else ""
+            self._bar.set_postfix_str(f"{s.ok} ok, {s.failed} failed" + (f", {s.resumed} resumed" if s.resumed else "") + best,
+                                      refresh=False)
+            self._bar.update(advance)
+            if final:
+                self._bar.close()
+            return
+        if not final and now - self._last_draw < self.log_every_s:
             return
         self._last_draw = now
-        line = format_progress(self.state, self.label)
-        if self._tty:
-            # Pad over the previous, possibly longer line; the newline comes only at the end.
-            self.stream.write("\r" + line.ljust(self._width) + ("\n" if final else ""))
-            self._width = len(line)
-        else:
-            self.stream.write(line + "\n")
+        self.stream.write(format_progress(self.state, self.label) + "\n")
         self.stream.flush()
 
     def __enter__(self) -> "Progress":

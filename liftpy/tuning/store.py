@@ -273,10 +273,11 @@ class Store:
         if self.read_only:
             self._db, self._results = read.open_read_only(self.path, timeout_s, SCHEMA, MIGRATIONS)
             return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise TuningError(f"cannot create the folder of the results database {self.path}: {e.strerror}; give another --db path") from None
+        # A missing folder is most often a typo in --db: made silently, the results went where nobody looked.
+        if not self.path.parent.is_dir():
+            what = "is not a folder" if self.path.parent.exists() else "does not exist"
+            raise TuningError(f"the folder {self.path.parent} of the results store {self.path} {what}; create it first "
+                              "or give another --db path")
         self._db = self._connect(timeout_s)
         try:
             self._migrate()
