@@ -27,7 +27,7 @@ from . import primitives as P
 from .expr import Call, Expr, Lambda, Literal, Program, Var, fresh_name
 from .types import TEXT_KEYWORDS, ArrayType, Bool, Float, Int, Type, as_size, readable_name
 from .typecheck import resolve_indexing
-from .userfun import UserFun
+from .userfun import BUILTINS, UserFun
 
 Fun = Callable | Lambda | UserFun
 
@@ -41,6 +41,8 @@ def as_expr(x) -> Expr:
         return Literal(int(x), Int)
     if isinstance(x, float):
         return Literal(float(x), Float)
+    if isinstance(x, sympy.Expr):
+        return _size_literal(x, Int)  # a size where a value is expected: its value, an int (lit(N, Float): a float)
     if isinstance(x, np.generic) and not isinstance(x, np.complexfloating):  # numpy's scalars, either side of an operator
         if isinstance(x, np.bool_):
             return Literal(bool(x), Bool)
@@ -53,10 +55,50 @@ def as_expr(x) -> Expr:
 
 def lit(value, type: Type | None = None) -> Literal:
     """A literal; with an array type every element has the value: ``lit(0.0, Array(Float, 4))``.  A
-    tuple literal gives one value per component: ``lit((inf, -1), Tuple(Float, Int))``."""
+    tuple literal gives one value per component: ``lit((inf, -1), Tuple(Float, Int))``.
+
+    A size is a value too: ``lit(N)`` is an int literal whose value is the size's (``lit(N - 1)``), and
+    ``lit(N, Float)`` a float one (of an exact quotient such as ``N / 3`` as well); the interpreter takes
+    the sizes' values and the kernel has the number.  Beside a DSL value in arithmetic a size is a float,
+    as a Python number is (``x / N``); ``i < lit(N - 1)`` compares an int."""
     if type is None:
         return as_expr(value)
+    if isinstance(value, sympy.Basic):
+        return _size_literal(value, type)
     return Literal(value, type)
+
+
+def _size_literal(size, type: Type) -> Literal:
+    if size.free_symbols and any(not s.is_Symbol for s in size.free_symbols):  # pragma: no cover - sympy internals
+        raise LiftTypeError("value", f"{size} is not a size expression")
+    return Literal(as_size(size), type)
+
+
+def beside_value(x, op: str = "") -> Expr:
+    """An operand of arithmetic on DSL values (``2 * v``, ``x / N``): a bare Python number or a size is a float
+    literal (``lit(2)``, ``lit(N)`` for an int), a Python bool is refused (it comes from ``==``)."""
+    if isinstance(x, Expr):
+        return x
+    if isinstance(x, bool) or isinstance(x, np.bool_):
+        raise _python_bool(x, op)
+    if isinstance(x, (int, float)):
+        return Literal(float(x), Float)
+    if isinstance(x, sympy.Expr):
+        return _size_literal(x, Float)
+    return as_expr(x)
+
+
+def as_argument(x, who: str) -> Expr:
+    """An argument of a user function applied in the DSL: as ``as_expr``, but a Python bool is refused."""
+    if isinstance(x, (bool, np.bool_)):
+        raise _python_bool(x, who)
+    return as_expr(x)
+
+
+def _python_bool(x, who: str) -> LiftTypeError:
+    return LiftTypeError(who or "expression", f"got the Python value {bool(x)}: == and != on DSL values compare "
+                         "expressions while the program is built, not values; write eq(a, b) or ne(a, b) (1 or 0), "
+                         "and lit(True, Bool) for a constant")
 
 
 def as_lambda(f: Fun, arity: int, hint: str = "x") -> Lambda:
@@ -114,6 +156,44 @@ def mapSeqUnroll(f: Fun, xs) -> Call:
     return mapSeq(f, xs, unroll=True)
 
 
+def mapIdx(f: Fun, xs) -> Call:
+    """``f(i, x)`` for every element ``x`` of ``xs`` and its index ``i`` (an int): ``map`` over
+    ``zip(iota(n), xs)``, ``n`` the length of ``xs`` (``indices(xs)`` until the program is built).  For
+    conditions on positions: ``mapIdx(lambda i, x: select(le(i, lit(N - 2)), x, 0.0), xs)``."""
+    xs = as_expr(xs)
+    names = _param_names(f, 2)
+    if isinstance(f, (Lambda, UserFun)):
+        g = as_lambda(f, 2, "i")
+        return map(lambda p: Call(g, (get(p, 0), get(p, 1))), zip(indices(xs), xs))
+    # The function is traced on the components of the pair (views), so that what it shares stays shared.
+    return map(_named(lambda p: f(get(p, 0), get(p, 1)), names), zip(indices(xs), xs))
+
+
+def iota(n) -> Call:
+    """``[int]n`` whose element ``i`` is ``i``: a view with no memory (the kernel computes the index)."""
+    return Call(P.Iota(as_size(n)), ())
+
+
+def indices(xs) -> Call:
+    """The indices of ``xs``, ``iota`` of its length (resolved into ``iota(n)`` when the program is built)."""
+    return _call(P.Indices(), xs)
+
+
+def _param_names(f, arity: int) -> list[str] | None:
+    try:
+        names = [p.name for p in inspect.signature(f).parameters.values()]
+    except (TypeError, ValueError):
+        return None
+    return names if len(names) == arity else None
+
+
+def _named(fn, names):
+    """``fn`` with a parameter hint for the printed lambda (``fun(p) =>``, or the pair's names joined)."""
+    if names:
+        fn.__signature__ = inspect.Signature([inspect.Parameter("_".join(names), inspect.Parameter.POSITIONAL_ONLY)])
+    return fn
+
+
 def mapGlb(dim: int, f: Fun, xs) -> Call:
     return _call(P.MapGlb(_dim(dim), as_lambda(f, 1)), xs)
 
@@ -149,6 +229,13 @@ def reduceSeqUnroll(f: Fun, init, xs) -> Call:
 
 def reduceLcl(dim: int, f: Fun, init, xs) -> Call:
     return _call(P.ReduceLcl(_dim(dim), as_lambda(f, 2, "acc")), init, xs)
+
+
+def fold(f: Fun, init, xs) -> Call:
+    """The value of a reduction, for arithmetic: ``at(0, reduce(f, init, xs))``.  ``reduce`` itself gives a
+    one-element array ``[T]1``, as Lift's, which composes with ``map`` and ``join`` (``join(map(row ->
+    reduce(...), rows))``); ``alpha * reduce(...)`` is a type error that says so."""
+    return at(0, reduce(f, init, xs))
 
 
 # ------------------------------------------------------------------------------------------ layout
@@ -239,9 +326,22 @@ def toPrivate(x) -> Call:
 
 
 def id(x) -> Call:  # noqa: A001 - the Lift name
-    from .userfun import BUILTINS
-
     return BUILTINS["id"](x)
+
+
+# Built-in user functions of conditions and conversions (``liftpy.ir.userfun``), by their Python names: the
+# text form calls and_, or_ and not_ and, or and not (the comparisons are also < <= > >=, the logic & | ~).
+lt = BUILTINS["lt"]
+le = BUILTINS["le"]
+gt = BUILTINS["gt"]
+ge = BUILTINS["ge"]
+eq = BUILTINS["eq"]
+ne = BUILTINS["ne"]
+and_ = BUILTINS["and"]
+or_ = BUILTINS["or"]
+not_ = BUILTINS["not"]
+toFloat = BUILTINS["toFloat"]
+toInt = BUILTINS["toInt"]
 
 
 # ---------------------------------------------------------------------- multi-dimensional helpers

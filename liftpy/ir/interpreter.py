@@ -18,7 +18,8 @@ from ..errors import EvaluationError, InputError, LiftError
 from .expr import Call, Expr, Lambda, Literal, Program, Var
 from .primitives import Primitive
 from .typecheck import check_sizes
-from .types import ArrayType, Elements, TupleType, Type, VectorType, as_size, innermost, scalar_of, with_leaf
+from .types import (ArrayType, Elements, TupleType, Type, VectorType, as_size, innermost, literal_number, scalar_of,
+                    with_leaf)
 from .userfun import SCALAR_OF_T, T, UserFun
 from .values import BV, fill_batch, lift, tmap
 
@@ -66,14 +67,15 @@ class Evaluator:
 
 
 def _literal_array(e: Literal, ev: Evaluator, batch):
-    if isinstance(e.value, Elements):
-        arr = _elements(e.value, e.type, ev)
+    value = literal_number(e.value, e.type, ev.bindings)  # a size's value (lit(N)) with the sizes' values
+    if isinstance(value, Elements):
+        arr = _elements(value, e.type, ev)
         return np.broadcast_to(arr, batch + arr.shape)
     t, dims = e.type, []
     while isinstance(t, ArrayType):
         dims.append(ev.concrete(t.size))
         t = t.elem
-    return _constant(e.value, t, batch + tuple(dims), ev)
+    return _constant(value, t, batch + tuple(dims), ev)
 
 
 def _elements(value, t: Type, ev: Evaluator) -> np.ndarray:

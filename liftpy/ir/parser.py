@@ -116,6 +116,10 @@ class _ToRaw(lark.Transformer):
     def array_value(self, meta, c):
         return _Raw("lit", [x.value for x in c], (), *_pos(meta))
 
+    def size_value(self, meta, c):
+        value = size_var(str(c[0])) if isinstance(c[0], lark.Token) else c[0]
+        return _Raw("lit", value, (), *_pos(meta))
+
     def size_expr(self, meta, c):
         return _Raw("size", c[0], (), *_pos(meta))
 

@@ -64,6 +64,8 @@ def format_value(v, t: Type | None = None) -> str:
     if isinstance(v, Elements):
         elem = t.elem if isinstance(t, ArrayType) else None
         return "[" + ", ".join(format_value(x, elem) for x in v) + "]"
+    if isinstance(v, sympy.Basic):  # a size's value (lit(N)): the size, in parentheses unless a name
+        return size_str(v)
     if isinstance(v, tuple):
         leaf = innermost(t) if t is not None else None
         elems = leaf.elems if isinstance(leaf, TupleType) else (None,) * len(v)
@@ -82,6 +84,13 @@ def format_value(v, t: Type | None = None) -> str:
             text += ".0"
         return text + "f"
     return str(int(v))
+
+
+def _has_size(value) -> bool:
+    """Whether a literal's value is, or holds, a size (printed as ``value(N, int)``, never as a bare name)."""
+    if isinstance(value, tuple):
+        return any(_has_size(v) for v in value)
+    return isinstance(value, sympy.Basic)
 
 
 def _eta_name(lam: Lambda) -> str | None:
@@ -129,7 +138,7 @@ class Printer:
         if isinstance(node, Literal):
             from .types import ScalarType
 
-            if not isinstance(node.type, ScalarType):
+            if not isinstance(node.type, ScalarType) or _has_size(node.value):
                 return f"value({format_value(node.value, node.type)}, {node.type})"
             return format_value(node.value, node.type)
         if isinstance(node, Lambda):

@@ -508,6 +508,8 @@ def literal_value(value, t: Type):
             raise ValueError(f"a literal of type {t} needs a tuple of {len(leaf.elems)} values, got {value!r}")
         return tuple(literal_value(v, e) for v, e in zip(value, leaf.elems))
     cast = {"float": float, "int": int, "bool": bool}[scalar_of(leaf).name]
+    if isinstance(value, sympy.Expr):
+        return _size_value_literal(value, cast, t)
     if isinstance(leaf, VectorType) and isinstance(value, tuple) and leaf.width.is_Integer:
         if len(value) != int(leaf.width) or not all(isinstance(v, (bool, int, float)) for v in value):
             raise ValueError(f"a literal of type {t} takes one number, or one per lane ({leaf.width}), got {value!r}")
@@ -516,6 +518,54 @@ def literal_value(value, t: Type):
         raise ValueError(f"a literal of type {t} is one number repeated over it (or, for a vector, one number "
                          f"per lane), got {value!r}")
     return _cast(cast, value, t)
+
+
+def _size_value_literal(value: sympy.Basic, cast, t: Type):
+    """A literal whose value is a size's (``lit(N)``, ``lit(N - 1, Float)``): kept as the size expression, a
+    number once the sizes have values (``literal_number``); a number given as sympy's is the number."""
+    if value.is_number:
+        if not (value.is_Rational or value.is_Float):
+            raise ValueError(f"a literal of type {t} takes a number or a size, got {value}")
+        return _cast(cast, int(value) if value.is_Integer else float(value), t)
+    if cast is bool:
+        raise ValueError(f"a literal of type {t} takes true or false, not the size {size_str(value)}")
+    if not all(isinstance(s, sympy.Symbol) for s in value.free_symbols):  # pragma: no cover - sympy internals
+        raise ValueError(f"{value} is not a size expression")
+    return value
+
+
+def literal_number(value, t: Type, bindings: Mapping):
+    """A literal's value (as ``Literal.value`` holds it, for type ``t``) with the sizes' values put into the
+    values that are sizes: what the interpreter computes with and the kernel prints.  An int literal of a
+    size that is not a whole number there (``lit(N / 2)`` with N = 7) is an error saying what to write."""
+    if isinstance(value, Elements):
+        return Elements(literal_number(v, t.elem, bindings) for v in value)
+    if isinstance(value, tuple):
+        leaf = innermost(t)
+        if isinstance(leaf, TupleType):
+            return tuple(literal_number(v, e, bindings) for v, e in zip(value, leaf.elems))
+        return value  # a vector's lanes (numbers)
+    if not isinstance(value, sympy.Basic):
+        return value
+    v = substitute_sizes(value, bindings)
+    if not v.is_number:
+        missing = ", ".join(sorted(str(s) for s in v.free_symbols))
+        raise LiftTypeError("value", f"the literal {size_str(value)} needs a value for {missing}")
+    scalar = scalar_of(t)
+    if scalar.name == "int":
+        if not v.is_Integer:
+            raise LiftTypeError("value", f"the int literal {size_str(value)} is {v} with {_values_text(value, bindings)}, "
+                                         f"not a whole number: write floor({size_str(value)}) or lit(..., Float)")
+        try:
+            return _cast(int, int(v), t)
+        except ValueError as e:
+            raise LiftTypeError("value", str(e)) from None
+    return float(np.float32(float(v)))  # a float's value, so that the kernel's constant is the interpreter's
+
+
+def _values_text(value, bindings: Mapping) -> str:
+    names = {str(s) for s in value.free_symbols}
+    return ", ".join(f"{k} = {v}" for k, v in sorted(bindings.items(), key=lambda kv: str(kv[0])) if str(k) in names)
 
 
 def _cast(cast, value, t: Type):
