@@ -48,12 +48,12 @@ from ..ir.types import (
     VectorType,
     flat_count,
     innermost,
-    literal_number,
     memory_element,
     scalar_of,
     substitute_sizes,
 )
 from ..ir.userfun import UserFun
+from ..ir.values import literal_number
 from ..ir.levels import Level
 from ..views import view as V
 from ..views.write import WAsScalar, WAsVector, WIndex, WJoin, WMapped, WMem, WSplit, WTranspose, WView

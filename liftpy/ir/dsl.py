@@ -26,6 +26,7 @@ from ..errors import LiftTypeError
 from . import primitives as P
 from .expr import Call, Expr, Lambda, Literal, Program, Var, fresh_name
 from .types import TEXT_KEYWORDS, ArrayType, Bool, Float, Int, Type, as_size, readable_name
+from .share import function_frame, share, tracing_program
 from .typecheck import resolve_indexing
 from .userfun import BUILTINS, UserFun
 
@@ -124,7 +125,8 @@ def as_lambda(f: Fun, arity: int, hint: str = "x") -> Lambda:
         raise LiftTypeError("function", f"expected a function, got {f!r}")
     name = getattr(f, "__name__", repr(f))
     try:
-        body = f(*params)
+        with function_frame() as frame:
+            body = f(*params)
     except TypeError as e:  # a function of other arity, or one that needs numbers (math.sqrt, np.sqrt, float(x))
         raise LiftTypeError("function", f"{name} cannot be applied to {arity} DSL value(s): {e} (a function of the "
                             "program is traced once with symbolic values; use the DSL's functions: sqrt, exp, fabs, "
@@ -134,7 +136,10 @@ def as_lambda(f: Fun, arity: int, hint: str = "x") -> Lambda:
         raise LiftTypeError("function", f"{name} returned the Python value {body} (from == or != on DSL values, which "
                             "compare expressions, not values); use <, <=, >, >= (1 or 0), select(c, a, b), or lit(True, Bool) "
                             "for a constant")
-    return Lambda(params, as_expr(body))
+    lam = Lambda(params, as_expr(body))
+    if frame is not None:
+        frame.lam = lam  # what the calls made in this trace were made for (share: values it captures)
+    return lam
 
 
 def _call(prim, *args) -> Call:
@@ -424,8 +429,7 @@ def program(fn: Callable | None = None, *, name: str | None = None):
                 )
             params.append(Var(_input_name(pname, f.__name__)))
             types.append(p.annotation)
-        body = as_expr(f(*params))
-        return resolve_indexing(Program(name or f.__name__, tuple(params), tuple(types), body))
+        return _traced(name or f.__name__, params, types, f)
 
     return build(fn) if fn is not None else build
 
@@ -439,7 +443,16 @@ def _input_name(name, program: str) -> str:
     return name
 
 
-def make_program(name: str, inputs: list[tuple[str, Type]], body: Callable) -> Program:
-    """Build a program without a decorator: ``make_program("f", [("x", Array(Float, N))], lambda x: ...)``."""
-    params = tuple(Var(_input_name(n, name)) for n, _ in inputs)
-    return resolve_indexing(Program(name, params, tuple(t for _, t in inputs), as_expr(body(*params))))
+def make_program(name: str, inputs: list[tuple[str, Type]], body: Callable, shared: bool = True) -> Program:
+    """Build a program without a decorator: ``make_program("f", [("x", Array(Float, N))], lambda x: ...)``.
+    With ``shared=False`` a value used twice is written (and computed) twice, as a tree of the calls made."""
+    params = [Var(_input_name(n, name)) for n, _ in inputs]
+    return _traced(name, params, [t for _, t in inputs], body, shared)
+
+
+def _traced(name: str, params: list, types: list, fn: Callable, shared: bool = True) -> Program:
+    """The program ``fn`` makes of its inputs: traced, its shared values bound once (``liftpy.ir.share``),
+    its notations that depend on types resolved (``x[i]``, ``indices``, ``select``'s condition)."""
+    with tracing_program() as root:
+        body = as_expr(fn(*params))
+    return resolve_indexing(Program(name, tuple(params), tuple(types), share(body, root) if shared else body))

@@ -203,6 +203,12 @@ class Call(Expr):
                 if isinstance(v, Lambda):
                     depth = max(depth, v.__dict__["_depth"])
         _set_depth(self, depth + 1, getattr(fn, "name", None) or type(fn).__name__)
+        if TRACING:  # the embedded DSL is tracing a program: note in which function's trace the call was made
+            TRACING[-1].created.append(self)
+
+
+# The traces the embedded DSL has open (``liftpy.ir.share``): a program's, then one per function it traces.
+TRACING: list = []
 
 
 def _set_depth(node: Node, depth: int, what: str) -> None:

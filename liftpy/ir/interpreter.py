@@ -18,10 +18,9 @@ from ..errors import EvaluationError, InputError, LiftError
 from .expr import Call, Expr, Lambda, Literal, Program, Var
 from .primitives import Primitive
 from .typecheck import check_sizes
-from .types import (ArrayType, Elements, TupleType, Type, VectorType, as_size, innermost, literal_number, scalar_of,
-                    with_leaf)
+from .types import ArrayType, Elements, TupleType, Type, VectorType, as_size, innermost, scalar_of, with_leaf
 from .userfun import SCALAR_OF_T, T, UserFun
-from .values import BV, fill_batch, lift, tmap
+from .values import BV, fill_batch, lift, literal_number, tmap
 
 
 class Evaluator:

@@ -264,7 +264,8 @@ def resolve_indexing(program: Program) -> Program:
     a tuple) or ``at`` (x an array), every ``indices(xs)`` (of ``mapIdx``) by ``iota(n)``, and the condition
     of a ``select`` of floats that is an int (``le(i, j)`` of indices) converted to the values' type
     (``toFloat``; an int selected by a float condition: ``toInt`` of the 1 or 0).  Programs without one are
-    returned as they are; ill-typed ones too (their errors come where they are used)."""
+    returned as they are; in an ill-typed one, those typed before the error are resolved (the error comes where
+    it is used, and names the primitive that fails, not a select or an index before it)."""
     if not any(isinstance(n, Call) and (isinstance(n.fn, (Index, Indices)) or n.fn is SELECT)
                for n in subterms(program.body)):
         return program
@@ -274,7 +275,7 @@ def resolve_indexing(program: Program) -> Program:
     try:
         checker.type_of(program.body, env)
     except LiftTypeError:
-        return program
+        pass  # what was typed before the error is resolved, so that the error is met where it is, not earlier
     if not checker.indexed:
         return program
     return Program(program.name, program.params, program.param_types, _resolve(program.body, checker.indexed, {}))

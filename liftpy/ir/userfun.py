@@ -191,7 +191,7 @@ def _one_element_hint(got: Type) -> str:
 
     if isinstance(got, ArrayType) and str(got.size) == "1":
         return (" (a one-element array, as reduce gives: take its element with r[0] or at(0, r), or write "
-                "reduce1(f, init, xs), which is at(0, reduce(f, init, xs)))")
+                "fold(f, init, xs), which is at(0, reduce(f, init, xs)))")
     return ""
 
 
