@@ -267,10 +267,25 @@ def _definition(f: UserFun) -> str:
     if f.expression is not None:
         value = _quoted(f.expression)
     else:
-        value = "opencl " + _quoted(f.body.strip())
+        # The body as it is, blank lines around it included: a body printed stripped read back as another
+        # function (the key compares bodies), one without the numpy semantics the original was registered with.
+        value = "opencl " + _quoted(f.body)
     return f"userfun {f.name}({params}): {ty(f.result_type)} = {value}"
 
 
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
 def _quoted(text: str) -> str:
-    """A string literal of the grammar (``STRING``) that the parser decodes back to ``text``."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'
+    """A string literal of the grammar (``STRING``) that the parser decodes back to ``text``: printable ASCII as
+    it is, the rest escaped (so a program's text is ASCII, whatever a body holds)."""
+    out = []
+    for ch in text:
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif " " <= ch <= "~":
+            out.append(ch)
+        else:
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+    return '"' + "".join(out) + '"'

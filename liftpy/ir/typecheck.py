@@ -159,12 +159,13 @@ class _Checker:
         if isinstance(e, Call):
             arg_types = [self.type_of(a, env) for a in e.args]
             fn = e.fn
-            if self.indexed is not None and isinstance(fn, (Index, Indices)):
-                self.indexed[id(e)] = (e, arg_types[0])
             if isinstance(fn, Primitive):
                 if fn.nargs >= 0 and len(e.args) != fn.nargs:
                     raise LiftTypeError(fn.text_name, f"takes {fn.nargs} data argument(s), got {len(e.args)}", _short(e))
-                return _nonempty(fn.typecheck(arg_types, _PrimCtx(self, fn, e, env)), fn.text_name, e, self.lengths)
+                t = _nonempty(fn.typecheck(arg_types, _PrimCtx(self, fn, e, env)), fn.text_name, e, self.lengths)
+                if self.indexed is not None and isinstance(fn, (Index, Indices)):  # (one that types: see resolve_indexing)
+                    self.indexed[id(e)] = (e, arg_types[0])
+                return t
             if isinstance(fn, UserFun):
                 if self.indexed is not None and fn is SELECT:
                     converted = _condition_conversion(arg_types)

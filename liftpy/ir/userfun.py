@@ -221,6 +221,10 @@ def userfun(name: str, params: list[tuple[str, Type | str]], result: Type | str,
     if name in BUILTINS:
         # Printed by name, it could not be told from the built-in (nor read back: the parser refuses it).
         raise LiftError(f"user function {name}: {name} is a built-in user function; give yours another name")
+    if name in _text_words():
+        # Its calls would read back as that primitive (``map(...)``), or not at all (``fun``, ``value``).
+        raise LiftError(f"user function {name}: {name} is a word of the text form (a primitive, a helper or a keyword); "
+                        "give yours another name")
     params = [(n, _type(name, t)) for n, t in params]
     result = _type(name, result)
     for what, t in [*((f"parameter '{n}'", t) for n, t in params), ("result", result)]:
@@ -229,6 +233,20 @@ def userfun(name: str, params: list[tuple[str, Type | str]], result: Type | str,
             raise LiftTypeError(name, f"{what} has the array type {t}; user functions take and return scalars, "
                                 "vectors or tuples: apply the function to the elements with map, or use a vector type")
     return UserFun(name, tuple(n for n, _ in params), tuple(t for _, t in params), result, body, numpy)
+
+
+_WORDS: set = set()
+
+
+def _text_words() -> set:
+    """The names the text form reads as something other than a user function (after the built-ins exist)."""
+    if not _WORDS and "_registry" in globals():  # (the built-ins, defined before it, are named apart from these)
+        from .parser import _MACROS
+        from .primitives import PRIMITIVES
+        from .types import TEXT_KEYWORDS
+
+        _WORDS.update(PRIMITIVES, _MACROS, TEXT_KEYWORDS, {"def", "userfun", "opencl", "rule", "vectorize"})
+    return _WORDS
 
 
 def _type(name: str, t):
