@@ -96,7 +96,7 @@ def refuse_missing_sizes(program: Program, names) -> None:
 
 def size_symbols(program: Program) -> set[str]:
     """Names of every size variable and tuning parameter a program mentions (in its input types, the
-    static arguments of its primitives and the types of its literals)."""
+    static arguments of its primitives, and the types and values of its literals)."""
     import sympy
 
     from .types import ArrayType, TupleType, VectorType
@@ -124,4 +124,13 @@ def size_symbols(program: Program) -> set[str]:
                     out.update(str(s) for s in sympy.sympify(v.s).free_symbols)
         elif isinstance(node, Literal):
             from_type(node.type)
+            out.update(str(s) for s in _value_sizes(node.value))  # a size as a value (lit(N))
     return out
+
+
+def _value_sizes(value) -> set:
+    import sympy
+
+    if isinstance(value, tuple):
+        return set().union(*(_value_sizes(v) for v in value)) if value else set()
+    return value.free_symbols if isinstance(value, sympy.Basic) else set()

@@ -70,8 +70,7 @@ def lit(value, type: Type | None = None) -> Literal:
 
 
 def _size_literal(size, type: Type) -> Literal:
-    if size.free_symbols and any(not s.is_Symbol for s in size.free_symbols):  # pragma: no cover - sympy internals
-        raise LiftTypeError("value", f"{size} is not a size expression")
+    """A literal whose value is the size ``size`` (``types.literal_value`` keeps it symbolic)."""
     return Literal(as_size(size), type)
 
 
@@ -134,8 +133,8 @@ def as_lambda(f: Fun, arity: int, hint: str = "x") -> Lambda:
     if isinstance(body, bool):
         # == and != compare expressions structurally in Python: they build no comparison.
         raise LiftTypeError("function", f"{name} returned the Python value {body} (from == or != on DSL values, which "
-                            "compare expressions, not values); use <, <=, >, >= (1 or 0), select(c, a, b), or lit(True, Bool) "
-                            "for a constant")
+                            "compare expressions, not values); use eq(a, b), ne(a, b), <, <=, >, >= (1 or 0), select(c, a, b), "
+                            "or lit(True, Bool) for a constant")
     lam = Lambda(params, as_expr(body))
     if frame is not None:
         frame.lam = lam  # what the calls made in this trace were made for (share: values it captures)
@@ -166,12 +165,12 @@ def mapIdx(f: Fun, xs) -> Call:
     ``zip(iota(n), xs)``, ``n`` the length of ``xs`` (``indices(xs)`` until the program is built).  For
     conditions on positions: ``mapIdx(lambda i, x: select(le(i, lit(N - 2)), x, 0.0), xs)``."""
     xs = as_expr(xs)
-    names = _param_names(f, 2)
     if isinstance(f, (Lambda, UserFun)):
         g = as_lambda(f, 2, "i")
         return map(lambda p: Call(g, (get(p, 0), get(p, 1))), zip(indices(xs), xs))
-    # The function is traced on the components of the pair (views), so that what it shares stays shared.
-    return map(_named(lambda p: f(get(p, 0), get(p, 1)), names), zip(indices(xs), xs))
+    # The function is traced on the components of the pair (views), not substituted into afterwards: what it
+    # binds to Python variables stays one object each, for the tracer to share.
+    return map(_named(lambda p: f(get(p, 0), get(p, 1)), _param_names(f, 2)), zip(indices(xs), xs))
 
 
 def iota(n) -> Call:

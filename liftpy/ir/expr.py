@@ -31,6 +31,11 @@ _fresh_counter = itertools.count()
 # A deeper program is refused where it is built, with a message, instead of a RecursionError in some pass.
 MAX_NESTING = 128
 
+# The traces the embedded DSL has open (``liftpy.ir.share``): a program's, then one per function it traces.
+# Every call made while one is open is noted in the innermost, so that the tracer knows which function's
+# Python code made it.  Empty (and one test per call) outside the tracing of a program.
+TRACING: list = []
+
 
 def fresh_name(prefix: str = "x") -> str:
     """A variable name unique within this process (printing renames variables canonically)."""
@@ -205,10 +210,6 @@ class Call(Expr):
         _set_depth(self, depth + 1, getattr(fn, "name", None) or type(fn).__name__)
         if TRACING:  # the embedded DSL is tracing a program: note in which function's trace the call was made
             TRACING[-1].created.append(self)
-
-
-# The traces the embedded DSL has open (``liftpy.ir.share``): a program's, then one per function it traces.
-TRACING: list = []
 
 
 def _set_depth(node: Node, depth: int, what: str) -> None:
