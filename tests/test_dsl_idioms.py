@@ -268,6 +268,17 @@ def test_iota_is_a_view_of_no_memory_whose_elements_are_indices():
     x = np.arange(12, dtype=np.int32) - 5
     np.testing.assert_array_equal(k.run(x).output, evaluate(shifted, x))
     np.testing.assert_array_equal(evaluate(shifted, x), (11 - np.arange(12)) * x + 11)
+    # indices(xs) where a program is not made by the DSL or the parser (which make it iota(n)): iota all the same
+    from liftpy.ir.dsl import indices
+    from liftpy.ir.expr import Lambda as Lam, Var
+
+    v, q = Var("x"), Var("q")
+    body = L.mapGlb(0, Lam((q,), L.get(q, 0) - L.get(q, 1)), L.zip(v, indices(L.reorder(L.reverse, v))))
+    raw = L.Program("raw", (v,), (Array(Int, N),), body)
+    assert "indices(reorder(reverse, x))" in str(raw)
+    np.testing.assert_array_equal(evaluate(raw, x), x - np.arange(12))
+    np.testing.assert_array_equal(compile(raw, {"N": 12}).run(x).output, x - np.arange(12))
+    assert "iota(N)" in str(parse_program(str(raw)))  # read back, it is made iota(N)
 
 
 @settings(max_examples=8)

@@ -12,6 +12,21 @@ built from the 1D primitives exactly as in the Lift papers, so rewrite rules and
     @program
     def stencil(weights: Array(Float, 3, 3), data: Array(Float, H, W)):
         return mapWrg(0, lambda row: join(mapLcl(0, lambda nbh: ..., row)), slide2D(3, 1, data))
+
+What a program's Python means:
+
+- A value bound to a Python variable is computed once: used twice, or inside a function traced after it
+  was made (the row maximum of a softmax inside the map over the row), it is bound with ``let`` where its
+  variables are (``liftpy.ir.share``).
+- ``+ - * /`` and ``< <= > >=`` are user functions (a comparison is 1 or 0 of its operands' type); ``==`` is
+  Python's equality of expressions, so values compare with ``eq``/``ne``, and conditions combine with ``&``,
+  ``|``, ``~`` (``and_``, ``or_``, ``not_``).  A Python number or a size beside a value is a float literal
+  (``2 * v``, ``x / N``); ``lit(2)``, ``lit(N - 1)`` are ints, ``lit(N, Float)`` a float.  ``toFloat(i)`` is
+  C's ``(float)i``, ``toInt(x)`` C's ``(int)x`` (truncation toward zero; undefined in C for NaN and values
+  beyond int, which the interpreter makes -2^31).  ``select(c, a, b)`` with an int condition of floats (or the
+  reverse) has the condition converted.
+- ``iota(n)`` is ``[int]n`` of the indices, ``mapIdx(lambda i, x: ..., xs)`` maps with the index.
+- ``reduce`` gives a one-element array ``[T]1`` (as Lift's); ``fold(f, init, xs)`` is its element, for arithmetic.
 """
 
 from __future__ import annotations
