@@ -78,12 +78,13 @@ def compile(program: Program, sizes: dict | None = None, **kwargs):  # noqa: A00
     ``liftpy.compile(program, {"N": 64})`` or ``program.compile({"N": 64})``; keywords as
     ``liftpy.host.kernel.compile_program`` (``device``, ``launch``, ``placements``)."""
     from .cli_args import parse_sizes
-    from .ir.analysis import refuse_unknown_sizes
+    from .ir.analysis import refuse_unknown_sizes, refuse_unlowered
 
     if isinstance(sizes, str):
         sizes = parse_sizes(sizes, parameters=True)  # the command line's "N=64,s0=4"
     sizes = dict(sizes or {})
     refuse_unknown_sizes(program, sizes)
+    refuse_unlowered(program, "be compiled")  # one line here, not the emitter's error nine calls down
     from .host.kernel import compile_program
 
     return compile_program(program, sizes, **kwargs)

@@ -83,15 +83,109 @@ def read_text(path: str) -> str:
         raise InputError(f"cannot read {path}: not UTF-8 text (byte {e.start}); give a program in text form") from None
 
 
+PROGRAM_FORMS = "FILE.lift (text form; '-' for standard input), FILE.py:function or module:function"
 
 
-def read_program(path: str):
-    """The program in a text file; a syntax error names the file (the parser knows only line and column)."""
+def read_program(spec: str):
+    """The program ``spec`` names, in any of the forms every command takes (``PROGRAM_FORMS``): a text file
+    (``.lift``, or any file that is not Python; ``-`` for standard input), a Python file and the name in it
+    (``examples/matmul.py:matmul``: an ``@program`` function, or a function of no arguments returning a
+    program), or an importable module and name (``mypackage.ops:softmax``).  A Python file without a name
+    gives its one program.  Every failure is a one-line error naming the file."""
     from .errors import ParseError
     from .ir.parser import parse_program
 
-    text = read_text(path)
+    path = Path(spec)
+    python = spec.endswith(".py") or (":" in spec and spec.rsplit(":", 1)[0].endswith(".py"))
+    if spec == "-" or spec.endswith(".lift") or (":" not in spec and not python and path.exists()):
+        text = read_text(spec)
+        try:
+            return parse_program(text)
+        except ParseError as e:
+            raise ParseError(f"{'standard input' if spec == '-' else spec}: {e}") from None
+    if ":" not in spec and not python:
+        raise InputError(f"{spec!r} names no program: give {PROGRAM_FORMS} (e.g. examples/matmul.py:matmul)"
+                         + _library_hint(spec))
+    module_name, _, name = spec.rpartition(":") if ":" in spec else (spec, "", "")
+    module = _python_module(module_name)
+    return _program_in(module, spec, name)
+
+
+def _library_hint(word: str) -> str:
+    """A pointer to the operator library for a plain word that names no file (``maxpool`` -> ``maxpool2d``)."""
+    import difflib
+
+    if "/" in word or "." in word:
+        return ""
     try:
-        return parse_program(text)
-    except ParseError as e:
-        raise ParseError(f"{'standard input' if path == '-' else path}: {e}") from None
+        from .operators import OPERATORS
+    except ImportError:  # pragma: no cover - the library is part of liftpy
+        return ""
+    close = difflib.get_close_matches(word, sorted(OPERATORS), n=3, cutoff=0.5)
+    return f"; did you mean the library's {' or '.join(close)}?" if close else ""
+
+
+def _python_module(name: str):
+    """The module a ``file.py`` or an importable name gives; what it raises while importing is an InputError."""
+    import hashlib
+    import importlib
+    import importlib.util
+    import sys
+
+    from .errors import LiftError
+
+    try:
+        if name.endswith(".py"):
+            if not Path(name).is_file():
+                raise InputError(f"no such file: {name}")
+            unique = "liftpy_user_" + hashlib.sha1(str(Path(name).resolve()).encode()).hexdigest()[:8]
+            loader = importlib.util.spec_from_file_location(unique, name)
+            module = importlib.util.module_from_spec(loader)
+            sys.modules[unique] = module
+            import cloudpickle
+
+            # Workers cannot import the file by this name: what it defines travels by value.
+            cloudpickle.register_pickle_by_value(module)
+            loader.loader.exec_module(module)
+            return module
+        return importlib.import_module(name)
+    except LiftError:
+        raise
+    except Exception as e:  # noqa: BLE001 - the user's module may raise anything while importing
+        raise InputError(f"cannot import {name}: {type(e).__name__}: {e}") from None
+
+
+def _program_in(module, spec: str, name: str):
+    """The program ``name`` of ``module``: a Program, or a function of no arguments that returns one; without a
+    name, the module's only Program."""
+    import inspect
+
+    from .errors import LiftError
+    from .ir.expr import Program
+
+    if not name:
+        found = sorted(k for k, v in vars(module).items() if isinstance(v, Program) and not k.startswith("_"))
+        if len(found) != 1:
+            raise InputError(f"{spec} defines {len(found) or 'no'} programs{': ' + ', '.join(found) if found else ''}; "
+                             f"name one: {spec}:NAME")
+        return getattr(module, found[0])
+    obj = getattr(module, name, None)
+    if obj is None:
+        raise InputError(f"{spec.rpartition(':')[0]} has no {name}")
+    if isinstance(obj, Program):
+        return obj
+    if callable(obj):
+        try:
+            inspect.signature(obj).bind()
+        except (TypeError, ValueError):  # it needs arguments (or has no signature): not a program's maker
+            raise InputError(f"{spec} is a function that takes arguments, not a liftpy program (an @program function, "
+                             "or a function of no arguments returning one)") from None
+        try:
+            result = obj()
+        except LiftError:
+            raise
+        except Exception as e:  # noqa: BLE001 - the user's function may raise anything
+            raise InputError(f"{spec}() raised {type(e).__name__}: {e}") from None
+        if isinstance(result, Program):
+            return result
+    raise InputError(f"{spec} is not a liftpy program (an @program function, or a function returning one)")

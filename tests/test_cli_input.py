@@ -43,7 +43,13 @@ CASES = [
     ("compile {dir}", "directory"),
     ("compile {illtyped}", "zip"),
     ("compile {MATMUL} --size M=-4", "integer, got -4"),
-    ("compile {MATMUL} --size M=4", "no value for K"),
+    ("compile {PIPELINE} --size C=4", "without a value: H, W"),
+    ("compile {MATMUL} --size M=4,N=4,K=4", "high-level program"),  # was the emitter's error (a traceback in Python)
+    ("run {STENCIL} --size H=8,W=8", "liftpy variants"),
+    ("space {MATMUL} --size M=4,N=4,K=4", "cannot have a tuning space"),  # was "Parameters (0)", exit 0
+    ("variants {plain}", "defines no programs"),
+    ("compile {plain}:nothere --size N=4", "has no nothere"),
+    ("run nosuchmodule_xyz:f --size N=4", "cannot import nosuchmodule_xyz"),
     ("compile {MATMUL} --size m=4,N=4,K=4", "no size m"),
     ("run {STENCIL} --size n=4", "no size n"),
     ("compile {PIPELINE} --size C=oops", "oops"),

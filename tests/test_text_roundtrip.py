@@ -612,3 +612,95 @@ def test_a_size_name_that_is_no_identifier_is_refused():
 
     with pytest.raises(LiftTypeError, match="'2N'"):
         L.size_var("2N")  # printed as 2N, read back as 2*N
+
+
+# --------------------------------------------------------------------------------------------------
+# User functions: their definitions print and read back as they were (issue 55)
+
+UF_TYPES = [Float, Int, Bool, Float4, VectorType(Int, 2), VectorType(Float, 16), TupleType((Float, Int)),
+            TupleType((Float4, TupleType((Int, Float)))), "T"]
+_WS = st.text(alphabet=" \t\n\r", max_size=4)
+_EXPRESSIONS = ["a", "a + b", "a * b - a", "(a - b) * 2", "max(a, b) + a", "a / b"]
+_uf_names = iter(range(10**9))
+
+
+def _concrete(t):
+    return Float4 if t == "T" else t
+
+
+@st.composite
+def user_functions(draw):
+    """A registered user function: an OpenCL body of any characters (quotes, backslashes, letters beyond ASCII)
+    with blank lines and spaces around it, or an expression with whitespace around it; vector, tuple and
+    generic (T, scalar(T)) parameter and result types."""
+    name = f"rt_uf{next(_uf_names)}"
+    if draw(st.booleans()):
+        scalar = draw(st.sampled_from([Float, Int]))
+        arity = draw(st.integers(1, 2))
+        names = ["a", "b"][:arity]
+        text = draw(st.sampled_from([e for e in _EXPRESSIONS if arity == 2 or "b" not in e]))
+        if scalar == Int:
+            text = text.replace("max(a, b)", "max(a, b)").replace("2", "3")
+        body = draw(_WS) + text + draw(_WS)
+        f = L.userfun_from_expression(name, [(n, scalar) for n in names], scalar, body)
+        return L.register(f)
+    params = draw(st.lists(st.sampled_from(UF_TYPES), min_size=1, max_size=3))
+    generic = "T" in params
+    result = draw(st.sampled_from((["T", "scalar(T)"] if generic else []) + [Float, Float4, TupleType((Float, Int))]))
+    body = draw(_WS) + draw(st.text(max_size=40)) + draw(_WS)
+    numpy = lambda *args: args[0]  # noqa: E731 - semantics the interpreter is not asked for here
+    f = L.userfun(name, [(f"p{k}", t) for k, t in enumerate(params)], result, body, numpy)
+    return L.register(f)
+
+
+@settings(max_examples=150)
+@given(st.lists(user_functions(), min_size=1, max_size=3))
+def test_user_function_definitions_round_trip(functions):
+    """A body beginning with a newline (a triple-quoted string) printed stripped and read back as another
+    function, without the numpy semantics it was registered with; now the text carries it as it is."""
+    inputs, calls = [], []
+    for f in functions:
+        first = len(inputs)
+        inputs += [(f"x{len(inputs)}", Array(_concrete(t), N)) for t in f.param_types]
+        calls.append((f, first))
+    params = tuple(Var(n) for n, _ in inputs)
+    parts = []
+    for f, first in calls:
+        args = params[first:first + f.arity]
+        if f.arity == 1:
+            parts.append(L.map(f, args[0]))
+        else:
+            p = Var(L.ir.expr.fresh_name("p"))
+            parts.append(L.map(Lambda((p,), Call(f, tuple(L.get(p, k) for k in range(f.arity)))), L.zip(*args)))
+    body = parts[0] if len(parts) == 1 else L.zip(*parts)
+    program = L.Program("uf", params, tuple(t for _, t in inputs), body)
+    text = assert_round_trip(program)
+    assert text.isascii()
+    for f in functions:
+        assert L.ir.userfun.lookup(f.name) is f  # not replaced by a function read from the text
+
+
+def test_a_registered_function_with_a_triple_quoted_body_reads_back_with_its_semantics():
+    square = L.register(L.userfun("rt_square", [("a", Float)], Float, """
+        float s = a * a;
+        return s;
+    """, lambda a: a * a))
+    p = _one(lambda x: L.mapGlb(0, square, x))
+    text = assert_round_trip(p)
+    assert 'opencl "\\n        float s = a * a;' in text
+    x = np.arange(4, dtype=np.float32)
+    np.testing.assert_array_equal(L.evaluate(parse_program(text), x), x * x)
+
+
+def test_a_type_variable_is_no_type_of_a_program_input():
+    for text in ("def f(x: [T]N) = x", "def f(x: T) = x", "def f(x: [(T, float)]N) = x"):
+        assert "T stands for the type of a user function's parameter" in _err(text)
+    assert "scalar(T)" in _err('userfun rt_g(a: T): vector(T) = opencl "return a;"\ndef f(x: [float]N) = x')
+
+
+def test_user_functions_may_not_take_the_names_of_the_text_form():
+    from liftpy.errors import LiftError
+
+    for name in ("map", "join", "iota", "map2D", "value", "vectorize"):
+        with pytest.raises(LiftError, match="word of the text form"):
+            L.userfun(name, [("a", Float)], Float, "return a;", lambda a: a)

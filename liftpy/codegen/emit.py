@@ -53,6 +53,7 @@ from ..ir.types import (
     substitute_sizes,
 )
 from ..ir.userfun import UserFun
+from ..ir.values import literal_number
 from ..ir.levels import Level
 from ..views import view as V
 from ..views.write import WAsScalar, WAsVector, WIndex, WJoin, WMapped, WMem, WSplit, WTranspose, WView
@@ -189,7 +190,7 @@ class Emitter:
         """An array literal given element by element lives in the program's constant memory."""
         t = e.type
         scalar = scalar_of(t)
-        values = self.flat_values(e.value, t)
+        values = self.flat_values(literal_number(e.value, t, self.bindings), t)
         name = self.fresh("const")
         buf = Buffer(name, "constant", scalar, len(values), flat_count(t), "constant", t)
         text = ", ".join(literal_c(v, scalar) for v in values)
@@ -467,10 +468,12 @@ class Emitter:
         if form == "literal":
             if isinstance(e.value, Elements):
                 return self.constant_array(e)
+            # A literal whose value is a size's (lit(N)) has the number in the kernel.
+            value = literal_number(e.value, e.type, self.bindings)
             leaf = innermost(e.type)
             if isinstance(leaf, TupleType):
-                return V.ConstView(e.value, None, 1, leaf=self.const_leaf(leaf))
-            return V.ConstView(e.value, scalar_of(e.type), self.leaf_width(leaf))
+                return V.ConstView(value, None, 1, leaf=self.const_leaf(leaf))
+            return V.ConstView(value, scalar_of(e.type), self.leaf_width(leaf))
         if not isinstance(e, Call):
             raise CodegenError(f"internal: cannot view {e!r}")
         fn = e.fn

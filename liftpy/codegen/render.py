@@ -67,6 +67,8 @@ def value_c(r: V.Read) -> str:
         return f"vload{r.width}(0, {_address(buf, r.index)})"
     if isinstance(r, V.ConstRead):
         return literal_c(r.value, r.scalar, r.width)
+    if isinstance(r, V.IndexRead):  # an element of iota: the index, an int
+        return f"({to_c(r.index)})" if not sympy.sympify(r.index).is_Atom else to_c(r.index)
     if isinstance(r, V.CondRead):
         return f"(({to_c(r.cond)}) ? {value_c(r.then)} : {value_c(r.other)})"
     if isinstance(r, V.FunCall):

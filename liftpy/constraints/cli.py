@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from ..cli_args import nonnegative_int
+from ..cli_args import PROGRAM_FORMS, nonnegative_int
 
 
 def register(sub) -> None:
     p = sub.add_parser("space", help="the tuning parameters of a program, their constraints and the valid space")
-    p.add_argument("file", help="a parametric program in text form (tuning parameters are its free size names)")
+    p.add_argument("file", help=f"a lowered, parametric program (tuning parameters are its free size names): {PROGRAM_FORMS}")
     p.add_argument("--size", "-s", action="append", metavar="NAME=VALUE", help="the program's sizes (repeatable)")
     p.add_argument("--device", "-d", default=None, help="device whose limits apply (see liftpy devices)")
     p.add_argument("--profile", default=None, metavar="FILE", help="device profile JSON (from liftpy probe): measured limits")
@@ -20,16 +20,16 @@ def register(sub) -> None:
 def cmd_space(args) -> int:
     from ..cli_args import parse_sizes, read_program
     from ..host.profile import DeviceProfile, resolve_profile
-    from ..ir.parser import parse_program
     from . import explain, format_space, sample, solve
     from .infer import infer_space
 
-    from ..ir.analysis import refuse_missing_sizes, refuse_unknown_sizes
+    from ..ir.analysis import refuse_missing_sizes, refuse_unknown_sizes, refuse_unlowered
 
     program = read_program(args.file)
     sizes = parse_sizes(args.size)
     refuse_unknown_sizes(program, sizes)
     refuse_missing_sizes(program, sizes)
+    refuse_unlowered(program, "have a tuning space (a lowered variant has one)", args.file)
     profile = None
     if not args.no_device:
         profile = DeviceProfile.load(args.profile) if (args.profile and args.device == "none") else resolve_profile(args.device, args.profile)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..cli_args import nonnegative_int, parse_sizes, read_program
+from ..cli_args import PROGRAM_FORMS, nonnegative_int, parse_sizes, read_program
 from ..errors import LiftError
 
 
@@ -13,8 +13,8 @@ def register(sub) -> None:
     p = sub.add_parser("devices", help="list the OpenCL devices liftpy can use")
     p.set_defaults(func=cmd_devices)
 
-    p = sub.add_parser("compile", help="print the OpenCL kernel of a lowered program given in text form")
-    p.add_argument("file", help="program in liftpy's text form ('-' for standard input)")
+    p = sub.add_parser("compile", help="print the OpenCL kernel of a lowered program")
+    p.add_argument("file", help=f"a lowered program: {PROGRAM_FORMS}")
     p.add_argument("--size", "-s", action="append", metavar="NAME=VALUE", help="size or parameter value (repeatable)")
     p.add_argument("--image", action="append", default=[], metavar="INPUT", help="place an input in an OpenCL image")
     p.add_argument("--plan", action="store_true", help="also print the memory plan")
@@ -23,7 +23,7 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_compile)
 
     p = sub.add_parser("run", help="run a lowered program on random inputs and check it against the interpreter")
-    p.add_argument("file")
+    p.add_argument("file", help=f"a lowered program: {PROGRAM_FORMS}")
     p.add_argument("--size", "-s", action="append", metavar="NAME=VALUE")
     p.add_argument("--image", action="append", default=[], metavar="INPUT")
     p.add_argument("--device", "-d", default=None)
@@ -50,15 +50,15 @@ def cmd_devices(args) -> int:
 
 def cmd_compile(args) -> int:
     from ..codegen.kernel import generate_kernel
-    from ..ir.parser import parse_program
     from .device import get_device
     from .kernel import build, device_limits
     from .profile import DeviceProfile
 
-    from ..ir.analysis import refuse_unknown_sizes
+    from ..ir.analysis import refuse_unknown_sizes, refuse_unlowered
 
     program = read_program(args.file)
     refuse_unknown_sizes(program, parse_sizes(args.size, parameters=True))
+    refuse_unlowered(program, "be compiled", args.file)
     placements = {name: "image" for name in args.image}
     if args.build or args.device is not None:
         dev = get_device(args.device)
@@ -77,16 +77,16 @@ def cmd_compile(args) -> int:
 def cmd_run(args) -> int:
     from ..ir.compare import compare
     from ..ir.interpreter import evaluate
-    from ..ir.parser import parse_program
     from ..ir.inputs import random_inputs
     from ..ir.values import leaves
     from .kernel import compile_program
 
-    from ..ir.analysis import refuse_unknown_sizes
+    from ..ir.analysis import refuse_unknown_sizes, refuse_unlowered
 
     program = read_program(args.file)
     sizes = parse_sizes(args.size, parameters=True)
     refuse_unknown_sizes(program, sizes)
+    refuse_unlowered(program, "be run", args.file)
     k = compile_program(program, sizes, device=args.device, placements={n: "image" for n in args.image})
     # Before the inputs are made: at sizes near 2^31 elements they alone filled the host's memory.  The host
     # keeps the inputs and the interpreter's result besides what the run itself allocates.

@@ -40,6 +40,24 @@ def is_lowered(program: Program) -> bool:
     return not unlowered(program)
 
 
+def refuse_unlowered(program: Program, doing: str, source: str | None = None) -> None:
+    """Raise ``CodegenError`` in one line when ``program`` is high level: ``doing`` (compile it, count its tuning
+    space) needs one of its lowered variants, which ``liftpy variants`` lists and ``liftpy explore`` searches;
+    ``source`` is how the command line named the program.  Without this, code generation failed deep in the
+    emitter, and ``liftpy space`` counted 0 parameters."""
+    from ..errors import CodegenError
+
+    left = unlowered(program)
+    if left:
+        kinds = sorted({"map" if type(n.fn) is P.Map else "reduce" for n in left})
+        where = source or "FILE"
+        how = "" if source else " (in Python: liftpy.rewrite.explore.explore_all(program))"
+        raise CodegenError(f"{program.name} is a high-level program (it has {' and '.join('a ' + k for k in kinds)} "
+                           f"not lowered to mapGlb, mapWrg/mapLcl, mapSeq or reduceSeq), so it cannot {doing}: "
+                           f"`liftpy variants {where} --full` prints its lowered variants{how}, and "
+                           f"`liftpy explore {where} -s SIZES` searches them")
+
+
 def refuse_unknown_sizes(program: Program, names) -> None:
     """Raise ``InputError`` naming any of ``names`` (sizes or parameters given a value) that ``program`` does not
     mention: a misspelt size (``n`` for ``N``) would otherwise be ignored, and the one meant reported missing or
@@ -78,7 +96,7 @@ def refuse_missing_sizes(program: Program, names) -> None:
 
 def size_symbols(program: Program) -> set[str]:
     """Names of every size variable and tuning parameter a program mentions (in its input types, the
-    static arguments of its primitives and the types of its literals)."""
+    static arguments of its primitives, and the types and values of its literals)."""
     import sympy
 
     from .types import ArrayType, TupleType, VectorType
@@ -106,4 +124,13 @@ def size_symbols(program: Program) -> set[str]:
                     out.update(str(s) for s in sympy.sympify(v.s).free_symbols)
         elif isinstance(node, Literal):
             from_type(node.type)
+            out.update(str(s) for s in _value_sizes(node.value))  # a size as a value (lit(N))
     return out
+
+
+def _value_sizes(value) -> set:
+    import sympy
+
+    if isinstance(value, tuple):
+        return set().union(*(_value_sizes(v) for v in value)) if value else set()
+    return value.free_symbols if isinstance(value, sympy.Basic) else set()

@@ -12,6 +12,21 @@ built from the 1D primitives exactly as in the Lift papers, so rewrite rules and
     @program
     def stencil(weights: Array(Float, 3, 3), data: Array(Float, H, W)):
         return mapWrg(0, lambda row: join(mapLcl(0, lambda nbh: ..., row)), slide2D(3, 1, data))
+
+What a program's Python means:
+
+- A value bound to a Python variable is computed once: used twice, or inside a function traced after it
+  was made (the row maximum of a softmax inside the map over the row), it is bound with ``let`` where its
+  variables are (``liftpy.ir.share``).
+- ``+ - * /`` and ``< <= > >=`` are user functions (a comparison is 1 or 0 of its operands' type); ``==`` is
+  Python's equality of expressions, so values compare with ``eq``/``ne``, and conditions combine with ``&``,
+  ``|``, ``~`` (``and_``, ``or_``, ``not_``).  A Python number or a size beside a value is a float literal
+  (``2 * v``, ``x / N``); ``lit(2)``, ``lit(N - 1)`` are ints, ``lit(N, Float)`` a float.  ``toFloat(i)`` is
+  C's ``(float)i``, ``toInt(x)`` C's ``(int)x`` (truncation toward zero; undefined in C for NaN and values
+  beyond int, which the interpreter makes -2^31).  ``select(c, a, b)`` with an int condition of floats (or the
+  reverse) has the condition converted.
+- ``iota(n)`` is ``[int]n`` of the indices, ``mapIdx(lambda i, x: ..., xs)`` maps with the index.
+- ``reduce`` gives a one-element array ``[T]1`` (as Lift's); ``fold(f, init, xs)`` is its element, for arithmetic.
 """
 
 from __future__ import annotations
@@ -26,8 +41,9 @@ from ..errors import LiftTypeError
 from . import primitives as P
 from .expr import Call, Expr, Lambda, Literal, Program, Var, fresh_name
 from .types import TEXT_KEYWORDS, ArrayType, Bool, Float, Int, Type, as_size, readable_name
+from .share import function_frame, share, tracing_program
 from .typecheck import resolve_indexing
-from .userfun import UserFun
+from .userfun import BUILTINS, UserFun
 
 Fun = Callable | Lambda | UserFun
 
@@ -41,6 +57,8 @@ def as_expr(x) -> Expr:
         return Literal(int(x), Int)
     if isinstance(x, float):
         return Literal(float(x), Float)
+    if isinstance(x, sympy.Expr):
+        return _size_literal(x, Int)  # a size where a value is expected: its value, an int (lit(N, Float): a float)
     if isinstance(x, np.generic) and not isinstance(x, np.complexfloating):  # numpy's scalars, either side of an operator
         if isinstance(x, np.bool_):
             return Literal(bool(x), Bool)
@@ -53,10 +71,49 @@ def as_expr(x) -> Expr:
 
 def lit(value, type: Type | None = None) -> Literal:
     """A literal; with an array type every element has the value: ``lit(0.0, Array(Float, 4))``.  A
-    tuple literal gives one value per component: ``lit((inf, -1), Tuple(Float, Int))``."""
+    tuple literal gives one value per component: ``lit((inf, -1), Tuple(Float, Int))``.
+
+    A size is a value too: ``lit(N)`` is an int literal whose value is the size's (``lit(N - 1)``), and
+    ``lit(N, Float)`` a float one (of an exact quotient such as ``N / 3`` as well); the interpreter takes
+    the sizes' values and the kernel has the number.  Beside a DSL value in arithmetic a size is a float,
+    as a Python number is (``x / N``); ``i < lit(N - 1)`` compares an int."""
     if type is None:
         return as_expr(value)
+    if isinstance(value, sympy.Basic):
+        return _size_literal(value, type)
     return Literal(value, type)
+
+
+def _size_literal(size, type: Type) -> Literal:
+    """A literal whose value is the size ``size`` (``types.literal_value`` keeps it symbolic)."""
+    return Literal(as_size(size), type)
+
+
+def beside_value(x, op: str = "") -> Expr:
+    """An operand of arithmetic on DSL values (``2 * v``, ``x / N``): a bare Python number or a size is a float
+    literal (``lit(2)``, ``lit(N)`` for an int), a Python bool is refused (it comes from ``==``)."""
+    if isinstance(x, Expr):
+        return x
+    if isinstance(x, bool) or isinstance(x, np.bool_):
+        raise _python_bool(x, op)
+    if isinstance(x, (int, float)):
+        return Literal(float(x), Float)
+    if isinstance(x, sympy.Expr):
+        return _size_literal(x, Float)
+    return as_expr(x)
+
+
+def as_argument(x, who: str) -> Expr:
+    """An argument of a user function applied in the DSL: as ``as_expr``, but a Python bool is refused."""
+    if isinstance(x, (bool, np.bool_)):
+        raise _python_bool(x, who)
+    return as_expr(x)
+
+
+def _python_bool(x, who: str) -> LiftTypeError:
+    return LiftTypeError(who or "expression", f"got the Python value {bool(x)}: == and != on DSL values compare "
+                         "expressions while the program is built, not values; write eq(a, b) or ne(a, b) (1 or 0), "
+                         "and lit(True, Bool) for a constant")
 
 
 def as_lambda(f: Fun, arity: int, hint: str = "x") -> Lambda:
@@ -82,7 +139,8 @@ def as_lambda(f: Fun, arity: int, hint: str = "x") -> Lambda:
         raise LiftTypeError("function", f"expected a function, got {f!r}")
     name = getattr(f, "__name__", repr(f))
     try:
-        body = f(*params)
+        with function_frame() as frame:
+            body = f(*params)
     except TypeError as e:  # a function of other arity, or one that needs numbers (math.sqrt, np.sqrt, float(x))
         raise LiftTypeError("function", f"{name} cannot be applied to {arity} DSL value(s): {e} (a function of the "
                             "program is traced once with symbolic values; use the DSL's functions: sqrt, exp, fabs, "
@@ -90,9 +148,12 @@ def as_lambda(f: Fun, arity: int, hint: str = "x") -> Lambda:
     if isinstance(body, bool):
         # == and != compare expressions structurally in Python: they build no comparison.
         raise LiftTypeError("function", f"{name} returned the Python value {body} (from == or != on DSL values, which "
-                            "compare expressions, not values); use <, <=, >, >= (1 or 0), select(c, a, b), or lit(True, Bool) "
-                            "for a constant")
-    return Lambda(params, as_expr(body))
+                            "compare expressions, not values); use eq(a, b), ne(a, b), <, <=, >, >= (1 or 0), select(c, a, b), "
+                            "or lit(True, Bool) for a constant")
+    lam = Lambda(params, as_expr(body))
+    if frame is not None:
+        frame.lam = lam  # what the calls made in this trace were made for (share: values it captures)
+    return lam
 
 
 def _call(prim, *args) -> Call:
@@ -112,6 +173,44 @@ def mapSeq(f: Fun, xs, unroll: bool = False) -> Call:
 
 def mapSeqUnroll(f: Fun, xs) -> Call:
     return mapSeq(f, xs, unroll=True)
+
+
+def mapIdx(f: Fun, xs) -> Call:
+    """``f(i, x)`` for every element ``x`` of ``xs`` and its index ``i`` (an int): ``map`` over
+    ``zip(iota(n), xs)``, ``n`` the length of ``xs`` (``indices(xs)`` until the program is built).  For
+    conditions on positions: ``mapIdx(lambda i, x: select(le(i, lit(N - 2)), x, 0.0), xs)``."""
+    xs = as_expr(xs)
+    if isinstance(f, (Lambda, UserFun)):
+        g = as_lambda(f, 2, "i")
+        return map(lambda p: Call(g, (get(p, 0), get(p, 1))), zip(indices(xs), xs))
+    # The function is traced on the components of the pair (views), not substituted into afterwards: what it
+    # binds to Python variables stays one object each, for the tracer to share.
+    return map(_named(lambda p: f(get(p, 0), get(p, 1)), _param_names(f, 2)), zip(indices(xs), xs))
+
+
+def iota(n) -> Call:
+    """``[int]n`` whose element ``i`` is ``i``: a view with no memory (the kernel computes the index)."""
+    return Call(P.Iota(as_size(n)), ())
+
+
+def indices(xs) -> Call:
+    """The indices of ``xs``, ``iota`` of its length (resolved into ``iota(n)`` when the program is built)."""
+    return _call(P.Indices(), xs)
+
+
+def _param_names(f, arity: int) -> list[str] | None:
+    try:
+        names = [p.name for p in inspect.signature(f).parameters.values()]
+    except (TypeError, ValueError):
+        return None
+    return names if len(names) == arity else None
+
+
+def _named(fn, names):
+    """``fn`` with a parameter hint for the printed lambda (``fun(p) =>``, or the pair's names joined)."""
+    if names:
+        fn.__signature__ = inspect.Signature([inspect.Parameter("_".join(names), inspect.Parameter.POSITIONAL_ONLY)])
+    return fn
 
 
 def mapGlb(dim: int, f: Fun, xs) -> Call:
@@ -149,6 +248,13 @@ def reduceSeqUnroll(f: Fun, init, xs) -> Call:
 
 def reduceLcl(dim: int, f: Fun, init, xs) -> Call:
     return _call(P.ReduceLcl(_dim(dim), as_lambda(f, 2, "acc")), init, xs)
+
+
+def fold(f: Fun, init, xs) -> Call:
+    """The value of a reduction, for arithmetic: ``at(0, reduce(f, init, xs))``.  ``reduce`` itself gives a
+    one-element array ``[T]1``, as Lift's, which composes with ``map`` and ``join`` (``join(map(row ->
+    reduce(...), rows))``); ``alpha * reduce(...)`` is a type error that says so."""
+    return at(0, reduce(f, init, xs))
 
 
 # ------------------------------------------------------------------------------------------ layout
@@ -239,9 +345,22 @@ def toPrivate(x) -> Call:
 
 
 def id(x) -> Call:  # noqa: A001 - the Lift name
-    from .userfun import BUILTINS
-
     return BUILTINS["id"](x)
+
+
+# Built-in user functions of conditions and conversions (``liftpy.ir.userfun``), by their Python names: the
+# text form calls and_, or_ and not_ and, or and not (the comparisons are also < <= > >=, the logic & | ~).
+lt = BUILTINS["lt"]
+le = BUILTINS["le"]
+gt = BUILTINS["gt"]
+ge = BUILTINS["ge"]
+eq = BUILTINS["eq"]
+ne = BUILTINS["ne"]
+and_ = BUILTINS["and"]
+or_ = BUILTINS["or"]
+not_ = BUILTINS["not"]
+toFloat = BUILTINS["toFloat"]
+toInt = BUILTINS["toInt"]
 
 
 # ---------------------------------------------------------------------- multi-dimensional helpers
@@ -324,8 +443,7 @@ def program(fn: Callable | None = None, *, name: str | None = None):
                 )
             params.append(Var(_input_name(pname, f.__name__)))
             types.append(p.annotation)
-        body = as_expr(f(*params))
-        return resolve_indexing(Program(name or f.__name__, tuple(params), tuple(types), body))
+        return _traced(name or f.__name__, params, types, f)
 
     return build(fn) if fn is not None else build
 
@@ -339,7 +457,16 @@ def _input_name(name, program: str) -> str:
     return name
 
 
-def make_program(name: str, inputs: list[tuple[str, Type]], body: Callable) -> Program:
-    """Build a program without a decorator: ``make_program("f", [("x", Array(Float, N))], lambda x: ...)``."""
-    params = tuple(Var(_input_name(n, name)) for n, _ in inputs)
-    return resolve_indexing(Program(name, params, tuple(t for _, t in inputs), as_expr(body(*params))))
+def make_program(name: str, inputs: list[tuple[str, Type]], body: Callable, shared: bool = True) -> Program:
+    """Build a program without a decorator: ``make_program("f", [("x", Array(Float, N))], lambda x: ...)``.
+    With ``shared=False`` a value used twice is written (and computed) twice, as a tree of the calls made."""
+    params = [Var(_input_name(n, name)) for n, _ in inputs]
+    return _traced(name, params, [t for _, t in inputs], body, shared)
+
+
+def _traced(name: str, params: list, types: list, fn: Callable, shared: bool = True) -> Program:
+    """The program ``fn`` makes of its inputs: traced, its shared values bound once (``liftpy.ir.share``),
+    its notations that depend on types resolved (``x[i]``, ``indices``, ``select``'s condition)."""
+    with tracing_program() as root:
+        body = as_expr(fn(*params))
+    return resolve_indexing(Program(name, tuple(params), tuple(types), share(body, root) if shared else body))

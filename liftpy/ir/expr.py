@@ -31,6 +31,11 @@ _fresh_counter = itertools.count()
 # A deeper program is refused where it is built, with a message, instead of a RecursionError in some pass.
 MAX_NESTING = 128
 
+# The traces the embedded DSL has open (``liftpy.ir.share``): a program's, then one per function it traces.
+# Every call made while one is open is noted in the innermost, so that the tracer knows which function's
+# Python code made it.  Empty (and one test per call) outside the tracing of a program.
+TRACING: list = []
+
 
 def fresh_name(prefix: str = "x") -> str:
     """A variable name unique within this process (printing renames variables canonically)."""
@@ -91,15 +96,13 @@ class Expr(Node):
         return Call(Index(index), (self,))
 
     # Arithmetic and comparisons build calls of the built-in user functions (add, sub, mult, div, neg, lt,
-    # le, gt, ge); a Python number is a float literal.  ``==`` stays structural equality of expressions.
+    # le, gt, ge, and for & | ~ the logical and, or, not); a Python number is a float literal.  ``==`` stays
+    # structural equality of expressions (de-duplication and caches need it): eq(a, b) compares values.
     def _arith(self, name: str, *args) -> "Expr":
-        from .dsl import as_expr, lit
-        from .types import Float
+        from .dsl import beside_value
         from .userfun import BUILTINS
 
-        # A bare Python number beside a DSL value is a float (``2 * v``); write lit(2) for an int.
-        return Call(BUILTINS[name], tuple(lit(float(a), Float) if isinstance(a, (int, float)) and not isinstance(a, bool)
-                                          else as_expr(a) for a in args))
+        return Call(BUILTINS[name], tuple(beside_value(a, name) for a in args))
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self}>"
@@ -116,9 +119,12 @@ def _operator(name: str, reflected: bool = False, unary: bool = False):
 for _dunder, _name, _reflected in (("add", "add", False), ("radd", "add", True), ("sub", "sub", False),
                                    ("rsub", "sub", True), ("mul", "mult", False), ("rmul", "mult", True),
                                    ("truediv", "div", False), ("rtruediv", "div", True), ("lt", "lt", False),
-                                   ("le", "le", False), ("gt", "gt", False), ("ge", "ge", False)):
+                                   ("le", "le", False), ("gt", "gt", False), ("ge", "ge", False),
+                                   ("and", "and", False), ("rand", "and", True), ("or", "or", False),
+                                   ("ror", "or", True)):
     setattr(Expr, f"__{_dunder}__", _operator(_name, _reflected))
 Expr.__neg__ = _operator("neg", unary=True)
+Expr.__invert__ = _operator("not", unary=True)  # ~c: the logical not of a condition (1 or 0), as numpy's masks
 
 
 def _not_in_the_dsl(what: str, instead: str):
@@ -130,9 +136,9 @@ def _not_in_the_dsl(what: str, instead: str):
 
 # Python asks for a truth value in ``if``, ``and``, ``or``, ``not``, ``max()`` and ``min()``: while the program is
 # built, not when it runs, so each would silently pick one branch for every element.  Refused, with what to write.
-Expr.__bool__ = _not_in_the_dsl("the truth value (in if, and, or, not, max(), min())",
-                                "use select(c, a, b), fmax/fmin, the comparisons <, <=, >, >= (1 or 0), "
-                                "and mult(c1, c2) for 'both'")
+Expr.__bool__ = _not_in_the_dsl("the truth value (in if, and, or, not, max(), min(), a < b < c)",
+                                "use select(c, a, b), fmax/fmin, the comparisons <, <=, >, >=, eq, ne (1 or 0), "
+                                "and (a < b) & (c < d), |, ~ (or and_, or_, not_) to combine them")
 for _dunder, _instead in (("pow", "write x * x"), ("rpow", "write x * x"), ("mod", "write it as a user function"),
                           ("rmod", "write it as a user function"), ("floordiv", "write it as a user function"),
                           ("rfloordiv", "write it as a user function"), ("abs", "use fabs(x)"),
@@ -202,6 +208,8 @@ class Call(Expr):
                 if isinstance(v, Lambda):
                     depth = max(depth, v.__dict__["_depth"])
         _set_depth(self, depth + 1, getattr(fn, "name", None) or type(fn).__name__)
+        if TRACING:  # the embedded DSL is tracing a program: note in which function's trace the call was made
+            TRACING[-1].created.append(self)
 
 
 def _set_depth(node: Node, depth: int, what: str) -> None:

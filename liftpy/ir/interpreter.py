@@ -20,7 +20,7 @@ from .primitives import Primitive
 from .typecheck import check_sizes
 from .types import ArrayType, Elements, TupleType, Type, VectorType, as_size, innermost, scalar_of, with_leaf
 from .userfun import SCALAR_OF_T, T, UserFun
-from .values import BV, fill_batch, lift, tmap
+from .values import BV, fill_batch, lift, literal_number, tmap
 
 
 class Evaluator:
@@ -66,14 +66,15 @@ class Evaluator:
 
 
 def _literal_array(e: Literal, ev: Evaluator, batch):
-    if isinstance(e.value, Elements):
-        arr = _elements(e.value, e.type, ev)
+    value = literal_number(e.value, e.type, ev.bindings)  # a size's value (lit(N)) with the sizes' values
+    if isinstance(value, Elements):
+        arr = _elements(value, e.type, ev)
         return np.broadcast_to(arr, batch + arr.shape)
     t, dims = e.type, []
     while isinstance(t, ArrayType):
         dims.append(ev.concrete(t.size))
         t = t.elem
-    return _constant(e.value, t, batch + tuple(dims), ev)
+    return _constant(value, t, batch + tuple(dims), ev)
 
 
 def _elements(value, t: Type, ev: Evaluator) -> np.ndarray:

@@ -23,7 +23,7 @@ from .expr import MAX_NESTING, Call, Expr, Lambda, Literal, Program, Var, fresh_
 from .typecheck import resolve_indexing
 from .primitives import BOUNDARIES, PRIMITIVES, At, Index, Let, MapLike, Pad, ReduceLike, Reverse, Stride
 from .types import SCALARS, ArrayType, Bool, Float, Int, TupleType, Type, VectorType, as_size, size_str, size_var
-from .userfun import UserFun, lookup, register, userfun, userfun_from_expression, vectorize
+from .userfun import SCALAR_OF_T, T, UserFun, lookup, register, userfun, userfun_from_expression, vectorize
 
 _GRAMMAR = Path(__file__).with_name("grammar.lark")
 
@@ -51,6 +51,13 @@ class _Raw:
 
 def _pos(meta) -> tuple[int, int]:
     return (getattr(meta, "line", 0), getattr(meta, "column", 0))
+
+
+def _not_generic(meta, types) -> None:
+    """T is a whole parameter type of a user function; in a program's input or inside a type it is no type."""
+    if any(t == T for t in types):
+        raise ParseError(f"line {meta.line}, column {meta.column}: T stands for the type of a user function's parameter "
+                         "(any scalar or vector type), not for part of a type or for a program's input")
 
 
 @lark.v_args(meta=True)
@@ -116,6 +123,10 @@ class _ToRaw(lark.Transformer):
     def array_value(self, meta, c):
         return _Raw("lit", [x.value for x in c], (), *_pos(meta))
 
+    def size_value(self, meta, c):
+        value = size_var(str(c[0])) if isinstance(c[0], lark.Token) else c[0]
+        return _Raw("lit", value, (), *_pos(meta))
+
     def size_expr(self, meta, c):
         return _Raw("size", c[0], (), *_pos(meta))
 
@@ -153,6 +164,8 @@ class _ToRaw(lark.Transformer):
     # types
     def t_name(self, meta, c):
         n = str(c[0])
+        if n == T:  # the type variable of a user function (refused elsewhere by the rules that take types)
+            return T
         if n in SCALARS:
             return SCALARS[n]
         for s in SCALARS:
@@ -173,13 +186,22 @@ class _ToRaw(lark.Transformer):
             raise ParseError(f"line {meta.line}, column {meta.column}: {e}") from None
 
     def t_array(self, meta, c):
+        _not_generic(meta, c[:1])
         return ArrayType(c[0], c[1])
 
     def t_tuple(self, meta, c):
+        _not_generic(meta, c)
         return TupleType(tuple(c))
+
+    def t_generic(self, meta, c):
+        if (str(c[0]), str(c[1])) != ("scalar", T):
+            raise ParseError(f"line {meta.line}, column {meta.column}: unknown type {c[0]}({c[1]}) (a user function's "
+                             "result may be scalar(T), the element of its vector type T)")
+        return SCALAR_OF_T
 
     # definitions
     def param(self, meta, c):
+        _not_generic(meta, c[1:])
         return (str(c[0]), c[1])
 
     def uparam(self, meta, c):
@@ -191,7 +213,9 @@ class _ToRaw(lark.Transformer):
         params = [p for p in params if p is not None]
         try:
             try:
-                text = str(body)[1:-1].encode().decode("unicode_escape")
+                # The escapes the printer writes (``printer._quoted``) and characters as they stand, any letter
+                # included (decoded as text, not as the bytes of its UTF-8).
+                text = str(body)[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape")
             except UnicodeDecodeError as e:
                 raise LiftError(f"user function {name}: its body has a malformed escape ({e.reason})") from None
             if opencl is not None:

@@ -955,5 +955,11 @@ PRIMITIVES: dict[str, tuple[type, dict]] = {
 }
 
 
+# Element indices as values (``iota``, ``indices``) are declared in a module of their own, this one being long.
+from .indices import Indices, Iota  # noqa: E402 - after the base classes it builds on
+
+PRIMITIVES.update({"iota": (Iota, {}), "indices": (Indices, {})})
+
+
 def is_layout(prim) -> bool:
     return isinstance(prim, Primitive) and prim.kind == "layout"

@@ -64,6 +64,8 @@ def format_value(v, t: Type | None = None) -> str:
     if isinstance(v, Elements):
         elem = t.elem if isinstance(t, ArrayType) else None
         return "[" + ", ".join(format_value(x, elem) for x in v) + "]"
+    if isinstance(v, sympy.Basic):  # a size's value (lit(N)): the size, in parentheses unless a name
+        return size_str(v)
     if isinstance(v, tuple):
         leaf = innermost(t) if t is not None else None
         elems = leaf.elems if isinstance(leaf, TupleType) else (None,) * len(v)
@@ -82,6 +84,13 @@ def format_value(v, t: Type | None = None) -> str:
             text += ".0"
         return text + "f"
     return str(int(v))
+
+
+def _has_size(value) -> bool:
+    """Whether a literal's value is, or holds, a size (printed as ``value(N, int)``, never as a bare name)."""
+    if isinstance(value, tuple):
+        return any(_has_size(v) for v in value)
+    return isinstance(value, sympy.Basic)
 
 
 def _eta_name(lam: Lambda) -> str | None:
@@ -129,7 +138,7 @@ class Printer:
         if isinstance(node, Literal):
             from .types import ScalarType
 
-            if not isinstance(node.type, ScalarType):
+            if not isinstance(node.type, ScalarType) or _has_size(node.value):
                 return f"value({format_value(node.value, node.type)}, {node.type})"
             return format_value(node.value, node.type)
         if isinstance(node, Lambda):
@@ -258,10 +267,25 @@ def _definition(f: UserFun) -> str:
     if f.expression is not None:
         value = _quoted(f.expression)
     else:
-        value = "opencl " + _quoted(f.body.strip())
+        # The body as it is, blank lines around it included: a body printed stripped read back as another
+        # function (the key compares bodies), one without the numpy semantics the original was registered with.
+        value = "opencl " + _quoted(f.body)
     return f"userfun {f.name}({params}): {ty(f.result_type)} = {value}"
 
 
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
 def _quoted(text: str) -> str:
-    """A string literal of the grammar (``STRING``) that the parser decodes back to ``text``."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'
+    """A string literal of the grammar (``STRING``) that the parser decodes back to ``text``: printable ASCII as
+    it is, the rest escaped (so a program's text is ASCII, whatever a body holds)."""
+    out = []
+    for ch in text:
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif " " <= ch <= "~":
+            out.append(ch)
+        else:
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+    return '"' + "".join(out) + '"'

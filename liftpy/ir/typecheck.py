@@ -24,9 +24,11 @@ import sympy
 
 from ..errors import LiftTypeError
 from .expr import Call, Expr, Lambda, Literal, Program, Var, primitive_functions, replace_functions, subterms
-from .primitives import Index, Primitive, divisible
+from .primitives import Index, Indices, Primitive, divisible
 from .types import ArrayType, TupleType, Type, VectorType, as_size, is_integer_size, size_value, size_str, sizes_equal, subs_type, substitute_sizes
-from .userfun import UserFun
+from .userfun import BUILTINS, UserFun
+
+SELECT = BUILTINS["select"]
 
 
 def _at_least_one(n):
@@ -157,13 +159,19 @@ class _Checker:
         if isinstance(e, Call):
             arg_types = [self.type_of(a, env) for a in e.args]
             fn = e.fn
-            if self.indexed is not None and isinstance(fn, Index):
-                self.indexed[id(e)] = (e, arg_types[0])
             if isinstance(fn, Primitive):
                 if fn.nargs >= 0 and len(e.args) != fn.nargs:
                     raise LiftTypeError(fn.text_name, f"takes {fn.nargs} data argument(s), got {len(e.args)}", _short(e))
-                return _nonempty(fn.typecheck(arg_types, _PrimCtx(self, fn, e, env)), fn.text_name, e, self.lengths)
+                t = _nonempty(fn.typecheck(arg_types, _PrimCtx(self, fn, e, env)), fn.text_name, e, self.lengths)
+                if self.indexed is not None and isinstance(fn, (Index, Indices)):  # (one that types: see resolve_indexing)
+                    self.indexed[id(e)] = (e, arg_types[0])
+                return t
             if isinstance(fn, UserFun):
+                if self.indexed is not None and fn is SELECT:
+                    converted = _condition_conversion(arg_types)
+                    if converted is not None:
+                        self.indexed[id(e)] = (e, converted)
+                        arg_types = [arg_types[1]] * 3
                 try:
                     return fn.instantiate(arg_types)[0]
                 except LiftTypeError as err:
@@ -252,10 +260,15 @@ def typecheck(target: Program | Expr, env: Mapping[str, Type] | None = None, bin
 
 
 def resolve_indexing(program: Program) -> Program:
-    """The program with every ``x[i]`` of the embedded DSL replaced by ``get`` (x a tuple) or ``at`` (x an
-    array), so that its text, the rules and the emitter see the primitive it stands for.  Programs
-    without one are returned as they are; ill-typed ones too (their errors come where they are used)."""
-    if not any(isinstance(n, Call) and isinstance(n.fn, Index) for n in subterms(program.body)):
+    """The program with the DSL's (and the text form's) notations that depend on types replaced by what they
+    stand for, so that its text, the rules and the emitter see plain primitives: every ``x[i]`` by ``get`` (x
+    a tuple) or ``at`` (x an array), every ``indices(xs)`` (of ``mapIdx``) by ``iota(n)``, and the condition
+    of a ``select`` of floats that is an int (``le(i, j)`` of indices) converted to the values' type
+    (``toFloat``; an int selected by a float condition: ``toInt`` of the 1 or 0).  Programs without one are
+    returned as they are; in an ill-typed one, those typed before the error are resolved (the error comes where
+    it is used, and names the primitive that fails, not a select or an index before it)."""
+    if not any(isinstance(n, Call) and (isinstance(n.fn, (Index, Indices)) or n.fn is SELECT)
+               for n in subterms(program.body)):
         return program
     checker = _Checker(None)
     checker.indexed = {}
@@ -263,24 +276,49 @@ def resolve_indexing(program: Program) -> Program:
     try:
         checker.type_of(program.body, env)
     except LiftTypeError:
+        pass  # what was typed before the error is resolved, so that the error is met where it is, not earlier
+    if not checker.indexed:
         return program
-    chosen = {k: node.fn.resolved(t) for k, (node, t) in checker.indexed.items()}
-    return Program(program.name, program.params, program.param_types, _replace_callees(program.body, chosen))
+    return Program(program.name, program.params, program.param_types, _resolve(program.body, checker.indexed, {}))
 
 
-def _replace_callees(node, chosen: dict):
+def _condition_conversion(arg_types: list[Type]):
+    """The conversion that lets ``select``'s condition of one scalar type choose between values of the other
+    (int and float), or None where the types agree or no conversion makes sense (vectors, tuples)."""
+    from .types import Float, Int
+
+    if len(arg_types) == 3 and arg_types[1] == arg_types[2] and {arg_types[0], arg_types[1]} == {Int, Float}:
+        return BUILTINS["toFloat"] if arg_types[1] == Float else BUILTINS["toInt"]
+    return None
+
+
+def _resolve(node, found: dict, memo: dict):
+    """``node`` with the notations ``found`` (by node identity: what the typing saw) replaced; a node reached
+    twice (the tracer shares values) is rebuilt once."""
+    key = id(node)
+    if key in memo:
+        return memo[key]
+    out = node
     if isinstance(node, Lambda):
-        return Lambda(node.params, _replace_callees(node.body, chosen))
-    if not isinstance(node, Call):
-        return node
-    fn = node.fn
-    if isinstance(fn, Lambda):
-        fn = _replace_callees(fn, chosen)
-    elif id(node) in chosen:
-        fn = chosen[id(node)]
-    else:
-        fn = replace_functions(fn, {n: _replace_callees(l, chosen) for n, l in primitive_functions(fn)})
-    return Call(fn, tuple(_replace_callees(a, chosen) for a in node.args))
+        out = Lambda(node.params, _resolve(node.body, found, memo))
+    elif isinstance(node, Call):
+        fn = node.fn
+        args = tuple(_resolve(a, found, memo) for a in node.args)
+        hit = found.get(key)
+        if isinstance(fn, Lambda):
+            fn = _resolve(fn, found, memo)
+        elif hit is not None and isinstance(fn, Indices):
+            out = Call(fn.resolved(hit[1]), ())
+        elif hit is not None and isinstance(fn, Index):
+            fn = fn.resolved(hit[1])
+        elif hit is not None and fn is SELECT:
+            args = (Call(hit[1], (args[0],)),) + args[1:]
+        else:
+            fn = replace_functions(fn, {n: _resolve(l, found, memo) for n, l in primitive_functions(fn)})
+        if out is node:
+            out = Call(fn, args)
+    memo[key] = out
+    return out
 
 
 def _nonempty(t: Type, where: str, node=None, undecided: dict | None = None) -> Type:

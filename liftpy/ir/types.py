@@ -508,6 +508,8 @@ def literal_value(value, t: Type):
             raise ValueError(f"a literal of type {t} needs a tuple of {len(leaf.elems)} values, got {value!r}")
         return tuple(literal_value(v, e) for v, e in zip(value, leaf.elems))
     cast = {"float": float, "int": int, "bool": bool}[scalar_of(leaf).name]
+    if isinstance(value, sympy.Expr):
+        return _size_value_literal(value, cast, t)
     if isinstance(leaf, VectorType) and isinstance(value, tuple) and leaf.width.is_Integer:
         if len(value) != int(leaf.width) or not all(isinstance(v, (bool, int, float)) for v in value):
             raise ValueError(f"a literal of type {t} takes one number, or one per lane ({leaf.width}), got {value!r}")
@@ -516,6 +518,20 @@ def literal_value(value, t: Type):
         raise ValueError(f"a literal of type {t} is one number repeated over it (or, for a vector, one number "
                          f"per lane), got {value!r}")
     return _cast(cast, value, t)
+
+
+def _size_value_literal(value: sympy.Basic, cast, t: Type):
+    """A literal whose value is a size's (``lit(N)``, ``lit(N - 1, Float)``): kept as the size expression, a
+    number once the sizes have values (``literal_number``); a number given as sympy's is the number."""
+    if value.is_number:
+        if not (value.is_Rational or value.is_Float):
+            raise ValueError(f"a literal of type {t} takes a number or a size, got {value}")
+        return _cast(cast, int(value) if value.is_Integer else float(value), t)
+    if cast is bool:
+        raise ValueError(f"a literal of type {t} takes true or false, not the size {size_str(value)}")
+    if not all(isinstance(s, sympy.Symbol) for s in value.free_symbols):  # pragma: no cover - sympy internals
+        raise ValueError(f"{value} is not a size expression")
+    return value
 
 
 def _cast(cast, value, t: Type):

@@ -105,12 +105,12 @@ class UserFun:
 
     def __call__(self, *args):
         """Applying a user function in the embedded DSL builds a call node."""
-        from .dsl import as_expr
+        from .dsl import as_argument
         from .expr import Call
 
         if len(args) != self.arity:
             raise LiftTypeError(self.name, f"expects {self.arity} arguments, got {len(args)}")
-        return Call(self, tuple(as_expr(a) for a in args))
+        return Call(self, tuple(as_argument(a, self.text_name) for a in args))
 
     # ----------------------------------------------------------------------------------------------
     def instantiate(self, arg_types: list[Type]) -> tuple[Type, dict]:
@@ -123,18 +123,19 @@ class UserFun:
                 if not (isinstance(got, (ScalarType, VectorType)) or (self.tuples and isinstance(got, TupleType))):
                     raise LiftTypeError(
                         self.text_name,
-                        f"parameter '{name}' takes a scalar or vector value, got {got}",
+                        f"parameter '{name}' takes a scalar or vector value, got {got}{_one_element_hint(got)}",
                     )
                 if bound is None:
                     bound = got
                 elif bound != got:
                     raise LiftTypeError(
                         self.text_name,
-                        f"parameters of type T must agree: '{name}' is {got}, an earlier one is {bound}",
+                        f"parameters of type T must agree: '{name}' is {got}, an earlier one is {bound}"
+                        + (_INT_FLOAT_HINT if {str(got), str(bound)} == {"int", "float"} else ""),
                     )
             elif want != got:
                 raise LiftTypeError(
-                    self.text_name, f"parameter '{name}' expects {want}, got {got}"
+                    self.text_name, f"parameter '{name}' expects {want}, got {got}{_one_element_hint(got)}"
                 )
         if self.result_type == T:
             if bound is None:
@@ -179,6 +180,21 @@ class UserFun:
         return f"{ret} {self.c_name(binding)}({params}) {{\n{body}\n}}"
 
 
+_INT_FLOAT_HINT = ("; a Python number or a size beside a DSL value is a float literal (write lit(1) or lit(N) for an "
+                   "int), and toFloat(i) and toInt(x) convert")
+
+
+def _one_element_hint(got: Type) -> str:
+    """What to write when a value is a one-element array: a reduction's result is ``[T]1`` (Lift's, so that
+    it composes with map and join), and arithmetic takes its element."""
+    from .types import ArrayType
+
+    if isinstance(got, ArrayType) and str(got.size) == "1":
+        return (" (a one-element array, as reduce gives: take its element with r[0] or at(0, r), or write "
+                "fold(f, init, xs), which is at(0, reduce(f, init, xs)))")
+    return ""
+
+
 def _check_name(name) -> None:
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", name):
         raise LiftError(f"user function name {str(name)[:60]!r} is not a C identifier (letters, digits and _, "
@@ -205,6 +221,10 @@ def userfun(name: str, params: list[tuple[str, Type | str]], result: Type | str,
     if name in BUILTINS:
         # Printed by name, it could not be told from the built-in (nor read back: the parser refuses it).
         raise LiftError(f"user function {name}: {name} is a built-in user function; give yours another name")
+    if name in _text_words():
+        # Its calls would read back as that primitive (``map(...)``), or not at all (``fun``, ``value``).
+        raise LiftError(f"user function {name}: {name} is a word of the text form (a primitive, a helper or a keyword); "
+                        "give yours another name")
     params = [(n, _type(name, t)) for n, t in params]
     result = _type(name, result)
     for what, t in [*((f"parameter '{n}'", t) for n, t in params), ("result", result)]:
@@ -213,6 +233,20 @@ def userfun(name: str, params: list[tuple[str, Type | str]], result: Type | str,
             raise LiftTypeError(name, f"{what} has the array type {t}; user functions take and return scalars, "
                                 "vectors or tuples: apply the function to the elements with map, or use a vector type")
     return UserFun(name, tuple(n for n, _ in params), tuple(t for _, t in params), result, body, numpy)
+
+
+_WORDS: set = set()
+
+
+def _text_words() -> set:
+    """The names the text form reads as something other than a user function (after the built-ins exist)."""
+    if not _WORDS and "_registry" in globals():  # (the built-ins, defined before it, are named apart from these)
+        from .parser import _MACROS
+        from .primitives import PRIMITIVES
+        from .types import TEXT_KEYWORDS
+
+        _WORDS.update(PRIMITIVES, _MACROS, TEXT_KEYWORDS, {"def", "userfun", "opencl", "rule", "vectorize"})
+    return _WORDS
 
 
 def _type(name: str, t):
@@ -306,6 +340,34 @@ for _name, _op, _np in (("lt", "<", np.less), ("le", "<=", np.less_equal), ("gt"
              lambda x, y, _np=_np: _same(x, np.where(_np(x, y), 1, 0)))
 _builtin("select", [("c", T), ("x", T), ("y", T)], T, "return (c != ($T)0) ? x : y;",
          lambda c, x, y: _same(x, np.where(np.asarray(c) != 0, x, y)))
+# Equality and the logical operators work on the values comparisons give: any non-zero value is "yes", and
+# the result is 1 or 0 of the operands' type, as for lt..ge (so they nest: and(lt(a, b), not(eq(i, j)))).
+# Their text names are eq, ne, and, or, not (words of neither the text form nor C); in Python eq, ne, and_,
+# or_, not_, and the operators &, |, ~ on DSL values.  ``==`` stays Python's structural equality of
+# expressions, which the program's de-duplication needs.
+_builtin("eq", [("x", T), ("y", T)], T, "return (x == y) ? ($T)1 : ($T)0;",
+         lambda x, y: _same(x, np.where(np.equal(x, y), 1, 0)))
+_builtin("ne", [("x", T), ("y", T)], T, "return (x != y) ? ($T)1 : ($T)0;",
+         lambda x, y: _same(x, np.where(np.not_equal(x, y), 1, 0)))
+_builtin("and", [("x", T), ("y", T)], T, "return (x != ($T)0 && y != ($T)0) ? ($T)1 : ($T)0;",
+         lambda x, y: _same(x, np.where((np.asarray(x) != 0) & (np.asarray(y) != 0), 1, 0)))
+_builtin("or", [("x", T), ("y", T)], T, "return (x != ($T)0 || y != ($T)0) ? ($T)1 : ($T)0;",
+         lambda x, y: _same(x, np.where((np.asarray(x) != 0) | (np.asarray(y) != 0), 1, 0)))
+_builtin("not", [("x", T)], T, "return (x == ($T)0) ? ($T)1 : ($T)0;",
+         lambda x: _same(x, np.where(np.asarray(x) == 0, 1, 0)))
+
+
+def _to_int(x):
+    """C's ``(int)x``: truncation toward zero.  C leaves a NaN or a value outside int's range undefined; here it
+    is what numpy's conversion gives (-2^31 on x86), and a kernel may give another."""
+    with np.errstate(invalid="ignore"):
+        return np.trunc(np.asarray(x, dtype=np.float32)).astype(np.int32)
+
+
+# Conversions between int and float, as C's casts: (float)i rounds to the nearest float (an int beyond 2^24
+# may not be one), (int)x truncates toward zero (OpenCL's convert_int_rtz for values in range).
+_builtin("toFloat", [("x", Int)], Float, "return (float)x;", lambda x: np.asarray(x).astype(np.float32))
+_builtin("toInt", [("x", Float)], Int, "return (int)x;", _to_int)
 
 _registry: dict[str, UserFun] = dict(BUILTINS)
 

@@ -11,9 +11,13 @@ uses ``np.broadcast_to``, which copies nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
+import sympy
+
+from ..errors import LiftTypeError
+from .types import Elements, TupleType, Type, _cast, innermost, scalar_of, size_str, substitute_sizes
 
 
 @dataclass(frozen=True)
@@ -127,3 +131,46 @@ def from_structs(arr: np.ndarray, t):
         else:
             parts.append(np.ascontiguousarray(field))
     return tuple(parts)
+
+
+# --------------------------------------------------------------------------------------------------
+# Literals whose values are sizes
+
+
+def literal_number(value, t: Type, bindings: Mapping):
+    """A literal's value (as ``Literal.value`` holds it, for type ``t``) with the sizes' values put into the
+    values that are sizes: what the interpreter computes with and the kernel prints.  An int literal of a
+    size that is not a whole number there (``lit(N / 2)`` with N = 7) is an error saying what to write."""
+    if isinstance(value, Elements):
+        return Elements(literal_number(v, t.elem, bindings) for v in value)
+    if isinstance(value, tuple):
+        leaf = innermost(t)
+        if isinstance(leaf, TupleType):
+            return tuple(literal_number(v, e, bindings) for v, e in zip(value, leaf.elems))
+        return value  # a vector's lanes (numbers)
+    if not isinstance(value, sympy.Basic):
+        return value
+    v = substitute_sizes(value, bindings)
+    if not v.is_number:
+        missing = ", ".join(sorted(str(s) for s in v.free_symbols))
+        raise LiftTypeError("value", f"the literal {size_str(value)} needs a value for {missing}")
+    scalar = scalar_of(t)
+    if scalar.name == "int":
+        if not v.is_Integer:
+            raise LiftTypeError("value", f"the int literal {size_str(value)} is {v} with {_values_text(value, bindings)}, "
+                                         f"not a whole number: write floor{_parenthesized(value)} or lit(..., Float)")
+        try:
+            return _cast(int, int(v), t)
+        except ValueError as e:
+            raise LiftTypeError("value", str(e)) from None
+    return float(np.float32(float(v)))  # a float's value, so that the kernel's constant is the interpreter's
+
+
+def _parenthesized(value) -> str:
+    text = size_str(value)
+    return text if text.startswith("(") else f"({text})"
+
+
+def _values_text(value, bindings: Mapping) -> str:
+    names = {str(s) for s in value.free_symbols}
+    return ", ".join(f"{k} = {v}" for k, v in sorted(bindings.items(), key=lambda kv: str(kv[0])) if str(k) in names)

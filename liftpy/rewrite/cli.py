@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from ..cli_args import nonnegative_int, positive_int
+from ..cli_args import PROGRAM_FORMS, nonnegative_int, positive_int
 from ..errors import LiftError
 
 
 def register(sub) -> None:
-    p = sub.add_parser("variants", help="explore the lowered variants of a high-level program (text form)")
-    p.add_argument("file", help="program in liftpy's text form")
+    p = sub.add_parser("variants", help="explore the lowered variants of a high-level program")
+    p.add_argument("file", help=f"a high-level program: {PROGRAM_FORMS}")
     p.add_argument("--rules", action="append", default=[], metavar="FILE", help="extra rewrite rules in text form (repeatable)")
     p.add_argument("--size", "-s", action="append", metavar="NAME=VALUE", help="sizes: also count each variant's valid configurations and drop infeasible ones")
     p.add_argument("--device", "-d", default=None, help="device whose limits bound the spaces (with --size; default: "
@@ -27,7 +27,6 @@ def cmd_variants(args) -> int:
     from pathlib import Path
 
     from ..cli_args import parse_sizes, read_program
-    from ..ir.parser import parse_program
     from .explore import ExploreOptions, explore_all
     from .text_rules import load_rules
 

@@ -37,8 +37,9 @@ def _reduction_options(args) -> list[str]:
 
 def _operator(args):
     """The operator the arguments name: ``conv`` with ``--layer``, or a program with ``-s`` sizes."""
+    from ..cli_args import read_program
     from .conv import ConvOperator
-    from .operator import program_operator
+    from .operator import ProgramOperator
 
     target = getattr(args, "operator", None) or "conv"
     if target == "conv":
@@ -62,7 +63,7 @@ def _operator(args):
 
     if is_library_spec(target):
         return library_operator(target, parse_sizes(args.sizes))
-    return program_operator(target, args.sizes or "")
+    return ProgramOperator.of(read_program(target), args.sizes or "")  # a program in any form (cli_args)
 
 
 def _layer_args(p, required=True) -> None:

@@ -110,6 +110,19 @@ class MemRead(Read):
 
 @cached_hash
 @dataclass(frozen=True)
+class IndexRead(Read):
+    """An element index as an int value (an element of ``iota``): the index expression itself, computed where
+    it is used, simplified and unrolled as every other index."""
+
+    index: sympy.Expr
+
+    def map_exprs(self, fn):
+        index = fn(self.index)
+        return self if index is self.index else IndexRead(index)
+
+
+@cached_hash
+@dataclass(frozen=True)
 class ConstRead(Read):
     value: Any
     scalar: Any  # ScalarType
@@ -320,6 +333,16 @@ def _const(value, leaf, fields) -> Read:
         return TupleRead(tuple(_const(v, e, []) for v, e in zip(value, leaf[1])), leaf[0])
     scalar, width = leaf
     return _const_vector(value, scalar, width)
+
+
+@dataclass(frozen=True)
+class IotaView(View):
+    """``iota(n)``: element ``i`` is the value ``i``; no memory, as a constant has none."""
+
+    def access(self, path: tuple) -> Read:
+        if len(path) != 1 or isinstance(path[0], Field):
+            raise CodegenError(f"internal: iota accessed with path {path!r}")
+        return IndexRead(path[0])
 
 
 @dataclass(frozen=True)
