@@ -53,7 +53,7 @@ __all__ = [
     "program", "make_program", "sizes", "size_var",
     "Array", "Bool", "Float", "Float2", "Float4", "Float8", "Float16", "Int", "Tuple", "Vector", "Type",
     # the primitives (``map``, ``zip`` and ``id`` by name only, see above)
-    "reduce", "reduceSeq", "reduceSeqUnroll", "reduceLcl",
+    "reduce", "reduceSeq", "reduceSeqUnroll", "reduceLcl", "fold", "mapIdx", "iota", "indices",
     "mapSeq", "mapSeqUnroll", "mapGlb", "mapWrg", "mapLcl", "map2D", "map3D",
     "get", "at", "gather", "split", "join", "slide", "slideStrict", "slide2D", "slideStrict2D", "slide3D",
     "slideStrict3D", "pad", "pad2D", "pad3D", "transpose", "reorder", "stride", "reverse",
@@ -62,7 +62,7 @@ __all__ = [
     # user functions, and the built-in ones
     "userfun", "userfun_from_expression", "register", "UserFun", "BUILTINS",
     "add", "sub", "mult", "multAndSumUp", "dot", "relu", "fmax", "fmin", "div", "neg", "fabs", "sqrt", "exp",
-    "select",
+    "select", "eq", "ne", "lt", "le", "gt", "ge", "and_", "or_", "not_", "toFloat", "toInt",
     # checking, running and reading programs
     "typecheck", "check_sizes", "evaluate", "parse_program", "parse_expr", "parse_type", "load_program",
     "show", "show_program",

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from .errors import InputError
+from .loading import load_module
 
 
 def _number(kind, low: float, strict: bool, what: str):
@@ -107,7 +108,7 @@ def read_program(spec: str):
         raise InputError(f"{spec!r} names no program: give {PROGRAM_FORMS} (e.g. examples/matmul.py:matmul)"
                          + _library_hint(spec))
     module_name, _, name = spec.rpartition(":") if ":" in spec else (spec, "", "")
-    module = _python_module(module_name)
+    module = load_module(module_name)
     return _program_in(module, spec, name)
 
 
@@ -123,36 +124,6 @@ def _library_hint(word: str) -> str:
         return ""
     close = difflib.get_close_matches(word, sorted(OPERATORS), n=3, cutoff=0.5)
     return f"; did you mean the library's {' or '.join(close)}?" if close else ""
-
-
-def _python_module(name: str):
-    """The module a ``file.py`` or an importable name gives; what it raises while importing is an InputError."""
-    import hashlib
-    import importlib
-    import importlib.util
-    import sys
-
-    from .errors import LiftError
-
-    try:
-        if name.endswith(".py"):
-            if not Path(name).is_file():
-                raise InputError(f"no such file: {name}")
-            unique = "liftpy_user_" + hashlib.sha1(str(Path(name).resolve()).encode()).hexdigest()[:8]
-            loader = importlib.util.spec_from_file_location(unique, name)
-            module = importlib.util.module_from_spec(loader)
-            sys.modules[unique] = module
-            import cloudpickle
-
-            # Workers cannot import the file by this name: what it defines travels by value.
-            cloudpickle.register_pickle_by_value(module)
-            loader.loader.exec_module(module)
-            return module
-        return importlib.import_module(name)
-    except LiftError:
-        raise
-    except Exception as e:  # noqa: BLE001 - the user's module may raise anything while importing
-        raise InputError(f"cannot import {name}: {type(e).__name__}: {e}") from None
 
 
 def _program_in(module, spec: str, name: str):

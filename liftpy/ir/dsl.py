@@ -31,6 +31,7 @@ What a program's Python means:
 
 from __future__ import annotations
 
+import builtins
 import inspect
 from typing import Callable
 
@@ -66,6 +67,11 @@ def as_expr(x) -> Expr:
             return lit(int(x), Int)
         if isinstance(x, np.floating):
             return Literal(float(x), Float)
+    if isinstance(x, (builtins.map, builtins.zip)):
+        # ``from liftpy import *`` leaves Lift's map and zip out (they would hide Python's): this is Python's.
+        raise LiftTypeError("expression", f"{type(x).__name__}(...) here is Python's {type(x).__name__}, not liftpy's: "
+                                          f"write lp.{type(x).__name__} (import liftpy as lp) or "
+                                          f"from liftpy import {type(x).__name__}")
     raise LiftTypeError("expression", f"cannot use {x!r} ({type(x).__name__}) as a liftpy expression")
 
 

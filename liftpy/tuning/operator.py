@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable, Mapping
 
 import numpy as np
@@ -26,7 +25,7 @@ import numpy as np
 from ..errors import InputError, LiftError
 from ..ir.expr import Program
 from ..ir.analysis import refuse_missing_sizes, refuse_unknown_sizes
-from ..loading import load_attribute
+from ..cli_args import read_program
 from ..ir.inputs import input_shapes, least_traffic, random_inputs  # noqa: F401 - the operators' inputs
 from ..ir.types import size_var, whole_number
 from ..model.counts import count
@@ -188,52 +187,10 @@ class ProgramOperator(Operator):
 # ------------------------------------------------------------------------------------------ loading
 
 
-def _library_hint(word: str) -> str:
-    """A pointer to the operator library for a plain word that names no file: the entries closest to it
-    (``maxpool`` -> ``maxpool2d``), or all of them."""
-    import difflib
-
-    from ..operators import OPERATORS
-
-    if "/" in word or "." in word:
-        return ""
-    close = difflib.get_close_matches(word, sorted(OPERATORS), n=3, cutoff=0.5)
-    if close:
-        return f"; did you mean the library's {' or '.join(close)}?"
-    return f"; the library's operators are {', '.join(sorted(OPERATORS))}"
-
-
 def load_program(spec: str) -> Program:
-    """A high-level program from a ``.lift`` text file, a ``file.py:function`` or a ``module:function``
-    (an ``@program``-decorated function, or a function returning a Program)."""
-    from ..cli_args import read_program
-
-    path = Path(spec)
-    if spec.endswith(".lift") or (path.exists() and path.suffix not in (".py",) and ":" not in spec):
-        return read_program(spec)
-    if ":" not in spec:
-        raise InputError(f"{spec!r} is neither a .lift file nor module:function (e.g. examples/matmul.py:matmul)"
-                         + _library_hint(spec))
-    obj = load_attribute(spec, "function")
-    if isinstance(obj, Program):
-        return obj
-    if callable(obj):
-        import inspect
-
-        try:
-            inspect.signature(obj).bind()
-        except (TypeError, ValueError):  # it needs arguments (or has no signature): not a program's maker
-            raise InputError(f"{spec} is a function that takes arguments, not a liftpy program (an @program function, "
-                             "or a function of no arguments returning one)") from None
-        try:
-            result = obj()
-        except LiftError:
-            raise
-        except Exception as e:  # noqa: BLE001 - the user's function may raise anything
-            raise InputError(f"{spec}() raised {type(e).__name__}: {e}") from None
-        if isinstance(result, Program):
-            return result
-    raise InputError(f"{spec} is not a liftpy program (an @program function, or a function returning one)")
+    """A high-level program in any form the commands take (``cli_args.read_program``): a ``.lift`` text file,
+    a ``file.py:function`` or a ``module:function``."""
+    return read_program(spec)
 
 
 def _whole(program: Program, name, value) -> int:
