@@ -79,3 +79,20 @@ def test_failures_group_by_status_and_message_with_numbers_blanked():
     text = format_failures(groups)
     assert text.startswith("3 failed points, by reason:") and "2 compile_error" in text
     assert format_failures([]) == ""
+
+
+def test_a_rule_filter_keeps_variants_with_and_without_a_rule():
+    """Comparing a rule family against the rest needs both arms: ``!R`` keeps the variants that never used R."""
+    from liftpy.errors import TuningError
+    from liftpy.rewrite.explore import features
+    from liftpy.tuning.cache import cached_variants
+    from liftpy.tuning.engine import select_variants
+    from liftpy.tuning.operator import library_operator
+
+    variants = cached_variants(library_operator("jacobi2d", {"H": 16, "W": 16}))
+    staged = select_variants(variants, ("localStage",))
+    rest = select_variants(variants, ("!localStage",))
+    assert staged and rest and len(staged) + len(rest) == len(variants)
+    assert all("localStage" not in features(v) for v in rest)
+    with pytest.raises(TuningError, match="no variant uses the rule"):
+        select_variants(variants, ("!noSuchRule",))

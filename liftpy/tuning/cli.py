@@ -97,7 +97,8 @@ def register(sub) -> None:
                         "arrays (module:function or file.py:function; repeatable)")
     p.add_argument("--plot", default=None, metavar="PNG", help="where to draw the frontier (default: next to the store)")
     p.add_argument("--rules", default=None, metavar="R1,R2",
-                   help="only variants whose derivation uses every one of these rules (e.g. registerBlock2D)")
+                   help="only variants whose derivation uses every one of these rules (e.g. registerBlock2D), "
+                        "A|B either, !R none of R (e.g. '!localStage')")
     p.add_argument("--search", choices=["model", "uniform"], default="model",
                    help="rank candidates with the cost model and learn from measurements (default), or sample uniformly")
     p.add_argument("--budget", default=None, metavar="T", help="stop starting new points after T (e.g. 10m, 90s, 1h)")

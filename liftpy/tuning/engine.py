@@ -132,9 +132,10 @@ def rule_list(rules) -> tuple[str, ...]:
 
 
 def select_variants(variants: Sequence, rules: Sequence[str]) -> tuple:
-    """The variants whose derivation used every rule in ``rules`` (an entry ``A|B`` is satisfied by either);
-    an entry no variant can satisfy is an error that lists the rules the variants do use.  (An alternative
-    no variant uses is allowed beside one that some use: one filter for layers of several kinds, such as
+    """The variants whose derivation used every rule in ``rules`` (an entry ``A|B`` is satisfied by either) and
+    none of the rules written ``!R`` (a comparison with and without a rule family needs both arms); an entry
+    no variant can satisfy is an error that lists the rules the variants do use.  (An alternative no variant
+    uses is allowed beside one that some use: one filter for layers of several kinds, such as
     ``tile2DReduce|groupsOut`` for plain and grouped convolutions.)"""
     from ..rewrite.explore import features
 
@@ -142,11 +143,15 @@ def select_variants(variants: Sequence, rules: Sequence[str]) -> tuple:
     if not rules:
         return tuple(variants)
     known = set().union(*(features(v) for v in variants)) if variants else set()
-    wanted = [set(r.split("|")) for r in rules]
-    unknown = sorted(set().union(*[w for w in wanted if not w & known]))
+    wanted = [set(r.split("|")) for r in rules if not r.startswith("!")]
+    refused = {r[1:] for r in rules if r.startswith("!")}
+    unknown = sorted(set().union(*[w for w in wanted if not w & known]) | (refused - known))
     if unknown:
         raise TuningError(f"no variant uses the rule(s) {', '.join(unknown)}; the variants use: {', '.join(sorted(known))}")
-    return tuple(v for v in variants if all(w & features(v) for w in wanted))
+    chosen = tuple(v for v in variants if all(w & features(v) for w in wanted) and not refused & features(v))
+    if not chosen:
+        raise TuningError(f"no variant satisfies the rule filter {','.join(rules)} (each uses or lacks one of them)")
+    return chosen
 
 
 def choose_points(variants: Sequence, sizes, samples: int, profile, seed: int) -> list[Point]:
