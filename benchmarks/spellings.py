@@ -46,6 +46,24 @@ def product(a, bt, d=dot):
     return L.map(lambda row: L.join(L.map(lambda col: d(row, col), bt)), a)
 
 
+# -- C := A B (SGEMM: the canonical spelling the tiling rules were written for, and the one most users write) ------
+
+def gemm_canonical():
+    from liftpy.operators.linalg import matmul
+
+    return matmul()
+
+
+def gemm_acc_plus():
+    """The inner product as ``acc + a * b`` over transpose(B)'s columns, each a one-element array joined."""
+    return L.make_program("gemm_acc_plus", [("A", Array(Float, M, K)), ("B", Array(Float, K, N))],
+                          lambda a, b: product(a, L.transpose(b)))
+
+
+def gemm_plain_reference(a, b):
+    return (a.astype(np.float64) @ b).astype(np.float32)
+
+
 # -- C := alpha A B + beta C ---------------------------------------------------------------------------------
 
 def gemm_zip_c():
@@ -248,6 +266,8 @@ def computations():
     square = {"M": 2048, "N": 2048, "K": 2048}
     big = {"M": 8192, "N": 8192}
     return [
+        ("sgemm", {"canonical": gemm_canonical, "acc_plus": gemm_acc_plus}, square, gemm_plain_reference,
+         2.0 * 2048 ** 3, lambda t, a, b: (lambda: t.mm(a, b))),
         ("gemm_epilogue", {"zip_c": gemm_zip_c, "product_then_epilogue": gemm_product_then_epilogue}, square,
          gemm_reference, 2.0 * 2048 ** 3,
          lambda t, a, b, c: (lambda: t.addmm(c, a, b, beta=BETA, alpha=ALPHA))),
@@ -318,7 +338,7 @@ def main(argv=None) -> int:
         if not wanted:
             continue
         ops = {s: ProgramOperator.of(build(spellings[s], sizes), sizes, reference=reference,
-                                     flop_count=flops * args.scale ** 3) for s in wanted}
+                                     flop_count=flops * args.scale ** 3) for s in wanted}  # (a scaled smoke test's rates are rough)
         first = next(iter(ops.values()))
         inputs = first.inputs(0)
         least = min_bytes(inputs, output_nbytes(first))
