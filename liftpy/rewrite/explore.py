@@ -54,6 +54,7 @@ from .lowering import (
 )
 from .positions import positions
 from .rule import Requirement, Rule, TraceStep, try_rule
+from .epilogue import fuse_epilogue, match_product
 from .tiling import pad_k, split_k, split_k_groups, tile2D_reduce, tile2D_reduce_strided
 
 
@@ -423,6 +424,7 @@ class ExploreOptions:
     let_global: bool = True  # a let-bound computed array becomes a kernel of its own (letGlobal)
     all_pairs: bool = True  # all-pairs interactions tiled, each tile staged in local memory (tiled_all_pairs)
     tree_reduce: bool = True  # a whole-array reduction per work-group as a tree in local memory (tree_reduction)
+    normal_form: bool = True  # start from the normal form (normal.py): products in the shape the tilings take
 
     def __post_init__(self):
         # A rule given twice (one rules file read twice, the same rule in two files) is one macro: as two,
@@ -545,8 +547,13 @@ def tiled_dot(opts: ExploreOptions) -> Strategy:
     memory as they are or transposed (``stageTiles``,
     ``stageTilesT``) or read from global memory, staged tiles double-buffered or not (``doubleBuffer``),
     and the loops over each work-item's register block unrolled (``unrollInItem``)."""
-    doubled = optional(once(double_buffer)) if opts.double_buffer else (lambda v: [v])
-    staging = choice(seq(once(stage_tiles), doubled), seq(once(stage_tiles_t), doubled), lambda v: [v])
+    from .pipeline import let_global
+
+    # Every tiled kernel's tiles staged (two chained products are two), each doubled or none.
+    doubled = optional(normalize(double_buffer)) if opts.double_buffer else (lambda v: [v])
+    staging = choice(seq(once(stage_tiles), normalize(stage_tiles), doubled),
+                     seq(once(stage_tiles_t), normalize(stage_tiles_t), doubled), lambda v: [v])
+    boundaries = normalize(let_global) if opts.let_global else (lambda v: [v])
 
     def mapping(v: Variant) -> list[Variant]:
         # split-K adds the chunks of the reduction as a third dimension of work-groups, a grouped
@@ -555,18 +562,33 @@ def tiled_dot(opts: ExploreOptions) -> Strategy:
         return apply_mapping(("wlall", groups, 2))(v) if groups <= 3 else []
 
     return seq(
-        try_(once(flatten_map2D)),
+        # (an epilogue over a product is a map of maps too, but one to write out, not to flatten)
+        try_(once(flatten_map2D, where=lambda path, e: match_product(e) is None)),
         try_(once(groups_out)),
         optional(once(pad_k)) if opts.pad_k else (lambda v: [v]),
         # a grouped product's split flattens the groups and the chunks into one dimension of work-groups
         optional(choice(once(split_k), once(split_k_groups))) if opts.split_k else (lambda v: [v]),
-        choice(once(tile2D_reduce), once(tile2D_reduce_strided)),
+        _every_product(choice(once(tile2D_reduce), once(tile2D_reduce_strided))),
+        boundaries,  # a product's computed operand (letOperand) a kernel of its own
         mapping,
         _accumulators,
         staging,
         normalize(unroll_in_item),
         limit_unrolled_nests,
     )
+
+
+def _every_product(tile: Strategy) -> Strategy:
+    """``tile`` applied to one product, then to every other product left (two chained products), each
+    application giving its choices; no result when no product is there."""
+
+    def go(v: Variant) -> list[Variant]:
+        out = []
+        for w in tile(v):
+            out.extend(go(w) or [w])
+        return dedup(out)
+
+    return go
 
 
 def tiled_all_pairs(opts: ExploreOptions) -> Strategy:
@@ -596,16 +618,21 @@ def tree_reduction(opts: ExploreOptions) -> Strategy:
 def default_strategy(program: Program, options: ExploreOptions = ExploreOptions()) -> Strategy:
     """The strategy ``explore`` uses when given options: the general stages (algorithmic macros, work
     mapping, memory), or the tiled dot-product shape, then placement."""
+    from .normal import normal_form
     from .pipeline import let_global
 
     boundaries = normalize(let_global) if options.let_global else (lambda v: [v])
-    general = seq(algorithmic_stage(options), boundaries, lower_all, memory_stage(options))
+    # The general stages want one nest per kernel: an epilogue the normal form took out of a product goes
+    # back into it (fuseEpilogue) before they start.
+    general = seq(normalize(fuse_epilogue), algorithmic_stage(options), boundaries, lower_all, memory_stage(options))
     if options.tile_reduce and not options.pipeline:
         general = choice(general, tiled_dot(options))
     if options.all_pairs and not options.pipeline:
         general = choice(general, tiled_all_pairs(options))
     if options.tree_reduce and options.partial and options.reduce_kernels and not options.pipeline:
         general = choice(general, tree_reduction(options))
+    if options.normal_form and not options.pipeline:
+        general = seq(normal_form(), general)
     return seq(general, placement_stage(program, options))
 
 
