@@ -456,7 +456,14 @@ def _macros(opts: ExploreOptions) -> list[tuple[str, Strategy]]:
         chunks = seq(once(partial_reduce), optional(once(coalesce))) if opts.coalesce else once(partial_reduce)
         out.append(("reduceKernels", seq(chunks, once(reduce_kernels))))
     if opts.register_block:
-        out.append(("block", once(register_block2D)))
+        # The general stages start from one nest (fuseEpilogue): a product with an epilogue is taken apart
+        # again for the blocking, which writes the epilogue out with each block, and what is left fused.
+        from .normal import normal_form
+
+        block = once(register_block2D)
+        if opts.normal_form:
+            block = seq(normal_form(), block, normalize(fuse_epilogue))
+        out.append(("block", block))
     if opts.tile:
         out.append(("tile", once(tile2D)))
     if opts.group:

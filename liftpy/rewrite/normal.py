@@ -206,13 +206,15 @@ def zip_prune(e, site, ctx):
 
 
 def is_dot(e) -> bool:
-    """A reduction whose step is ``multAndSumUp(acc, x, y)`` (``x``, ``y`` free of ``acc``)."""
-    if not (isinstance(e, Call) and type(e.fn) is P.Reduce):
+    """A dot product: ``reduce((acc, p) -> multAndSumUp(acc, p._i, p._j), init, zip(x, y))`` ({i, j} = {0, 1}).
+    Not a reduction of chunks already zipped (``partialReduce``'s ``reduce(.., chunk)``): a product's row
+    is a row of dot products of two arrays each."""
+    if not (isinstance(e, Call) and type(e.fn) is P.Reduce and is_call(e.args[1], P.Zip) and len(e.args[1].args) == 2):
         return False
-    acc = e.fn.f.params[0]
+    acc, p = e.fn.f.params
     b = e.fn.f.body
     return (_builtin_call(b, MULT_AND_SUM_UP) and isinstance(b.args[0], Var) and b.args[0].name == acc.name
-            and not any(acc.name in a.free_vars for a in b.args[1:]))
+            and sorted(g.fn.index for g in b.args[1:] if _get_of(g, p.name)) == [0, 1])
 
 
 def _dot_or_closed_post(e) -> bool:
