@@ -713,6 +713,9 @@ def _epilogue_program(form, t, epi, dot, f=None):
         return make_program("e", [("A", Array(t, M, K)), ("B", Array(t, K, N)), ("C", Array(t, M, N)), ("D", Array(t, M, N))],
                             lambda A_, B_, C_, D_: map(lambda pc: map(lambda q: epi(epi(q[0][0], q[1]), q[2]),
                                                                       zip(pc[0], pc[1], pc[2])), zip(product(A_, B_), C_, D_)))
+    if form == "open":  # a function of the other array's element mapped over the one-element result
+        return _gemm("e", t, lambda A_, B_, C_: map(lambda pc: map(lambda q: map(lambda v: epi(v, q[1]), q[0]), zip(pc[0], pc[1])),
+                                                        zip(product(A_, B_), C_)))
     if form == "post":  # a closed function in the product too, then the epilogue
         g = f or relu
         return _gemm("e", t, lambda A_, B_, C_: map(lambda pc: map(lambda q: epi(q[0][0], q[1]), zip(pc[0], pc[1])),
@@ -826,19 +829,38 @@ def test_let_operand(mkn, ei, operand, seed):
 
 
 @RULE_SETTINGS
-@given(MKN, st.sampled_from(range(4)), st.sampled_from(["first", "swapped", "two", "post", "scale"]), st.integers(0, 10**6))
-def test_fuse_epilogue(mkn, ei, form, seed):
-    """An epilogue over a product, in each of its shapes, fused back into one nest: the same results (floats:
-    the products the tilings take are float products)."""
-    from liftpy.rewrite.epilogue import fuse_epilogue
+@given(MKN, st.sampled_from(range(4)), st.sampled_from(["first", "swapped", "two", "post", "scale", "open", "zipped", "vector", "twice"]),
+       st.integers(0, 10**6))
+def test_dot_fusion(mkn, ei, form, seed):
+    """What ``dotFission`` takes out of a map goes back in: an epilogue over a product in each of its
+    shapes, and the normal forms of a GEMM over zip(C, A), of a matrix-vector product with an epilogue and
+    of a row with two dot products, fused back at every map where it applies: the same ints."""
+    from liftpy.rewrite.explore import Variant
+    from liftpy.rewrite.normal import dot_fusion, normal_form
 
-    prog = _epilogue_program(form, Float, FLOAT_EPILOGUES[ei % 3], _fdot)
-    checked(fuse_epilogue, prog, _gemm_inputs(mkn, floats, seed, extra=form == "two")[: 2 if form == "scale" else None])
+    epi = INT_EPILOGUES[ei]
+    m, k, n = mkn
+    rng = np.random.default_rng(seed)
+    inputs = _gemm_inputs(mkn, ints, seed, extra=form == "two")[: 2 if form in ("scale", "twice") else None]
+    if form == "zipped":
+        prog = _gemm("g", Int, lambda A_, B_, C_: map(lambda ca: map(lambda bc: epi(_idot(ca[1], bc[0])[0], bc[1]),
+                                                                         zip(transpose(B_), ca[0])), zip(C_, A_)))
+    elif form == "vector":
+        prog = make_program("v", [("A", Array(Int, M, K)), ("x", Array(Int, K)), ("y", Array(Int, M))],
+                            lambda A_, x, y: map(lambda p: epi(_idot(p[0], x)[0], p[1]), zip(A_, y)))
+        inputs = [ints(rng, (m, k)), ints(rng, (k,)), ints(rng, (m,))]
+    elif form == "twice":
+        prog = make_program("g", [("A", Array(Int, M, K)), ("B", Array(Int, K, N))], lambda A_, B_: map(
+            lambda row: map(lambda col: epi(_idot(row, col)[0], _idot(col, row, 0, 1)[0]), transpose(B_)), A_))
+    else:
+        prog = _epilogue_program(form, Int, epi, _idot, f=lambda v: add(v, 1))
+    normal = normal_form()(Variant(prog))[0].program
+    checked(dot_fusion, normal, inputs)
 
 
 @settings(RULE_SETTINGS, max_examples=8)
 @given(st.sampled_from([(4, 4, 4), (8, 2, 4), (2, 8, 4)]), st.sampled_from(["tile2DReduce", "tile2DReduceStrided", "registerBlock2D"]),
-       st.sampled_from(["first", "swapped", "two", "post", "scale"]), st.sampled_from(range(3)), st.integers(0, 10**6))
+       st.sampled_from(["first", "swapped", "two", "post", "scale", "open"]), st.sampled_from(range(3)), st.integers(0, 10**6))
 def test_tilings_write_an_epilogue_out(mkn, name, form, ei, seed):
     """``tile2DReduce`` and ``registerBlock2D`` of a product with an epilogue: each block's results go
     through it with the same block of the other arrays as they are stored."""
@@ -852,7 +874,7 @@ def test_tilings_write_an_epilogue_out(mkn, name, form, ei, seed):
 
 
 @RULE_SETTINGS
-@given(st.sampled_from([(4, 4, 4), (2, 8, 6), (3, 6, 4)]), st.sampled_from(["first", "swapped", "two", "post", "scale"]),
+@given(st.sampled_from([(4, 4, 4), (2, 8, 6), (3, 6, 4)]), st.sampled_from(["first", "swapped", "two", "post", "scale", "open"]),
        st.sampled_from(range(3)), st.integers(0, 10**6))
 def test_split_k_and_pad_k_keep_an_epilogue(mkn, form, ei, seed):
     """Split-K applies an epilogue in its sum kernel (with the other arrays); padK leaves it where it is."""
@@ -873,10 +895,9 @@ def test_every_rule_is_tested():
     library = {r.name for r in A.ALGORITHMIC_RULES + L.LOWERING_RULES + L.MEMORY_RULES + TILING_RULES + [register_block2D]}
     library |= {r.name for r in (pad_opt, materialize_input, split_partial_kernels, crop_kernel, reduce_kernels, let_global)}
     library |= {"fuseText", "splitJoinText", "transposeText", "tileAllPairs"}
-    from liftpy.rewrite.epilogue import fuse_epilogue
-    from liftpy.rewrite.normal import NORMAL_RULES
+    from liftpy.rewrite.normal import NORMAL_RULES, dot_fusion
 
-    library |= {r.name for r in NORMAL_RULES + [fuse_epilogue]}
+    library |= {r.name for r in NORMAL_RULES + [dot_fusion]}
     missing = library - TESTED
     assert not missing, f"rules without a property test run: {sorted(missing)}"
 

@@ -76,7 +76,7 @@ def _dot_reduce(e, a: Var, b: Var) -> DotForm | None:
 def register_block2D(e, site, ctx):
     """Also a product with an epilogue (``epilogue.py``): each block's sums go through it, with the same
     block of the other arrays it reads, as the block is stored."""
-    from .epilogue import match_product
+    from .epilogue import match_product, scalar_results
 
     found = match_product(e)
     if found is None or (found.post is not None and found.epilogue is None):
@@ -87,7 +87,7 @@ def register_block2D(e, site, ctx):
     if not (isinstance(a_t, ArrayType) and isinstance(b_t, ArrayType)):
         return None
     biased = not isinstance(form.init, Literal)
-    if epi is not None and (biased and extras or not _scalar_rows(site.type_of(e))):
+    if epi is not None and (biased and extras or not scalar_results(site.type_of(e), epi)):
         return None
     r1, r2 = ctx.fresh("r"), ctx.fresh("r")
 
@@ -113,11 +113,13 @@ def register_block2D(e, site, ctx):
         if epi is None:
             return dsl.map(lambda row: dsl.split(1, row), sums)
         if not cbs:
-            return dsl.map(lambda row: dsl.map(lambda x: epi.apply(x), row), sums)
-        others = range(1, len(cbs) + 1)
-        return dsl.map(lambda rs: dsl.map(lambda t: epi.apply(dsl.get(t, 0), [dsl.get(t, i) for i in others]),
-                                          dsl.zip(*[dsl.get(rs, i) for i in range(len(cbs) + 1)])),
-                       dsl.zip(sums, *cbs))
+            out = dsl.map(lambda row: dsl.map(lambda x: epi.apply(x), row), sums)
+        else:
+            others = range(1, len(cbs) + 1)
+            out = dsl.map(lambda rs: dsl.map(lambda t: epi.apply(dsl.get(t, 0), [dsl.get(t, i) for i in others]),
+                                             dsl.zip(*[dsl.get(rs, i) for i in range(len(cbs) + 1)])),
+                          dsl.zip(sums, *cbs))
+        return dsl.map(lambda row: dsl.split(1, row), out) if epi.wrapped else out
 
     if extras:
         others = range(1, len(extras) + 1)
@@ -130,8 +132,3 @@ def register_block2D(e, site, ctx):
         return untile2D(dsl.map(row_of_blocks, dsl.zip(dsl.split(r1, As), *[dsl.split(r1, c) for c in extras])))
     return untile2D(dsl.map(lambda ac: dsl.map(lambda bc: block(ac, bc), dsl.split(r2, bs)), dsl.split(r1, As)))
 
-
-def _scalar_rows(t) -> bool:
-    from ..ir.types import ScalarType
-
-    return isinstance(t, ArrayType) and isinstance(t.elem, ArrayType) and isinstance(t.elem.elem, ScalarType)

@@ -1,5 +1,5 @@
 """Matrix products and what follows their dot products: one recogniser for every rule that tiles, blocks,
-splits or pads a product, and the rule that fuses an epilogue back into the product's nest.
+splits or pads a product.
 
 A *product* is the vendor-class shape
 
@@ -12,9 +12,8 @@ same (i, j), the normal form ``normal.py`` brings programs to (``alpha * (A B) +
     map(q -> map(r -> E(at(0, r)), q), P)                                       (k = 0)
 
 with ``P`` a product (in any component of the zips, which may be permuted alike).  ``match_product``
-reads either shape as one ``Product``: the tilings then write ``E`` out as they store each result
-(``tiling.py``), split-K applies it in its sum kernel, and ``fuseEpilogue`` puts it back inside the
-product's nest for the rules that want one nest (the general work mappings).
+reads either shape as one ``Product``: the tilings and ``registerBlock2D`` then write ``E`` out as they
+store each result (``tiling.py``, ``blocking.py``), and split-K applies it in its sum kernel.
 """
 
 from __future__ import annotations
@@ -28,19 +27,19 @@ from ..ir import primitives as P
 from ..ir.expr import Call, Expr, Lambda, Var, fresh_name, primitive_functions, replace_functions, substitute
 from .blocking import DotForm, _dot_reduce
 from .patterns import is_call
-from .rule import rule
 
 
 @dataclass(frozen=True)
 class Epilogue:
     """``body`` of the dot product's value ``x`` (a scalar: the product's one-element result read by
-    ``at(0, ...)``) and of the elements ``cs`` of ``extras`` (arrays shaped as the product's result, read
-    at the same (i, j))."""
+    ``at(0, ...)``, or mapped over when ``wrapped``) and of the elements ``cs`` of ``extras`` (arrays
+    shaped as the product's result, read at the same (i, j))."""
 
     x: Var
     cs: tuple[Var, ...]
     body: Expr
     extras: tuple[Expr, ...] = ()
+    wrapped: bool = False  # each result a one-element array, as the product's own: map(v -> E(v, c), r._0)
 
     def apply(self, x: Expr, cs=()) -> Expr:
         return substitute(self.body, {self.x.name: x, **{c.name: v for c, v in zip(self.cs, cs)}})
@@ -120,10 +119,10 @@ def _epilogue(e) -> Product | None:
         if core is None:
             return None
         x = Var(fresh_name("x"))
-        body = _replace_scalar(E, r.name, None, x)
+        body, wrapped = _scalar_body(E, r.name, None, x, {})
         if body is None:
             return None
-        return _with_epilogue(core, x, (), body, (), lambda new: Call(e.fn, (new,)))
+        return _with_epilogue(core, x, (), body, (), lambda new: Call(e.fn, (new,)), wrapped)
     if not (is_call(X, P.Zip) and is_call(Y, P.Zip) and len(X.args) == len(Y.args)):
         return None
     order = []  # component i of r is component order[i] of q
@@ -142,7 +141,7 @@ def _epilogue(e) -> Product | None:
     rest = [i for i in range(len(order)) if i != i0]
     x = Var(fresh_name("x"))
     cs = tuple(Var(fresh_name("c")) for _ in rest)
-    body = _replace_scalar(E, r.name, i0, x, {i: c for i, c in zip(rest, cs)})
+    body, wrapped = _scalar_body(E, r.name, i0, x, {i: c for i, c in zip(rest, cs)})
     if body is None:
         return None
     extras = tuple(X.args[order[i]] for i in rest)
@@ -152,14 +151,27 @@ def _epilogue(e) -> Product | None:
         args[j] = new
         return Call(e.fn, (dsl.zip(*args),))
 
-    return _with_epilogue(core, x, cs, body, extras, rebuild)
+    return _with_epilogue(core, x, cs, body, extras, rebuild, wrapped)
 
 
-def _with_epilogue(core: Product, x: Var, cs, body, extras, rebuild) -> Product:
+def _with_epilogue(core: Product, x: Var, cs, body, extras, rebuild, wrapped=False) -> Product:
     if core.post is not None:  # the core's own function first: E(g(x))
         g = core.post.f
         body = substitute(body, {x.name: substitute(g.body, {g.params[0].name: x})})
-    return dataclasses.replace(core, epilogue=Epilogue(x, tuple(cs), body, tuple(extras)), rebuild=rebuild)
+    return dataclasses.replace(core, epilogue=Epilogue(x, tuple(cs), body, tuple(extras), wrapped), rebuild=rebuild)
+
+
+def _scalar_body(E, r: str, i0, x: Var, comps):
+    """``(body, wrapped)``: ``E`` as a function of the dot product's value ``x`` and the other components,
+    where ``E`` reads the product's one-element result by ``at(0, ...)`` (``wrapped`` False) or maps a
+    function over it (``map(v -> G(v, r._1), r._0)``: ``wrapped``, each result a one-element array as the
+    product's own); (None, False) otherwise."""
+    target = Var(r) if i0 is None else dsl.get(Var(r), i0)
+    if isinstance(E, Call) and type(E.fn) is P.Map and E.args[0] == target:
+        f = E.fn.f
+        inner = substitute(f.body, {f.params[0].name: x})
+        return _replace_scalar(inner, r, i0, x, comps), True
+    return _replace_scalar(E, r, i0, x, comps), False
 
 
 def _replace_scalar(node, r: str, i0, x: Var, comps=None):
@@ -209,35 +221,19 @@ def _replace_scalar(node, r: str, i0, x: Var, comps=None):
     return walk(node)
 
 
-@rule(
-    "fuseEpilogue",
-    "map(q -> map(r -> E(at(0, r._0), r._1..), zip(q._0, q._1..)), zip(map(a -> map(b -> dot(a, b), Bs), As), C..)) => "
-    "map(p -> map(s -> E(at(0, dot(p._0, s._0)), s._1..), zip(Bs, p._1..)), zip(As, C..))",
-)
-def fuse_epilogue(e, site, ctx):
-    """An epilogue over a product fused back into the product's nest (map fusion through the zips), so
-    that one work-item computes a dot product and applies the function to it with the other arrays'
-    elements: the shape the general work mappings lower to one kernel.  The inverse of the fission the
-    normal form performs, for the strategies that want one nest rather than a product to tile."""
-    found = _epilogue(e)
-    if found is None:
-        return None
-    epi, a, b = found.epilogue, found.a, found.b
-    inner = found.core.fn.f.body.fn.f.body  # dot(a, b), or map(g, dot(a, b)) (g is part of the epilogue)
-    dot = inner.args[0] if found.post is not None else inner
-    k = len(epi.extras)
-    if k == 0:
-        return dsl.map(Lambda((a,), dsl.map(Lambda((b,), epi.apply(dsl.at(0, dot))), found.Bs)), found.As)
-    p, s = Var(fresh_name("p")), Var(fresh_name("s"))
-    body = epi.apply(dsl.at(0, substitute(dot, {a.name: dsl.get(p, 0), b.name: dsl.get(s, 0)})),
-                     [dsl.get(s, i) for i in range(1, k + 1)])
-    inner_map = dsl.map(Lambda((s,), body), dsl.zip(found.Bs, *[dsl.get(p, i) for i in range(1, k + 1)]))
-    return dsl.map(Lambda((p,), inner_map), dsl.zip(found.As, *epi.extras))
+def scalar_results(t, epi: Epilogue) -> bool:
+    """``[M][N]T`` with ``T`` a scalar (``[T]1`` when the epilogue is ``wrapped``): results the tilings can
+    write out one by one from their accumulators."""
+    from ..ir.types import ArrayType, ScalarType
 
-
-def tiles_of(c: Expr, m, n) -> Expr:
-    """``[M][N] -> [M/m][N/n][m][n]``: the m x n tiles of an array shaped as a product's result (a view)."""
-    return dsl.map(lambda rows: dsl.transpose(dsl.map(lambda row: dsl.split(n, row), rows)), dsl.split(m, c))
+    if not (isinstance(t, ArrayType) and isinstance(t.elem, ArrayType)):
+        return False
+    elem = t.elem.elem
+    if epi.wrapped:
+        if not (isinstance(elem, ArrayType) and elem.size == 1):
+            return False
+        elem = elem.elem
+    return isinstance(elem, ScalarType)
 
 
 def blocks_of(tile: Expr, r1, columns: Callable[[Expr], Expr]) -> Expr:

@@ -54,7 +54,7 @@ from .lowering import (
 )
 from .positions import positions
 from .rule import Requirement, Rule, TraceStep, try_rule
-from .epilogue import fuse_epilogue, match_product
+from .epilogue import match_product
 from .tiling import pad_k, split_k, split_k_groups, tile2D_reduce, tile2D_reduce_strided
 
 
@@ -456,13 +456,13 @@ def _macros(opts: ExploreOptions) -> list[tuple[str, Strategy]]:
         chunks = seq(once(partial_reduce), optional(once(coalesce))) if opts.coalesce else once(partial_reduce)
         out.append(("reduceKernels", seq(chunks, once(reduce_kernels))))
     if opts.register_block:
-        # The general stages start from one nest (fuseEpilogue): a product with an epilogue is taken apart
+        # The general stages start from one nest (dotFusion): a product with an epilogue is taken apart
         # again for the blocking, which writes the epilogue out with each block, and what is left fused.
-        from .normal import normal_form
+        from .normal import dot_fusion, normal_form
 
         block = once(register_block2D)
         if opts.normal_form:
-            block = seq(normal_form(), block, normalize(fuse_epilogue))
+            block = seq(normal_form(), block, normalize(dot_fusion))
         out.append(("block", block))
     if opts.tile:
         out.append(("tile", once(tile2D)))
@@ -625,13 +625,13 @@ def tree_reduction(opts: ExploreOptions) -> Strategy:
 def default_strategy(program: Program, options: ExploreOptions = ExploreOptions()) -> Strategy:
     """The strategy ``explore`` uses when given options: the general stages (algorithmic macros, work
     mapping, memory), or the tiled dot-product shape, then placement."""
-    from .normal import normal_form
+    from .normal import dot_fusion, normal_form
     from .pipeline import let_global
 
     boundaries = normalize(let_global) if options.let_global else (lambda v: [v])
-    # The general stages want one nest per kernel: an epilogue the normal form took out of a product goes
-    # back into it (fuseEpilogue) before they start.
-    general = seq(normalize(fuse_epilogue), algorithmic_stage(options), boundaries, lower_all, memory_stage(options))
+    # The general stages want one nest per kernel: what the normal form took out of a dot product's map
+    # goes back into it (dotFusion) before they start.
+    general = seq(normalize(dot_fusion), algorithmic_stage(options), boundaries, lower_all, memory_stage(options))
     if options.tile_reduce and not options.pipeline:
         general = choice(general, tiled_dot(options))
     if options.all_pairs and not options.pipeline:

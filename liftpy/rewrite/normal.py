@@ -24,9 +24,9 @@ against the interpreter (tests/test_rules.py):
 - ``transposeTwice`` (``algorithmic.py``).
 
 ``normal_form`` applies them until none applies; ``explore``'s default strategy starts from its result
-(a program already in the shape is left as it is, so its variants are the same).  The epilogue is
-applied in the tiles' write-out by the tilings (``epilogue.py``), or fused back into one nest for the
-general work mappings (``fuseEpilogue``).
+(a program already in the shape is left as it is, so its variants are the same).  The tilings apply an
+epilogue as they write the tiles out (``epilogue.py``); the general work mappings, which want one nest per
+kernel, start by fusing back what the fission took apart (``dotFusion``, the inverse of ``dotFission``).
 """
 
 from __future__ import annotations
@@ -294,6 +294,40 @@ def dot_fission(e, site, ctx):
     q = Var(fresh_name("q"))
     rest = substitute(replace_term(body, r, dsl.get(q, 0)), {x.name: dsl.get(q, 1)})
     return dsl.map(Lambda((q,), rest), dsl.zip(Call(P.Map(Lambda((x,), r)), e.args), e.args[0]))
+
+
+def _dot_map(z) -> bool:
+    """``map(x -> R, X)`` with ``R`` a dot product or a row of them: what ``dotFission`` takes out."""
+    return _is_map(z) and (_dot_or_closed_post(z.fn.f.body) or _is_row_of_dots(z.fn.f.body))
+
+
+@rule("dotFusion", "map(q -> F(q._0, q._1), zip(map(x -> R(x), X), Y)) => map(p -> F(R(p._0), p._1), zip(X, Y)); "
+                   "map(q -> F(q), map(x -> R(x), X)) => map(x -> F(R(x)), X)")
+def dot_fusion(e, site, ctx):
+    """The inverse of ``dotFission`` (map fusion through zip): a map over dot products (or rows of them),
+    alone or zipped with other arrays, computes each where its consumer reads it.  The general work
+    mappings want one nest per kernel, so their stages start by fusing back what the normal form took
+    apart; twice, at the outer and the inner map, it puts an epilogue back around its dot product."""
+    if not _is_map(e):
+        return None
+    (q,) = e.fn.f.params
+    body, z = e.fn.f.body, e.args[0]
+    if _dot_map(z):
+        (x,) = z.fn.f.params
+        y = Var(fresh_name(x.name.split("_")[0] or "x"))
+        return dsl.map(Lambda((y,), substitute(body, {q.name: substitute(z.fn.f.body, {x.name: y})})), z.args[0])
+    if not is_call(z, P.Zip):
+        return None
+    j = next((i for i, zi in enumerate(z.args) if _dot_map(zi)), None)
+    if j is None or component_uses(body, q.name) is None:
+        return None
+    p = Var(fresh_name("p"))
+    (x,) = z.args[j].fn.f.params
+    parts = {(i,): dsl.get(p, i) for i in range(len(z.args))}
+    parts[(j,)] = substitute(z.args[j].fn.f.body, {x.name: dsl.get(p, j)})
+    args = list(z.args)
+    args[j] = z.args[j].args[0]
+    return dsl.map(Lambda((p,), replace_components(body, q.name, parts)), dsl.zip(*args))
 
 
 # ------------------------------------------------------------------------------------- operands

@@ -32,10 +32,10 @@ from ..ir import dsl
 from ..ir import primitives as P
 from ..ir.primitives import divisible
 from ..ir.expr import Call, Expr, Literal, Var, substitute
-from ..ir.types import Array, ArrayType, Float, ScalarType
+from ..ir.types import Array, ArrayType, Float
 from .algorithmic import untile2D
 from .blocking import ADD, MULT_AND_SUM_UP
-from .epilogue import blocks_of, match_product, zip_map4
+from .epilogue import blocks_of, match_product, scalar_results, zip_map4
 from .rule import rule
 
 
@@ -53,7 +53,7 @@ def _tile2D(e, site, ctx, strided: bool):
         return None
     biased = not isinstance(form.init, Literal)  # the initial value of b (a convolution's bias)
     extras = epi.extras if epi is not None else ()
-    if epi is not None and (biased and extras or not _scalar_result(site.type_of(e))):
+    if epi is not None and (biased and extras or not scalar_results(site.type_of(e), epi)):
         return None
     a_t, b_t = site.type_of(As), site.type_of(bs)
     if not (isinstance(a_t, ArrayType) and isinstance(b_t, ArrayType)):
@@ -108,7 +108,7 @@ def _tile2D(e, site, ctx, strided: bool):
             # An epilogue reading other arrays at the same (i, j): their tiles dealt to the work-items as the
             # accumulators are, each work-item applying it to its block as it stores it.
             out = zip_map4(lambda x, *cs: then(x, cs), acc, [blocks_of(ct, r1, columns) for ct in cts])
-            return untile(out)
+            return stored(untile(out))
         if biased:
             # The initial values join after the products, in the write-out (equal up to rounding): each
             # work-item adds the values of its columns as it stores its block.
@@ -119,10 +119,14 @@ def _tile2D(e, site, ctx, strided: bool):
                 dsl.zip(ar, inits)), acc)
         else:
             out = _copy4(acc, None if post is None and epi is None else then)
-        if epi is not None:
-            return untile(out)  # the epilogue's results are scalars
-        # The reduction's result is [float]1 per element: one-element rows, as the original had.
-        return dsl.map(lambda row: dsl.split(1, row), untile(out))
+        return stored(untile(out))
+
+    def stored(rows):
+        """The reduction's result is [float]1 per element: one-element rows, as the original had (an
+        epilogue's results are scalars, unless it maps over that one-element array)."""
+        if epi is not None and not epi.wrapped:
+            return rows
+        return dsl.map(lambda row: dsl.split(1, row), rows)
 
     def then(x, cs=()):
         """A function after the dot product (a ReLU, an epilogue) applied to a result as the tile writes it out."""
@@ -140,11 +144,6 @@ def _tile2D(e, site, ctx, strided: bool):
 
         return untile2D(dsl.map(row_of_tiles, dsl.zip(dsl.split(m, As), *[dsl.split(m, c) for c in extras])))
     return untile2D(dsl.map(lambda at: dsl.map(lambda bt: tile(at, bt), dsl.split(n, bs)), dsl.split(m, As)))
-
-
-def _scalar_result(t) -> bool:
-    """``[M][N]T`` with ``T`` a scalar: what an epilogue's results are for the tilings to write them out."""
-    return isinstance(t, ArrayType) and isinstance(t.elem, ArrayType) and isinstance(t.elem.elem, ScalarType)
 
 
 @rule(
@@ -298,7 +297,10 @@ def _summed(P_: Expr, Bs: Expr, b: Var, form, post, epi=None) -> Expr:
         k = len(epi.extras)
 
         def element(q):
-            return epi.apply(dsl.at(0, summed(dsl.get(q, 0), dsl.get(q, 1))), [dsl.get(q, i) for i in range(2, k + 2)])
+            total, cs = summed(dsl.get(q, 0), dsl.get(q, 1)), [dsl.get(q, i) for i in range(2, k + 2)]
+            if epi.wrapped:
+                return dsl.map(lambda x: epi.apply(x, cs), total)
+            return epi.apply(dsl.at(0, total), cs)
 
         if not k:
             return dsl.map(lambda row: dsl.map(element, dsl.zip(row, Bs)), by_element)
