@@ -694,10 +694,15 @@ def _gemm(name, t, body):
     return make_program(name, [("A", Array(t, M, K)), ("B", Array(t, K, N)), ("C", Array(t, M, N))], body)
 
 
-def _gemm_inputs(mkn, data, seed, extra=0):
+def _gemm_inputs(mkn, data, seed, extra=0, form=None):
+    """A, B and C (and ``extra`` more arrays like C) for ``_epilogue_program(form)``: no C for "scale",
+    a bias of N for "biased"."""
     m, k, n = mkn
     rng = np.random.default_rng(seed)
-    return [data(rng, (m, k)), data(rng, (k, n)), data(rng, (m, n))] + [data(rng, (m, n)) for _ in range(extra)]
+    if form == "biased":
+        return [data(rng, (m, k)), data(rng, (k, n)), data(rng, (n,))]
+    out = [data(rng, (m, k)), data(rng, (k, n)), data(rng, (m, n))] + [data(rng, (m, n)) for _ in range(extra)]
+    return out[:2] if form == "scale" else out
 
 
 def _epilogue_program(form, t, epi, dot, f=None):
@@ -720,6 +725,11 @@ def _epilogue_program(form, t, epi, dot, f=None):
         g = f or relu
         return _gemm("e", t, lambda A_, B_, C_: map(lambda pc: map(lambda q: epi(q[0][0], q[1]), zip(pc[0], pc[1])),
                                                         zip(map(lambda row: map(lambda col: map(g, dot(row, col)), transpose(B_)), A_), C_)))
+    if form == "biased":  # a bias as the dot products' initial value, then a function of the sum
+        return make_program("e", [("A", Array(t, M, K)), ("B", Array(t, K, N)), ("bias", Array(t, N))],
+                            lambda A_, B_, b_: map(lambda pr: map(lambda r: epi(r[0], r[0]), pr), map(
+                                lambda row: map(lambda cb: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), cb[1], zip(row, cb[0])),
+                                                zip(transpose(B_), b_)), A_)))
     # "scale": no other array, the dot product's value through a function of its own
     return make_program("e", [("A", Array(t, M, K)), ("B", Array(t, K, N))],
                         lambda A_, B_: map(lambda pr: map(lambda r: epi(r[0], r[0]), pr), product(A_, B_)))
@@ -829,7 +839,8 @@ def test_let_operand(mkn, ei, operand, seed):
 
 
 @RULE_SETTINGS
-@given(MKN, st.sampled_from(range(4)), st.sampled_from(["first", "swapped", "two", "post", "scale", "open", "zipped", "vector", "twice"]),
+@given(MKN, st.sampled_from(range(4)), st.sampled_from(["first", "swapped", "two", "post", "scale", "open", "biased", "zipped", "vector",
+                                                    "twice"]),
        st.integers(0, 10**6))
 def test_dot_fusion(mkn, ei, form, seed):
     """What ``dotFission`` takes out of a map goes back in: an epilogue over a product in each of its
@@ -841,7 +852,7 @@ def test_dot_fusion(mkn, ei, form, seed):
     epi = INT_EPILOGUES[ei]
     m, k, n = mkn
     rng = np.random.default_rng(seed)
-    inputs = _gemm_inputs(mkn, ints, seed, extra=form == "two")[: 2 if form in ("scale", "twice") else None]
+    inputs = _gemm_inputs(mkn, ints, seed, extra=form == "two", form="scale" if form == "twice" else form)
     if form == "zipped":
         prog = _gemm("g", Int, lambda A_, B_, C_: map(lambda ca: map(lambda bc: epi(_idot(ca[1], bc[0])[0], bc[1]),
                                                                          zip(transpose(B_), ca[0])), zip(C_, A_)))
@@ -860,7 +871,7 @@ def test_dot_fusion(mkn, ei, form, seed):
 
 @settings(RULE_SETTINGS, max_examples=8)
 @given(st.sampled_from([(4, 4, 4), (8, 2, 4), (2, 8, 4)]), st.sampled_from(["tile2DReduce", "tile2DReduceStrided", "registerBlock2D"]),
-       st.sampled_from(["first", "swapped", "two", "post", "scale", "open"]), st.sampled_from(range(3)), st.integers(0, 10**6))
+       st.sampled_from(["first", "swapped", "two", "post", "scale", "open", "biased"]), st.sampled_from(range(3)), st.integers(0, 10**6))
 def test_tilings_write_an_epilogue_out(mkn, name, form, ei, seed):
     """``tile2DReduce`` and ``registerBlock2D`` of a product with an epilogue: each block's results go
     through it with the same block of the other arrays as they are stored."""
@@ -868,20 +879,20 @@ def test_tilings_write_an_epilogue_out(mkn, name, form, ei, seed):
 
     rule = {"tile2DReduce": tile2D_reduce, "tile2DReduceStrided": tile2D_reduce_strided, "registerBlock2D": register_block2D}[name]
     prog = _epilogue_program(form, Float, FLOAT_EPILOGUES[ei], _fdot)
-    inputs = _gemm_inputs(mkn, floats, seed, extra=form == "two")[: 2 if form == "scale" else None]
+    inputs = _gemm_inputs(mkn, floats, seed, extra=form == "two", form=form)
     results = checked(rule, prog, inputs, candidates=[1, 2, 4, 8], per_application=3, rtol=1e-5, atol=1e-5)
     assert any(r.where == "map" for r in results)  # at the epilogue, not only at the product inside it
 
 
 @RULE_SETTINGS
-@given(st.sampled_from([(4, 4, 4), (2, 8, 6), (3, 6, 4)]), st.sampled_from(["first", "swapped", "two", "post", "scale", "open"]),
+@given(st.sampled_from([(4, 4, 4), (2, 8, 6), (3, 6, 4)]), st.sampled_from(["first", "swapped", "two", "post", "scale", "open", "biased"]),
        st.sampled_from(range(3)), st.integers(0, 10**6))
 def test_split_k_and_pad_k_keep_an_epilogue(mkn, form, ei, seed):
     """Split-K applies an epilogue in its sum kernel (with the other arrays); padK leaves it where it is."""
     from liftpy.rewrite.tiling import pad_k, split_k
 
     prog = _epilogue_program(form, Float, FLOAT_EPILOGUES[ei], _fdot)
-    inputs = _gemm_inputs(mkn, floats, seed, extra=form == "two")[: 2 if form == "scale" else None]
+    inputs = _gemm_inputs(mkn, floats, seed, extra=form == "two", form=form)
     checked(split_k, prog, inputs, candidates=[1, 2, 4, 8], per_application=3, rtol=1e-5, atol=1e-5)
     checked(pad_k, prog, inputs, candidates=[0, 1, 3, 7], per_application=2, rtol=1e-5, atol=1e-5)
 
