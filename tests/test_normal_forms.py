@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import sympy
 
-from liftpy import Array, Float, add, load_program, make_program, map, mult, multAndSumUp, reduce, sizes, transpose, zip
+from liftpy import Array, Float, add, join, load_program, make_program, map, mult, multAndSumUp, reduce, sizes, transpose, zip
 from liftpy.ir.kernels import kernel_count
 from liftpy.ir.types import ArrayType
 from liftpy.operators import conv, linalg
@@ -48,6 +48,13 @@ def gemm_product_first():
         lambda pc: map(lambda q: ALPHA * q[0][0] + BETA * q[1], zip(pc[0], pc[1])), zip(product(A, B), C)))
 
 
+def gemm_joined():
+    """(i) with the row of dot products joined into a row of values (``join(map(... reduce ...))``)."""
+    return make_program("gemm_joined", GEMM, lambda A, B, C: map(
+        lambda ca: map(lambda q: ALPHA * q[0] + BETA * q[1], zip(join(map(lambda b: dot(ca[1], b), transpose(B))), ca[0])),
+        zip(C, A)))
+
+
 def matmul_plus():
     """(iii) the accumulator spelt acc + a * b."""
     return make_program("mm_plus", GEMM[:2], lambda A, B: product(A, B, lambda acc, p: acc + p[0] * p[1]))
@@ -68,7 +75,8 @@ def chained():
                                     ("D", Array(Float, M, N))], body)
 
 
-SPELLINGS = {"gemm_zipped": gemm_zipped, "gemm_product_first": gemm_product_first, "matmul_plus": matmul_plus,
+SPELLINGS = {"gemm_zipped": gemm_zipped, "gemm_product_first": gemm_product_first, "gemm_joined": gemm_joined,
+             "matmul_plus": matmul_plus,
              "matmul_add_mult": matmul_add_mult, "chained": chained}
 SIZES = {"M": 16, "N": 16, "K": 16, "L": 16}
 
@@ -93,9 +101,9 @@ def test_programs_in_the_shape_are_their_normal_form():
 
 
 def test_spellings_have_one_normal_form():
-    """The GEMM over zip(C, A) and the one written product first reach the same program; the accumulators'
-    spellings reach the canonical matrix product."""
-    assert normal(gemm_zipped()).body == normal(gemm_product_first()).body
+    """The GEMM over zip(C, A), the one written product first and the one with the row of dot products joined
+    reach the same program; the accumulators' spellings reach the canonical matrix product."""
+    assert normal(gemm_zipped()).body == normal(gemm_product_first()).body == normal(gemm_joined()).body
     assert normal(matmul_plus()).body == linalg.matmul().body == normal(matmul_add_mult()).body
 
 

@@ -783,6 +783,29 @@ def test_zip_flatten_and_prune(n, fi, gi, inner, seed):
 
 
 @RULE_SETTINGS
+@given(two_d(1, 6), st.sampled_from(range(4)), st.sampled_from(range(4)), st.booleans(), st.integers(0, 10**6))
+def test_join_singletons(hw, fi, gi, zipped, seed):
+    """A map over ``join`` of one-element arrays (the results of a row of reductions, joined) maps over the
+    arrays and reads each by ``at(0, ...)``: alone or as a component of a zip."""
+    from liftpy.rewrite.normal import join_singletons
+
+    h, w = hw
+    f, g = INT_UNARY[fi], INT_UNARY[gi]
+    rng = np.random.default_rng(seed)
+    sums = lambda x: join(map(lambda r: reduce(lambda acc, v: add(acc, f(v)), 0, r), x))  # noqa: E731
+    if zipped:
+        prog = make_program("p", [("x", Array(Int, H, W)), ("y", Array(Int, H))],
+                            lambda x, y: map(lambda q: mult(g(q[0]), q[1]), zip(y, sums(x))))
+        inputs = [ints(rng, (h, w)), ints(rng, (h,))]
+    else:
+        prog = make_program("p", [("x", Array(Int, H, W))], lambda x: map(g, sums(x)))
+        inputs = [ints(rng, (h, w))]
+    checked(join_singletons, prog, inputs)
+    rows = make_program("p", [("x", Array(Int, H, W))], lambda x: map(g, join(x)))
+    assert not applications(rows, [join_singletons])  # rows of W values, not one-element arrays
+
+
+@RULE_SETTINGS
 @given(MKN, st.sampled_from(range(4)), st.sampled_from(["inner", "outer", "vector", "twice"]), st.integers(0, 3), st.integers(0, 10**6))
 def test_dot_fission(mkn, ei, where, step, seed):
     """A dot product (or a row of them) leaves the function around it: the map becomes one over the dot

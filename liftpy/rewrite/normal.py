@@ -14,6 +14,8 @@ against the interpreter (tests/test_rules.py):
 - ``zipFlatten``: a map over ``zip(.., zip(Y0, .., Ym), ..)`` whose function reads the inner tuple only
   by its components maps over the flat zip;
 - ``zipPrune``: the components of a zip a map's function never reads are left out of it;
+- ``joinSingletons``: a map over ``join`` of one-element arrays (a row of dot products' results, joined)
+  maps over the arrays and reads each by ``at(0, ...)``;
 - ``dotFission``: a map whose function computes a dot product (or a row of them) and something around it
   becomes a map over the dot products zipped with the original elements (map fission through zip): at
   the inner level the dot product leaves the epilogue, at the outer level the row of dot products does,
@@ -202,6 +204,40 @@ def zip_prune(e, site, ctx):
     return Call(P.Map(Lambda((q,), replace_components(body, p.name, parts))), (arg,))
 
 
+def _ones(site, x) -> bool:
+    """``x`` an array of one-element arrays (a row of dot products' results)."""
+    from ..ir.types import ArrayType
+
+    t = site.type_of(x)
+    return isinstance(t, ArrayType) and isinstance(t.elem, ArrayType) and t.elem.size == 1
+
+
+@rule("joinSingletons", "map(y -> f(y), join(X)) => map(x -> f(at(0, x)), X);  map(q -> f(q._i), zip(.., join(X), ..)) => "
+                        "map(q -> f(at(0, q._i)), zip(.., X, ..)), X's elements one-element arrays")
+def join_singletons(e, site, ctx):
+    """The one-element results of a row of reductions joined into a row of values are the same values
+    read by ``at(0, ...)``: ``join(map(b -> dot(a, b), Bs))`` read elementwise is the row of dot products
+    itself, which ``dotFission`` can then take out of the map."""
+    if not _is_map(e):
+        return None
+    (y,) = e.fn.f.params
+    body, xs = e.fn.f.body, e.args[0]
+    if is_call(xs, P.Join) and _ones(site, xs.args[0]):
+        x = Var(fresh_name(y.name.split("_")[0] or "x"))
+        return dsl.map(Lambda((x,), substitute(body, {y.name: dsl.at(0, x)})), xs.args[0])
+    if not is_call(xs, P.Zip):
+        return None
+    i = next((i for i, a in enumerate(xs.args) if is_call(a, P.Join) and _ones(site, a.args[0])), None)
+    if i is None or component_uses(body, y.name) is None:
+        return None
+    q = Var(fresh_name(y.name.split("_")[0] or "q"))
+    parts = {(j,): dsl.get(q, j) for j in range(len(xs.args))}
+    parts[(i,)] = dsl.at(0, dsl.get(q, i))
+    args = list(xs.args)
+    args[i] = xs.args[i].args[0]
+    return dsl.map(Lambda((q,), replace_components(body, y.name, parts)), dsl.zip(*args))
+
+
 # ------------------------------------------------------------------------------------- fission
 
 
@@ -370,7 +406,7 @@ def let_operand(e, site, ctx):
     return None
 
 
-NORMAL_RULES = [let_operand, dot_accumulator, transpose_twice, zip_flatten, zip_prune, dot_fission]
+NORMAL_RULES = [let_operand, dot_accumulator, transpose_twice, zip_flatten, zip_prune, join_singletons, dot_fission]
 
 
 def normal_form(rules=None, limit: int = 500):
