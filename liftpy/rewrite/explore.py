@@ -3,6 +3,10 @@
 Exploration runs in stages, each a *strategy*: a function from a variant to the list of variants it can
 become (Elevate's combinators, with "all results" semantics so choices multiply):
 
+0. the normal form (``normal.py``): equivalent spellings of a matrix product (an accumulator spelt
+   ``acc + a * b``, an epilogue around the dot product, rows zipped with another array's, a product of a
+   product) brought to the shape the tilings take; the general stages fuse an epilogue back into its
+   product's nest first (``dotFusion``), the tilings write it out with their tiles;
 1. algorithmic macros, each optional, in a fixed order: vectorize the reduction (``vectorizeReduce``),
    split it into partial reductions (``partialReduce``) with or without the coalescing reorder,
    register-block a map of maps over a reduction (``registerBlock2D``), tile a 2D stencil or convolution
@@ -35,6 +39,7 @@ from ..ir.types import ArrayType, Float, innermost
 from .algorithmic import coalesce, flatten_map2D, groups_out, partial_reduce, split_join, tile2D, vectorize_reduce
 from .allpairs import tile_all_pairs
 from .blocking import register_block2D
+from .epilogue import match_product
 from .lowering import (
     MAP_GLB,
     MAP_LCL,
@@ -54,7 +59,6 @@ from .lowering import (
 )
 from .positions import positions
 from .rule import Requirement, Rule, TraceStep, try_rule
-from .epilogue import match_product
 from .tiling import pad_k, split_k, split_k_groups, tile2D_reduce, tile2D_reduce_strided
 
 
@@ -623,15 +627,16 @@ def tree_reduction(opts: ExploreOptions) -> Strategy:
 
 
 def default_strategy(program: Program, options: ExploreOptions = ExploreOptions()) -> Strategy:
-    """The strategy ``explore`` uses when given options: the general stages (algorithmic macros, work
-    mapping, memory), or the tiled dot-product shape, then placement."""
+    """The strategy ``explore`` uses when given options: the normal form (``normal.py``), then the general
+    stages (algorithmic macros, work mapping, memory), or the tiled dot-product shape, then placement."""
     from .normal import dot_fusion, normal_form
     from .pipeline import let_global
 
     boundaries = normalize(let_global) if options.let_global else (lambda v: [v])
     # The general stages want one nest per kernel: what the normal form took out of a dot product's map
     # goes back into it (dotFusion) before they start.
-    general = seq(normalize(dot_fusion), algorithmic_stage(options), boundaries, lower_all, memory_stage(options))
+    fused = normalize(dot_fusion) if options.normal_form else (lambda v: [v])
+    general = seq(fused, algorithmic_stage(options), boundaries, lower_all, memory_stage(options))
     if options.tile_reduce and not options.pipeline:
         general = choice(general, tiled_dot(options))
     if options.all_pairs and not options.pipeline:

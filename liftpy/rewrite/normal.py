@@ -39,7 +39,6 @@ from ..ir.analysis import is_view
 from ..ir.expr import Call, Expr, Lambda, Var, fresh_name, primitive_functions, replace_functions, substitute
 from ..ir.userfun import BUILTINS
 from .algorithmic import transpose_twice
-from .epilogue import dot_then
 from .patterns import is_call
 from .positions import positions
 from .rule import rule

@@ -22,6 +22,11 @@ a group (lowering maps them with ``mapLcl``), in the initialisation, in every st
 The reduction is exact: each accumulator sums its own products in the original order of k, only grouped
 in chunks.  The copies (``map(id)``) are identities; they are there so that lowering can give the
 initialisation and the write-out to the same work-items as the steps.
+
+Every rule here also takes a product with an epilogue (``epilogue.py``: ``alpha * (A B) + beta * C``,
+the normal form ``normal.py`` brings such programs to): the write-out applies it to each result, reading
+the other arrays' tiles dealt to the work-items as the accumulators are; split-K applies it in its sum
+kernel; padK leaves it where it is.
 """
 
 from __future__ import annotations
