@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 import sympy
 
-from liftpy import Array, Float, add, join, load_program, make_program, map, mult, multAndSumUp, reduce, sizes, transpose, zip
+from liftpy import (
+    Array, Float, add, join, let, load_program, make_program, map, mult, multAndSumUp, reduce, sizes, transpose, zip,
+)
 from liftpy.ir.kernels import kernel_count
 from liftpy.ir.types import ArrayType
 from liftpy.operators import conv, linalg
@@ -55,6 +57,12 @@ def gemm_joined():
         zip(C, A)))
 
 
+def gemm_let():
+    """(ii) with the product bound by let, the epilogue over the bound name."""
+    return make_program("gemm_let", GEMM, lambda A, B, C: let(lambda P: map(
+        lambda pc: map(lambda q: ALPHA * q[0][0] + BETA * q[1], zip(pc[0], pc[1])), zip(P, C)), product(A, B)))
+
+
 def matmul_plus():
     """(iii) the accumulator spelt acc + a * b."""
     return make_program("mm_plus", GEMM[:2], lambda A, B: product(A, B, lambda acc, p: acc + p[0] * p[1]))
@@ -76,7 +84,7 @@ def chained():
 
 
 SPELLINGS = {"gemm_zipped": gemm_zipped, "gemm_product_first": gemm_product_first, "gemm_joined": gemm_joined,
-             "matmul_plus": matmul_plus,
+             "gemm_let": gemm_let, "matmul_plus": matmul_plus,
              "matmul_add_mult": matmul_add_mult, "chained": chained}
 SIZES = {"M": 16, "N": 16, "K": 16, "L": 16}
 
@@ -101,9 +109,11 @@ def test_programs_in_the_shape_are_their_normal_form():
 
 
 def test_spellings_have_one_normal_form():
-    """The GEMM over zip(C, A), the one written product first and the one with the row of dot products joined
-    reach the same program; the accumulators' spellings reach the canonical matrix product."""
-    assert normal(gemm_zipped()).body == normal(gemm_product_first()).body == normal(gemm_joined()).body
+    """The GEMM over zip(C, A), the one written product first (or with the product let-bound) and the one with
+    the row of dot products joined reach the same program; the accumulators' spellings reach the canonical
+    matrix product."""
+    gemm = normal(gemm_zipped()).body
+    assert gemm == normal(gemm_product_first()).body == normal(gemm_joined()).body == normal(gemm_let()).body
     assert normal(matmul_plus()).body == linalg.matmul().body == normal(matmul_add_mult()).body
 
 

@@ -862,6 +862,33 @@ def test_let_operand(mkn, ei, operand, seed):
 
 
 @RULE_SETTINGS
+@given(MKN, st.sampled_from(range(3)), st.sampled_from(["first", "scale", "open"]), st.integers(0, 10**6))
+def test_let_epilogue(mkn, ei, form, seed):
+    """A product bound by let and read once by its epilogue is inlined there: the same results.  Read twice
+    (or by something that is no epilogue over it) it stays bound."""
+    from liftpy.rewrite.normal import let_epilogue
+
+    epi = FLOAT_EPILOGUES[ei]
+
+    def product(A_, B_):
+        return map(lambda row: map(lambda col: _fdot(row, col), transpose(B_)), A_)
+
+    if form == "scale":
+        prog = make_program("e", [("A", Array(Float, M, K)), ("B", Array(Float, K, N))], lambda A_, B_: dsl.let(
+            lambda P_: map(lambda pr: map(lambda r: epi(r[0], r[0]), pr), P_), product(A_, B_)))
+    elif form == "open":
+        prog = _gemm("e", Float, lambda A_, B_, C_: dsl.let(lambda P_: map(
+            lambda pc: map(lambda q: map(lambda v: epi(v, q[1]), q[0]), zip(pc[0], pc[1])), zip(P_, C_)), product(A_, B_)))
+    else:
+        prog = _gemm("e", Float, lambda A_, B_, C_: dsl.let(lambda P_: map(
+            lambda pc: map(lambda q: epi(q[0][0], q[1]), zip(pc[0], pc[1])), zip(P_, C_)), product(A_, B_)))
+    checked(let_epilogue, prog, _gemm_inputs(mkn, floats, seed, form=form), rtol=1e-5, atol=1e-5)
+    twice = _gemm("e", Float, lambda A_, B_, C_: dsl.let(lambda P_: map(
+        lambda pc: map(lambda q: epi(q[0][0], q[1][0]), zip(pc[0], pc[1])), zip(P_, P_)), product(A_, B_)))
+    assert not applications(twice, [let_epilogue])
+
+
+@RULE_SETTINGS
 @given(MKN, st.sampled_from(range(4)), st.sampled_from(["first", "swapped", "two", "post", "scale", "open", "biased", "zipped", "vector",
                                                     "twice"]),
        st.integers(0, 10**6))

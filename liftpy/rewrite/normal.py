@@ -23,6 +23,8 @@ against the interpreter (tests/test_rules.py):
 - ``letOperand``: a computed array (another product's result) that a dot product reads is bound by a
   ``let`` at the top of the program, so that ``letGlobal`` makes it a kernel of its own and the product
   reading it is a product over an input;
+- ``letEpilogue``: a product bound by ``let`` and read once, by its epilogue, is inlined there (so the
+  epilogue is written out by the product's tiles rather than by a second kernel);
 - ``transposeTwice`` (``algorithmic.py``).
 
 ``normal_form`` applies them until none applies; ``explore``'s default strategy starts from its result
@@ -405,7 +407,40 @@ def let_operand(e, site, ctx):
     return None
 
 
-NORMAL_RULES = [let_operand, dot_accumulator, transpose_twice, zip_flatten, zip_prune, join_singletons, dot_fission]
+def _occurrences(node, name: str) -> int:
+    """How many times the variable ``name`` is read in ``node`` (not counting where a lambda rebinds it)."""
+    if name not in node.free_vars:
+        return 0
+    if isinstance(node, Var):
+        return 1
+    if isinstance(node, Lambda):
+        return _occurrences(node.body, name)
+    lams = [node.fn] if isinstance(node.fn, Lambda) else [lam for _, lam in primitive_functions(node.fn)] if isinstance(node.fn, P.Primitive) else []
+    return sum(_occurrences(x, name) for x in lams + list(node.args))
+
+
+@rule("letEpilogue", "let(P -> epilogue(P, C..), product) => epilogue(product, C..)")
+def let_epilogue(e, site, ctx):
+    """A product bound by ``let`` and read once, by an epilogue over it (``epilogue.py``), is that epilogue
+    over the product itself: the tilings then write the epilogue out from their accumulators instead of
+    writing the product to memory for a second kernel to read back."""
+    from .epilogue import match_product, product_core
+
+    if not (is_call(e, P.Let) and product_core(e.args[0]) is not None):
+        return None
+    (v,) = e.fn.f.params
+    body, value = e.fn.f.body, e.args[0]
+    if _occurrences(body, v.name) != 1:
+        return None
+    inlined = substitute(body, {v.name: value})
+    found = match_product(inlined)
+    if found is None or found.epilogue is None or found.core != value:
+        return None
+    return inlined
+
+
+NORMAL_RULES = [let_operand, dot_accumulator, transpose_twice, zip_flatten, zip_prune, join_singletons, let_epilogue,
+                dot_fission]
 
 
 def normal_form(rules=None, limit: int = 500):
