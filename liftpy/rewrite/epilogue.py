@@ -11,7 +11,9 @@ same (i, j), the normal form ``normal.py`` brings programs to (``alpha * (A B) +
     map(q -> map(r -> E(at(0, r._0), r._1, .., r._k), zip(q._0, .., q._k)), zip(P, C1, .., Ck))
     map(q -> map(r -> E(at(0, r)), q), P)                                       (k = 0)
 
-with ``P`` a product (in any component of the zips, which may be permuted alike).  ``match_product``
+with ``P`` a product (in any component of the zips, which may be permuted alike), and ``E`` reading the
+product's one-element result by ``at(0, ...)`` or mapping over it (``map(v -> E(v, r._1), r._0)``: the
+results stay one-element arrays, as the product's own).  ``match_product``
 reads either shape as one ``Product``: the tilings and ``registerBlock2D`` then write ``E`` out as they
 store each result (``tiling.py``, ``blocking.py``), and split-K applies it in its sum kernel.
 """
