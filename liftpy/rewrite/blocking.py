@@ -74,24 +74,22 @@ def _dot_reduce(e, a: Var, b: Var) -> DotForm | None:
 
 @rule("registerBlock2D", "map(a -> map(b -> dot(a, b), Bs), As) => untile2D(map(ac -> map(bc -> block(ac, bc), split(r2, Bs)), split(r1, As)))")
 def register_block2D(e, site, ctx):
-    if not (isinstance(e, Call) and type(e.fn) is P.Map):
+    """Also a product with an epilogue (``epilogue.py``): each block's sums go through it, with the same
+    block of the other arrays it reads, as the block is stored."""
+    from .epilogue import match_product, scalar_results
+
+    found = match_product(e)
+    if found is None or (found.post is not None and found.epilogue is None):
         return None
-    (a,) = e.fn.f.params
-    inner = e.fn.f.body
-    if not (isinstance(inner, Call) and type(inner.fn) is P.Map):
-        return None
-    (b,) = inner.fn.f.params
-    bs = inner.args[0]
-    if a.name in bs.free_vars:
-        return None
-    form = _dot_reduce(inner.fn.f.body, a, b)
-    if form is None:
-        return None
-    a_t, b_t = site.type_of(e.args[0]), site.type_of(bs)
+    a, b, As, bs, form, epi = found.a, found.b, found.As, found.Bs, found.form, found.epilogue
+    extras = epi.extras if epi is not None else ()
+    a_t, b_t = site.type_of(As), site.type_of(bs)
     if not (isinstance(a_t, ArrayType) and isinstance(b_t, ArrayType)):
         return None
-    r1, r2 = ctx.fresh("r"), ctx.fresh("r")
     biased = not isinstance(form.init, Literal)
+    if epi is not None and (biased and extras or not scalar_results(site.type_of(e), epi)):
+        return None
+    r1, r2 = ctx.fresh("r"), ctx.fresh("r")
 
     def update(acc, kp):
         return dsl.map(
@@ -103,7 +101,7 @@ def register_block2D(e, site, ctx):
     def of(v: Var, body: Expr, x):
         return substitute(body, {v.name: x})
 
-    def block(ac, bc):
+    def block(ac, bc, cbs=()):
         zeros = Literal(0.0 if biased else form.init.value, Array(Float, r1, r2))
         xa = ac if form.xa == a else dsl.map(lambda x: of(a, form.xa, x), ac)
         xb = bc if form.xb == b else dsl.map(lambda x: of(b, form.xb, x), bc)
@@ -112,6 +110,25 @@ def register_block2D(e, site, ctx):
             # The initial value joins after the products instead of before: equal up to rounding.
             inits = dsl.map(lambda x: of(b, form.init, x), bc)
             sums = dsl.map(lambda row: dsl.map(lambda si: ADD(dsl.get(si, 0), dsl.get(si, 1)), dsl.zip(row, inits)), sums)
-        return dsl.map(lambda row: dsl.split(1, row), sums)
+        if epi is None:
+            return dsl.map(lambda row: dsl.split(1, row), sums)
+        if not cbs:
+            out = dsl.map(lambda row: dsl.map(lambda x: epi.apply(x), row), sums)
+        else:
+            others = range(1, len(cbs) + 1)
+            out = dsl.map(lambda rs: dsl.map(lambda t: epi.apply(dsl.get(t, 0), [dsl.get(t, i) for i in others]),
+                                             dsl.zip(*[dsl.get(rs, i) for i in range(len(cbs) + 1)])),
+                          dsl.zip(sums, *cbs))
+        return dsl.map(lambda row: dsl.split(1, row), out) if epi.wrapped else out
 
-    return untile2D(dsl.map(lambda ac: dsl.map(lambda bc: block(ac, bc), dsl.split(r2, bs)), dsl.split(r1, e.args[0])))
+    if extras:
+        others = range(1, len(extras) + 1)
+
+        def row_of_blocks(ta):
+            cols = [dsl.transpose(dsl.map(lambda row: dsl.split(r2, row), dsl.get(ta, i))) for i in others]
+            return dsl.map(lambda tb: block(dsl.get(ta, 0), dsl.get(tb, 0), [dsl.get(tb, i) for i in others]),
+                           dsl.zip(dsl.split(r2, bs), *cols))
+
+        return untile2D(dsl.map(row_of_blocks, dsl.zip(dsl.split(r1, As), *[dsl.split(r1, c) for c in extras])))
+    return untile2D(dsl.map(lambda ac: dsl.map(lambda bc: block(ac, bc), dsl.split(r2, bs)), dsl.split(r1, As)))
+

@@ -3,6 +3,10 @@
 Exploration runs in stages, each a *strategy*: a function from a variant to the list of variants it can
 become (Elevate's combinators, with "all results" semantics so choices multiply):
 
+0. the normal form (``normal.py``): equivalent spellings of a matrix product (an accumulator spelt
+   ``acc + a * b``, an epilogue around the dot product, rows zipped with another array's, a product of a
+   product) brought to the shape the tilings take; the general stages fuse an epilogue back into its
+   product's nest first (``dotFusion``), the tilings write it out with their tiles;
 1. algorithmic macros, each optional, in a fixed order: vectorize the reduction (``vectorizeReduce``),
    split it into partial reductions (``partialReduce``) with or without the coalescing reorder,
    register-block a map of maps over a reduction (``registerBlock2D``), tile a 2D stencil or convolution
@@ -35,6 +39,7 @@ from ..ir.types import ArrayType, Float, innermost
 from .algorithmic import coalesce, flatten_map2D, groups_out, partial_reduce, split_join, tile2D, vectorize_reduce
 from .allpairs import tile_all_pairs
 from .blocking import register_block2D
+from .epilogue import match_product
 from .lowering import (
     MAP_GLB,
     MAP_LCL,
@@ -423,6 +428,7 @@ class ExploreOptions:
     let_global: bool = True  # a let-bound computed array becomes a kernel of its own (letGlobal)
     all_pairs: bool = True  # all-pairs interactions tiled, each tile staged in local memory (tiled_all_pairs)
     tree_reduce: bool = True  # a whole-array reduction per work-group as a tree in local memory (tree_reduction)
+    normal_form: bool = True  # start from the normal form (normal.py): products in the shape the tilings take
 
     def __post_init__(self):
         # A rule given twice (one rules file read twice, the same rule in two files) is one macro: as two,
@@ -454,7 +460,14 @@ def _macros(opts: ExploreOptions) -> list[tuple[str, Strategy]]:
         chunks = seq(once(partial_reduce), optional(once(coalesce))) if opts.coalesce else once(partial_reduce)
         out.append(("reduceKernels", seq(chunks, once(reduce_kernels))))
     if opts.register_block:
-        out.append(("block", once(register_block2D)))
+        # The general stages start from one nest (dotFusion): a product with an epilogue is taken apart
+        # again for the blocking, which writes the epilogue out with each block, and what is left fused.
+        from .normal import dot_fusion, normal_form
+
+        block = once(register_block2D)
+        if opts.normal_form:
+            block = seq(normal_form(), block, normalize(dot_fusion))
+        out.append(("block", block))
     if opts.tile:
         out.append(("tile", once(tile2D)))
     if opts.group:
@@ -545,8 +558,13 @@ def tiled_dot(opts: ExploreOptions) -> Strategy:
     memory as they are or transposed (``stageTiles``,
     ``stageTilesT``) or read from global memory, staged tiles double-buffered or not (``doubleBuffer``),
     and the loops over each work-item's register block unrolled (``unrollInItem``)."""
-    doubled = optional(once(double_buffer)) if opts.double_buffer else (lambda v: [v])
-    staging = choice(seq(once(stage_tiles), doubled), seq(once(stage_tiles_t), doubled), lambda v: [v])
+    from .pipeline import let_global
+
+    # Every tiled kernel's tiles staged (two chained products are two), each doubled or none.
+    doubled = optional(normalize(double_buffer)) if opts.double_buffer else (lambda v: [v])
+    staging = choice(seq(once(stage_tiles), normalize(stage_tiles), doubled),
+                     seq(once(stage_tiles_t), normalize(stage_tiles_t), doubled), lambda v: [v])
+    boundaries = normalize(let_global) if opts.let_global else (lambda v: [v])
 
     def mapping(v: Variant) -> list[Variant]:
         # split-K adds the chunks of the reduction as a third dimension of work-groups, a grouped
@@ -555,18 +573,33 @@ def tiled_dot(opts: ExploreOptions) -> Strategy:
         return apply_mapping(("wlall", groups, 2))(v) if groups <= 3 else []
 
     return seq(
-        try_(once(flatten_map2D)),
+        # (an epilogue over a product is a map of maps too, but one to write out, not to flatten)
+        try_(once(flatten_map2D, where=lambda path, e: match_product(e) is None)),
         try_(once(groups_out)),
         optional(once(pad_k)) if opts.pad_k else (lambda v: [v]),
         # a grouped product's split flattens the groups and the chunks into one dimension of work-groups
         optional(choice(once(split_k), once(split_k_groups))) if opts.split_k else (lambda v: [v]),
-        choice(once(tile2D_reduce), once(tile2D_reduce_strided)),
+        _every_product(choice(once(tile2D_reduce), once(tile2D_reduce_strided))),
+        boundaries,  # a product's computed operand (letOperand) a kernel of its own
         mapping,
         _accumulators,
         staging,
         normalize(unroll_in_item),
         limit_unrolled_nests,
     )
+
+
+def _every_product(tile: Strategy) -> Strategy:
+    """``tile`` applied to one product, then to every other product left (two chained products), each
+    application giving its choices; no result when no product is there."""
+
+    def go(v: Variant) -> list[Variant]:
+        out = []
+        for w in tile(v):
+            out.extend(go(w) or [w])
+        return dedup(out)
+
+    return go
 
 
 def tiled_all_pairs(opts: ExploreOptions) -> Strategy:
@@ -594,18 +627,24 @@ def tree_reduction(opts: ExploreOptions) -> Strategy:
 
 
 def default_strategy(program: Program, options: ExploreOptions = ExploreOptions()) -> Strategy:
-    """The strategy ``explore`` uses when given options: the general stages (algorithmic macros, work
-    mapping, memory), or the tiled dot-product shape, then placement."""
+    """The strategy ``explore`` uses when given options: the normal form (``normal.py``), then the general
+    stages (algorithmic macros, work mapping, memory), or the tiled dot-product shape, then placement."""
+    from .normal import dot_fusion, normal_form
     from .pipeline import let_global
 
     boundaries = normalize(let_global) if options.let_global else (lambda v: [v])
-    general = seq(algorithmic_stage(options), boundaries, lower_all, memory_stage(options))
+    # The general stages want one nest per kernel: what the normal form took out of a dot product's map
+    # goes back into it (dotFusion) before they start.
+    fused = normalize(dot_fusion) if options.normal_form else (lambda v: [v])
+    general = seq(fused, algorithmic_stage(options), boundaries, lower_all, memory_stage(options))
     if options.tile_reduce and not options.pipeline:
         general = choice(general, tiled_dot(options))
     if options.all_pairs and not options.pipeline:
         general = choice(general, tiled_all_pairs(options))
     if options.tree_reduce and options.partial and options.reduce_kernels and not options.pipeline:
         general = choice(general, tree_reduction(options))
+    if options.normal_form and not options.pipeline:
+        general = seq(normal_form(), general)
     return seq(general, placement_stage(program, options))
 
 

@@ -22,6 +22,11 @@ a group (lowering maps them with ``mapLcl``), in the initialisation, in every st
 The reduction is exact: each accumulator sums its own products in the original order of k, only grouped
 in chunks.  The copies (``map(id)``) are identities; they are there so that lowering can give the
 initialisation and the write-out to the same work-items as the steps.
+
+Every rule here also takes a product with an epilogue (``epilogue.py``: ``alpha * (A B) + beta * C``,
+the normal form ``normal.py`` brings such programs to): the write-out applies it to each result, reading
+the other arrays' tiles dealt to the work-items as the accumulators are; split-K applies it in its sum
+kernel; padK leaves it where it is.
 """
 
 from __future__ import annotations
@@ -34,7 +39,8 @@ from ..ir.primitives import divisible
 from ..ir.expr import Call, Expr, Literal, Var, substitute
 from ..ir.types import Array, ArrayType, Float
 from .algorithmic import untile2D
-from .blocking import ADD, MULT_AND_SUM_UP, _dot_reduce
+from .blocking import ADD, MULT_AND_SUM_UP
+from .epilogue import blocks_of, match_product, scalar_results, zip_map4
 from .rule import rule
 
 
@@ -44,21 +50,17 @@ def _copy4(x, f=None):
 
 
 def _tile2D(e, site, ctx, strided: bool):
-    if not (isinstance(e, Call) and type(e.fn) is P.Map):
+    found = match_product(e)
+    if found is None:
         return None
-    (a,) = e.fn.f.params
-    inner = e.fn.f.body
-    if not (isinstance(inner, Call) and type(inner.fn) is P.Map):
-        return None
-    (b,) = inner.fn.f.params
-    bs = inner.args[0]
-    if a.name in bs.free_vars:
-        return None
-    form, post = _dot_then(inner.fn.f.body, a, b)
-    if form is None or (isinstance(form.init, Literal) and form.init.value != 0):
+    a, b, As, bs, form, post, epi = found.a, found.b, found.As, found.Bs, found.form, found.post, found.epilogue
+    if isinstance(form.init, Literal) and form.init.value != 0:
         return None
     biased = not isinstance(form.init, Literal)  # the initial value of b (a convolution's bias)
-    a_t, b_t = site.type_of(e.args[0]), site.type_of(bs)
+    extras = epi.extras if epi is not None else ()
+    if epi is not None and (biased and extras or not scalar_results(site.type_of(e), epi)):
+        return None
+    a_t, b_t = site.type_of(As), site.type_of(bs)
     if not (isinstance(a_t, ArrayType) and isinstance(b_t, ArrayType)):
         return None
     m, n, k = ctx.fresh("m"), ctx.fresh("n"), ctx.fresh("k")
@@ -104,9 +106,14 @@ def _tile2D(e, site, ctx, strided: bool):
             return dsl.map(lambda row: dsl.join(dsl.join(dsl.transpose(dsl.map(lambda blk: dsl.split(4, blk), row)))), rows)
         return dsl.map(dsl.join, rows)
 
-    def tile(at, bt):
+    def tile(at, bt, cts=()):
         zeros = _copy4(Literal(0.0, Array(Float, m / r1, n / r2, r1, r2)))
         acc = dsl.join(dsl.reduce(step, zeros, dsl.zip(chunks(a, form.xa, at), chunks(b, form.xb, bt))))
+        if extras:
+            # An epilogue reading other arrays at the same (i, j): their tiles dealt to the work-items as the
+            # accumulators are, each work-item applying it to its block as it stores it.
+            out = zip_map4(lambda x, *cs: then(x, cs), acc, [blocks_of(ct, r1, columns) for ct in cts])
+            return stored(untile(out))
         if biased:
             # The initial values join after the products, in the write-out (equal up to rounding): each
             # work-item adds the values of its columns as it stores its block.
@@ -116,15 +123,32 @@ def _tile2D(e, site, ctx, strided: bool):
                                   dsl.get(p, 0)),
                 dsl.zip(ar, inits)), acc)
         else:
-            out = _copy4(acc, None if post is None else then)
-        # The reduction's result is [float]1 per element: one-element rows, as the original had.
-        return dsl.map(lambda row: dsl.split(1, row), untile(out))
+            out = _copy4(acc, None if post is None and epi is None else then)
+        return stored(untile(out))
 
-    def then(x):
-        """A function after the dot product (a ReLU) applied to a result as the tile writes it out."""
+    def stored(rows):
+        """The reduction's result is [float]1 per element: one-element rows, as the original had (an
+        epilogue's results are scalars, unless it maps over that one-element array)."""
+        if epi is not None and not epi.wrapped:
+            return rows
+        return dsl.map(lambda row: dsl.split(1, row), rows)
+
+    def then(x, cs=()):
+        """A function after the dot product (a ReLU, an epilogue) applied to a result as the tile writes it out."""
+        if epi is not None:
+            return epi.apply(x, cs)
         return x if post is None else substitute(post.f.body, {post.f.params[0].name: x})
 
-    return untile2D(dsl.map(lambda at: dsl.map(lambda bt: tile(at, bt), dsl.split(n, bs)), dsl.split(m, e.args[0])))
+    if extras:
+        others = range(1, len(extras) + 1)  # (not k: the closures above read the chunk size k)
+
+        def row_of_tiles(ta):
+            cols = [dsl.transpose(dsl.map(lambda row: dsl.split(n, row), dsl.get(ta, i))) for i in others]
+            return dsl.map(lambda tb: tile(dsl.get(ta, 0), dsl.get(tb, 0), [dsl.get(tb, i) for i in others]),
+                           dsl.zip(dsl.split(n, bs), *cols))
+
+        return untile2D(dsl.map(row_of_tiles, dsl.zip(dsl.split(m, As), *[dsl.split(m, c) for c in extras])))
+    return untile2D(dsl.map(lambda at: dsl.map(lambda bt: tile(at, bt), dsl.split(n, bs)), dsl.split(m, As)))
 
 
 @rule(
@@ -148,43 +172,18 @@ def tile2D_reduce_strided(e, site, ctx):
     return _tile2D(e, site, ctx, strided=True)
 
 
-def _dot_then(body, a: Var, b: Var):
-    """``(DotForm, post)`` for a dot product (``post`` None) or a function of its result applied after it,
-    ``map(g, dot(a, b))`` with ``g`` closed (a convolution's ReLU): the tilings fuse ``g`` into the
-    write-out of the results, split-K into its sum kernel."""
-    form = _dot_reduce(body, a, b)
-    if form is not None:
-        return form, None
-    if isinstance(body, Call) and type(body.fn) is P.Map and not body.fn.f.free_vars:
-        form = _dot_reduce(body.args[0], a, b)
-        if form is not None:
-            return form, body.fn
-    return None, None
-
-
 def _after(post, x: Expr) -> Expr:
     """``post`` (the ``map`` of the function after a dot product) applied to a dot product's result ``x``."""
     return x if post is None else Call(post, (x,))
 
 
 def _top_dot_products(e):
-    """``(rebuild, core, inner, form, post)`` where ``e`` is ``map(a -> map(b -> [map(g,] dot(a, b)[)], Bs), As)``
-    under layout primitives (``rebuild`` puts them back around a new core), else None: what split-K and
-    padK rewrite."""
+    """``(rebuild, product)`` where ``e`` is a product or an epilogue over one (``epilogue.match_product``)
+    under layout primitives (``rebuild`` puts them back around a new expression), else None: what split-K
+    and padK rewrite."""
     rebuild, core = _peel_layouts(e)
-    if not (isinstance(core, Call) and type(core.fn) is P.Map):
-        return None
-    (a,) = core.fn.f.params
-    inner = core.fn.f.body
-    if not (isinstance(inner, Call) and type(inner.fn) is P.Map):
-        return None
-    (b,) = inner.fn.f.params
-    if a.name in inner.args[0].free_vars:
-        return None
-    form, post = _dot_then(inner.fn.f.body, a, b)
-    if form is None:
-        return None
-    return rebuild, core, inner, form, post
+    found = match_product(core)
+    return None if found is None else (rebuild, found)
 
 
 def _peel_layouts(e):
@@ -218,19 +217,19 @@ def split_k(e, site, ctx):
     found = _top_dot_products(e)
     if found is None:
         return None
-    rebuild, core, inner, form, post = found
+    rebuild, prod = found
+    form, post, epi = prod.form, prod.post, prod.epilogue
     if isinstance(form.init, Literal) and form.init.value != 0:
         return None
-    (a,), (b,) = core.fn.f.params, inner.fn.f.params
-    As, Bs = core.args[0], inner.args[0]
+    a, b, As, Bs = prod.a, prod.b, prod.As, prod.Bs
     ks = ctx.fresh("ks")
     partials = dsl.map(
         lambda sp: dsl.map(lambda ra: dsl.map(lambda rb: _dot(ra, rb), dsl.get(sp, 1)), dsl.get(sp, 0)),
         dsl.zip(_chunks(a, form.xa, As, ks), _chunks(b, form.xb, Bs, ks)),
     )  # [K/ks][M][N][1]
     # The bound name's hint is part of the variant's id (stores key points by it): it stays P_, whose
-    # buffer the kernels call P.  A function after the dot product (ReLU) is applied in the sum kernel.
-    return dsl.let(lambda P_: rebuild(_summed(P_, Bs, b, form, post)), dsl.toGlobal(partials))
+    # buffer the kernels call P.  A function after the dot product (ReLU, an epilogue) is applied in the sum kernel.
+    return dsl.let(lambda P_: rebuild(_summed(P_, Bs, b, form, post, epi)), dsl.toGlobal(partials))
 
 
 @rule(
@@ -254,13 +253,13 @@ def split_k_groups(e, site, ctx):
     (g,) = outer.fn.f.params
     body = outer.fn.f.body
     found = _top_dot_products(body)
-    if found is None or found[1] is not body:
-        return None  # layouts between the groups and their products
-    _, core, inner, form, post = found
+    if found is None or found[1].core is not body:
+        return None  # layouts between the groups and their products, or an epilogue
+    prod = found[1]
+    form, post = prod.form, prod.post
     if isinstance(form.init, Literal) and form.init.value != 0:
         return None
-    (a,), (b,) = core.fn.f.params, inner.fn.f.params
-    As, Bs, Gs = core.args[0], inner.args[0], outer.args[0]
+    a, b, As, Bs, Gs = prod.a, prod.b, prod.As, prod.Bs, outer.args[0]
     ks = ctx.fresh("ks")
 
     def of(v: Var, x: Expr, value):
@@ -289,15 +288,29 @@ def _dot(x: Expr, y: Expr) -> Expr:
     return dsl.reduce(lambda acc, p: MULT_AND_SUM_UP(acc, dsl.get(p, 0), dsl.get(p, 1)), Literal(0.0, Float), dsl.zip(x, y))
 
 
-def _summed(P_: Expr, Bs: Expr, b: Var, form, post) -> Expr:
+def _summed(P_: Expr, Bs: Expr, b: Var, form, post, epi=None) -> Expr:
     """The partial products [K/ks][M][N][1] of one product summed over the chunks, the reduction's initial
-    value (a bias, a function of ``b``'s element of ``Bs``) added once and ``post`` (a ReLU) applied: [M][N][1]."""
+    value (a bias, a function of ``b``'s element of ``Bs``) added once and ``post`` (a ReLU) applied: [M][N][1];
+    or with an epilogue, the epilogue of each sum and the other arrays' elements: [M][N]."""
     by_element = dsl.map(dsl.transpose, dsl.transpose(dsl.map(lambda plane: dsl.map(dsl.join, plane), P_)))  # [M][N][K/ks]
 
     def summed(col, bv):
         init = Literal(0.0, Float) if isinstance(form.init, Literal) else substitute(form.init, {b.name: bv})
         return dsl.reduce(lambda acc, x: ADD(acc, x), init, col)
 
+    if epi is not None:
+        k = len(epi.extras)
+
+        def element(q):
+            total, cs = summed(dsl.get(q, 0), dsl.get(q, 1)), [dsl.get(q, i) for i in range(2, k + 2)]
+            if epi.wrapped:
+                return dsl.map(lambda x: epi.apply(x, cs), total)
+            return epi.apply(dsl.at(0, total), cs)
+
+        if not k:
+            return dsl.map(lambda row: dsl.map(element, dsl.zip(row, Bs)), by_element)
+        return dsl.map(lambda rq: dsl.map(element, dsl.zip(dsl.get(rq, 0), Bs, *[dsl.get(rq, i) for i in range(1, k + 1)])),
+                       dsl.zip(by_element, *epi.extras))
     return dsl.map(lambda row: dsl.map(lambda q: _after(post, summed(dsl.get(q, 0), dsl.get(q, 1))), dsl.zip(row, Bs)),
                    by_element)
 
@@ -320,13 +333,15 @@ def pad_k(e, site, ctx):
     found = _top_dot_products(e)
     if found is None:
         return None
-    rebuild, core, inner, _, post = found
+    rebuild, prod = found
+    core, post = prod.core, prod.post
+    inner = core.fn.f.body
     red = inner.fn.f.body if post is None else inner.fn.f.body.args[0]
     kp = ctx.fresh("kp", lo=0)
     ctx.require(kp <= PAD_K_MAX, f"at most {PAD_K_MAX} zeros pad the reduction ({kp} <= {PAD_K_MAX})")
     init, xs = red.args
     padded = Call(red.fn, (init, dsl.zip(*[dsl.pad(0, kp, 0.0, x) for x in xs.args])))
-    return rebuild(_with_body(core, _with_body(inner, _after(post, padded))))
+    return rebuild(prod.rebuild(_with_body(core, _with_body(inner, _after(post, padded)))))
 
 
 def _with_body(call: Call, body: Expr) -> Call:
