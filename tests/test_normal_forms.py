@@ -191,3 +191,13 @@ def test_a_tiled_variant_of_each_spelling_runs(name, rules):
     result = check_variant(v, program, [{k: SIZES[k] for k in ("M", "N", "K", "L") if k in str(program.param_types)}],
                            _inputs(program), count=2, rtol=1e-3, atol=1e-3)
     assert result.ok, result.summary()
+
+
+def test_a_product_joined_before_its_epilogue_reaches_the_tilings():
+    """A user's product whose rows are joined (``join(map(col -> dot(row, col), ..))``, reduce's one-element
+    results made a row of values) before the epilogue zips it with C: the join moves into the epilogue's
+    reads (``zipViewFusion``) and the product is tiled as the canonical one."""
+    joined = make_program("gemm_joined_first", GEMM, lambda A, B, C: map(
+        lambda pc: map(lambda q: ALPHA * q[0] + BETA * q[1], zip(pc[0], pc[1])),
+        zip(map(lambda row: join(map(lambda col: dot(row, col), transpose(B))), A), C)))
+    assert any("tile2DReduce" in features(v) for v in explore(joined))

@@ -806,6 +806,27 @@ def test_join_singletons(hw, fi, gi, zipped, seed):
 
 
 @RULE_SETTINGS
+@given(two_d(1, 6), st.sampled_from(range(4)), st.booleans(), st.integers(0, 10**6))
+def test_zip_view_fusion(hw, fi, first, seed):
+    """A zip's component that is a map of a layout (``map(join, X)``) is read through the layout where the
+    map's function reads it: the same values, the zip over ``X`` itself; a computing map is left alone."""
+    from liftpy.rewrite.normal import zip_view_fusion
+
+    h, w = hw
+    f = INT_UNARY[fi]
+    rng = np.random.default_rng(seed)
+    joined = lambda x: map(lambda r: join(split(1, r)), x)  # noqa: E731 - a layout per row
+    comps = (lambda x, y: (joined(x), y)) if first else (lambda x, y: (y, joined(x)))
+    i = 0 if first else 1
+    prog = make_program("p", [("x", Array(Int, H, W)), ("y", Array(Int, H, W))], lambda x, y: map(
+        lambda q: map(lambda e: add(f(e[0]), e[1]), zip(q[i], q[1 - i])), zip(*comps(x, y))))
+    checked(zip_view_fusion, prog, [ints(rng, (h, w)), ints(rng, (h, w))])
+    computing = make_program("p", [("x", Array(Int, H, W)), ("y", Array(Int, H, W))], lambda x, y: map(
+        lambda q: map(lambda e: add(e[0], e[1]), zip(q[0], q[1])), zip(map(lambda r: map(f, r), x), y)))
+    assert not applications(computing, [zip_view_fusion])
+
+
+@RULE_SETTINGS
 @given(MKN, st.sampled_from(range(4)), st.sampled_from(["inner", "outer", "vector", "twice"]), st.integers(0, 3), st.integers(0, 10**6))
 def test_dot_fission(mkn, ei, where, step, seed):
     """A dot product (or a row of them) leaves the function around it: the map becomes one over the dot

@@ -14,6 +14,8 @@ against the interpreter (tests/test_rules.py):
 - ``zipFlatten``: a map over ``zip(.., zip(Y0, .., Ym), ..)`` whose function reads the inner tuple only
   by its components maps over the flat zip;
 - ``zipPrune``: the components of a zip a map's function never reads are left out of it;
+- ``zipViewFusion``: a zip's component that is a map of a layout (``map(join, P)``) is read through the
+  layout where the map's function reads it, so the zip pairs ``P`` itself;
 - ``joinSingletons``: a map over ``join`` of one-element arrays (a row of dot products' results, joined)
   maps over the arrays and reads each by ``at(0, ...)``;
 - ``dotFission``: a map whose function computes a dot product (or a row of them) and something around it
@@ -239,6 +241,30 @@ def join_singletons(e, site, ctx):
     return dsl.map(Lambda((q,), replace_components(body, y.name, parts)), dsl.zip(*args))
 
 
+@rule("zipViewFusion", "map(q -> f(q._i), zip(.., map(x -> v(x), X), ..)) => map(q -> f(v(q._i)), zip(.., X, ..)), "
+                       "v a layout (a view: nothing computed twice)")
+def zip_view_fusion(e, site, ctx):
+    """A component of a zip that is a map of a layout function (``map(join, P)``: a product's rows of
+    one-element results, joined) is read through that layout where the map's function reads it: the zip
+    then pairs the product itself, and ``joinSingletons`` reads its one-element results by ``at(0, ...)``
+    there.  Only a layout moves (a view costs nothing to apply again), so no computation is duplicated."""
+    m = _map_over_zip(e)
+    if m is None:
+        return None
+    p, body, xs = m
+    i = next((i for i, x in enumerate(xs) if _is_map(x) and len(x.fn.f.params) == 1 and is_view(x.fn.f.body)
+              and x.fn.f.body.free_vars <= {x.fn.f.params[0].name}), None)
+    if i is None or component_uses(body, p.name) is None:
+        return None
+    (v,) = xs[i].fn.f.params
+    q = Var(fresh_name(p.name.split("_")[0] or "q"))
+    parts = {(j,): dsl.get(q, j) for j in range(len(xs))}
+    parts[(i,)] = substitute(xs[i].fn.f.body, {v.name: dsl.get(q, i)})
+    args = list(xs)
+    args[i] = xs[i].args[0]
+    return Call(P.Map(Lambda((q,), replace_components(body, p.name, parts))), (dsl.zip(*args),))
+
+
 # ------------------------------------------------------------------------------------- fission
 
 
@@ -439,8 +465,8 @@ def let_epilogue(e, site, ctx):
     return inlined
 
 
-NORMAL_RULES = [let_operand, dot_accumulator, transpose_twice, zip_flatten, zip_prune, join_singletons, let_epilogue,
-                dot_fission]
+NORMAL_RULES = [let_operand, dot_accumulator, transpose_twice, zip_flatten, zip_prune, zip_view_fusion, join_singletons,
+                let_epilogue, dot_fission]
 
 
 def normal_form(rules=None, limit: int = 500):
