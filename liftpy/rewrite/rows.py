@@ -1,0 +1,483 @@
+"""Cooperative row reductions: a work-group per row, the row's elements dealt to its work-items.
+
+A map over rows whose function reduces its row (a matrix-vector product, a fully-connected layer, a row's
+sum or maximum) or reduces it and then maps it (softmax, layer normalisation: the reductions' results
+bound by ``let``, then used by an elementwise map over the row) is, as written, run by one work-item per
+row: each item walks a whole row, and where the row is ``let``-bound (softmax's ``exp(x - max)``) it keeps
+the whole row in its private memory, which no GPU has room for at N = 8192.  Here the work-items of a
+group share each row instead:
+
+- ``dealRows`` (algorithmic) deals the row's elements to ``L`` work-items: item ``l`` takes elements
+  ``l, l + L, l + 2L, ...`` (``transpose(split(L, row))``), so neighbouring items read neighbouring
+  addresses; with ``dealRowsVector`` it takes vectors of ``v`` neighbouring elements the same way
+  (``v`` floats at ``(k L + l) v``: one wide load each).  Every reduction of a row-long array becomes the
+  combination of the items' partial results over their shares; every elementwise map of a row-long array
+  maps each item's share, and a ``let``-bound row-long array is bound to the shares.  The row is written
+  back through the inverse layout (``join(transpose(...))``), which is a view;
+- ``reduceLclShared`` (lowering) combines the items' partial results as a tree in local memory
+  (``reduceLcl``) whose result every item takes into its accumulator, where the group reads it (softmax's
+  maximum, then its sum); where it is stored, the existing ``reduceLcl`` rule has one item write it;
+- ``groupLetPrivate`` / ``groupLetLocal`` (memory) keep a ``let``-bound row-long array in the private
+  memory of the items (each its own share: the privatization pass shrinks the group's array to it) or in
+  local memory;
+- ``letInline``, ``reduceMapFusion`` (algorithmic) recompute a ``let``-bound elementwise map where it is
+  used instead of keeping it, fused into the reduction or the map that reads it (rows too long for any
+  memory of the group);
+- ``cooperative_rows`` is the strategy: (optionally vectorize the dot products, or inline the row-long
+  ``let``\\ s), deal the rows, map the rows over work-groups (dimension 0; maps around them over dimensions
+  1 and 2) and the shares over the group's items, combine with trees, choose the memory of ``let``-bound
+  shares, and optionally unroll each item's loops over its share.
+
+Each rule has a property test against the interpreter (tests/test_rows.py).  The reductions are regrouped,
+so a float sum may differ by rounding; a maximum is exact.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from ..ir import dsl
+from ..ir import primitives as P
+from ..ir.analysis import is_view
+from ..ir.expr import Call, Expr, Lambda, Var, fresh_name, rename_bound, substitute
+from ..ir.typecheck import type_of
+from ..ir.types import ArrayType, ScalarType, TupleType, sizes_equal
+from ..ir.userfun import UserFun
+from .patterns import is_call, sum_form
+from .lowering import reduce_lcl
+from .rule import rule
+
+VECTOR_WIDTHS = (2, 4, 8)  # a work-item's wide loads: 8, 16 or 32 bytes
+
+
+class _Refuse(Exception):
+    """The row's function holds something the dealing does not know how to share."""
+
+
+class _Dealer:
+    """The translation of one row function's body: ``n`` the length of the row's arrays, ``items`` the
+    work-items (``L``) they are dealt to, ``width`` the vector width of a dealt element (1: single
+    elements)."""
+
+    def __init__(self, n, items, width: int | sympy.Basic, env: dict, row: str):
+        self.n, self.items, self.width = n, items, width
+        self.env = dict(env)  # name -> type of every variable in scope (of the original body)
+        self.dealt: dict[str, Var] = {}  # a let-bound row-long array -> the variable bound to its shares
+        self.row = row
+        self.row_dependent = {row}  # names whose value depends on the row (the row itself, let-bound values)
+        self.reductions = 0
+
+    # ------------------------------------------------------------------------------ helpers
+    def type_of(self, e: Expr):
+        return type_of(e, {k: v for k, v in self.env.items() if k in e.free_vars})
+
+    def row_long(self, t) -> bool:
+        return isinstance(t, ArrayType) and sizes_equal(t.size, self.n) is True
+
+    def depends(self, node) -> bool:
+        return bool(node.free_vars & self.row_dependent)
+
+    def uses_dealt(self, node) -> bool:
+        return bool(node.free_vars & set(self.dealt))
+
+    def elementwise(self, f) -> bool:
+        """Whether a function applied to each element reads nothing of the row but single values computed
+        from it (a maximum, a sum: ``[T]1`` or scalars), which every item holds, never the row itself or
+        another row-long array."""
+        for name in f.free_vars & self.row_dependent:
+            if name == self.row:
+                return False
+            t = self.env.get(name)
+            if not _small(t):
+                return False
+        return True
+
+    def vector(self) -> bool:
+        return not (isinstance(self.width, int) and self.width == 1)
+
+    # ------------------------------------------------------------------------------ layouts
+    def deal_view(self, e: Expr, t: ArrayType) -> Expr:
+        """``[T]n`` -> ``[L][T]n/L``, item l's share: elements l, l + L, ... (vectors of ``width`` elements)."""
+        if not self.vector():
+            return dsl.transpose(dsl.split(self.items, e))
+        if is_call(e, P.Zip):
+            parts = [self.deal_view(a, self.type_of(a)) for a in e.args]
+            return dsl.map(lambda p: dsl.zip(*[dsl.get(p, i) for i in range(len(parts))]), dsl.zip(*parts))
+        if not isinstance(t.elem, ScalarType):
+            raise _Refuse(f"cannot read elements of {t.elem} as vectors")
+        return dsl.map(lambda c: dsl.asScalar(c), dsl.transpose(dsl.split(self.items, dsl.asVector(self.width, e))))
+
+    def undeal(self, shares: Expr, elem) -> Expr:
+        """The inverse of ``deal_view``: the row from its items' shares (a view, and a write view)."""
+        if not self.vector():
+            return dsl.join(dsl.transpose(shares))
+        if not isinstance(elem, ScalarType):
+            raise _Refuse(f"cannot write elements of {elem} as vectors")
+        return dsl.asScalar(dsl.join(dsl.transpose(dsl.map(lambda c: dsl.asVector(self.width, c), shares))))
+
+    # ------------------------------------------------------------------------------ the translation
+    def shares(self, e: Expr) -> Expr:
+        """The items' shares ``[L][T]n/L`` of a row-long array ``e``."""
+        if isinstance(e, Var) and e.name in self.dealt:
+            return self.dealt[e.name]
+        t = self.type_of(e)
+        if is_view(e) and not self.uses_dealt(e):
+            return self.deal_view(e, t)
+        if isinstance(e, Call) and type(e.fn) is P.Map:
+            f = e.fn.f
+            if not self.elementwise(f):
+                raise _Refuse("an elementwise function that reads the row's other values")
+            inner = self.shares(e.args[0])
+            return dsl.map(lambda c: Call(P.Map(rename_bound(f)), (c,)), inner)
+        if is_call(e, P.Zip) and all(self.row_long(self.type_of(a)) for a in e.args):
+            parts = [self.shares(a) for a in e.args]
+            return dsl.map(lambda p: dsl.zip(*[dsl.get(p, i) for i in range(len(parts))]), dsl.zip(*parts))
+        raise _Refuse(f"a row-long {type(getattr(e, 'fn', e)).__name__} that is neither a view nor a map")
+
+    def body(self, e: Expr) -> Expr:
+        """``e`` with its row-long reductions and maps shared by the items (same type, same value)."""
+        if isinstance(e, Var):
+            if e.name in self.dealt:
+                return self.undeal(self.dealt[e.name], self.type_of(e).elem)
+            return e
+        if not isinstance(e, Call):
+            return e
+        fn = e.fn
+        if isinstance(fn, P.Let):
+            return self.let(e)
+        if type(fn) is P.Reduce and self.row_long(self.type_of(e.args[1])):
+            return self.reduction(e)
+        if self.row_long(self.type_of(e)) and not (is_view(e) and not self.uses_dealt(e)):
+            return self.undeal(self.shares(e), self.type_of(e).elem)
+        if isinstance(fn, UserFun) or (isinstance(fn, P.Primitive) and fn.kind == "layout"):
+            return Call(fn, tuple(self.body(a) for a in e.args))
+        if isinstance(fn, (P.Map, P.Reduce)) and self.elementwise(fn.f):
+            # A function of a reduction's result (a ReLU after a dot product): runs on that one value, which
+            # every item holds.  Over anything longer that depends on the row, it would need a dealing of its own.
+            if any(self.depends(a) and not _small(self.type_of(a)) for a in e.args):
+                raise _Refuse("a map or reduction over a row-dependent array that is not row-long")
+            return Call(fn, tuple(self.body(a) for a in e.args))
+        if not self.depends(e):
+            return e  # a value the row does not change (a constant of the program)
+        raise _Refuse(f"{getattr(fn, 'text_name', type(fn).__name__)} over the row")
+
+    def let(self, e: Call) -> Expr:
+        lam = e.fn.f
+        (x,) = lam.params
+        value = e.args[0]
+        t = self.type_of(value)
+        self.env[x.name] = t
+        if self.depends(value):
+            self.row_dependent.add(x.name)
+        if self.row_long(t) and not is_view(value):
+            shared = self.shares(value)
+            xs = Var(fresh_name(x.name.split("_")[0] + "s"))
+            self.dealt[x.name] = xs
+            return Call(P.Let(Lambda((xs,), self.body(lam.body))), (shared,))
+        return Call(P.Let(Lambda((x,), self.body(lam.body))), (self.body(value),))
+
+    def reduction(self, e: Call) -> Expr:
+        f = e.fn.f
+        init, xs = e.args
+        form = sum_form(f)
+        t = self.type_of(init)
+        if form is None or not isinstance(t, ScalarType) or not self.elementwise(f):
+            raise _Refuse("a reduction of the row that is not a sum, maximum or minimum of its elements")
+        shares = self.shares(xs)
+        self.reductions += 1
+        partial = dsl.join(dsl.map(lambda c: Call(P.Reduce(rename_bound(f)), (form.identity(t), c)), shares))
+        return Call(P.Reduce(dsl.as_lambda(lambda acc, s: form.op(acc, s), 2, "acc")), (self.body(init), partial))
+
+
+def _small(t) -> bool:
+    """A value every work-item may hold: a scalar, a vector, a tuple of them, or an array of one such."""
+    if isinstance(t, ArrayType):
+        return sizes_equal(t.size, 1) is True and _small(t.elem)
+    if isinstance(t, TupleType):
+        return all(_small(x) for x in t.elems)
+    return t is not None
+
+
+def _deal(e, site, ctx, vector: bool):
+    if not (isinstance(e, Call) and type(e.fn) is P.Map) or is_view(e.fn.f.body):
+        return None
+    lam = e.fn.f
+    (row,) = lam.params
+    xs_t = site.type_of(e.args[0])
+    if not isinstance(xs_t, ArrayType):
+        return None
+    env = {**site.env, row.name: xs_t.elem}
+    n = _first_row_reduction(lam.body, row.name, env)
+    if n is None:
+        return None
+    items = ctx.fresh("L")
+    width = ctx.fresh("v") if vector else 1
+    if vector:
+        ctx.require(sympy.Contains(width, sympy.FiniteSet(*VECTOR_WIDTHS)),
+                    f"a work-item reads {width} neighbouring elements at once: {width} is 2, 4 or 8")
+    dealer = _Dealer(n, items, width, env, row.name)
+    try:
+        body = dealer.body(lam.body)
+    except _Refuse:
+        return None
+    if dealer.reductions == 0:
+        return None  # elementwise rows: one work-item per element serves them better
+    return Call(P.Map(Lambda((row,), body)), e.args)
+
+
+def _first_row_reduction(body: Expr, row: str, env: dict):
+    """The length of the first array (pre-order) that the row's function reduces and that depends on the
+    row, typed in the scope of the reduction (``let``-bound names included)."""
+
+    def walk(e, env, dep):
+        if not isinstance(e, Call):
+            return None
+        fn = e.fn
+        if type(fn) is P.Reduce:
+            xs = e.args[1]
+            if xs.free_vars & dep:
+                t = type_of(xs, {k: v for k, v in env.items() if k in xs.free_vars})
+                if isinstance(t, ArrayType):
+                    return t.size
+        if isinstance(fn, P.Let):
+            found = walk(e.args[0], env, dep)
+            if found is not None:
+                return found
+            (x,) = fn.f.params
+            value = e.args[0]
+            inner = {**env, x.name: type_of(value, {k: v for k, v in env.items() if k in value.free_vars})}
+            return walk(fn.f.body, inner, dep | ({x.name} if value.free_vars & dep else set()))
+        for a in e.args:
+            found = walk(a, env, dep)
+            if found is not None:
+                return found
+        return None
+
+    return walk(body, env, {row})
+
+
+deal_rows = rule(
+    "dealRows",
+    "map(r -> B(r), xs) => map(r -> B'(r), xs): every reduce(f, z, a) of a row-long a in B becomes "
+    "reduce(+, z, join(map(c -> reduce(f, id, c), transpose(split(L, a))))), every row-long map(g, a) "
+    "join(transpose(map(c -> map(g, c), transpose(split(L, a)))))",
+)(lambda e, site, ctx: _deal(e, site, ctx, vector=False))
+
+deal_rows_vector = rule(
+    "dealRowsVector",
+    "dealRows with vectors of v neighbouring elements dealt: transpose(split(L, asVector(v, a)))",
+)(lambda e, site, ctx: _deal(e, site, ctx, vector=True))
+
+
+# ------------------------------------------------------------------------------------ lowering, memory
+
+
+@rule(
+    "reduceLclShared",
+    "reduce((+), init, xs) at work-group level, its result read by the group, xs computed by the work-items "
+    "=> reduceLcl(d, (+), init, toLocal(xs))",
+    "lowering",
+)
+def reduce_lcl_shared(e, site, ctx):
+    """The group's items combine their partial results as a tree in local memory (``reduceLcl``), and each
+    takes the tree's result into its own accumulator: a row's maximum or sum that every item then reads
+    (softmax's ``exp(x - max)``), shared without a further copy.  Where the result is stored instead,
+    ``reduceLcl`` has one item write it."""
+    if site.write_position:
+        return None
+    tree = reduce_lcl.fn(e, site, ctx)
+    return None if tree is None else tree.args[0]  # reduceLcl builds mapLcl(d, id, tree): the tree alone
+
+
+def _group_let(e, site, to_mem):
+    if not (isinstance(e, Call) and isinstance(e.fn, P.Let)):
+        return None
+    if not site.inside(P.MapWrg) or site.inside(P.MapLcl, P.MapGlb, P.MapSeq, P.ReduceLike, P.Map):
+        return None
+    value = e.args[0]
+    if not (isinstance(value, Call) and isinstance(value.fn, (P.Map, P.MapLcl)) and not is_view(value)):
+        return None
+    if not isinstance(site.type_of(value), ArrayType):
+        return None
+    return Call(e.fn, (to_mem(value),))
+
+
+@rule("groupLetPrivate", "let(x -> b, map(f, xs)) at work-group level => let(x -> b, toPrivate(map(f, xs)))", "memory")
+def group_let_private(e, site, ctx):
+    """An array a work-group computes with its items and binds with ``let`` (the shares of a row,
+    ``[L][n/L]``) is kept in the items' private memory: the group's array is declared once, and the
+    privatization pass shrinks it to the share each item computes and reads (in registers when the
+    item's loops over it are unrolled)."""
+    return _group_let(e, site, dsl.toPrivate)
+
+
+@rule("groupLetLocal", "let(x -> b, map(f, xs)) at work-group level => let(x -> b, toLocal(map(f, xs)))", "memory")
+def group_let_local(e, site, ctx):
+    """The same array kept in local memory: each item writes its share, any item may read any element
+    after the barrier (a row of up to some thousands of floats, without the registers)."""
+    return _group_let(e, site, dsl.toLocal)
+
+
+@rule("letInline", "let(x -> b, map(f, xs)) => b[x := map(f, xs)]")
+def let_inline(e, site, ctx):
+    """An array bound by ``let`` and computed elementwise is recomputed where it is used rather than kept:
+    a row too long for any memory of its work-group (softmax's ``exp(x - max)`` over a row of a million) is
+    then never held, at the price of computing each element once per use."""
+    if not (isinstance(e, Call) and isinstance(e.fn, P.Let)):
+        return None
+    value = e.args[0]
+    if not (isinstance(value, Call) and type(value.fn) is P.Map and not is_view(value.fn.f.body)):
+        return None
+    (x,) = e.fn.f.params
+    return substitute(e.fn.f.body, {x.name: value})
+
+
+@rule("reduceMapFusion", "reduce(f, z, map(g, xs)) => reduce((acc, y) -> f(acc, g(y)), z, xs)")
+def reduce_map_fusion(e, site, ctx):
+    """The mapped values are reduced as they are computed, never stored."""
+    if not (isinstance(e, Call) and type(e.fn) is P.Reduce):
+        return None
+    init, xs = e.args
+    if not (isinstance(xs, Call) and type(xs.fn) is P.Map and not is_view(xs.fn.f.body)):
+        return None
+    f, g = e.fn.f, xs.fn.f
+    acc, y = Var(fresh_name("acc")), Var(fresh_name("y"))
+    from ..ir.expr import apply_lambda
+
+    body = apply_lambda(f, [acc, apply_lambda(g, [y])])
+    return Call(P.Reduce(Lambda((acc, y), body)), (init, xs.args[0]))
+
+
+ROW_RULES = [deal_rows, deal_rows_vector, reduce_lcl_shared, group_let_private, group_let_local, let_inline,
+             reduce_map_fusion]
+
+
+# ------------------------------------------------------------------------------------ the strategy
+
+
+def _enclosing_maps(program, path):
+    """The prefixes of ``path`` at which it enters the function of a plain ``map`` (outermost first), or
+    None when it enters any other function on the way (a reduction's, a ``let``'s): a row map under those
+    is not the work of a kernel's work-groups."""
+    from .positions import get_at
+
+    out = []
+    for i, step in enumerate(path):
+        if step[0] in ("fn", "callee"):
+            node = get_at(program.body, path[:i])
+            if not (isinstance(node, Call) and type(node.fn) is P.Map):
+                return None
+            out.append(path[:i])
+    return out
+
+
+def _group_level(program, rows_path):
+    """``where`` for the positions the row's work-group runs together: inside the function of the map at
+    ``rows_path``, entering no function but a ``let``'s on the way (not inside a work-item's map)."""
+    from .positions import _child, get_at
+
+    body = rows_path + (("fn", "f"),)
+
+    def where(path, e) -> bool:
+        if path[: len(body)] != body:
+            return False
+        node = get_at(program.body, body)
+        for step in path[len(body):]:
+            if step[0] in ("fn", "callee") and not (isinstance(node, Call) and isinstance(node.fn, P.Let)):
+                return False
+            node = _child(node, step)
+        return True
+
+    return where
+
+
+def _inside(rows_path):
+    body = rows_path + (("fn", "f"),)
+    return lambda path, e: path[: len(body)] == body
+
+
+def _exhaust(rule, where_of):
+    """Apply ``rule`` where ``where_of(program)`` allows until it applies nowhere (first position each
+    time): the positions move as the program is rewritten, so the predicate is rebuilt for each step."""
+    from .explore import once
+
+    def go(v):
+        for _ in range(200):
+            nxt = once(rule, where=where_of(v.program))(v)
+            if not nxt:
+                return [v]
+            v = nxt[0]
+        raise RuntimeError(f"rule {rule.name} did not reach a normal form")
+
+    return go
+
+
+def lower_rows(v, rows_path, unroll: bool = True) -> list:
+    """The lowering of a dealt row map at ``rows_path``: the rows over work-groups in dimension 0 (maps
+    around them over dimensions 1 and 2), the row's partial results combined by trees in local memory,
+    each ``let``-bound array of shares in private or local memory, the shares' maps over the group's
+    work-items in dimension 0, the rest sequential; with ``unroll``, variants with each item's loops
+    over its share unrolled too (always, for shares in private memory and for vectors: see below)."""
+    from .explore import _accumulators, _extend, choice, dedup, normalize, seq
+    from .lowering import MAP_LCL, MAP_SEQ, MAP_WRG, limit_unrolled_nests, reduce_seq, unroll_in_item
+    from .rule import try_rule
+
+    outer = _enclosing_maps(v.program, rows_path)
+    if outer is None or len(outer) > 2:
+        return []
+    for d, prefix in zip(range(len(outer), 0, -1), outer):
+        r = try_rule(v.program, MAP_WRG[d], prefix)
+        if r is None:
+            return []
+        v = _extend(v, r)
+    r = try_rule(v.program, MAP_WRG[0], rows_path)
+    if r is None:
+        return []
+    v = _extend(v, r)
+    group = lambda program: _group_level(program, rows_path)  # noqa: E731
+    inside = lambda program: _inside(rows_path)  # noqa: E731
+    combine = seq(_exhaust(reduce_lcl_shared, group), _exhaust(reduce_lcl, group))
+    memory = choice(_exhaust(group_let_private, group), _exhaust(group_let_local, group))
+    rest = seq(_exhaust(MAP_LCL[0], group), normalize(MAP_SEQ), normalize(reduce_seq), _accumulators)
+    out = []
+    for w in seq(combine, memory, rest)(v):
+        # Shares in registers need constant indices; an item's vectors are read as one wide load only where
+        # their lanes' reads are neighbouring statements (codegen.passes.vectorize): both need the unrolling.
+        must = any(s.rule in ("groupLetPrivate", "dealRowsVector") for s in w.trace)
+        if unroll:
+            out.extend(seq(_exhaust(unroll_in_item, inside), limit_unrolled_nests)(w))
+        if not (unroll and must):
+            out.append(w)
+    return dedup(out)
+
+
+def cooperative_rows(opts) -> "Strategy":  # noqa: F821
+    """Every row map of the program (a map whose function reduces its row) with its rows shared by the
+    work-items of a group: dealt one element at a time or in vectors (``dealRows``, ``dealRowsVector``),
+    after the dot products are vectorized (``vectorizeReduce``) or not, with the row-long ``let``\\ s kept
+    (in private or local memory) or recomputed where used (``letInline``), then lowered by ``lower_rows``."""
+    from .algorithmic import map_fusion, vectorize_reduce
+    from .explore import _extend, dedup, normalize, once, optional, seq
+    from .positions import positions
+    from .rule import try_rule
+
+    steps = []
+    if opts.vectorize:
+        steps.append(optional(once(vectorize_reduce)))
+    steps.append(optional(seq(normalize(let_inline), normalize(reduce_map_fusion), normalize(map_fusion))))
+    front = seq(*steps)
+    deals = (deal_rows, deal_rows_vector) if opts.vectorize else (deal_rows,)
+
+    def go(v):
+        out = []
+        for w in front(v):
+            for path, e in positions(w.program.body):
+                if not (isinstance(e, Call) and type(e.fn) is P.Map) or _enclosing_maps(w.program, path) is None:
+                    continue
+                for deal in deals:
+                    r = try_rule(w.program, deal, path)
+                    if r is not None:
+                        out.extend(lower_rows(_extend(w, r), path, opts.unroll))
+        return dedup(out)
+
+    return go
