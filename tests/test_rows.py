@@ -73,13 +73,14 @@ def test_every_kind_of_shared_row_matches_the_interpreter(name):
 @pytest.mark.parametrize("build,shape", [(linalg.gemv, {"M": 8, "N": 1024}), (linalg.fully_connected, {"B": 2, "M": 8, "N": 512})])
 def test_matrix_vector_rows_validate_on_pocl(build, shape):
     """Each row's dot product (plus bias, then ReLU, for the layer) by a work-group: plainly dealt, dealt
-    as vectors, and over float4 dot products (``vectorizeReduce``)."""
+    as vectors, over float4 dot products (``vectorizeReduce``), and each row split over work-groups whose
+    partial results a second kernel adds up (``splitRows``, the bias and the ReLU there)."""
     program = build()
     rng = np.random.default_rng(2)
     inputs = [rng.standard_normal([int(d.subs({sympy.Symbol(k, integer=True, positive=True): v for k, v in shape.items()}))
                                    for d in t.dims]).astype(np.float32) for t in program.param_types]
     variants = explore(program)
-    for kind in ("dealRows", "dealRowsVector", "vectorizeReduce"):
+    for kind in ("dealRows", "dealRowsVector", "vectorizeReduce", "splitRows"):
         v = next(v for v in _cooperative(variants, kind) if "unrollInItem" in features(v))
         check = check_variant(v, program, [shape], lambda s: inputs, count=1, profile=resolve_profile(None), rtol=1e-3, atol=1e-4)
         assert check.ok, (kind, check.summary(), [c.message for c in check.checks])
@@ -137,6 +138,22 @@ def test_row_sums_and_maxima_of_a_users_program(op, init):
         check = check_variant(v, program, [{"M": 5, "N": 768}], lambda s: [x], count=1, profile=resolve_profile(None),
                               rtol=1e-4, atol=1e-4)
         assert check.ok, (check.summary(), [c.message for c in check.checks])
+
+
+def test_few_long_rows_are_split_over_work_groups_on_a_gpu():
+    """A fully-connected layer of 64 outputs at batch 1 has 64 rows, 64 work-groups for 132 compute units when
+    each row has one; split into chunks of ``ks0``, the rows' chunks get work-groups of their own, and a
+    second kernel adds each row's partial results to its bias (one work-item per output)."""
+    entry, params = parse_spec("fully_connected:relu=1")
+    sizes_ = {"B": 1, "M": 64, "N": 25088}
+    variants = _cooperative(explore(entry.program(sizes_, params)), "splitRows")
+    assert variants
+    v = variants[0]
+    config = sample(solve(variant_space(v, sizes_, GPU)), 1, seed=0)[0]
+    first, second = generate_pipeline(v.program, {**sizes_, **config}, GPU.limits())
+    groups = int(np.prod(first[0].launch.global_size)) // int(np.prod(first[0].launch.local_size))
+    assert groups == 64 * 25088 // config["ks0"] and groups > 64
+    assert second[0].launch.local_size is None  # the sums: one work-item per output
 
 
 def test_global_softmax_rows_launch_groups_whose_private_memory_fits():

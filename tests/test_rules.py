@@ -741,6 +741,34 @@ def test_rows_lowering_and_memory(case):
         checked(R.group_let_local, grouped, inputs, values)
 
 
+@RULE_SETTINGS
+@given(ROW_CASES, st.booleans())
+def test_split_rows(case, batch):
+    """Every row's reduction cut into chunks: a kernel of the chunks' results, then the program reading
+    them (the bias and the function after the reduction applied once there); with a batch around the rows
+    (a fully-connected layer's), two levels of maps."""
+    from liftpy.rewrite.rows_split import split_rows
+
+    m, n, kind, op, seed = case
+    kind = kind % 2
+    prog = _row_program(kind, {"add": add, "max": fmax, "min": fmin}[op])
+    inputs = _row_inputs(kind, m, n, seed)
+    if batch:
+        rng = np.random.default_rng(seed)
+        prog = make_program("p", [("x", Array(Int, K, N)), ("w", Array(Int, M, N)), ("b", Array(Int, M))], lambda x, w, b: map(
+            lambda xb: join(map(lambda wb: map(lambda y: fmax(y, 0), reduce(
+                lambda acc, p: multAndSumUp(acc, p[0], p[1]), wb[1], zip(wb[0], xb))), zip(w, b))), x))
+        inputs = [ints(rng, (2, n)), ints(rng, (m, n)), ints(rng, (m,))]
+    checked(split_rows, prog, inputs)
+    if not batch and n % 8 == 0:
+        # the chunks of the first kernel are rows of their own, dealt as vectors (a zip's chunk: by component)
+        from liftpy.rewrite import rows as R
+        from liftpy.rewrite.explore import once
+
+        split, values = _after(once(split_rows), prog, {"M": m, "N": n})
+        checked(R.deal_rows_vector, split, inputs, values)
+
+
 def test_every_rule_is_tested():
     """Runs last in this file (pytest keeps file order): every library rule met its property test."""
     from liftpy.rewrite.pipeline import crop_kernel, let_global, materialize_input, pad_opt, reduce_kernels, split_partial_kernels
@@ -751,8 +779,9 @@ def test_every_rule_is_tested():
     library |= {r.name for r in (pad_opt, materialize_input, split_partial_kernels, crop_kernel, reduce_kernels, let_global)}
     library |= {"fuseText", "splitJoinText", "transposeText", "tileAllPairs"}
     from liftpy.rewrite.rows import ROW_RULES
+    from liftpy.rewrite.rows_split import split_rows
 
-    library |= {r.name for r in ROW_RULES}
+    library |= {r.name for r in ROW_RULES + [split_rows]}
     missing = library - TESTED
     assert not missing, f"rules without a property test run: {sorted(missing)}"
 

@@ -100,8 +100,13 @@ class _Dealer:
         """``[T]n`` -> ``[L][T]n/L``, item l's share: elements l, l + L, ... (vectors of ``width`` elements)."""
         if not self.vector():
             return dsl.transpose(dsl.split(self.items, e))
-        if is_call(e, P.Zip):
-            parts = [self.deal_view(a, self.type_of(a)) for a in e.args]
+        if is_call(e, P.Zip) or isinstance(t.elem, TupleType):
+            # Each component read as vectors of its own (a chunk of a zip: its components, as views).
+            if is_call(e, P.Zip):
+                comps = list(e.args)
+            else:
+                comps = [dsl.map(lambda p, i=i: dsl.get(p, i), e) for i in range(len(t.elem.elems))]
+            parts = [self.deal_view(a, self.type_of(a)) for a in comps]
             return dsl.map(lambda p: dsl.zip(*[dsl.get(p, i) for i in range(len(parts))]), dsl.zip(*parts))
         if not isinstance(t.elem, ScalarType):
             raise _Refuse(f"cannot read elements of {t.elem} as vectors")
@@ -454,17 +459,26 @@ def lower_rows(v, rows_path, unroll: bool = True) -> list:
 def cooperative_rows(opts) -> "Strategy":  # noqa: F821
     """Every row map of the program (a map whose function reduces its row) with its rows shared by the
     work-items of a group: dealt one element at a time or in vectors (``dealRows``, ``dealRowsVector``),
-    after the dot products are vectorized (``vectorizeReduce``) or not, with the row-long ``let``\\ s kept
-    (in private or local memory) or recomputed where used (``letInline``), then lowered by ``lower_rows``."""
+    after the dot products are vectorized (``vectorizeReduce``) or not, the rows split into chunks over
+    work-groups (``splitRows``: a kernel of partial results, summed by a second one) or not, with the
+    row-long ``let``\\ s kept (in private or local memory) or recomputed where used (``letInline``), then
+    lowered by ``lower_rows`` (the second kernel over global work-items)."""
     from .algorithmic import map_fusion, vectorize_reduce
     from .explore import _extend, dedup, normalize, once, optional, seq
     from .positions import positions
     from .rule import try_rule
 
+    from .rows_split import lower_other_kernels, split_rows
+
     steps = []
     if opts.vectorize:
         steps.append(optional(once(vectorize_reduce)))
-    steps.append(optional(seq(normalize(let_inline), normalize(reduce_map_fusion), normalize(map_fusion))))
+    if opts.split_k:
+        steps.append(optional(once(split_rows)))
+    # Recomputing: only where a let is inlined, and fusing only the maps that compute (not the views).
+    computing = lambda path, e: not is_view(e)  # noqa: E731
+    steps.append(optional(seq(once(let_inline), normalize(let_inline), normalize(reduce_map_fusion),
+                              _exhaust(map_fusion, lambda program: computing))))
     front = seq(*steps)
     deals = (deal_rows, deal_rows_vector) if opts.vectorize else (deal_rows,)
 
@@ -476,8 +490,9 @@ def cooperative_rows(opts) -> "Strategy":  # noqa: F821
                     continue
                 for deal in deals:
                     r = try_rule(w.program, deal, path)
-                    if r is not None:
-                        out.extend(lower_rows(_extend(w, r), path, opts.unroll))
+                    dealt = None if r is None else lower_other_kernels(_extend(w, r), path)
+                    if dealt is not None:
+                        out.extend(lower_rows(dealt, path, opts.unroll))
         return dedup(out)
 
     return go
