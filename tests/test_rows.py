@@ -58,12 +58,14 @@ def test_rows_too_long_for_one_work_item_are_shared_by_a_work_group(name):
 
 @pytest.mark.parametrize("name", ["softmax_rows", "layernorm_rows"])
 def test_every_kind_of_shared_row_matches_the_interpreter(name):
-    """Shares kept in registers, in local memory, or recomputed; one element or a vector at a time."""
+    """Shares kept in registers, in local memory, or recomputed; one element or a vector at a time; the
+    row's own shares copied into registers first (read from global memory once)."""
     entry, params = parse_spec(name)
     sizes_ = {"M": 3, "N": 512}
     program = entry.program(sizes_, params)
     x = np.random.default_rng(1).standard_normal((3, 512)).astype(np.float32)
-    kinds = [("groupLetPrivate", "dealRows"), ("groupLetLocal", "dealRowsVector"), ("letInline", "dealRows")]
+    kinds = [("groupLetPrivate", "dealRows"), ("groupLetLocal", "dealRowsVector"), ("letInline", "dealRows"),
+             ("letInline", "letShares", "groupLetPrivate", "dealRowsVector")]
     for kind in kinds:
         v = _cooperative(explore(program), *kind)[0]
         check = check_variant(v, program, [sizes_], lambda s: [x], count=1, profile=resolve_profile(None), rtol=1e-3, atol=1e-5)

@@ -719,8 +719,8 @@ def test_deal_rows(case):
 @given(ROW_CASES)
 def test_rows_lowering_and_memory(case):
     """After dealing, the group's trees (reduceLclShared where the group reads the result), the memory of
-    the let-bound shares (private, local), and the recomputation of let-bound maps (letInline, then
-    reduceMapFusion) keep the results."""
+    the let-bound shares (private, local), the recomputation of let-bound maps (letInline, then
+    reduceMapFusion) and the copy of shares read twice (letShares) keep the results."""
     from liftpy.rewrite import rows as R
     from liftpy.rewrite.explore import once
     from liftpy.rewrite.lowering import MAP_WRG
@@ -734,6 +734,8 @@ def test_rows_lowering_and_memory(case):
         inlined, _ = _after(once(R.let_inline), prog, {"M": m, "N": n})
         checked(R.reduce_map_fusion, inlined, inputs)
     dealt, values = _after(once(R.deal_rows), prog, {"M": m, "N": n})
+    if kind != 1:  # the row's shares read twice (its reduction, then its map): copied once
+        checked(R.let_shares, dealt, inputs, values)
     grouped, values = _after(once(MAP_WRG[0]), dealt, values)
     checked(R.reduce_lcl_shared, grouped, inputs, values)
     if kind != 1:

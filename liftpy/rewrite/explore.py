@@ -423,7 +423,7 @@ class ExploreOptions:
     let_global: bool = True  # a let-bound computed array becomes a kernel of its own (letGlobal)
     all_pairs: bool = True  # all-pairs interactions tiled, each tile staged in local memory (tiled_all_pairs)
     tree_reduce: bool = True  # a whole-array reduction per work-group as a tree in local memory (tree_reduction)
-    rows: bool = True  # each row a reduction reads shared by a work-group's items (rows.cooperative_rows)
+    rows: bool = True  # each row a reduction reads shared by a work-group's items (rows_strategy.cooperative_rows)
 
     def __post_init__(self):
         # A rule given twice (one rules file read twice, the same rule in two files) is one macro: as two,
@@ -608,7 +608,7 @@ def default_strategy(program: Program, options: ExploreOptions = ExploreOptions(
     if options.tree_reduce and options.partial and options.reduce_kernels and not options.pipeline:
         general = choice(general, tree_reduction(options))
     if options.rows and not options.pipeline:
-        from .rows import cooperative_rows
+        from .rows_strategy import cooperative_rows
 
         general = choice(general, cooperative_rows(options))
     return seq(general, placement_stage(program, options))

@@ -23,12 +23,13 @@ group share each row instead:
 - ``letInline``, ``reduceMapFusion`` (algorithmic) recompute a ``let``-bound elementwise map where it is
   used instead of keeping it, fused into the reduction or the map that reads it (rows too long for any
   memory of the group);
-- ``cooperative_rows`` is the strategy: (optionally vectorize the dot products, or inline the row-long
-  ``let``\\ s), deal the rows, map the rows over work-groups (dimension 0; maps around them over dimensions
-  1 and 2) and the shares over the group's items, combine with trees, choose the memory of ``let``-bound
-  shares, and optionally unroll each item's loops over its share.
+- ``letShares`` (memory) copies the items' shares of a row that is read several times (softmax's maximum,
+  then its exponentials) into their memory once, so that the row is read from global memory once.
 
-Each rule has a property test against the interpreter (tests/test_rows.py).  The reductions are regrouped,
+The strategy that combines them is ``liftpy.rewrite.rows_strategy.cooperative_rows``; ``splitRows``
+(``liftpy.rewrite.rows_split``) splits few long rows over several work-groups.
+
+Each rule has a property test against the interpreter (tests/test_rules.py).  The reductions are regrouped,
 so a float sum may differ by rounding; a maximum is exact.
 """
 
@@ -39,7 +40,8 @@ import sympy
 from ..ir import dsl
 from ..ir import primitives as P
 from ..ir.analysis import is_view
-from ..ir.expr import Call, Expr, Lambda, Var, fresh_name, rename_bound, substitute
+from ..ir.expr import (Call, Expr, Lambda, Var, fresh_name, primitive_functions, rename_bound, replace_functions,
+                       substitute, subterms)
 from ..ir.typecheck import type_of
 from ..ir.types import ArrayType, ScalarType, TupleType, sizes_equal
 from ..ir.userfun import UserFun
@@ -353,146 +355,52 @@ def reduce_map_fusion(e, site, ctx):
     return Call(P.Reduce(Lambda((acc, y), body)), (init, xs.args[0]))
 
 
+@rule("letShares", "map(r -> B(D(r), D(r)), xs) => map(r -> let(s -> B(s, s), map(c -> map(id, c), D(r))), xs)",
+      "memory")
+def let_shares(e, site, ctx):
+    """A view of the row that its function reads in several places (the items' shares of a softmax row: its
+    maximum, then its exponentials) is copied once into each item's memory (registers, once lowered with
+    ``groupLetPrivate`` and unrolled) and read there: the row comes from global memory once."""
+    if not (isinstance(e, Call) and type(e.fn) is P.Map) or is_view(e.fn.f.body):
+        return None
+    (r,) = e.fn.f.params
+    body = e.fn.f.body
+    seen: dict = {}
+    for node in subterms(body):
+        if isinstance(node, Call) and node.free_vars == {r.name} and is_view(node):
+            seen[node] = seen.get(node, 0) + 1
+    env = {**site.env, r.name: site.type_of(e.args[0]).elem}
+    repeated = [n for n, k in seen.items() if k > 1 and _shares_type(type_of(n, {r.name: env[r.name]}))]
+    if not repeated:
+        return None
+    target = max(repeated, key=lambda n: sum(1 for _ in subterms(n)))  # the whole view, not a part of it
+    s = Var(fresh_name("rs"))
+    copy = dsl.map(lambda c: dsl.map(dsl.id, c), target)
+    return Call(P.Map(Lambda((r,), Call(P.Let(Lambda((s,), _replace(body, target, s))), (copy,)))), e.args)
+
+
+def _shares_type(t) -> bool:
+    """``[[T]k]L`` of scalars or tuples of them: what items' shares of a row are."""
+    return (isinstance(t, ArrayType) and isinstance(t.elem, ArrayType)
+            and isinstance(t.elem.elem, (ScalarType, TupleType)) and _small(t.elem.elem))
+
+
+def _replace(node, target, new):
+    """``node`` with every occurrence of the expression ``target`` replaced by ``new``."""
+    if node == target:
+        return new
+    if isinstance(node, Lambda):
+        return Lambda(node.params, _replace(node.body, target, new))
+    if isinstance(node, Call):
+        if isinstance(node.fn, Lambda):
+            fn = _replace(node.fn, target, new)
+        elif isinstance(node.fn, P.Primitive):
+            fn = replace_functions(node.fn, {k: _replace(lam, target, new) for k, lam in primitive_functions(node.fn)})
+        else:
+            fn = node.fn
+        return Call(fn, tuple(_replace(a, target, new) for a in node.args))
+    return node
+
+
 ROW_RULES = [deal_rows, deal_rows_vector, reduce_lcl_shared, group_let_private, group_let_local, let_inline,
-             reduce_map_fusion]
-
-
-# ------------------------------------------------------------------------------------ the strategy
-
-
-def _enclosing_maps(program, path):
-    """The prefixes of ``path`` at which it enters the function of a plain ``map`` (outermost first), or
-    None when it enters any other function on the way (a reduction's, a ``let``'s): a row map under those
-    is not the work of a kernel's work-groups."""
-    from .positions import get_at
-
-    out = []
-    for i, step in enumerate(path):
-        if step[0] in ("fn", "callee"):
-            node = get_at(program.body, path[:i])
-            if not (isinstance(node, Call) and type(node.fn) is P.Map):
-                return None
-            out.append(path[:i])
-    return out
-
-
-def _group_level(program, rows_path):
-    """``where`` for the positions the row's work-group runs together: inside the function of the map at
-    ``rows_path``, entering no function but a ``let``'s on the way (not inside a work-item's map)."""
-    from .positions import _child, get_at
-
-    body = rows_path + (("fn", "f"),)
-
-    def where(path, e) -> bool:
-        if path[: len(body)] != body:
-            return False
-        node = get_at(program.body, body)
-        for step in path[len(body):]:
-            if step[0] in ("fn", "callee") and not (isinstance(node, Call) and isinstance(node.fn, P.Let)):
-                return False
-            node = _child(node, step)
-        return True
-
-    return where
-
-
-def _inside(rows_path):
-    body = rows_path + (("fn", "f"),)
-    return lambda path, e: path[: len(body)] == body
-
-
-def _exhaust(rule, where_of):
-    """Apply ``rule`` where ``where_of(program)`` allows until it applies nowhere (first position each
-    time): the positions move as the program is rewritten, so the predicate is rebuilt for each step."""
-    from .explore import once
-
-    def go(v):
-        for _ in range(200):
-            nxt = once(rule, where=where_of(v.program))(v)
-            if not nxt:
-                return [v]
-            v = nxt[0]
-        raise RuntimeError(f"rule {rule.name} did not reach a normal form")
-
-    return go
-
-
-def lower_rows(v, rows_path, unroll: bool = True) -> list:
-    """The lowering of a dealt row map at ``rows_path``: the rows over work-groups in dimension 0 (maps
-    around them over dimensions 1 and 2), the row's partial results combined by trees in local memory,
-    each ``let``-bound array of shares in private or local memory, the shares' maps over the group's
-    work-items in dimension 0, the rest sequential; with ``unroll``, variants with each item's loops
-    over its share unrolled too (always, for shares in private memory and for vectors: see below)."""
-    from .explore import _accumulators, _extend, choice, dedup, normalize, seq
-    from .lowering import MAP_LCL, MAP_SEQ, MAP_WRG, limit_unrolled_nests, reduce_seq, unroll_in_item
-    from .rule import try_rule
-
-    outer = _enclosing_maps(v.program, rows_path)
-    if outer is None or len(outer) > 2:
-        return []
-    for d, prefix in zip(range(len(outer), 0, -1), outer):
-        r = try_rule(v.program, MAP_WRG[d], prefix)
-        if r is None:
-            return []
-        v = _extend(v, r)
-    r = try_rule(v.program, MAP_WRG[0], rows_path)
-    if r is None:
-        return []
-    v = _extend(v, r)
-    group = lambda program: _group_level(program, rows_path)  # noqa: E731
-    inside = lambda program: _inside(rows_path)  # noqa: E731
-    combine = seq(_exhaust(reduce_lcl_shared, group), _exhaust(reduce_lcl, group))
-    memory = choice(_exhaust(group_let_private, group), _exhaust(group_let_local, group))
-    rest = seq(_exhaust(MAP_LCL[0], group), normalize(MAP_SEQ), normalize(reduce_seq), _accumulators)
-    out = []
-    for w in seq(combine, memory, rest)(v):
-        # Shares in registers need constant indices; an item's vectors are read as one wide load only where
-        # their lanes' reads are neighbouring statements (codegen.passes.vectorize): both need the unrolling.
-        must = any(s.rule in ("groupLetPrivate", "dealRowsVector") for s in w.trace)
-        if unroll:
-            out.extend(seq(_exhaust(unroll_in_item, inside), limit_unrolled_nests)(w))
-        if not (unroll and must):
-            out.append(w)
-    return dedup(out)
-
-
-def cooperative_rows(opts) -> "Strategy":  # noqa: F821
-    """Every row map of the program (a map whose function reduces its row) with its rows shared by the
-    work-items of a group: dealt one element at a time or in vectors (``dealRows``, ``dealRowsVector``),
-    after the dot products are vectorized (``vectorizeReduce``) or not, the rows split into chunks over
-    work-groups (``splitRows``: a kernel of partial results, summed by a second one) or not, with the
-    row-long ``let``\\ s kept (in private or local memory) or recomputed where used (``letInline``), then
-    lowered by ``lower_rows`` (the second kernel over global work-items)."""
-    from .algorithmic import map_fusion, vectorize_reduce
-    from .explore import _extend, dedup, normalize, once, optional, seq
-    from .positions import positions
-    from .rule import try_rule
-
-    from .rows_split import lower_other_kernels, split_rows
-
-    steps = []
-    if opts.vectorize:
-        steps.append(optional(once(vectorize_reduce)))
-    if opts.split_k:
-        steps.append(optional(once(split_rows)))
-    # Recomputing: only where a let is inlined, and fusing only the maps that compute (not the views).
-    computing = lambda path, e: not is_view(e)  # noqa: E731
-    steps.append(optional(seq(once(let_inline), normalize(let_inline), normalize(reduce_map_fusion),
-                              _exhaust(map_fusion, lambda program: computing))))
-    front = seq(*steps)
-    deals = (deal_rows, deal_rows_vector) if opts.vectorize else (deal_rows,)
-
-    def go(v):
-        out = []
-        for w in front(v):
-            for path, e in positions(w.program.body):
-                if not (isinstance(e, Call) and type(e.fn) is P.Map) or _enclosing_maps(w.program, path) is None:
-                    continue
-                for deal in deals:
-                    r = try_rule(w.program, deal, path)
-                    dealt = None if r is None else lower_other_kernels(_extend(w, r), path)
-                    if dealt is not None:
-                        out.extend(lower_rows(dealt, path, opts.unroll))
-        return dedup(out)
-
-    return go
+             reduce_map_fusion, let_shares]
