@@ -13,6 +13,7 @@ import pytest
 import sympy
 
 from liftpy import Array, Float, add, fmax, make_program, map, reduce, sizes
+from liftpy.ir import dsl as L
 from liftpy.codegen.kernel import generate_pipeline
 from liftpy.constraints import sample, solve
 from liftpy.constraints.infer import variant_space
@@ -185,3 +186,15 @@ def test_unroll_limits_survive_sympys_fractions():
     bound = at_most(n / (l0 * v0), 64).xreplace({n: 1024})
     assert bound not in (sympy.true, sympy.false)
     assert bound.xreplace({l0: 4, v0: 4}) == sympy.true and bound.xreplace({l0: 2, v0: 4}) == sympy.false
+
+
+def test_rows_whose_elements_are_not_neighbours_are_not_shared():
+    """Dealing a row is worth it for coalesced reads: a matrix product's columns (``transpose(B)``), a
+    matrix's column sums and a convolution's windows are read at a stride, so they are left to the other
+    mappings (and their explorations keep their variants: 124 for the matrix product)."""
+    M, N = sizes("M N")
+    columns = make_program("columns", [("x", Array(Float, M, N))], lambda x: map(lambda c: reduce(add, 0.0, c), L.transpose(x)))
+    assert not _cooperative(explore(columns))
+    assert not _cooperative(explore(linalg.matmul()))
+    entry, params = parse_spec("conv2d")
+    assert not _cooperative(explore(entry.program({}, params)))

@@ -13,7 +13,9 @@ group share each row instead:
   (``v`` floats at ``(k L + l) v``: one wide load each).  Every reduction of a row-long array becomes the
   combination of the items' partial results over their shares; every elementwise map of a row-long array
   maps each item's share, and a ``let``-bound row-long array is bound to the shares.  The row is written
-  back through the inverse layout (``join(transpose(...))``), which is a view;
+  back through the inverse layout (``join(transpose(...))``), which is a view.  Only rows whose elements
+  are neighbours in memory are dealt (rows of the inputs, chunks of them): a matrix product's columns or
+  a convolution's windows would not coalesce, and are left to the other mappings;
 - ``reduceLclShared`` (lowering) combines the items' partial results as a tree in local memory
   (``reduceLcl``) whose result every item takes into its accumulator, where the group reads it (softmax's
   maximum, then its sum); where it is stored, the existing ``reduceLcl`` rule has one item write it;
@@ -61,8 +63,8 @@ class _Dealer:
     work-items (``L``) they are dealt to, ``width`` the vector width of a dealt element (1: single
     elements)."""
 
-    def __init__(self, n, items, width: int | sympy.Basic, env: dict, row: str):
-        self.n, self.items, self.width = n, items, width
+    def __init__(self, n, items, width: int | sympy.Basic, env: dict, row: str, layout: "_Layout"):
+        self.n, self.items, self.width, self.layout = n, items, width, layout
         self.env = dict(env)  # name -> type of every variable in scope (of the original body)
         self.dealt: dict[str, Var] = {}  # a let-bound row-long array -> the variable bound to its shares
         self.row = row
@@ -99,7 +101,14 @@ class _Dealer:
 
     # ------------------------------------------------------------------------------ layouts
     def deal_view(self, e: Expr, t: ArrayType) -> Expr:
-        """``[T]n`` -> ``[L][T]n/L``, item l's share: elements l, l + L, ... (vectors of ``width`` elements)."""
+        """``[T]n`` -> ``[L][T]n/L``, item l's share: elements l, l + L, ... (vectors of ``width`` elements).
+        Only for a row whose elements are neighbours in memory: what makes the items' reads coalesce (a
+        column of a matrix, a window of an image, would be read element by element at a stride)."""
+        if not self.layout.contiguous(e):
+            raise _Refuse("the row's elements are not neighbours in memory")
+        return self._deal_view(e, t)
+
+    def _deal_view(self, e: Expr, t: ArrayType) -> Expr:
         if not self.vector():
             return dsl.transpose(dsl.split(self.items, e))
         if is_call(e, P.Zip) or isinstance(t.elem, TupleType):
@@ -108,7 +117,7 @@ class _Dealer:
                 comps = list(e.args)
             else:
                 comps = [dsl.map(lambda p, i=i: dsl.get(p, i), e) for i in range(len(t.elem.elems))]
-            parts = [self.deal_view(a, self.type_of(a)) for a in comps]
+            parts = [self._deal_view(a, self.type_of(a)) for a in comps]
             return dsl.map(lambda p: dsl.zip(*[dsl.get(p, i) for i in range(len(parts))]), dsl.zip(*parts))
         if not isinstance(t.elem, ScalarType):
             raise _Refuse(f"cannot read elements of {t.elem} as vectors")
@@ -196,6 +205,55 @@ class _Dealer:
         return Call(P.Reduce(dsl.as_lambda(lambda acc, s: form.op(acc, s), 2, "acc")), (self.body(init), partial))
 
 
+class _Layout:
+    """Which arrays of a row map's function lie contiguously in memory, from where their names come: the
+    program's inputs (row-major), and the elements of the maps around the position (``sources``: a map's
+    parameter -> the array it maps over)."""
+
+    def __init__(self, inputs: dict, sources: dict):
+        self.inputs, self.sources = inputs, sources
+
+    def contiguous(self, e) -> bool:
+        """Whether the array ``e``'s elements are neighbours in memory (each component, for a zip)."""
+        if isinstance(e, Var):
+            t = self.inputs.get(e.name)
+            if t is not None:
+                return isinstance(t, ArrayType) and not isinstance(t.elem, ArrayType)
+            return e.name in self.sources and self.rows(self.sources[e.name])
+        if is_call(e, P.Zip):
+            return all(self.contiguous(a) for a in e.args)
+        if is_call(e, P.AsVector):
+            return self.contiguous(e.args[0])
+        if is_call(e, P.Get) and isinstance(e.args[0], Var) and is_call(self.sources.get(e.args[0].name), P.Zip):
+            return self.rows(self.sources[e.args[0].name].args[e.fn.index])
+        return False
+
+    def rows(self, xs) -> bool:
+        """Whether each element of ``xs`` that is an array is contiguous (the rows of a row-major input, the
+        chunks of a contiguous array; the elements of a zip component by component, its scalars aside)."""
+        if isinstance(xs, Var):
+            if xs.name in self.inputs:
+                return True  # row-major: every sub-array of an input is contiguous
+            return xs.name in self.sources and self.rows(self.sources[xs.name])
+        if is_call(xs, P.Zip):
+            return all(self.rows(a) for a in xs.args)
+        if is_call(xs, P.Split):
+            return self.contiguous(xs.args[0])
+        return False
+
+
+def _sources(program, path) -> dict:
+    """The array each map on the way to ``path`` maps over, by the name of the map's parameter."""
+    from .positions import _child
+
+    out, node = {}, program.body
+    for step in path:
+        if step[0] == "fn" and isinstance(node, Call) and isinstance(node.fn, P.MapLike):
+            out[node.fn.f.params[0].name] = node.args[0]
+        node = _child(node, step)
+    return out
+
+
 def _small(t) -> bool:
     """A value every work-item may hold: a scalar, a vector, a tuple of them, or an array of one such."""
     if isinstance(t, ArrayType):
@@ -222,7 +280,9 @@ def _deal(e, site, ctx, vector: bool):
     if vector:
         ctx.require(sympy.Contains(width, sympy.FiniteSet(*VECTOR_WIDTHS)),
                     f"a work-item reads {width} neighbouring elements at once: {width} is 2, 4 or 8")
-    dealer = _Dealer(n, items, width, env, row.name)
+    inputs = dict(zip((p.name for p in site.program.params), site.program.param_types))
+    layout = _Layout(inputs, {**_sources(site.program, site.path), row.name: e.args[0]})
+    dealer = _Dealer(n, items, width, env, row.name, layout)
     try:
         body = dealer.body(lam.body)
     except _Refuse:
