@@ -307,11 +307,12 @@ def lower_kernel(
     params = tuple(b for b in em.buffers if b.role in ("input", "output"))
     ir = Kernel(name, params, tuple(em.local_buffers), em.body(), tuple(em.functions.items()))
     chosen, render_sizes = decide_launch(parallel_loops(ir.body), limits, launch)
-    if launch is None:
+    fit = launch is None and limits.private_group_bytes is not None  # (a GPU's limits have none)
+    if fit:
         chosen = fit_private(chosen, render_sizes, _private_total(ir), limits)
     ir = ir.replace(notes={"sizes": render_sizes})
     ir = _run_checked(ir, passes, chosen, limits)
-    if launch is None:  # the passes' temporaries (vector registers) may call for a smaller group still
+    if fit:  # the passes' temporaries (vector registers) may call for a smaller group still
         chosen = fit_private(chosen, render_sizes, _private_total(ir), limits)
     dims = []
     tt = out_t
