@@ -164,6 +164,33 @@ def _prod(xs) -> int:
     return out
 
 
+def fit_private(chosen: Launch, render_sizes: dict, private_bytes: int, limits: DeviceLimits) -> Launch:
+    """The launch of a kernel whose work-groups the driver forms (``mapGlb``: no local size), with a local
+    size of its own where the driver's largest group could overflow the private memory a group may keep
+    (a CPU driver runs a group on one thread and keeps its items' private arrays on that thread's stack:
+    4,096 softmax rows of 1 KiB each took PoCL past its 4 MiB).  The largest group that fits is chosen,
+    each dimension a divisor of the global size (as OpenCL 1.2 requires), the fastest dimension first;
+    one work-item always fits, since a work-item's own private memory is bounded separately.  Kernels
+    that fit the driver's largest group keep the driver's choice, so their launch (and the source's
+    header that prints it) does not change.  Only the launch changes: a global kernel's code does not
+    depend on its group size."""
+    group = limits.private_group_bytes
+    if not render_sizes or any(k[0] != "glb" for k in render_sizes) or not group:
+        return chosen
+    if private_bytes * limits.max_work_group_size <= group:
+        return Launch(chosen.global_size, None)
+    budget = max(1, min(limits.max_work_group_size, group // private_bytes))
+    local = []
+    for d, g in enumerate(chosen.global_size):
+        cap = min(limits.max_work_item_sizes[d] if d < len(limits.max_work_item_sizes) else 1, budget // max(1, _prod(local)))
+        local.append(max(k for k in range(1, max(1, min(g, cap)) + 1) if g % k == 0))
+    return Launch(chosen.global_size, tuple(local))
+
+
+def _private_total(ir) -> int:
+    return sum(b.nbytes for b in _unique(x.buffer for x in walk(ir.body) if isinstance(x, Declare)))
+
+
 @contextmanager
 def _no_cycle_collection():
     """Python's cyclic garbage collector paused, and resumed as it was.  Code generation allocates some
@@ -280,8 +307,13 @@ def lower_kernel(
     params = tuple(b for b in em.buffers if b.role in ("input", "output"))
     ir = Kernel(name, params, tuple(em.local_buffers), em.body(), tuple(em.functions.items()))
     chosen, render_sizes = decide_launch(parallel_loops(ir.body), limits, launch)
+    fit = launch is None and limits.private_group_bytes is not None  # (a GPU's limits have none)
+    if fit:
+        chosen = fit_private(chosen, render_sizes, _private_total(ir), limits)
     ir = ir.replace(notes={"sizes": render_sizes})
     ir = _run_checked(ir, passes, chosen, limits)
+    if fit:  # the passes' temporaries (vector registers) may call for a smaller group still
+        chosen = fit_private(chosen, render_sizes, _private_total(ir), limits)
     dims = []
     tt = out_t
     while isinstance(tt, ArrayType):

@@ -248,9 +248,11 @@ def _kernel_limits(program: Program, result: Type, profile, placements: Mapping[
         cap = profile.private_item_limit_bytes
         out.append((sympy.Le(total, cap), lambda total=total, what=what: f"private memory per work-item ({total} bytes: {what}) must be at most {cap} bytes on {profile.device}", "device:private_item_bytes"))
         group = profile.private_group_limit_bytes
-        if group is not None:
-            # Without a mapLcl the driver chooses the group, up to the device's largest (as codegen assumes).
-            items = sympy.Mul(*ndim_local) if ndim_local else sympy.Integer(profile.max_work_group_size)
+        if group is not None and ndim_local:
+            # The mapLcl's fix the group.  Without one the launch does: the driver's choice where its largest
+            # group fits, else the largest group that does (codegen.kernel.fit_private), one work-item at
+            # least, whose own private memory the limit above bounds.
+            items = sympy.Mul(*ndim_local)
             out.append((sympy.Le(total * items, group),
                         lambda total=total, items=items: f"private memory of a work-group ({total} bytes in each of {items} work-items) must be at most {group} bytes on {profile.device}",
                         "device:private_group_bytes"))

@@ -429,6 +429,7 @@ class ExploreOptions:
     all_pairs: bool = True  # all-pairs interactions tiled, each tile staged in local memory (tiled_all_pairs)
     tree_reduce: bool = True  # a whole-array reduction per work-group as a tree in local memory (tree_reduction)
     normal_form: bool = True  # start from the normal form (normal.py): products in the shape the tilings take
+    rows: bool = True  # each row a reduction reads shared by a work-group's items (rows_strategy.cooperative_rows)
 
     def __post_init__(self):
         # A rule given twice (one rules file read twice, the same rule in two files) is one macro: as two,
@@ -643,6 +644,10 @@ def default_strategy(program: Program, options: ExploreOptions = ExploreOptions(
         general = choice(general, tiled_all_pairs(options))
     if options.tree_reduce and options.partial and options.reduce_kernels and not options.pipeline:
         general = choice(general, tree_reduction(options))
+    if options.rows and not options.pipeline:
+        from .rows_strategy import cooperative_rows
+
+        general = choice(general, cooperative_rows(options))
     if options.normal_form and not options.pipeline:
         general = seq(normal_form(), general)
     return seq(general, placement_stage(program, options))

@@ -88,11 +88,22 @@ def reduce_seq(e, site, ctx):
 UNROLL_LIMIT = 64  # longer unrolled loops make kernels that compilers take minutes on, or reject
 
 
-def _limit_unroll(ctx, xs_type) -> None:
+def at_most(n, limit: int):
+    """``n <= limit``, with ``n``'s denominator multiplied out where it is a product of parameters: sympy
+    1.14 decides ``1024/(L0*v0) <= 64`` False outright (a number over a product of two positive symbols,
+    once the sizes are substituted), which emptied the space of every variant whose unrolled loop runs
+    over a length divided by two parameters.  Other forms are left as they were (same spaces, same
+    samples)."""
     import sympy
 
+    n = sympy.sympify(n)
+    num, den = sympy.fraction(sympy.together(n))
+    return sympy.Le(num, limit * den) if len(den.free_symbols) > 1 else sympy.Le(n, limit)
+
+
+def _limit_unroll(ctx, xs_type) -> None:
     n = xs_type.size
-    ctx.require(sympy.Le(n, UNROLL_LIMIT), f"an unrolled loop has at most {UNROLL_LIMIT} iterations (this one: {n})")
+    ctx.require(at_most(n, UNROLL_LIMIT), f"an unrolled loop has at most {UNROLL_LIMIT} iterations (this one: {n})")
 
 
 @rule("unrollMapSeq", "mapSeq(f, x) => mapSeqUnroll(f, x)", "lowering")
@@ -443,7 +454,7 @@ def limit_unrolled_nests(v):
         if product.is_Integer and int(product) <= UNROLLED_BODY_LIMIT or product in seen:
             continue
         seen.add(product)
-        reqs.append(Requirement(sympy.Le(product, UNROLLED_BODY_LIMIT), f"an unrolled {what} expands to at most {UNROLLED_BODY_LIMIT} bodies (this one: {product})", "unrollInItem"))
+        reqs.append(Requirement(at_most(product, UNROLLED_BODY_LIMIT), f"an unrolled {what} expands to at most {UNROLLED_BODY_LIMIT} bodies (this one: {product})", "unrollInItem"))
     return [dataclasses.replace(v, requirements=v.requirements + tuple(reqs))] if reqs else [v]
 
 

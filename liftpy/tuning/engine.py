@@ -102,7 +102,8 @@ _SHORT = {"tile2D": "tile", "vectorizeReduce": "vec", "partialReduce": "partial"
           "tile2DReduce": "tiled", "tile2DReduceStrided": "tiled-strided", "stageTiles": "stage",
           "stageTilesT": "stageT", "unrollInItem": "unroll-item", "splitK": "splitK", "flattenMap2D": "flat",
           "reduceKernels": "reduce-kernels", "reduceLcl": "tree", "tileAllPairs": "allpairs-tiles", "doubleBuffer": "db",
-          "padK": "padK", "groupsOut": "groups", "splitKGroups": "splitK"}
+          "padK": "padK", "groupsOut": "groups", "splitKGroups": "splitK", "dealRows": "rows",
+          "dealRowsVector": "rows-vec", "splitRows": "split-rows", "letShares": "shares"}
 
 
 def _tags(v) -> str:
