@@ -343,6 +343,8 @@ def vectorize_reduce(e, site, ctx):
         at = site.type_of(a)
         if not (isinstance(at, ArrayType) and at.elem == Float):
             return None
+        if getattr(at.size, "is_Integer", False) and int(at.size) % 2:
+            return None  # a known odd length (a 3x3 window's 9): neither float2 nor float4 divides it, no size can help
     if site.type_of(init) != Float:
         return None
     v = ctx.fresh("v")
