@@ -26,6 +26,8 @@ def test_there_are_notebooks():
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.notebook
+@pytest.mark.slow
 def test_notebook_runs(path, tmp_path):
     copy = tmp_path / path.name
     shutil.copy(path, copy)  # what the notebook writes (a results store, plots) lands in tmp_path
@@ -36,6 +38,8 @@ def test_notebook_runs(path, tmp_path):
     assert all(c.get("outputs") for c in committed.cells if c.cell_type == "code"), f"{path.name} is committed without outputs"
 
 
+@pytest.mark.notebook
+@pytest.mark.slow
 def test_a_failing_cell_fails(tmp_path):
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("from liftpy.operators import parse_spec\nparse_spec('jacobi9d')")]
