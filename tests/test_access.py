@@ -177,6 +177,7 @@ def test_a_tile_staged_row_major_and_read_down_its_columns_has_bank_conflicts_it
     assert local["stageTiles"] > conflicts * local["stageTilesT"]
 
 
+@pytest.mark.slow
 def test_search_spaces_measure_many_points_in_worker_processes(tmp_path, monkeypatch):
     """``Spaces.prefetch_access`` (a benchmark's hundreds of held-out points) finds what ``Spaces.access``
     would, computed in worker processes and kept on disk for it."""

@@ -63,7 +63,7 @@ def _check_kernel(program, values: dict, placements: dict) -> None:
     assert kernel.plan.private_bytes - sum(b.nbytes for b in plan.values()) == value(private_bytes(allocs)), where
 
 
-@pytest.mark.parametrize("name", sorted(OPERATORS))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "conv" else n for n in sorted(OPERATORS)])
 def test_the_analysis_is_the_plan_of_every_sampled_kernel(name):
     op = OPERATORS[name]()
     variants = list(cached_variants(op))

@@ -12,6 +12,7 @@ import importlib
 from fractions import Fraction
 from types import SimpleNamespace
 
+import pytest
 import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -64,6 +65,7 @@ def same(a, b) -> bool:
 
 @settings(max_examples=300, deadline=None)
 @given(conditions())
+@pytest.mark.slow
 def test_make_and_is_sympys_and(args):
     assert same(make_and(args), sympy.And(*args)), args
 
@@ -119,6 +121,7 @@ def index_term(draw):
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(index_term(), min_size=1, max_size=5))
+@pytest.mark.slow
 def test_integer_sums_and_products_are_sympys(terms):
     """``int_sum`` and ``int_product`` build what ``Add`` and ``Mul`` build, argument order included,
     where they build anything; nested sums are flattened and like terms collected to zero and beyond."""
@@ -135,6 +138,7 @@ def test_integer_sums_and_products_are_sympys(terms):
 
 @settings(max_examples=300, deadline=None)
 @given(index_term(), index_term(), st.sampled_from([-1, 0, 1, 3, 64]))
+@pytest.mark.slow
 def test_scaled_and_affine_indices_are_sympys(e, f, k):
     """``times`` (``e * k``, distributed over a sum as sympy does), ``affine`` (``e * k + f``, a split's
     index) and ``rebuild`` (a node from new arguments) build what sympy's operators and constructors build."""
@@ -355,6 +359,7 @@ def test_private_index_splits_are_sympys(e, counters, extra):
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.tuples(st.integers(-3, 300), st.sampled_from(SYMS + (sympy.Symbol("n", integer=True),))),
                 min_size=1, max_size=3), st.integers(-5, 300), st.sampled_from([2, 3, 4, 12, 64, 256]))
+@pytest.mark.slow
 def test_unbounded_moduli_are_sympys(terms, const, d):
     """A modulus whose dividend has no known bounds (counters of enclosing loops), as the simplifier
     leaves it: sums of multiples of counters and a constant, some with a common factor with the
@@ -469,6 +474,7 @@ def test_linear_parts_and_shifted_copies_are_sympys(terms, x, k):
 
 @settings(max_examples=500, deadline=None)
 @given(st.lists(index_term(), min_size=2, max_size=4), st.integers(1, 9))
+@pytest.mark.slow
 def test_equal_sums_built_apart_are_one_object(terms, k):
     """Sums built by the fast constructors from different starting points (terms in another order, a
     constant added to a sum or the sum built with it) are one object, so the tables keyed by them find
@@ -535,6 +541,7 @@ def test_hoisting_the_copies_of_an_index_names_what_hoisting_each_whole_names(te
 
 @settings(max_examples=400, deadline=None)
 @given(conditions(), st.integers(0, 6), st.booleans())
+@pytest.mark.slow
 def test_conditions_substituted_and_simplified_in_one_walk(parts, k, split):
     """A padding condition of an unrolled copy (a counter replaced by a constant) or of a trial split (by
     ``2*q + r``), substituted and simplified in one walk (``substitute_simplified``): each part decided

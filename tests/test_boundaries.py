@@ -85,6 +85,7 @@ def test_symbolic_amounts_become_requirements():
 
 
 @pytest.mark.parametrize("boundary", ["clamp", "mirror", "wrap"])
+@pytest.mark.slow
 def test_every_blur_variant_compiles_and_matches(boundary):
     from liftpy.codegen.kernel import generate_pipeline
     from liftpy.constraints import sample, solve

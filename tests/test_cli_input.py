@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import liftpy_here
+
 ROOT = Path(__file__).resolve().parents[1]
 MATMUL = str(ROOT / "examples" / "programs" / "matmul_highlevel.lift")
 STENCIL = str(ROOT / "examples" / "programs" / "stencil_highlevel.lift")
@@ -106,17 +108,21 @@ CASES = [
 ]
 
 
+def _names(tmp: Path) -> dict:
+    return {**_bad_files(tmp), "tmp": str(tmp), "MATMUL": MATMUL, "STENCIL": STENCIL, "PIPELINE": PIPELINE}
+
+
 @pytest.fixture(scope="module")
-def outcomes(tmp_path_factory):
-    """Run every case at once (each is a fresh interpreter: a second each, in parallel)."""
-    tmp = tmp_path_factory.mktemp("cli")
-    names = {**_bad_files(tmp), "tmp": str(tmp), "MATMUL": MATMUL, "STENCIL": STENCIL, "PIPELINE": PIPELINE}
-    procs = {}
-    for line, _ in CASES:
-        args = line.format(**names).split()
-        procs[line] = subprocess.Popen([sys.executable, "-m", "liftpy", *args], stdout=subprocess.PIPE,
-                                       stderr=subprocess.PIPE, text=True, cwd=tmp)
-    return {line: (p.wait(timeout=600), *p.communicate()) for line, p in procs.items()}
+def cli_folder(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("cli")
+
+
+@pytest.fixture(scope="module")
+def outcomes(cli_folder):
+    """Every case run as ``python -m liftpy`` runs it, in this process (``liftpy_here``: sixty interpreters took
+    a minute of CPU); ``test_commands_say_the_same_in_a_fresh_interpreter`` starts real ones for a few."""
+    names = _names(cli_folder)
+    return {line: liftpy_here(line.format(**names).split(), cwd=cli_folder) for line, _ in CASES}
 
 
 @pytest.mark.parametrize("line,words", CASES, ids=[c[0].split(" {tmp}")[0] for c in CASES])
@@ -137,3 +143,23 @@ def test_bad_input_is_one_message_and_a_nonzero_exit(outcomes, line, words):
 
 def test_reading_a_store_that_is_not_there_leaves_none_behind(outcomes, tmp_path_factory):
     assert not any(Path(p).name == "nothing-here.sqlite" for p in Path(tmp_path_factory.getbasetemp()).rglob("*.sqlite"))
+
+
+# One case of each command and kind of error (argparse's usage errors, liftpy's own, a file, a size, a store).
+IN_PROCESSES = ["compile {missing}", "compile {illtyped}", "run {PIPELINE} --size C=0", "variants {split3} --size N=8",
+                "explore {MATMUL} -s M=4,N=4,K=4 --db {tmp}/a.sqlite --budget soon", "explore conv --layer vgg99:1 --db {tmp}/a.sqlite",
+                "pareto conv --layer vgg16:7 --db {junkdb}", "show --db {tmp}/a.sqlite --device 1", "space {PIPELINE} --size M=-3",
+                "probe --device 97 --out {tmp}/p.json"]
+
+
+@pytest.mark.slow
+def test_commands_say_the_same_in_a_fresh_interpreter(outcomes, cli_folder, tmp_path):
+    """The cases above run in the test's process; a few of them, each in an interpreter of its own as a user
+    runs them (in another folder of the same files), exit with the same status and say the same."""
+    names = _names(tmp_path)
+    procs = {line: subprocess.Popen([sys.executable, "-m", "liftpy", *line.format(**names).split()], stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True, cwd=tmp_path) for line in IN_PROCESSES}
+    for line, p in procs.items():
+        out, err = p.communicate(timeout=600)
+        code, out_here, err_here = outcomes[line]
+        assert (p.returncode, out, err.replace(str(tmp_path), "TMP")) == (code, out_here, err_here.replace(str(cli_folder), "TMP")), line

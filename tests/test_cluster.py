@@ -33,6 +33,7 @@ def test_malformed_workers_refused(text):
         parse_workers(text)
 
 
+@pytest.mark.slow
 def test_cli_refuses_malformed_workers_in_one_line(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "liftpy", "explore", str(MATMUL), "-s", "M=8,N=8,K=8",
                            "--workers", "local:0", "--db", str(tmp_path / "r.sqlite")],
@@ -58,6 +59,8 @@ def _rows(db: Path) -> int:
         return 0
 
 
+@pytest.mark.ray
+@pytest.mark.slow
 def test_killed_worker_loses_no_point(tmp_path):
     """Two device workers on the CPU device; one is SIGKILLed after a few points are stored.  Its points go
     to the other worker (or to its replacement) and every planned point ends in the store exactly once."""
@@ -107,6 +110,8 @@ def test_killed_worker_loses_no_point(tmp_path):
     assert all(r.metrics["ran_on"] for r in records)
 
 
+@pytest.mark.ray
+@pytest.mark.slow
 def test_cli_explores_on_ray_workers(tmp_path):
     pytest.importorskip("ray")
     from liftpy.tuning.store import Store

@@ -25,6 +25,7 @@ def _run(prog, sz, *inputs, **kw):
 
 
 @pytest.mark.parametrize("name", ["stencil2d.py", "matmul.py", "conv_highlevel.py"])
+@pytest.mark.slow
 def test_examples_run_and_match(name):
     r = subprocess.run([sys.executable, str(ROOT / "examples" / name)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]

@@ -355,6 +355,7 @@ def quotient_sums(draw):
 
 @settings(max_examples=300, deadline=None)
 @given(quotient_sums())
+@pytest.mark.slow
 def test_substitution_folding_quotients_simplifies_as_before(case):
     e, values, ranges = case
     new = arith.substitute(e, values)
@@ -772,6 +773,7 @@ def _concrete_verdict(p, bindings):
 
 @settings(max_examples=300, deadline=None)
 @given(programs(), st.integers(-2, 12), st.integers(-2, 12), st.integers(-2, 12))
+@pytest.mark.slow
 def test_check_sizes_from_the_symbolic_typing_accepts_only_what_checking_with_values_accepts(p, n, m, k):
     from liftpy.errors import LiftError
     from liftpy.ir import typecheck as tc

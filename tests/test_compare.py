@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from liftpy.ir.compare import compare
 
@@ -43,6 +44,8 @@ ROOTS = """def roots(x: [float]N) =
 """
 
 
+@pytest.mark.slow
+@pytest.mark.usefixtures("pools_here")
 def test_run_and_explore_accept_a_kernel_whose_true_result_holds_nans(tmp_path):
     """The random inputs are negative in places, so sqrt gives NaN there: on the device as in the
     interpreter.  Both commands called such kernels wrong (run said MISMATCH, explore stored every point

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from liftpy.codegen.kernel import generate_pipeline
 from liftpy.constraints import sample, solve
@@ -109,6 +110,7 @@ def test_let_bound_intermediate_becomes_a_kernel_and_matches():
     assert ran >= 10
 
 
+@pytest.mark.slow
 def test_cli_lists_dropped_variants(tmp_path):
     f = tmp_path / "ata.lift"
     f.write_text(LET_BOUND)

@@ -30,6 +30,7 @@ def test_the_probe_builds_a_kernel_on_the_default_device():
     assert D.build_problem(D._pick(None)) is None
 
 
+@pytest.mark.slow
 def test_devices_command_marks_the_default():
     out = subprocess.run([sys.executable, "-m", "liftpy", "devices"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
@@ -37,6 +38,7 @@ def test_devices_command_marks_the_default():
     assert len(marked) == 1 and "cannot build" not in marked[0]
 
 
+@pytest.mark.slow
 def test_device_info_names_the_device_without_a_context(monkeypatch, tmp_path):
     """An exploration's driver names and profiles the device without making its context (the measuring worker
     makes one), and a device that does not exist is still the driver's one-line error."""

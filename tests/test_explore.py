@@ -15,7 +15,7 @@ import pytest
 
 from liftpy.ir.kernels import kernel_count
 from liftpy.errors import TuningError
-from liftpy.tuning.conv import conv_program, conv_variants, explore_layer, layer_inputs, layer_sizes, to_reference_layout
+from liftpy.tuning.conv import conv_program, explore_layer, layer_inputs, layer_sizes, to_reference_layout
 from liftpy.tuning.layers import get_layer, layer_names
 from liftpy.tuning.references import validate
 from liftpy.tuning.store import Status, Store
@@ -24,11 +24,21 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ["vgg16:0", "vgg16:2", "vgg16:5", "vgg16:7", "vgg16:10", "vgg16:12", "vgg16:17", "vgg16:19", "vgg16:24", "alexnet:0"]
 
 
+def conv3x3_variants():
+    """``conv_variants(3, 1, 1)``, the variants of every 3 x 3 layer of stride 1 and padding 1, through the run's
+    derivation cache (conftest.py): derived once in the run (26 s), not once in each process that asks."""
+    from liftpy.tuning.cache import cached_variants
+    from liftpy.tuning.conv import ConvOperator
+
+    return cached_variants(ConvOperator.of(get_layer("vgg16:7")))
+
+
 def test_catalogue_has_the_paper_layers():
     assert set(LAYERS) <= set(layer_names())
     assert get_layer("alexnet:0").spec == "3,227,227,96,11,4,0"
 
 
+@pytest.mark.slow
 def test_four_stage_pipeline_is_derived_and_matches():
     """Some variants are the paper's four kernels (pad, partial convolution, sums, crop); one of them,
     with tiling, vectorization and coalescing, validates against the reference convolution."""
@@ -38,7 +48,7 @@ def test_four_stage_pipeline_is_derived_and_matches():
     from liftpy.rewrite.explore import features
 
     layer = get_layer("vgg16:7").reduced(spatial=12, channels=8, kernels=4)
-    variants = conv_variants(3, 1, 1)
+    variants = conv3x3_variants()
     wanted = {"padOpt", "materializeInput", "splitPartialKernels", "tile2D", "vectorizeReduce", "coalesce"}
     four = [v for v in variants if kernel_count(v.program) == 4 and wanted <= features(v)]
     assert four, "no four-kernel variant with every optimisation"
@@ -54,7 +64,9 @@ def test_four_stage_pipeline_is_derived_and_matches():
     assert check.ok, check.message
 
 
-@pytest.mark.parametrize("name", LAYERS)
+# vgg16:0 (its reduction padded) and alexnet:0 (11 x 11, stride 4) derive variants of their own: slow.
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in ("vgg16:0", "alexnet:0") else n for n in LAYERS])
+@pytest.mark.usefixtures("pools_here")
 def test_every_paper_layer_validates_on_pocl(name, tmp_path):
     """Reduced spatial sizes (same kernel, stride and padding); every sampled point must be correct."""
     layer = get_layer(name).reduced(spatial=12 if name != "alexnet:0" else 23, channels=4, kernels=4)
@@ -78,6 +90,7 @@ def _rows(db: Path) -> list[tuple]:
         con.close()
 
 
+@pytest.mark.slow
 def test_killed_exploration_resumes_without_losing_or_repeating_points(tmp_path):
     db = tmp_path / "results.sqlite"
     cmd = [sys.executable, "-m", "liftpy", "explore", "conv", "--layer", "vgg16:7", "--reduced", "--spatial", "10",
@@ -104,6 +117,8 @@ def test_killed_exploration_resumes_without_losing_or_repeating_points(tmp_path)
     assert f"{len(before)} already in" in rerun.stdout or "already in" in rerun.stdout
 
 
+@pytest.mark.slow
+@pytest.mark.usefixtures("pools_here")
 def test_pareto_and_show_commands(tmp_path):
     db = tmp_path / "r.sqlite"
     explore_layer(get_layer("vgg16:12").reduced(spatial=8, channels=4, kernels=4), samples=4, db=db, progress=False, repeat=1, warmup=0)
@@ -146,6 +161,8 @@ def test_pareto_and_show_commands(tmp_path):
         frontier(db, ConvOperator.of(get_layer("vgg16:12").reduced(spatial=8, channels=4, kernels=2)))
 
 
+@pytest.mark.slow
+@pytest.mark.usefixtures("pools_here")
 def test_fifty_sampled_configurations_of_layer7_typecheck_compile_and_match(tmp_path):
     """Issue 4: every configuration the sampler hands out is valid by construction: 50 samples of the
     convolution's variants on a reduced VGG-16 layer 7 all type-check (the kernel generator checks every
@@ -165,7 +182,7 @@ def test_points_are_drawn_again_when_few_variants_are_valid():
     from liftpy.tuning.engine import choose_points, select_variants
 
     layer = get_layer("vgg16:7").reduced(spatial=16, channels=8, kernels=8)
-    blocked = select_variants(conv_variants(3, 1, 1), ["registerBlock2D"])
+    blocked = select_variants(conv3x3_variants(), ["registerBlock2D"])
     assert blocked and all("registerBlock2D" in {s.rule for s in v.trace} for v in blocked)
     profile = resolve_profile(None, None)
     few = blocked[:2]
@@ -186,9 +203,11 @@ def test_unknown_rule_filter_names_the_rules_in_use():
     from liftpy.tuning.engine import select_variants
 
     with pytest.raises(TuningError, match="registerBlock2D"):
-        select_variants(conv_variants(3, 1, 1), ["registerBlock3D"])
+        select_variants(conv3x3_variants(), ["registerBlock3D"])
 
 
+@pytest.mark.slow
+@pytest.mark.usefixtures("pools_here")
 def test_register_blocked_convolution_matches(tmp_path):
     layer = get_layer("vgg16:7").reduced(spatial=16, channels=8, kernels=8)
     result = explore_layer(layer, samples=6, db=tmp_path / "r.sqlite", progress=False, repeat=1, warmup=0,
@@ -213,6 +232,7 @@ def _finished(db: Path) -> dict:
         con.close()
 
 
+@pytest.mark.slow
 def test_two_explorations_share_a_store_and_survive_a_kill(tmp_path):
     """Issue 14: two processes explore into one store at once (different seeds, so their points partly
     differ); one is killed with SIGKILL mid-run; the other finishes; the killed one resumes.  No finished
@@ -263,6 +283,8 @@ def test_two_explorations_share_a_store_and_survive_a_kill(tmp_path):
     assert again.returncode == 0 and _finished(db) == after
 
 
+@pytest.mark.slow
+@pytest.mark.usefixtures("pools_here")
 def test_show_without_a_program_refuses_a_store_of_several_problems(tmp_path):
     """``show --best`` without a program printed the fastest point of whichever problem had it, while
     ``pareto`` asked which problem; both now show the one problem a store holds and name them otherwise."""

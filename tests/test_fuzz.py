@@ -95,6 +95,7 @@ def mutated(draw):
 
 @FUZZ
 @given(mutated())
+@pytest.mark.slow
 def test_mutated_program_texts_fail_only_with_liftpy_errors(text):
     try:
         program = parse_program(text)
@@ -146,6 +147,7 @@ def layout(draw, depth=0):
 
 @FUZZ
 @given(st.lists(layout(), min_size=1, max_size=4), st.integers(1, 3), st.sampled_from([None, 0, 3, 4, 6]))
+@pytest.mark.slow
 def test_randomly_built_programs_fail_only_with_liftpy_errors(steps, rank, concrete):
     (N,) = sizes("N")
     dim = concrete if concrete is not None else N

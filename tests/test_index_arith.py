@@ -6,6 +6,7 @@ substitution agrees with evaluation, and decided conditions are right."""
 
 import itertools
 
+import pytest
 import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -69,6 +70,7 @@ def points(ranges):
 
 @settings(max_examples=150)
 @given(indices(), ranges_st)
+@pytest.mark.slow
 def test_simplified_indices_keep_their_values(e, ranges):
     s = simplify(e, ranges)
     for env in points(ranges):

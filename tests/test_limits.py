@@ -78,7 +78,7 @@ def test_stored_profiles_give_the_limits_they_were_made_with():
 
 
 @pytest.mark.parametrize("program,sizes", [
-    ("matmul_highlevel.lift", "M=32,N=32,K=32"),
+    pytest.param("matmul_highlevel.lift", "M=32,N=32,K=32", marks=pytest.mark.slow),
     ("stencil_highlevel.lift", "H=34,W=34"),
     ("maxpool_highlevel.lift", "H=32,W=32"),
 ])

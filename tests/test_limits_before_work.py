@@ -156,6 +156,7 @@ def test_liftpy_run_checks_the_host_memory_before_making_the_inputs(monkeypatch,
     assert made == []
 
 
+@pytest.mark.slow
 def test_liftpy_run_refuses_buffers_of_nearly_2_31_elements_on_the_real_device_at_once(tmp_path):
     """The issue's case: 2^31 - 1 floats (8 GiB), which the kernel's 32-bit indices allow, filled the host's
     memory (6 GiB in 20 s, then killed) or met a raw INVALID_BUFFER_SIZE; now the device's own limits refuse

@@ -63,6 +63,7 @@ def test_models_have_their_shapes(name, layers, out):
         assert sum(n.op.startswith("add") for n in net.nodes) == 8
 
 
+@pytest.mark.slow
 def test_unknown_network_and_too_small_input_are_refused():
     with pytest.raises(InputError, match="choose one of vgg16, resnet18, mobilenet_v2"):
         get_model("alexnet")
@@ -72,6 +73,8 @@ def test_unknown_network_and_too_small_input_are_refused():
     assert r.returncode == 2 and "Traceback" not in r.stderr and "choose one of" in r.stderr
 
 
+@pytest.mark.slow
+@pytest.mark.usefixtures("pools_here")
 def test_small_network_runs_end_to_end(tmp_path):
     from liftpy.network.run import format_run, run_network
 

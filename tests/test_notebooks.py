@@ -73,6 +73,7 @@ def test_notebook_runs_at_small_sizes(path, tmp_path, monkeypatch):
     assert _printed(_code(nb)[-1]).strip()
 
 
+@pytest.mark.slow
 def test_a_failing_cell_fails(tmp_path):
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("from liftpy.operators import parse_spec\nparse_spec('jacobi9d')")]

@@ -16,6 +16,7 @@ pytestmark = pytest.mark.skipif(not oclgrind.available(), reason="Oclgrind is no
 PROGRAMS = Path(__file__).resolve().parents[1] / "examples" / "programs"
 
 
+@pytest.mark.slow
 def test_reports_of_a_faulty_kernel_are_found_and_classified(tmp_path):
     log = tmp_path / "og.log"
     script = textwrap.dedent(f"""
@@ -55,12 +56,12 @@ def test_parse_log_keeps_unknown_reports():
     assert got[1].headline == "Invalid write of size 4"
 
 
-def test_sampled_variants_are_clean_under_oclgrind(tmp_path, monkeypatch):
+@pytest.mark.slow
+def test_sampled_variants_are_clean_under_oclgrind():
     from liftpy.tuning.conv import ConvOperator
     from liftpy.tuning.operator import program_operator
     from liftpy.tuning.sanitize import sweep
 
-    monkeypatch.setenv("LIFTPY_CACHE_DIR", str(tmp_path / "cache"))
     work = [("matmul", program_operator(str(PROGRAMS / "matmul_highlevel.lift"), "M=8,N=8,K=12")),
             ("maxpool", program_operator(str(PROGRAMS / "maxpool_highlevel.lift"), "H=8,W=8")),
             ("conv", ConvOperator.of("2,6,6,4,3,2,1"))]

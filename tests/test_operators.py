@@ -52,6 +52,7 @@ ENGINE_ELSEWHERE = {"jacobi1d", "jacobi2d", "conv2d", "matmul", "sum"}
 
 
 @pytest.mark.parametrize("name", sorted(set(OPERATORS) - ENGINE_ELSEWHERE))
+@pytest.mark.usefixtures("pools_here")
 def test_explored_through_the_engine(name, tmp_path):
     from liftpy.tuning.engine import explore_operator
 
@@ -80,6 +81,7 @@ def test_bad_specs_are_refused_with_the_remedy():
         library_operator("gemv", {"M": 4, "N": 4, "Q": 1})
 
 
+@pytest.mark.slow
 def test_cli_lists_and_explores_library_operators(tmp_path):
     r = subprocess.run([sys.executable, "-m", "liftpy", "operators"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and all(name in r.stdout for name in OPERATORS)
@@ -147,6 +149,8 @@ def test_conv2d_shapes_match_numpy(spec, sizes):
 
 
 @pytest.mark.parametrize("spec,sizes", [CONV_CASES[3], CONV_CASES[5]], ids=["depthwise", "dilated-grouped-strided"])
+@pytest.mark.slow
+@pytest.mark.usefixtures("pools_here")
 def test_conv2d_shapes_explored(spec, sizes, tmp_path):
     from liftpy.tuning.engine import explore_operator
 
@@ -156,10 +160,12 @@ def test_conv2d_shapes_explored(spec, sizes, tmp_path):
 
 
 @pytest.mark.parametrize("spec,sizes,rules,tag", [
-    ("conv2d:k=3x5,stride=2x1,dilation=2x1,pad=2,relu=1", {"C": 4, "H": 9, "W": 8, "M": 8}, ("tile2DReduce",), "tiled"),
+    pytest.param("conv2d:k=3x5,stride=2x1,dilation=2x1,pad=2,relu=1", {"C": 4, "H": 9, "W": 8, "M": 8}, ("tile2DReduce",), "tiled",
+                 marks=pytest.mark.slow),
     (CONV_CASES[5][0], {"C": 6, "H": 9, "W": 8, "M": 6}, ("groupsOut",), "groups+"),
     (CONV_CASES[5][0], {"C": 6, "H": 9, "W": 8, "M": 6}, ("splitKGroups",), "+splitK+"),
 ], ids=["dilated-asymmetric", "grouped", "grouped-split"])
+@pytest.mark.usefixtures("pools_here")
 def test_conv2d_gemm_view_variants_validate(spec, sizes, rules, tag, tmp_path):
     """Any kernel shape, stride, padding and dilation is a matrix product over the im2col view, tiled as
     one; grouped, one product per group (``groupsOut``), and split along each group's reduction too

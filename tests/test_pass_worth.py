@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # the benchmark script runs as a process
+
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "pass_worth.py"
 
 

@@ -48,6 +48,7 @@ def value(doc, name):
 
 # --- every probe, the document, the profile ------------------------------------------------------------
 
+@pytest.mark.slow
 def test_every_probe_runs(run):
     status = {r.probe: (r.status, r.reason) for r in run.results}
     assert set(status) == {p.name for p in PROBES}
@@ -73,6 +74,7 @@ def test_quick_plan_sweeps_less_than_the_full_plan(device):
     assert not quick.register_refine and full.register_refine
 
 
+@pytest.mark.slow
 def test_document_validates_and_round_trips(doc, tmp_path):
     validate(doc)
     path = write(doc, tmp_path / "p.json")
@@ -90,6 +92,7 @@ def test_document_validates_and_round_trips(doc, tmp_path):
     lambda d: d["curves"]["compute.fp32_fma"]["y"].append(1.0),
     lambda d: d["probes"]["compute"]["measured"].append("no_such_value"),
 ])
+@pytest.mark.slow
 def test_schema_rejects_broken_documents(doc, breakage):
     bad = copy.deepcopy(doc)
     breakage(bad)
@@ -97,6 +100,7 @@ def test_schema_rejects_broken_documents(doc, breakage):
         validate(bad)
 
 
+@pytest.mark.slow
 def test_measured_profile_fields_override_pyopencl(doc, device, tmp_path):
     path = write(doc, tmp_path / "p.json")
     loaded = resolve_profile(device, path)
@@ -118,6 +122,7 @@ def test_measured_profile_fields_override_pyopencl(doc, device, tmp_path):
 
 # --- values against pyopencl and against each other ------------------------------------------------------
 
+@pytest.mark.slow
 def test_values_agree_with_pyopencl(doc, device):
     info = device.info
     rep = doc["reported"]
@@ -140,6 +145,7 @@ def test_values_agree_with_pyopencl(doc, device):
         assert 0.01 < per_core_cycle <= 256, (name, per_core_cycle)  # bytes per core per cycle
 
 
+@pytest.mark.slow
 def test_values_agree_with_each_other(doc):
     assert value(doc, "cache_bandwidth_gbs") >= value(doc, "global_bandwidth_gbs")
     # scalar loads are bound by instruction throughput at every window on a CPU, so only noise separates
@@ -261,6 +267,7 @@ def test_running_order_analysis():
 
 # --- roofline -------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_roofline_bounds_and_fractions(doc, tmp_path):
     synthetic = copy.deepcopy(doc)
     synthetic["measured"]["fp32_gflops"]["value"] = 1000.0

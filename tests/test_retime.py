@@ -56,12 +56,15 @@ def test_least_of_repeated_vendor_timings():
     assert retime._least(lambda batch: {"a": 1.0}, 1, 0) == {"a": 1.0}  # at least one timing
 
 
+@pytest.mark.slow
 def test_bad_input_is_one_line():
     out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "retime.py"), "--store", "/nonexistent.sqlite",
                           "--json", "/tmp/never.json"], capture_output=True, text=True)
     assert out.returncode == 2 and "Traceback" not in out.stderr and "no results database" in out.stderr
 
 
+@pytest.mark.slow
+@pytest.mark.usefixtures("pools_here")
 def test_relu_counterparts_of_stored_points_are_timed_and_checked(tmp_path):
     """``--relu`` times each stored convolution point as the same rules and configuration derive it from the
     convolution with a ReLU, checked against conv + bias + ReLU, beside references that run them too."""
@@ -84,6 +87,8 @@ def test_relu_counterparts_of_stored_points_are_timed_and_checked(tmp_path):
     assert layer["relu"] and layer["spec"] == "8,12,12,8,3,1,1+relu" and layer["ratio_vs_vendor"] > 0
 
 
+@pytest.mark.slow
+@pytest.mark.usefixtures("pools_here")
 def test_points_of_a_relu_search_are_timed_as_they_are(tmp_path):
     """A point explored with the ReLU (``conv_vgg16.py --relu``, workload ``...+relu``) is re-timed as it is,
     with or without ``--relu``: checked against conv + bias + ReLU."""

@@ -2,9 +2,12 @@
 the model's figures computed again from the stores a run left, without measuring, equal the run's own."""
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "search.py"
@@ -16,8 +19,24 @@ def _run(*args):
                           capture_output=True, text=True, timeout=600)
 
 
-def test_offline_figures_equal_those_of_the_run_that_left_the_stores(tmp_path):
-    live = _run("--confirm", "1", "--json", str(tmp_path / "live.json"))
+@pytest.fixture(scope="module")
+def live_run(tmp_path_factory):
+    """One live run with ``--confirm`` (which measures, and stores nothing), in a folder of its own: its two
+    stores and its JSON (``live.json``), which the tests below read each from a copy (``_live``)."""
+    folder = tmp_path_factory.mktemp("search-live")
+    return folder, _run("--confirm", "1", "--json", str(folder / "live.json"))
+
+
+def _live(live_run, tmp_path: Path):
+    """The live run's process, its stores and ``live.json`` copied into ``tmp_path``."""
+    folder, run = live_run
+    shutil.copytree(folder, tmp_path, dirs_exist_ok=True)
+    return run
+
+
+@pytest.mark.slow
+def test_offline_figures_equal_those_of_the_run_that_left_the_stores(live_run, tmp_path):
+    live = _live(live_run, tmp_path)
     assert live.returncode == 0, live.stderr[-2000:]
     [measured] = json.loads((tmp_path / "live.json").read_text())
     assert measured["resume_first_run_s"] is not None and "offline" not in measured
@@ -41,11 +60,12 @@ def test_offline_figures_equal_those_of_the_run_that_left_the_stores(tmp_path):
     assert {k: offline[k] for k in MODEL_FIGURES} == {k: measured[k] for k in MODEL_FIGURES}
 
 
-def test_guided_seed_takes_another_guided_path_over_the_same_uniform_store(tmp_path):
+@pytest.mark.slow
+def test_guided_seed_takes_another_guided_path_over_the_same_uniform_store(live_run, tmp_path):
     """``--guided-seed``: a second guided search beside a uniform store measures no uniform point again."""
     from liftpy.tuning.store import Store
 
-    first = _run("--json", str(tmp_path / "a.json"))
+    first = _live(live_run, tmp_path)
     assert first.returncode == 0, first.stderr[-2000:]
     uniform, guided = tmp_path / "search-sgemm_16-uniform.sqlite", tmp_path / "search-sgemm_16-guided.sqlite"
     with Store(uniform) as s:
@@ -57,9 +77,10 @@ def test_guided_seed_takes_another_guided_path_over_the_same_uniform_store(tmp_p
         assert sorted((r.variant, str(r.config), r.finished_at) for r in s.records()) == before
     [rec] = json.loads((tmp_path / "b.json").read_text())
     assert rec["guided_seed"] == 7 and rec["guided_points"] == 4
-    assert "guided_seed" not in json.loads((tmp_path / "a.json").read_text())[0]
+    assert "guided_seed" not in json.loads((tmp_path / "live.json").read_text())[0]
 
 
+@pytest.mark.slow
 def test_offline_without_stores_is_a_one_line_error(tmp_path):
     out = _run("--offline", "--json", str(tmp_path / "x.json"))
     assert out.returncode != 0
@@ -151,10 +172,11 @@ def _bench_and_two_problems():
     return bench, program_operator(matmul, "M=64,N=64,K=32"), program_operator(matmul, "M=32,N=32,K=16").problem
 
 
-def test_tau_ceiling_ranks_the_uniform_store_as_the_search_benchmark_does(tmp_path):
+@pytest.mark.slow
+def test_tau_ceiling_ranks_the_uniform_store_as_the_search_benchmark_does(live_run, tmp_path):
     """``benchmarks/tau_ceiling.py`` over the stores a run of ``search.py`` left: its formula tau is the run's
     ``analytical_kendall_tau`` (the same points, the same formula), and points measured again are counted."""
-    run = _run("--json", str(tmp_path / "live.json"))
+    run = _live(live_run, tmp_path)
     assert run.returncode == 0, run.stderr[-2000:]
     [live] = json.loads((tmp_path / "live.json").read_text())
     out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "tau_ceiling.py"), "--workloads", "sgemm:16",

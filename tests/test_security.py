@@ -431,6 +431,7 @@ def _rows(db: Path) -> dict:
         return {(r.variant, json.dumps(r.config, sort_keys=True)): r for r in store.records()}
 
 
+@pytest.mark.usefixtures("pools_here")
 def test_an_exploration_skips_the_points_another_finished_since_it_read_the_store(tmp_path, monkeypatch):
     db = tmp_path / "r.sqlite"
     first = _explore(db)
@@ -446,6 +447,7 @@ def test_an_exploration_skips_the_points_another_finished_since_it_read_the_stor
     assert [r.key for r in second.frontier] == [r.key for r in first.frontier]
 
 
+@pytest.mark.usefixtures("pools_here")
 def test_a_point_another_exploration_finishes_while_this_one_measures_it_keeps_the_first_result(tmp_path, monkeypatch):
     from liftpy.host.device import device_info
     from liftpy.tuning.engine import variant_id
@@ -491,6 +493,7 @@ def _one_line_error(result) -> str:
     return lines[0]
 
 
+@pytest.mark.slow
 def test_a_resumed_model_search_learning_from_a_planted_row_runs_nothing(tmp_path):
     """The model search reads other problems' rows of the store to learn from them: a row whose configuration
     key is code is refused in one line, and the code never runs."""
@@ -508,6 +511,8 @@ def test_a_resumed_model_search_learning_from_a_planted_row_runs_nothing(tmp_pat
     assert not marker.exists()
 
 
+@pytest.mark.slow
+@pytest.mark.usefixtures("pools_here")
 def test_a_network_run_never_builds_the_program_text_stored_with_its_best_point(tmp_path, monkeypatch):
     """The stored text is data: here it is replaced by a program whose OpenCL body includes a file, which a
     build would read (and fail on); the run derives the layer's variant again and is right."""
@@ -534,6 +539,7 @@ def test_a_network_run_never_builds_the_program_text_stored_with_its_best_point(
 
 
 @pytest.mark.parametrize("body", ['a\\n#include \\"/etc/passwd\\"', "a\\n#define a 0", "--a", "a; a", "sqrt(a, a)"])
+@pytest.mark.slow
 def test_a_text_user_function_that_is_not_an_expression_is_refused_in_one_line(tmp_path, body):
     program = tmp_path / "p.lift"
     program.write_text(f'userfun f(a: float): float = "{body}"\ndef p(x: [float]N) = mapGlb(0, f, x)\n')

@@ -81,6 +81,7 @@ def test_impossible_request_is_explained(tmp_path):
     assert "work-items per group" in text and "vector width" in text
 
 
+@pytest.mark.slow
 def test_space_command_prints_parameters_constraints_order_and_sizes(tmp_path):
     prog = ROOT / "examples" / "programs" / "conv_pipeline.lift"
     r = subprocess.run([sys.executable, "-m", "liftpy", "space", str(prog), "-s", "C=8,H=14,W=14,M=8", "--samples", "3"],

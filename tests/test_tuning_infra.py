@@ -309,6 +309,7 @@ _WRITER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_store_survives_sigkill_mid_write(tmp_path):
     path = tmp_path / "killed.sqlite"
     committed: set[int] = set()
@@ -421,6 +422,7 @@ def fail_with(kind: str):
     return {"kind": kind, "array": np.arange(3)}
 
 
+@pytest.mark.slow
 def test_worker_survives_segfaults_aborts_and_hangs():
     me = f"{__name__}:fail_with"
     with WorkerPool(1, default_timeout_s=30) as pool:
@@ -455,6 +457,7 @@ def test_worker_survives_segfaults_aborts_and_hangs():
         assert pool.restarts == 3  # errors raised by tasks do not cost a worker
 
 
+@pytest.mark.slow
 def test_a_busy_task_can_be_given_less_time_and_is_then_stopped_with_the_reason():
     """``limit_busy``, between the outcomes of ``imap_unordered``: the tasks running then get at most that
     much more time; one still running after it is stopped as a timeout whose message gives the reason, and
@@ -483,6 +486,7 @@ def rendezvous(directory: str, parties: int, timeout_s: float) -> int:
     return len(os.listdir(directory))
 
 
+@pytest.mark.slow
 def test_worker_pool_runs_tasks_in_parallel_and_validates_names(tmp_path):
     with WorkerPool(2, default_timeout_s=60) as pool:
         meet = [Task(f"{__name__}:rendezvous", (str(tmp_path), 2, 20.0), tag=i) for i in range(2)]
@@ -498,6 +502,7 @@ def test_worker_pool_runs_tasks_in_parallel_and_validates_names(tmp_path):
         WorkerPool(1, start_method="fork")
 
 
+@pytest.mark.slow
 def test_worker_initializer_failure_stops_the_pool():
     with WorkerPool(1, initializer=f"{__name__}:fail_with", init_args=("build",)) as pool:
         with pytest.raises(TuningError, match="initializer"):
@@ -597,9 +602,12 @@ def test_validation_catches_a_single_missing_term():
 
 
 CASES = [(1, 1, 0), (3, 1, 1), (5, 1, 2), (1, 2, 0), (3, 2, 1), (5, 2, 2), (11, 4, 0)]
+# cuDNN and the im2col GEMM run on a GPU through PyTorch and CUDA (``device``); elsewhere they skip.
+REFERENCES = ["im2col_gemm_numpy", "torch_cpu", pytest.param("cudnn", marks=pytest.mark.device),
+              pytest.param("im2col_gemm", marks=pytest.mark.device)]
 
 
-@pytest.mark.parametrize("name", ["im2col_gemm_numpy", "torch_cpu", "cudnn", "im2col_gemm"])
+@pytest.mark.parametrize("name", REFERENCES)
 def test_references_agree_with_the_plain_convolution(name):
     if name not in available_references():
         pytest.skip(f"{name} needs PyTorch{' and CUDA' if name in ('cudnn', 'im2col_gemm') else ''}")
@@ -620,7 +628,7 @@ def test_references_agree_with_the_plain_convolution(name):
             assert ref.breakdown["im2col"] == 4 * layer.C * k * k * layer.out_h * layer.out_w
 
 
-@pytest.mark.parametrize("name", ["im2col_gemm_numpy", "torch_cpu", "cudnn", "im2col_gemm"])
+@pytest.mark.parametrize("name", REFERENCES)
 def test_references_run_a_bias_and_relu_after_the_convolution(name):
     """With an epilogue each reference is a network's layer: the plain convolution plus the bias, then max(., 0)."""
     from liftpy.tuning.references import random_epilogue
@@ -658,6 +666,7 @@ def test_reference_records_join_the_frontier_plot(tmp_path):
     json.dumps(rec.metrics)  # stored as JSON
 
 
+@pytest.mark.slow
 def test_worker_is_replaced_after_an_error_that_retires_it():
     """A task whose exception says the process cannot be trusted (a GPU fault) gets its status, and the
     next task runs in a fresh worker."""
@@ -687,6 +696,7 @@ def test_a_store_in_a_missing_folder_is_refused_naming_it(tmp_path):
         assert store.count() == 0
 
 
+@pytest.mark.slow
 def test_uncached_imports_names_packages_every_worker_would_compile_from_source(tmp_path):
     """Where Python may not write bytecode and none is kept for sympy, the engine's note names it (each worker
     would compile it as it starts); with bytecode allowed, nothing is named."""

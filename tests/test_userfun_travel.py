@@ -66,6 +66,7 @@ def _inputs():
     return rng.random((4, 8), dtype=np.float32), rng.random((4, 8), dtype=np.float32)
 
 
+@pytest.mark.slow
 def test_a_programs_text_defines_the_user_functions_it_calls():
     sq = userfun("sq_t", [("acc", Float), ("a", Float), ("b", Float)], Float,
                  'float d = a - b;\n/* "squared" */ return acc + d * d;', lambda acc, a, b: acc + (a - b) ** 2)
@@ -128,6 +129,7 @@ def _evaluate(prog, a, b):
     return prog.evaluate(a, b)
 
 
+@pytest.mark.slow
 def test_user_functions_written_in_python_travel_to_spawned_processes(tmp_path):
     a, b = _inputs()
     from_lambda = _rowdist(userfun("dist_l", [("acc", Float), ("a", Float), ("b", Float)], Float,
@@ -151,6 +153,7 @@ def _liftpy(*args, cwd, timeout=300, **kw):
                           cwd=cwd, env=env, **kw)
 
 
+@pytest.mark.slow
 def test_a_python_file_with_its_own_user_function_is_explored_shown_and_kept_apart(tmp_path):
     """``liftpy explore file.py:function`` whose user function's semantics is a lambda: its workers get the
     function (a file they cannot import by name), ``show`` prints the stored point from another folder
@@ -187,6 +190,7 @@ def _as_from_a_terminal() -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
+@pytest.mark.slow
 def test_an_interrupt_while_workers_start_stops_cleanly_and_says_what_is_kept(tmp_path):
     """Ctrl-C reaches the whole process group: the workers, still importing, leave it to the driver (no
     KeyboardInterrupt traceback from each), and the driver says how many points are kept and how to go on."""
@@ -207,6 +211,7 @@ def test_an_interrupt_while_workers_start_stops_cleanly_and_says_what_is_kept(tm
 
 
 @pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="needs POSIX signal masks")
+@pytest.mark.slow
 def test_a_ctrl_c_while_a_worker_is_started_reaches_the_driver_and_not_the_worker(tmp_path):
     """While the driver starts a worker, SIGINT is kept from the worker, which inherits that; a Ctrl-C in that
     window must still reach the driver: the driver ignored SIGINT meanwhile, lost it, and the exploration ran

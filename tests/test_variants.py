@@ -22,16 +22,28 @@ MINIMUM = {"conv": 20, "stencil": 10, "matmul": 10}
 CHECKED = {"conv": 22, "stencil": 10, "matmul": 10}
 
 
+class _Explored(dict):
+    """Each program's variants, explored the first time a test asks for them (the convolution's take longest)."""
+
+    def __missing__(self, name):
+        self[name] = explore(PROGRAMS[name]())
+        return self[name]
+
+
 @pytest.fixture(scope="module")
 def explored():
-    return {name: explore(make()) for name, make in PROGRAMS.items()}
+    return _Explored()
+
+
+# The convolution's cases are slow: exploring its program and checking 22 of its variants.
+NAMES = [pytest.param(name, marks=pytest.mark.slow) if name == "conv" else name for name in sorted(PROGRAMS)]
 
 
 def _feasible(name, variants):
     return [v for v in variants if any(solve(variant_space(v, s)).size.valid for s in SHAPES[name])]
 
 
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
+@pytest.mark.parametrize("name", NAMES)
 def test_exploration_yields_distinct_lowered_variants(explored, name):
     vs = explored[name]
     assert len({v.key for v in vs}) == len(vs)
@@ -47,7 +59,7 @@ def test_exploration_yields_distinct_lowered_variants(explored, name):
         assert {"registerBlock2D", "localStage", "vectorizeReduce"} <= kinds
 
 
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
+@pytest.mark.parametrize("name", NAMES)
 def test_variants_compile_and_match_for_three_configurations(explored, name):
     program = PROGRAMS[name]()
     chosen = diverse(_feasible(name, explored[name]), CHECKED[name])
@@ -82,6 +94,7 @@ def test_image_placed_conv_matches_buffer_variant(explored):
     np.testing.assert_allclose(k_img.run(*args).output, k_buf.run(*args).output, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_variants_command_prints_variants_with_rules():
     prog = ROOT / "examples" / "programs" / "matmul_highlevel.lift"
     r = subprocess.run([sys.executable, "-m", "liftpy", "variants", str(prog), "-s", "M=16,K=8,N=12", "--max", "3"],
@@ -92,6 +105,7 @@ def test_variants_command_prints_variants_with_rules():
     assert "valid configurations:" in r.stdout
 
 
+@pytest.mark.slow
 def test_variants_with_sizes_count_within_the_default_devices_limits(tmp_path):
     """An input larger than the device's largest allocation fits no variant: variants -s said 4 valid variants,
     explore found none to run.  PoCL reports limits that follow the host's free memory, so the device's

@@ -1,0 +1,334 @@
+"""The model search's proposals (issue 12): the fastest points expanded, a proposal prepared ahead, batches
+spread over kinds of variant, leaders ranked by their own configuration's reads, and the same proposals
+when its screening, models and lowering go to workers (computed in this process here: ``_workers_here``)."""
+
+import math
+
+import pytest
+
+from engine_helpers import MATMUL, _workers_here, gpu_profile
+
+
+@pytest.mark.slow
+def test_model_search_expands_its_fastest_points():
+    """Neighbours of the fastest measured point (one or two parameters moved, valid by the constraints),
+    its configuration on sibling variants and on variants with fewer rules (its parameters projected) become
+    candidates, and part of the next batch."""
+    from liftpy.tuning.engine import select_variants
+    from liftpy.tuning.operator import program_operator
+    from liftpy.tuning.search import ModelSearch, Spaces, config_key
+
+    op = program_operator(str(MATMUL), "M=64,N=64,K=64")
+    variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
+    gpu = gpu_profile()
+    spaces = Spaces(variants, op.sizes(), gpu, 0)
+    search = ModelSearch(spaces, 0)
+    first = search.propose(8, set())
+    # The first proposal is the fastest, a point of a variant with a reduced form (split-K) first of all.
+    def splits(i):
+        return any(search._params[j] < search._params[i] for j in search._reduced(i))
+
+    first.sort(key=lambda p: not splits(p[0]))
+    assert splits(first[0][0]), "no proposed variant has a form with fewer rules and parameters"
+    for k, (i, c) in enumerate(first):
+        search.observe(i, c, 1.0 + k)
+    taken = {(i, config_key(c)) for i, c in first}
+    second = search.propose(8, taken)
+    fastest = first[: search.expand_best]
+
+    def moved(a, b):
+        return sum(a[k] != b[k] for k in a) if set(a) == set(b) else 99
+
+    assert search._neighbours
+    kinds = set()
+    climbed = []  # the candidates only a climb from a projection explains
+    for cand in search._neighbours:
+        assert spaces.valid(cand.variant, cand.config)
+        explained = set()
+        for i, c in fastest:
+            if cand.variant == i and 1 <= moved(cand.config, c) <= 2:
+                explained.add("move")
+            elif cand.variant != i and moved(cand.config, c) == 0:
+                explained.add("sibling")
+            elif search.rules[cand.variant] < search.rules[i] and search._params[cand.variant] <= search._params[i]:
+                # the projection of the point, and where the formula climbs from there
+                explained.add("reduced" if all(c[k] == v for k, v in cand.config.items()) else "climbed")
+        assert explained, (cand.variant, cand.config)
+        kinds |= explained
+        if explained == {"climbed"}:
+            climbed.append(cand)
+    assert {"move", "reduced"} <= kinds, kinds  # a split-K point expands to its tiling without the split
+    for cand in climbed:  # the formula predicts a climbed point faster than the projection it started from
+        model = search.spaces.model(cand.variant)
+        starts = [{k: c[k] for k in search._params[cand.variant]} for i, c in fastest
+                  if cand.variant in search._reduced(i)]
+        assert any(model.predict(cand.config).seconds < model.predict(st).seconds for st in starts)
+    near = {(c.variant, config_key(c.config)) for c in search._neighbours}
+    assert sum((i, config_key(c)) in near for i, c in second) >= 2
+    assert not any((i, config_key(c)) in taken for i, c in second)
+    # One point of the batch is the neighbour the analytical formula alone ranks best, among kinds of
+    # variant measured at most once.
+    seen = [search.rules[i] for i, _ in first]
+    open_near = [c for c in search._neighbours if (c.variant, config_key(c.config)) not in taken
+                 and seen.count(search.rules[c.variant]) <= 1]
+    assert open_near
+    best_formula = min(c.prediction.seconds for c in open_near)
+    proposed = {(i, config_key(c)) for i, c in second}
+    assert any(c.prediction.seconds == best_formula for c in open_near if (c.variant, config_key(c.config)) in proposed)
+
+
+@pytest.mark.slow
+def test_preparing_a_proposal_ahead_does_not_change_it():
+    """``ModelSearch.prepare`` (a resumed run's screening and refit, done while its first batch runs) leaves
+    the next proposal as it would have been, although points are observed after it."""
+    from liftpy.tuning.engine import select_variants
+    from liftpy.tuning.operator import program_operator
+    from liftpy.tuning.search import ModelSearch, Spaces, config_key
+
+    op = program_operator(str(MATMUL), "M=64,N=64,K=64")
+    variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
+    gpu = gpu_profile()
+
+    def search():
+        return ModelSearch(Spaces(variants, op.sizes(), gpu, 0), 0)
+
+    points = search().propose(12, set())
+    assert len(points) == 12
+    # The last points observed are the fastest: they change which points the proposal expands.
+    times = [3.0 + 0.1 * k for k in range(8)] + [1.0 + 0.1 * k for k in range(4)]
+    taken = {(i, config_key(c)) for i, c in points}
+    ahead, plain = search(), search()
+    for (i, c), t in zip(points[:8], times):
+        ahead.observe(i, c, t)
+        plain.observe(i, c, t)
+    ahead.prepare(8)
+    for (i, c), t in zip(points[8:], times[8:]):
+        ahead.observe(i, c, t)
+        plain.observe(i, c, t)
+    assert ahead.propose(8, taken) == plain.propose(8, taken)
+    assert ahead.screened == plain.screened
+
+
+@pytest.mark.slow
+def test_model_search_batch_spreads_over_kinds_of_variant():
+    """The best ranked candidates fill a batch with at most a quarter of it from one kind of variant while
+    other kinds have candidates: a formula that overrates one kind cannot spend a whole batch on it."""
+    from liftpy.tuning.engine import select_variants
+    from liftpy.tuning.operator import program_operator
+    from liftpy.tuning.search import ModelSearch, Spaces
+
+    op = program_operator(str(MATMUL), "M=64,N=64,K=64")
+    variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
+    gpu = gpu_profile()
+    n = 16
+    counts = {}
+    for share, expect_cap in ((0.25, 4), (1.0, None)):
+        search = ModelSearch(Spaces(variants, op.sizes(), gpu, 0), 0, explore_share=0.0, kind_share=share)
+        batch = search.propose(n, set())
+        per_kind = {}
+        for i, _ in batch:
+            per_kind[search.rules[i]] = per_kind.get(search.rules[i], 0) + 1
+        counts[share] = per_kind
+        assert len(batch) == n
+        if expect_cap is not None:
+            assert max(per_kind.values()) <= expect_cap
+    # Without the cap the formula's favourite kind takes more of the batch (the test would pass vacuously
+    # otherwise).
+    assert max(counts[1.0].values()) > 4
+
+
+def test_model_search_ranks_its_leaders_with_the_access_factors_of_their_own_configuration():
+    """On a GPU the leaders of the ranking are predicted again with how their own configuration's reads
+    are served (the screening uses what one configuration per variant measured): a leader whose reads turn
+    out scattered drops out of the batch, and what is measured is learned with the same features."""
+    from liftpy.model.access import AccessFactors
+    from liftpy.tuning.engine import select_variants
+    from liftpy.tuning.operator import program_operator
+    from liftpy.tuning.search import ModelSearch, Spaces, config_key
+
+    op = program_operator(str(MATMUL), "M=64,N=64,K=64")
+    variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
+    gpu = gpu_profile()
+    n = 8
+    # Without refinement: the ranking of the screening, each variant's reads measured at its probe.
+    plain = ModelSearch(Spaces(variants, op.sizes(), gpu, 0), 0, explore_share=0.0, refine=0)
+    leaders = {(i, config_key(c)) for i, c in plain.propose(n, set())}
+    assert len(leaders) == n
+
+    class Scattered(Spaces):
+        """The same spaces, where the plain ranking's leaders read far worse than at their probes (a factor
+        far beyond a warp's 32, so that the reads decide their time at this small size)."""
+
+        def access(self, i, config):
+            real = super().access(i, config)
+            if (i, config_key(config)) in leaders and real is not None:
+                return tuple(AccessFactors(1e4, 1.0) for _ in real)
+            return real
+
+    spaces = Scattered(variants, op.sizes(), gpu, 0)
+    search = ModelSearch(spaces, 0, explore_share=0.0)
+    batch = search.propose(n, set())
+    assert len(batch) == n
+    assert not leaders & {(i, config_key(c)) for i, c in batch}
+    for i, c in batch:
+        cand = search._index[(i, config_key(c))]
+        assert cand.refined
+        assert cand.prediction.seconds == pytest.approx(spaces.predict(i, c).seconds)
+    # Measured points are learned with the prediction at their own configuration.
+    for k, (i, c) in enumerate(batch):
+        search.observe(i, c, 1.0 + k)
+    search.refit()
+    assert search.learned.base == pytest.approx([math.log(spaces.predict(i, c).seconds) for i, c in batch])
+
+
+@pytest.mark.slow
+def test_model_search_refines_its_candidates_on_worker_processes_to_the_same_proposals(monkeypatch):
+    """With worker processes (``Spaces.use_workers``: an exploration's code-generation workers, idle while its
+    strategy proposes), the candidates a ranking is about to refine are lowered there, several at once; the
+    ranking then refines them one by one from the cache, so it proposes the same batches as without.  (The
+    three workers compute in this process, ``_workers_here``: a lowering there is not the driver's.)"""
+    from liftpy.tuning import search as search_module
+    from liftpy.tuning.engine import select_variants
+    from liftpy.tuning.operator import program_operator
+    from liftpy.tuning.search import ModelSearch, Spaces
+
+    monkeypatch.setenv("LIFTPY_CACHE_DIR", "off")  # every access computed, none read from disk
+    op = program_operator(str(MATMUL), "M=64,N=64,K=64")
+    variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
+    gpu = gpu_profile()
+    here, inside, lowered = [], [False], []
+    real = search_module._access_of
+
+    def counted(args):
+        if not inside[0]:
+            here.append(1)
+        return real(args)
+
+    monkeypatch.setattr(search_module, "_access_of", counted)
+
+    def batches(spaces):
+        search = ModelSearch(spaces, 0)
+        out, taken = [], set()
+        for _ in range(3):
+            batch = search.propose(6, taken)
+            out.append(batch)
+            for i, c in batch:  # a deterministic time for each point: its formula's, scaled by its variant
+                taken.add((i, tuple(sorted(c.items()))))
+                search.observe(i, c, spaces.model(i).predict(c).seconds * 1e3 * (1 + i % 3))
+        return out
+
+    alone = batches(Spaces(variants, op.sizes(), gpu, 0))
+    in_driver = len(here)
+    here.clear()
+    spaces = Spaces(variants, op.sizes(), gpu, 0)
+    spaces.use_workers(_workers_here(search_module.ACCESS_TASK, lambda a: a, lowered, inside), 3)
+    assert spaces.prefetching() == 3
+    helped = batches(spaces)
+    assert helped == alone
+    assert in_driver > 6 and len(here) < in_driver / 2  # most candidates were lowered by the workers
+
+
+@pytest.mark.slow
+def test_model_search_hands_its_workers_rounds_of_one_unlowered_candidate_each(monkeypatch):
+    """The candidates refined ahead go to the workers in rounds of at most one per worker, each round only
+    candidates not lowered yet (the ranking waits for a round's slowest lowering)."""
+    from liftpy.tuning.engine import select_variants
+    from liftpy.tuning.operator import program_operator
+    from liftpy.tuning.search import ModelSearch, Spaces
+    from liftpy.tuning import search as search_module
+
+    monkeypatch.setenv("LIFTPY_CACHE_DIR", "off")
+    op = program_operator(str(MATMUL), "M=64,N=64,K=64")
+    variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
+    spaces = Spaces(variants, op.sizes(), gpu_profile(), 0)
+    rounds = []
+
+    def run_all(fn, args):  # four "workers", computed here
+        if fn == search_module.SCREEN_TASK:
+            return [(True, search_module._screen_of(a)) for a in args]
+        rounds.append([(id(a[0]), tuple(sorted(a[1].items())), repr(a[3])) for a in args])
+        return [(True, search_module._access_of(a)) for a in args]
+
+    spaces.use_workers(run_all, 4)
+    search, taken = ModelSearch(spaces, 0), set()
+    for _ in range(2):
+        batch = search.propose(6, taken)
+        for i, c in batch:
+            taken.add((i, tuple(sorted(c.items()))))
+            search.observe(i, c, spaces.model(i).predict(c).seconds * 1e3)
+    lowered = [p for r in rounds for p in r]
+    assert rounds and max(len(r) for r in rounds) <= 4 and any(len(r) == 4 for r in rounds)
+    assert len(lowered) == len(set(lowered))
+
+
+@pytest.mark.slow
+def test_model_search_screens_its_variants_on_its_workers_to_the_same_proposals(monkeypatch):
+    """A fresh problem's screening (each variant's space inferred and solved, its probe lowered, a pool of
+    its configurations predicted) goes to the workers of ``use_workers``, several variants at once; their
+    spaces and models come back with the screens, so the driver infers none itself, and the proposals are
+    those screened in the driver."""
+    import liftpy.constraints.infer as infer
+    from liftpy.tuning import search as search_module
+    from liftpy.tuning.engine import select_variants
+    from liftpy.tuning.operator import program_operator
+    from liftpy.tuning.search import ModelSearch, Spaces
+
+    monkeypatch.setenv("LIFTPY_CACHE_DIR", "off")
+    op = program_operator(str(MATMUL), "M=64,N=64,K=64")
+    variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])[:8]  # a few: each screening costs
+    inferred, inside = [], [False]
+    real = infer.variant_space
+    monkeypatch.setattr(infer, "variant_space", lambda *a, **k: inferred.append(inside[0]) or real(*a, **k))
+    screened = []
+    run_all = _workers_here(search_module.SCREEN_TASK, lambda a: a[1], screened, inside)
+
+    def first_batch(workers: bool):
+        spaces = Spaces(variants, op.sizes(), gpu_profile(), 0)
+        if workers:
+            spaces.use_workers(run_all, 4)
+        return ModelSearch(spaces, 0).propose(6, set())
+
+    alone = first_batch(False)
+    assert inferred and not any(inferred)
+    inferred.clear()
+    assert first_batch(True) == alone
+    assert len(screened) == len(variants) == len(set(screened)) and inferred and all(inferred)
+
+
+@pytest.mark.slow
+def test_model_search_expands_onto_unscreened_variants_on_its_workers_to_the_same_proposals(monkeypatch):
+    """Expanding the fastest points meets sibling variants and reduced forms that were never screened (a search
+    over thousands of variants screens a hundred at first); their spaces and models are made on the workers of
+    ``use_workers`` (``Spaces.prefetch_models``), not one after another in the driver, and the proposals are
+    those made in the driver."""
+    import liftpy.constraints.infer as infer
+    from liftpy.tuning import search as search_module
+    from liftpy.tuning.engine import select_variants
+    from liftpy.tuning.operator import program_operator
+    from liftpy.tuning.search import ModelSearch, Spaces, config_key
+
+    monkeypatch.setenv("LIFTPY_CACHE_DIR", "off")
+    op = program_operator(str(MATMUL), "M=64,N=64,K=64")
+    variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
+    inferred, inside = [], [False]
+    real = infer.variant_space
+    monkeypatch.setattr(infer, "variant_space", lambda v, *a, **k: inferred.append((id(v), inside[0])) or real(v, *a, **k))
+    modelled = []
+    run_all = _workers_here(search_module.MODEL_TASK, lambda a: id(a[0]), modelled, inside)
+
+    def two_batches(workers: bool):
+        spaces = Spaces(variants, op.sizes(), gpu_profile(), 0)
+        if workers:
+            spaces.use_workers(run_all, 4)
+        search = ModelSearch(spaces, 0, screen=4)  # four variants screened first: the expansion meets others
+        first = search.propose(8, set())
+        for k, (i, c) in enumerate(first):
+            search.observe(i, c, 1.0 + k)
+        return first, search.propose(8, {(i, config_key(c)) for i, c in first})
+
+    alone = two_batches(False)
+    assert not any(inside for _, inside in inferred)
+    inferred.clear()
+    assert two_batches(True) == alone
+    assert len(modelled) >= 2, "the expansion met no unscreened variant: the test proves nothing"
+    assert all(inside for v, inside in inferred if v in set(modelled))
