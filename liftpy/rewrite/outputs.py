@@ -31,7 +31,7 @@ import sympy
 from ..ir import dsl
 from ..ir import primitives as P
 from ..ir.analysis import is_view, size_symbols
-from ..ir.expr import Call, Lambda, Literal, Node, Program, Var, primitive_functions, replace_functions
+from ..ir.expr import Call, Lambda, Literal, Node, Program, Var, fresh_name, primitive_functions, replace_functions
 from ..ir.kernels import is_boundary
 from ..ir.results import Results, result_parts, with_lets
 from ..ir.typecheck import type_of
@@ -106,17 +106,27 @@ def split_parts(program: Program) -> list[Part]:
         whole = with_lets(local, e)
         return type_of(whole, {n: env[n] for n in whole.free_vars if n in env})
 
+    def share(v: Var, value) -> None:
+        name = re.sub(r"_\d+$", "", v.name) or "v"
+        parts.append(Part(f"shared {name}", part_program(name, value), v))
+        env[v.name] = typed(value)
+        shared.append(v)
+
     for v, value in lets:
-        t = typed(value)
-        if isinstance(t, ArrayType) and not is_view(value):
-            name = re.sub(r"_\d+$", "", v.name) or "v"
-            parts.append(Part(f"shared {name}", part_program(name, value), v))
-            shared.append(v)
-            env[v.name] = t
+        if is_view(with_lets(local, value)):
+            local.append((v, value))
+        elif isinstance(typed(value), ArrayType):
+            share(v, value)
+        elif isinstance(value, Call) and isinstance(value.fn, P.At) and not is_view(value.args[0]):
+            # An element of a computed array (``fold``'s value, at(0, reduce(...))): the array is shared, and
+            # each part that uses the element reads it from there.
+            whole = Var(fresh_name(v.name.rstrip("0123456789").rstrip("_") or "v"))
+            share(whole, value.args[0])
+            local.append((v, Call(value.fn, (whole,))))
         else:
             local.append((v, value))
     for k, r in enumerate(results):
-        if is_view(r):  # returned as it is (an input, a shared array): copied by work-items
+        if is_view(with_lets(local, r)):  # returned as it is (an input, a shared value): copied by work-items
             parts.append(Part(f"result {k}", part_program(f"r{k}", global_copy(r, typed(r))), copy=True))
         else:
             parts.append(Part(f"result {k}", part_program(f"r{k}", r)))
