@@ -181,6 +181,22 @@ def test_one_kernel_of_several_results_is_refused_saying_how_to_compile_them():
 # ------------------------------------------------------------------------------------------- kernels
 
 
+def test_compile_prints_one_kernel_per_result(tmp_path):
+    from conftest import liftpy_here
+
+    low = tmp_path / "stats.lift"
+    low.write_text(show_program(explore_all(stats)[0][0].program))
+    code, out, err = liftpy_here(["compile", low, "-s", "N=16"])
+    assert code == 0, err
+    heads = [line for line in out.splitlines() if line.startswith("// =====")]
+    assert heads == ["// ===== kernel 1 of 3: writes v =====", "// ===== kernel 2 of 3: writes out0 =====",
+                     "// ===== kernel 3 of 3: writes out1 ====="]
+    code, out, err = liftpy_here(["run", low, "-s", "N=16"])
+    assert code == 0 and "-> OK" in out, out + err
+    code, out, err = liftpy_here(["compile", low])
+    assert code != 0 and "no value for N" in err
+
+
 def test_one_kernel_per_result_after_the_shared_ones():
     low = explore_all(stats)[0][0].program
     stages = split_kernels(low)

@@ -84,9 +84,14 @@ def _compile_pipeline(program, args, placements) -> int:
     from .kernel import build, device_limits
     from .profile import DeviceProfile
 
+    from ..ir.typecheck import check_sizes
+    from ..ir.types import as_size
+
+    sizes = parse_sizes(args.size, parameters=True)
+    check_sizes(program, {as_size(k): v for k, v in sizes.items()})  # (what a size left out is, said of the program)
     dev = get_device(args.device) if args.build or args.device is not None else None
     limits = device_limits(dev) if dev is not None else DeviceProfile("default", "defaults").limits()
-    stages = generate_pipeline(program, parse_sizes(args.size, parameters=True), limits, placements)
+    stages = generate_pipeline(program, sizes, limits, placements)
     for i, (ks, out) in enumerate(stages):
         if args.build:
             build(dev, ks.source)
