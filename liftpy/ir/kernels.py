@@ -8,6 +8,10 @@ kernel of its own.  In the IR this is ``let(fun(v) => rest, toGlobal(e))`` at th
 interpreter gives ``let`` and ``toGlobal`` their plain meaning, so a pipeline computes exactly what the
 program says.
 
+A program with several results (``tuple(a, b)`` under its boundaries and the ``let``s the results share,
+``liftpy.ir.results``) has one kernel per result after those of its boundaries, each writing a buffer of
+its own (``out0``, ``out1``, ...; ``result_buffers``), each under the ``let``s (not boundaries) it needs.
+
 Each intermediate buffer gets a name that depends only on the program (the hint its ``let`` was written
 with, then its stage number if that is taken), never on the process-wide counter that made ``v`` fresh:
 the name is a kernel parameter, so the generated source, its hash and the compile cache stay the same

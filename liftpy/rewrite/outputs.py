@@ -5,8 +5,9 @@ Each result is a kernel of its own (``ir.kernels.split_kernels``), and so is eac
 the variants of such a program are made of the variants of these parts, each explored on its own as a
 program with one result, over the program's inputs and the shared arrays it reads:
 
-1. the shared arrays (``let``-bound computed arrays) become parts in order; other ``let``s (a scalar, a
-   view of the inputs) go with each part that uses them, as the interpreter's meaning allows;
+1. the shared arrays (``let``-bound computed arrays) become parts in order; a ``let``-bound element of a
+   computed array (``fold``'s value, ``at(0, reduce(...))``) shares the array, each part reading the
+   element; other ``let``s (a view of the inputs, a scalar) go with each part that uses them;
 2. a result that is only a view (an input returned as it is, a shared array) is copied by a kernel of its
    own, already lowered (``mapGlb`` over its outer dimensions, ``rewrite.pipeline.global_copy``);
 3. every part is explored with the same options (placement in images apart: it is chosen once, for the
