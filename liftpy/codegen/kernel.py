@@ -21,7 +21,9 @@ from typing import Mapping
 
 from ..errors import CodegenError
 from ..ir.analysis import input_size_symbols
-from ..ir.expr import Program
+from ..ir.expr import Call, Program
+from ..ir.primitives import Let
+from ..ir.results import is_results
 from ..ir.printer import show_program
 from ..ir.typecheck import check_sizes
 from ..ir.types import INT_INDEX_MAX, ArrayType, Type, VectorType, as_size, flat_count, memory_element, scalar_of, whole_number
@@ -290,6 +292,9 @@ def lower_kernel(
         if name not in input_names:
             raise CodegenError(f"placement given for '{name}', which is not an input of {program.name}")
     out_t = em.type_of(program.body, env)
+    if is_results(_below_lets(program.body)):
+        raise CodegenError(f"{program.name} returns {out_t}, several results, each computed by a kernel of its own: generate "
+                           "them with generate_pipeline, or compile the program with liftpy.compile (liftpy run)")
     if memory_element(out_t) is None:
         raise CodegenError(f"the result of {program.name} has type {out_t}; a kernel must produce an array of "
                            "scalars, vectors or tuples of them")
@@ -322,6 +327,12 @@ def lower_kernel(
     if isinstance(tt, VectorType):
         dims.append(em.conc(tt.width))
     return LoweredKernel(ir, chosen, render_sizes, bindings, out_t, tuple(dims), tuple(input_names), placements)
+
+
+def _below_lets(body):
+    while isinstance(body, Call) and isinstance(body.fn, Let):
+        body = body.fn.f.body
+    return body
 
 
 @_without_cycle_collection

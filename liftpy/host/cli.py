@@ -60,6 +60,10 @@ def cmd_compile(args) -> int:
     refuse_unknown_sizes(program, parse_sizes(args.size, parameters=True))
     refuse_unlowered(program, "be compiled", args.file)
     placements = {name: "image" for name in args.image}
+    from ..ir.kernels import kernel_count
+
+    if kernel_count(program) > 1:  # a pipeline (kernel boundaries, several results): each kernel in order
+        return _compile_pipeline(program, args, placements)
     if args.build or args.device is not None:
         dev = get_device(args.device)
         ks = generate_kernel(program, parse_sizes(args.size, parameters=True), device_limits(dev), placements=placements)
@@ -71,6 +75,32 @@ def cmd_compile(args) -> int:
     if args.plan:
         print()
         print(ks.plan.table())
+    return 0
+
+
+def _compile_pipeline(program, args, placements) -> int:
+    from ..codegen.kernel import generate_pipeline
+    from .device import get_device
+    from .kernel import build, device_limits
+    from .profile import DeviceProfile
+
+    from ..ir.typecheck import check_sizes
+    from ..ir.types import as_size
+
+    sizes = parse_sizes(args.size, parameters=True)
+    check_sizes(program, {as_size(k): v for k, v in sizes.items()})  # (what a size left out is, said of the program)
+    dev = get_device(args.device) if args.build or args.device is not None else None
+    limits = device_limits(dev) if dev is not None else DeviceProfile("default", "defaults").limits()
+    stages = generate_pipeline(program, sizes, limits, placements)
+    for i, (ks, out) in enumerate(stages):
+        if args.build:
+            build(dev, ks.source)
+        print(f"// ===== kernel {i + 1} of {len(stages)}: writes {out} =====")
+        print(ks.source, end="")
+        if args.plan:
+            print()
+            print(ks.plan.table())
+        print()
     return 0
 
 

@@ -20,6 +20,7 @@ from ..codegen.kernel import DeviceLimits, KernelSource, Launch, generate_kernel
 from ..errors import DeviceError, InputError, KernelBuildError, KernelRunError, summarize
 from ..ir.expr import Program
 from ..ir.interpreter import prepare_inputs
+from ..ir.kernels import result_buffers
 from ..ir.types import ArrayType, TupleType, Type, memory_bytes, memory_element, substitute_sizes
 from ..ir.values import first_leaf, from_structs, to_structs
 from .device import Device, _cl, get_device
@@ -103,8 +104,8 @@ def check_run_memory(buffers: list[RunBuffer], device: Device, host_bytes: int =
         raise DeviceError(f"the run's {len(buffers)} buffers take {_amount(device_total)} together ({listing}); {name} has "
                           f"{_amount(limits.global_mem_bytes)} of global memory: run with smaller sizes, or on a device "
                           "with more memory (--device)")
-    result = next(b for b in reversed(buffers) if b.role == "output")
-    host = host_bytes + result.nbytes + (device_total if device.info.on_host_cpu else 0)
+    results = sum(b.nbytes for b in buffers if b.role == "output")  # (a program may have several results)
+    host = host_bytes + results + (device_total if device.info.on_host_cpu else 0)
     available = available_host_bytes()
     if available is not None and host > available:
         where = f" (with {name}'s buffers, which it keeps in host memory)" if device.info.on_host_cpu else ""
@@ -114,7 +115,9 @@ def check_run_memory(buffers: list[RunBuffer], device: Device, host_bytes: int =
 
 @dataclass(frozen=True)
 class RunResult:
-    output: np.ndarray | None  # None where the runs stopped early (``stopped``): nothing was read back
+    # None where the runs stopped early (``stopped``): nothing was read back.  A tuple of them for a program with
+    # several results (``ir.results``), in the program's order.
+    output: np.ndarray | tuple | None
     time_ms: float  # kernel time over the timed runs: their median, or the fastest (``run``'s ``statistic``)
     times_ms: tuple[float, ...]
     device_bytes: int  # bytes of every buffer and image allocated on the device
@@ -242,6 +245,7 @@ class CompiledPipeline:
         if stages is None:
             stages = generate_pipeline(program, bindings, limits or device_limits(device), self.placements)
         self.kernels: list[tuple[CompiledKernel, str]] = [(CompiledKernel(ks, device), out) for ks, out in stages]
+        self.results = result_buffers(program) or ("out",)  # the buffers read back, in the program's order
 
     @property
     def source(self) -> str:
@@ -265,7 +269,7 @@ class CompiledPipeline:
         sizes = [(p.name, substitute_sizes(memory_bytes(t), bindings)) for p, t in zip(self.program.params, self.program.param_types)]
         # (An input no kernel reads may have a size only its array gives: it is left out.)
         ins = [RunBuffer(name, "input", int(n)) for name, n in sizes if n.is_Integer]
-        outs = [RunBuffer(out, "output" if out == "out" else "intermediate", k.ks.output.nbytes) for k, out in self.kernels]
+        outs = [RunBuffer(out, "output" if out in self.results else "intermediate", k.ks.output.nbytes) for k, out in self.kernels]
         return ins + outs
 
     def check_memory(self, host_bytes: int = 0) -> None:
@@ -319,13 +323,18 @@ class CompiledPipeline:
                     if _stops(totals, stop_above_ms):
                         self.kernel_times_ms = tuple(ts[0] for ts in per_kernel)
                         return RunResult(None, total, tuple(totals), nbytes, stopped=True)
-            last = self.kernels[-1][0]
-            result = np.empty(last.ks.output_shape, dtype=last.ks.output.scalar.dtype)
-            cl.enqueue_copy(queue, result, buffers["out"]).wait()
+            writers = {out: k for k, out in self.kernels}
+            results = []
+            for out in self.results:
+                ks = writers[out].ks
+                result = np.empty(ks.output_shape, dtype=ks.output.scalar.dtype)
+                cl.enqueue_copy(queue, result, buffers[out]).wait()
+                results.append(host_result(result, ks.output_type))
         except cl.Error as e:
             raise KernelRunError(f"running the pipeline of {self.program.name} failed: {e}") from None
         self.kernel_times_ms = tuple(timing.of(t) for t in per_kernel)
-        return RunResult(host_result(result, last.ks.output_type), timing.of(totals), tuple(totals), nbytes)
+        output = results[0] if len(results) == 1 else tuple(results)
+        return RunResult(output, timing.of(totals), tuple(totals), nbytes)
 
 
 def compile_program(

@@ -41,6 +41,7 @@ import sympy
 from ..errors import LiftTypeError
 from . import primitives as P
 from .expr import Call, Expr, Lambda, Literal, Program, Var, fresh_name
+from .results import Results
 from .types import TEXT_KEYWORDS, ArrayType, Bool, Float, Int, Type, as_size, readable_name
 from .share import function_frame, share, tracing_program
 from .typecheck import resolve_indexing
@@ -72,6 +73,11 @@ def as_expr(x) -> Expr:
         raise LiftTypeError("expression", f"{type(x).__name__}(...) here is Python's {type(x).__name__}, not liftpy's: "
                                           f"write lp.{type(x).__name__} (import liftpy as lp) or "
                                           f"from liftpy import {type(x).__name__}")
+    if isinstance(x, tuple):
+        raise LiftTypeError("expression", f"cannot use the Python tuple {x!r} as a liftpy expression: a tuple of results "
+                                          "is only what a program returns (return (a, b) from the program's function); inside "
+                                          "a function return one value (a tuple of scalars comes from a user function returning "
+                                          "Tuple(...) or a literal lit((1.0, 2), Tuple(Float, Int)), an array of tuples from zip)")
     raise LiftTypeError("expression", f"cannot use {x!r} ({type(x).__name__}) as a liftpy expression")
 
 
@@ -470,9 +476,24 @@ def make_program(name: str, inputs: list[tuple[str, Type]], body: Callable, shar
     return _traced(name, params, [t for _, t in inputs], body, shared)
 
 
+def _result(value, name: str) -> Expr:
+    """What a program's function returned, as the program's body: a Python tuple is several results
+    (``tuple(a, b)``, ``liftpy.ir.results``), each an expression."""
+    if isinstance(value, tuple):
+        if len(value) < 2:
+            raise LiftTypeError("program", f"{name} returns a tuple of {len(value)} value(s); return the value itself, or "
+                                           "a tuple of two or more results")
+        for i, v in enumerate(value):
+            if isinstance(v, tuple):
+                raise LiftTypeError("program", f"result {i} of {name} is itself a Python tuple: list every result in one "
+                                               "tuple, return (a, b, c)")
+        return Call(Results(), tuple(as_expr(v) for v in value))
+    return as_expr(value)
+
+
 def _traced(name: str, params: list, types: list, fn: Callable, shared: bool = True) -> Program:
     """The program ``fn`` makes of its inputs: traced, its shared values bound once (``liftpy.ir.share``),
     its notations that depend on types resolved (``x[i]``, ``indices``, ``select``'s condition)."""
     with tracing_program() as root:
-        body = as_expr(fn(*params))
+        body = _result(fn(*params), name)
     return resolve_indexing(Program(name, tuple(params), tuple(types), share(body, root) if shared else body))

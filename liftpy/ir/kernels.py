@@ -8,6 +8,10 @@ kernel of its own.  In the IR this is ``let(fun(v) => rest, toGlobal(e))`` at th
 interpreter gives ``let`` and ``toGlobal`` their plain meaning, so a pipeline computes exactly what the
 program says.
 
+A program with several results (``tuple(a, b)`` under its boundaries and the ``let``s the results share,
+``liftpy.ir.results``) has one kernel per result after those of its boundaries, each writing a buffer of
+its own (``out0``, ``out1``, ...; ``result_buffers``), each under the ``let``s (not boundaries) it needs.
+
 Each intermediate buffer gets a name that depends only on the program (the hint its ``let`` was written
 with, then its stage number if that is taken), never on the process-wide counter that made ``v`` fresh:
 the name is a kernel parameter, so the generated source, its hash and the compile cache stay the same
@@ -21,6 +25,7 @@ from dataclasses import dataclass
 
 from . import primitives as P
 from .expr import Call, Expr, Program, Var, substitute
+from .results import result_parts, with_lets
 from .typecheck import type_of
 from .types import Type
 
@@ -29,6 +34,12 @@ from .types import Type
 class Stage:
     program: Program  # a single-kernel program over the pipeline's inputs and earlier stages' outputs
     output: str  # name of the buffer it writes (the final stage writes the pipeline's output)
+    result: int | None = None  # for a program with several results: which one it writes (None: an intermediate)
+
+    @property
+    def writes_result(self) -> bool:
+        """Whether the buffer it writes is (part of) what the program returns."""
+        return self.output == "out" or self.result is not None
 
 
 def is_boundary(e: Expr) -> bool:
@@ -63,6 +74,8 @@ def _stages(program: Program) -> tuple[Stage, ...]:
     stages: list[Stage] = []
     body = program.body
     taken = set(env) | {"out"}
+    outputs = _output_names(program, taken)
+    taken |= set(outputs)
     while is_boundary(body):
         (v,) = body.fn.f.params
         computed = body.args[0].args[0]
@@ -71,9 +84,45 @@ def _stages(program: Program) -> tuple[Stage, ...]:
         stages.append(Stage(_stage_program(f"{program.name}_{len(stages)}", computed, env, program), name))
         env[name] = type_of(computed, {n: env[n] for n in computed.free_vars if n in env})
         body = body.fn.f.body if name == v.name else substitute(body.fn.f.body, {v.name: Var(name)})
+    parts = result_parts(body)
+    if parts is not None:
+        # Several results: one kernel each, under the lets (that are not kernel boundaries) it needs.
+        lets, results = parts
+        for k, (e, output) in enumerate(zip(results, outputs)):
+            e = with_lets(lets, e)
+            stages.append(Stage(_stage_program(f"{program.name}_{len(stages)}", e, env, program), output, k))
+        return tuple(stages)
     name = program.name if not stages else f"{program.name}_{len(stages)}"
     stages.append(Stage(_stage_program(name, body, env, program), "out"))
     return tuple(stages)
+
+
+def _output_names(program: Program, taken: set[str]) -> tuple[str, ...]:
+    """The buffers of a program's several results, ``out0``, ``out1``, ... (none for one result)."""
+    parts = result_parts(_below_boundaries(program.body))
+    if parts is None:
+        return ()
+    names: list[str] = []
+    for k in range(len(parts[1])):
+        name = f"out{k}"
+        while name in taken or name in names:
+            name += "_"
+        names.append(name)
+    return tuple(names)
+
+
+def _below_boundaries(body: Expr) -> Expr:
+    while is_boundary(body):
+        body = body.fn.f.body
+    return body
+
+
+def result_buffers(program: Program) -> tuple[str, ...] | None:
+    """The names of the buffers holding a program's several results, in order (``split_kernels``' ``out0``,
+    ``out1``, ...); None for a program with one result (its buffer is ``out``)."""
+    names = tuple(st.output for st in sorted((st for st in split_kernels(program) if st.result is not None),
+                                              key=lambda st: st.result))
+    return names or None
 
 
 def _stable_name(fresh: str, index: int, taken: set[str]) -> str:
@@ -96,4 +145,5 @@ def kernel_count(program: Program) -> int:
     while is_boundary(body):
         n += 1
         body = body.fn.f.body
-    return n
+    parts = result_parts(body)
+    return n if parts is None else n - 1 + len(parts[1])

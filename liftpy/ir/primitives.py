@@ -960,6 +960,11 @@ from .indices import Indices, Iota  # noqa: E402 - after the base classes it bui
 
 PRIMITIVES.update({"iota": (Iota, {}), "indices": (Indices, {})})
 
+# A program's several results, ``tuple(a, b)``, likewise in a module of its own.
+from .results import Results  # noqa: E402
+
+PRIMITIVES["tuple"] = (Results, {})
+
 
 def is_layout(prim) -> bool:
     return isinstance(prim, Primitive) and prim.kind == "layout"

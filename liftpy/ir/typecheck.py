@@ -24,7 +24,7 @@ import sympy
 
 from ..errors import LiftTypeError
 from .expr import Call, Expr, Lambda, Literal, Program, Var, primitive_functions, replace_functions, subterms
-from .primitives import Index, Indices, Primitive, divisible
+from .primitives import Index, Indices, Let, Primitive, divisible
 from .types import ArrayType, TupleType, Type, VectorType, as_size, is_integer_size, size_value, size_str, sizes_equal, subs_type, substitute_sizes
 from .userfun import BUILTINS, UserFun
 
@@ -100,6 +100,9 @@ class _Checker:
         self._seen: set = set()
         self.lengths: dict = {}  # (an ordered set) undecided lengths, for ``Typing.lengths``
         self.indexed: dict | None = None  # id of an x[i] node -> the type of x, while resolving them
+        # Whether the expression being typed is what the program returns (its body, or a let's body there):
+        # the one place a tuple of results may be (``ir.results``).
+        self.top = True
 
     # -- the context primitives' type rules talk to ------------------------------------------------
     def record(self, pred, message, prim: str, node) -> None:
@@ -127,7 +130,7 @@ class _Checker:
         type and the requirements of a sub-expression."""
         if self.bindings or self.indexed is not None or not isinstance(e, Call):
             return self._type_of(e, env)
-        key = (e, tuple((n, env[n]) for n in sorted(e.free_vars) if n in env))
+        key = (e, tuple((n, env[n]) for n in sorted(e.free_vars) if n in env), self.top)
         hit = _CACHE.get(key)
         if hit is None:
             saved = self.requirements, self._seen, self.lengths
@@ -157,29 +160,36 @@ class _Checker:
         if isinstance(e, Literal):
             return subs_type(e.type, self.bindings)
         if isinstance(e, Call):
-            arg_types = [self.type_of(a, env) for a in e.args]
-            fn = e.fn
-            if isinstance(fn, Primitive):
-                if fn.nargs >= 0 and len(e.args) != fn.nargs:
-                    raise LiftTypeError(fn.text_name, f"takes {fn.nargs} data argument(s), got {len(e.args)}", _short(e))
-                t = _nonempty(fn.typecheck(arg_types, _PrimCtx(self, fn, e, env)), fn.text_name, e, self.lengths)
-                if self.indexed is not None and isinstance(fn, (Index, Indices)):  # (one that types: see resolve_indexing)
-                    self.indexed[id(e)] = (e, arg_types[0])
-                return t
-            if isinstance(fn, UserFun):
-                if self.indexed is not None and fn is SELECT:
-                    converted = _condition_conversion(arg_types)
-                    if converted is not None:
-                        self.indexed[id(e)] = (e, converted)
-                        arg_types = [arg_types[1]] * 3
-                try:
-                    return fn.instantiate(arg_types)[0]
-                except LiftTypeError as err:
-                    raise LiftTypeError(err.primitive, err.detail, _short(e)) from None
-            if isinstance(fn, Lambda):
-                return self.apply(fn, arg_types, env, "function application", e)
-            raise LiftTypeError("call", f"cannot call {fn!r}", _short(e))
+            top, self.top = self.top, False  # (the arguments and functions of a call are not results)
+            try:
+                return self._type_of_call(e, env, top)
+            finally:
+                self.top = top
         raise LiftTypeError("expression", f"not an expression: {e!r}")
+
+    def _type_of_call(self, e: Call, env: Mapping[str, Type], top: bool) -> Type:
+        arg_types = [self.type_of(a, env) for a in e.args]
+        fn = e.fn
+        if isinstance(fn, Primitive):
+            if fn.nargs >= 0 and len(e.args) != fn.nargs:
+                raise LiftTypeError(fn.text_name, f"takes {fn.nargs} data argument(s), got {len(e.args)}", _short(e))
+            t = _nonempty(fn.typecheck(arg_types, _PrimCtx(self, fn, e, env, top)), fn.text_name, e, self.lengths)
+            if self.indexed is not None and isinstance(fn, (Index, Indices)):  # (one that types: see resolve_indexing)
+                self.indexed[id(e)] = (e, arg_types[0])
+            return t
+        if isinstance(fn, UserFun):
+            if self.indexed is not None and fn is SELECT:
+                converted = _condition_conversion(arg_types)
+                if converted is not None:
+                    self.indexed[id(e)] = (e, converted)
+                    arg_types = [arg_types[1]] * 3
+            try:
+                return fn.instantiate(arg_types)[0]
+            except LiftTypeError as err:
+                raise LiftTypeError(err.primitive, err.detail, _short(e)) from None
+        if isinstance(fn, Lambda):
+            return self.apply(fn, arg_types, env, "function application", e)
+        raise LiftTypeError("call", f"cannot call {fn!r}", _short(e))
 
     def apply(self, lam: Lambda, arg_types: list[Type], env, who: str, node) -> Type:
         if not isinstance(lam, Lambda):
@@ -199,8 +209,9 @@ class _Checker:
 class _PrimCtx:
     """What a primitive's type rule may do: fail, require a size condition, type its function."""
 
-    def __init__(self, checker: _Checker, prim: Primitive, node: Call, env):
+    def __init__(self, checker: _Checker, prim: Primitive, node: Call, env, at_result: bool = False):
         self.checker, self.prim, self.node, self.env = checker, prim, node, env
+        self.at_result = at_result  # the call is what the program returns (``ir.results``)
 
     def fail(self, message):
         raise LiftTypeError(self.prim.text_name, self.checker._with_values(message), _short(self.node))
@@ -242,6 +253,12 @@ class _PrimCtx:
             self.fail(f"{what} have different types: {a} and {b}")
 
     def apply(self, lam: Lambda, arg_types: list[Type]) -> Type:
+        if self.at_result and isinstance(self.prim, Let):  # a let's body is what the let returns
+            self.checker.top = True
+            try:
+                return self.checker.apply(lam, arg_types, self.env, self.prim.text_name, self.node)
+            finally:
+                self.checker.top = False
         return self.checker.apply(lam, arg_types, self.env, self.prim.text_name, self.node)
 
 

@@ -686,6 +686,12 @@ def explore(program: Program, options: "ExploreOptions | Strategy" = ExploreOpti
 
 def explore_all(program: Program, options: "ExploreOptions | Strategy" = ExploreOptions()) -> tuple[list[Variant], list[Dropped]]:
     """``explore``'s variants, and the lowered variants it dropped because no size makes them a kernel."""
+    from ..ir.results import result_parts
+
+    if result_parts(program.body) is not None:  # several results: made of the variants of each (outputs.py)
+        from .outputs import explore_results
+
+        return explore_results(program, options)
     start = Variant(program)
     if callable(options) and not isinstance(options, ExploreOptions):
         strategy, options = options, ExploreOptions()
