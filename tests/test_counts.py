@@ -27,3 +27,23 @@ def test_a_register_blocks_operands_are_read_once_per_step():
         # Each work-item reads a column of r0 floats of A and a row of r1 floats of B at each of K steps
         # (counted as loops, B's row would be read again for each of the r0 rows: items * K * (r0 + r0 * r1)).
         assert count(v.program).global_reads.subs(at) == 4 * items * sizes["K"] * (r0 + r1)
+
+
+# A row's maximum bound above the map over its elements: where that map is mapGlb(0) inside the mapGlb(1)
+# over rows, every item of the row computes the maximum again; where it is mapSeq, one item does, once.
+_ROW_SHIFT = """
+def shift(x: [[float]N]M) =
+  {rows}fun(r) => let(fun(top) => {elems}fun(v) => sub(v, top[0]), r), reduceSeq(max, -3e38f, r)), x)
+"""
+
+
+def test_work_outside_an_inner_parallel_map_is_counted_once_per_work_item_that_repeats_it():
+    from liftpy.ir.parser import parse_program
+
+    at = {sympy.Symbol("M", positive=True, integer=True): 8, sympy.Symbol("N", positive=True, integer=True): 32}
+    repeated = count(parse_program(_ROW_SHIFT.format(rows="mapGlb(1, ", elems="mapGlb(0, ")))
+    once = count(parse_program(_ROW_SHIFT.format(rows="mapGlb(0, ", elems="mapSeq(")))
+    # once: M rows x (N max + N sub); repeated: each of a row's N items runs the N max again.
+    assert once.flops.subs(at) == 8 * (32 + 32)
+    assert repeated.flops.subs(at) == 8 * (32 * 32 + 32)
+    assert repeated.global_reads.subs(at) > once.global_reads.subs(at)
