@@ -714,16 +714,31 @@ def test_uncached_imports_names_packages_every_worker_would_compile_from_source(
 
 
 def test_timing_rules_by_device_type():
-    """On a CPU device a time is the fastest of at least 40 runs; on a GPU (and the simulator, which calls
-    itself both) the median of the runs asked for."""
-    from liftpy.host.timing import TimingRule, cpu_timing, device_timing
+    """On a CPU device a time is the fastest of at least 40 runs, or of those that fit in two seconds; on a
+    GPU (and the simulator, which calls itself both) the median of the runs asked for."""
+    from liftpy.host.timing import CPU_BUDGET_MS, MIN_RUNS, TimingRule, cpu_timing, device_timing
 
     times = [3.0, 1.0, 2.0, 9.0, 4.0]
     assert TimingRule(5).of(times) == 3.0 and TimingRule(5, "fastest").of(times) == 1.0
-    assert device_timing("CPU", 5) == cpu_timing(5) == TimingRule(CPU_RUNS, "fastest")
-    assert device_timing("CPU", 100) == TimingRule(100, "fastest")
+    assert device_timing("CPU", 5) == cpu_timing(5) == TimingRule(CPU_RUNS, "fastest", CPU_BUDGET_MS)
+    assert device_timing("CPU", 100) == TimingRule(100, "fastest", CPU_BUDGET_MS)
     assert device_timing("GPU", 5) == TimingRule(5) and device_timing("GPU/CPU/accelerator", 3) == TimingRule(3)
-    assert str(TimingRule(1)) == "median of 1 run" and str(cpu_timing(1)) == f"fastest of {CPU_RUNS} runs"
+    assert str(TimingRule(1)) == "median of 1 run" and str(cpu_timing(1)) == f"fastest of {CPU_RUNS} runs within 2 s"
     with pytest.raises(ValueError, match="mean"):
         TimingRule(5, "mean")
+    # A slow point stops after the runs that fill the budget (never fewer than MIN_RUNS); a fast one runs 40.
+    slow = cpu_timing(5)
+    assert not slow.enough([900.0] * (MIN_RUNS - 1)) and slow.enough([900.0] * MIN_RUNS)
+    assert not slow.enough([1.0] * 39) and not TimingRule(40, "fastest").enough([900.0] * 39)
+
+
+def test_a_slow_kernel_on_the_cpu_is_timed_within_the_budget():
+    from liftpy.host.kernel import compile_program
+    from liftpy.ir.parser import parse_program
+
+    prog = parse_program("def twice(x: [float]N) = mapGlb(0, fun(v) => add(v, v), x)")
+    compiled = compile_program(prog, {"N": 64})
+    x = np.ones(64, np.float32)
+    assert len(compiled.run(x, repeat=40, statistic="fastest", budget_ms=0.0).times_ms) == 3
+    assert len(compiled.run(x, repeat=40, statistic="fastest").times_ms) == 40
 

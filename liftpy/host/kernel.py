@@ -182,11 +182,11 @@ class CompiledKernel:
         return arrays
 
     def run(self, *args, repeat: int = 1, warmup: int = 0, statistic: str = "median", stop_above_ms: float | None = None,
-            **kwargs) -> RunResult:
+            budget_ms: float | None = None, **kwargs) -> RunResult:
         """Run ``warmup + repeat`` times; the time is the timed runs' ``statistic`` (``median`` or ``fastest``,
         ``liftpy.host.timing``).  With ``stop_above_ms``, a first timed run slower than that ends the runs
         (``RunResult.stopped``, its time alone, no output): a search's point that cannot beat the best."""
-        timing = TimingRule(max(repeat, 1), statistic)
+        timing = TimingRule(max(repeat, 1), statistic, budget_ms)
         self.check_memory()
         cl = _cl()
         arrays = self._arrays(args, kwargs)
@@ -218,6 +218,8 @@ class CompiledKernel:
                     times.append((ev.profile.end - ev.profile.start) * 1e-6)
                     if _stops(times, stop_above_ms):
                         return RunResult(None, times[0], tuple(times), nbytes, stopped=True)
+                    if timing.enough(times):
+                        break
             cl.enqueue_copy(queue, out, out_buf).wait()
         except cl.Error as e:
             raise KernelRunError(f"running kernel {self.ks.name} with {self.ks.launch} failed: {e}") from None
@@ -277,12 +279,12 @@ class CompiledPipeline:
         check_run_memory(self.buffers(), self.device, host_bytes)
 
     def run(self, *args, repeat: int = 1, warmup: int = 0, statistic: str = "median", stop_above_ms: float | None = None,
-            **kwargs) -> RunResult:
+            budget_ms: float | None = None, **kwargs) -> RunResult:
         """Run every kernel ``warmup + repeat`` times in order; the time of one pipeline run is the sum of
         its kernels' times (pad and crop included), reported as the timed runs' ``statistic`` (``median`` or
         ``fastest``), and each kernel's likewise in ``kernel_times_ms``.  ``stop_above_ms`` as
         ``CompiledKernel.run``'s, for the first timed pipeline run."""
-        timing = TimingRule(max(repeat, 1), statistic)
+        timing = TimingRule(max(repeat, 1), statistic, budget_ms)
         self.check_memory()
         cl = _cl()
         first = self.kernels[0][0]
@@ -323,6 +325,8 @@ class CompiledPipeline:
                     if _stops(totals, stop_above_ms):
                         self.kernel_times_ms = tuple(ts[0] for ts in per_kernel)
                         return RunResult(None, total, tuple(totals), nbytes, stopped=True)
+                    if timing.enough(totals):
+                        break
             writers = {out: k for k, out in self.kernels}
             results = []
             for out in self.results:

@@ -15,7 +15,10 @@ four rounds of 40 runs each (alternating between points), ranked alike round aga
 (median of 40: 0.766; ``benchmarks/tau_ceiling.py --remeasure 150 --rounds 4``, its ``rules_tau``, in
 ``benchmarks/results/pocl-tau-ceiling.json``).  Forty runs of those kernels (0.02-3 ms each) cost less than
 building one.  So everything timed on a CPU, liftpy's kernels on a CPU device and the references that run on
-the host, is timed alike (``cpu_timing``): the fastest of at least 40 runs.
+the host, is timed alike (``cpu_timing``): the fastest of at least 40 runs, or of the runs that fit in
+``CPU_BUDGET_MS`` of timed runs (at least ``MIN_RUNS``): forty runs of a 300 ms point (a variant
+recomputing each row's maximum in every work-item) took 12 s of an exploration for a point far from the
+best, and the references on the host already stop after about two seconds.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 CPU_RUNS = 40
+CPU_BUDGET_MS = 2000.0
+MIN_RUNS = 3
 
 
 @dataclass(frozen=True)
@@ -33,21 +38,27 @@ class TimingRule:
 
     runs: int
     statistic: str = "median"
+    budget_ms: float | None = None  # timed runs end once they add up to this (after MIN_RUNS of them)
 
     def __post_init__(self) -> None:
         if self.statistic not in ("median", "fastest"):
             raise ValueError(f"unknown timing statistic {self.statistic!r} (median or fastest)")
 
+    def enough(self, times_ms: Sequence[float]) -> bool:
+        """Whether the timed runs so far end the timing before ``runs`` of them."""
+        return self.budget_ms is not None and len(times_ms) >= MIN_RUNS and sum(times_ms) >= self.budget_ms
+
     def of(self, times_ms: Sequence[float]) -> float:
         return min(times_ms) if self.statistic == "fastest" else statistics.median(times_ms)
 
     def __str__(self) -> str:
-        return f"{self.statistic} of {self.runs} run{'s' if self.runs != 1 else ''}"
+        within = f" within {self.budget_ms / 1000:g} s" if self.budget_ms is not None else ""
+        return f"{self.statistic} of {self.runs} run{'s' if self.runs != 1 else ''}{within}"
 
 
 def cpu_timing(repeat: int) -> TimingRule:
     """How runs on a CPU are timed when ``repeat`` runs were asked for (module docstring)."""
-    return TimingRule(max(repeat, CPU_RUNS), "fastest")
+    return TimingRule(max(repeat, CPU_RUNS), "fastest", CPU_BUDGET_MS)
 
 
 def device_timing(device_type: str, repeat: int) -> TimingRule:

@@ -136,7 +136,8 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: str
         if node.key not in compiled:
             compiled[node.key] = _compiled_best(op, best, node, dev)
         rule = device_timing(dev.info.type, repeat)  # as the exploration timed the stored best
-        result = compiled[node.key].run(*acts, *weights, repeat=rule.runs, warmup=1, statistic=rule.statistic)
+        result = compiled[node.key].run(*acts, *weights, repeat=rule.runs, warmup=1, statistic=rule.statistic,
+                                        budget_ms=rule.budget_ms)
         out = np.asarray(result.output, dtype=np.float32).reshape(node.shape)
         verdict = op.check(out, [*acts, *weights])
         values[node.name] = out

@@ -191,7 +191,8 @@ def measure_point(payload: dict) -> dict:
     # The abort test is the first timed run of the runs themselves: a run of its own, with its own
     # inputs uploaded, warm-up and output read back, was a third of a measured SGEMM 1024 point's time on
     # the H100 (5.6 of 18 ms).
-    result = compiled.run(*inputs, repeat=timing.runs, warmup=warmup, statistic=timing.statistic, stop_above_ms=abort_ms)
+    result = compiled.run(*inputs, repeat=timing.runs, warmup=warmup, statistic=timing.statistic, stop_above_ms=abort_ms,
+                            budget_ms=timing.budget_ms)
     if result.stopped:
         raise Aborted(f"one run took {result.time_ms:.4g} ms, more than the {abort_ms:.4g} ms allowed", result.time_ms)
     run_s = time.perf_counter() - t

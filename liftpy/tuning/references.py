@@ -179,6 +179,8 @@ def _time_cpu(fn: Callable[[], np.ndarray], warmup: int, repeat: int) -> tuple[n
         t0 = time.perf_counter()
         out = fn()
         times.append((time.perf_counter() - t0) * 1e3)
+        if rule.enough(times):
+            break
     return out, rule.of(times), times
 
 
