@@ -34,6 +34,16 @@ def ata(A: [[float]N]M, x: [float]N) =
       join(map(fun(r) => reduce(fun(a, q) => multAndSumUp(a, q._0, q._1), 0.0f, zip(r, x)), A)))
 """
 
+# A newcomer's batched matrix product: the inner product a fold (``at(0, reduce(...))``) stored as each
+# element.  Every variant of the general stages used to fail in code generation ("cannot be stored through
+# at"), none of them dropped at derivation.
+BATCHED_FOLD = """
+def batched_matmul(a: [[[float]K]N]B, b: [[[float]M]K]B) =
+  map(fun(pair) => map(fun(row) => map(fun(col) =>
+        at(0, reduce(fun(acc, p) => add(acc, mult(p._0, p._1)), 0.0f, zip(row, col))),
+      transpose(pair._1)), pair._0), zip(a, b))
+"""
+
 
 def _parallel_map_over_reduction(e) -> bool:
     """A map over a reduction's result spread over work-items.  The one exception is a work-group's
@@ -75,6 +85,22 @@ def test_a_map_over_a_reduction_result_stays_sequential_and_every_variant_compil
             out = CompiledPipeline(v.program, {**sizes, **configs[0]}, device, v.placement_map, stages=stages).run(
                 A, x, repeat=1, warmup=0).output
             assert np.allclose(np.asarray(out).reshape(want.shape), want, atol=1e-4), k
+
+
+def test_every_variant_of_a_batched_product_written_with_fold_compiles():
+    """A fold stored as a map's element is written through ``at`` of its one-element result; every variant
+    of the batched product, with the normal form and without (its fold then never rewritten), generates
+    code; none is dropped."""
+    from liftpy.rewrite.explore import ExploreOptions
+
+    program = parse_program(BATCHED_FOLD)
+    sizes = {"B": 2, "N": 8, "K": 8, "M": 8}
+    for options, every in ((ExploreOptions(), 1), (ExploreOptions(normal_form=False), 3)):
+        kept, dropped = explore_all(program, options)
+        assert kept and not dropped
+        for k, v in enumerate(kept[::every]):
+            for config in sample(solve(variant_space(v, sizes)), 1, seed=k):
+                generate_pipeline(v.program, {**sizes, **config}, placements=v.placement_map)
 
 
 def test_variants_code_generation_refuses_are_dropped_with_a_reason():

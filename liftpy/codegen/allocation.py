@@ -132,6 +132,28 @@ def store_form(e: Expr) -> str:
     return "read"
 
 
+def inverts(fn, arg_type: Type) -> bool:
+    """Whether a computation can be stored through the layout primitive ``fn`` above it (the emitter
+    then writes it through a write view, ``liftpy.views.write``): ``join``, ``split``, ``transpose``, the
+    vector casts, and ``at(0, e)`` of a one-element array ``e`` (a reduction's result as its value,
+    ``fold``; of a longer array the other elements would have nowhere to go)."""
+    if isinstance(fn, (P.Join, P.Split, P.Transpose, P.AsScalar, P.AsVector)):
+        return True
+    return isinstance(fn, P.At) and isinstance(arg_type, ArrayType) and sympy.sympify(arg_type.size) == 1
+
+
+def not_inverted(fn) -> str:
+    """The emitter's refusal of a computation stored through a layout that ``inverts`` refuses."""
+    return (f"the result of a computation cannot be stored through {fn.text_name}; "
+            f"apply {fn.text_name} to the inputs instead, or compute into memory first")
+
+
+def not_invertible_body(body: Expr) -> str:
+    """The emitter's refusal of a computation stored through a map of a function that is no layout."""
+    return (f"cannot store a computed value through {_short(body)}; only join, split, transpose, the vector casts "
+            "and at(0, ...) of a one-element array invert")
+
+
 def read_form(e: Expr) -> str:
     """How the emitter reads ``e`` as an input: 'var', 'literal', 'layout' (a view of its arguments'
     views), 'view-map' (a map of a view function, element by element), 'userfun', 'bind', 'memory',
@@ -259,6 +281,10 @@ class _Walk:
     def store(self, e: Expr, at: Position, env) -> None:
         form = store_form(e)
         if form == "through":
+            why = self.through_refusal(e, env)
+            if why is not None:
+                self.refused.append(why)
+                return  # the emitter refuses the program here
             return self.store(e.args[0], at, env)
         if form == "map":
             return self.map(e, at, env)
@@ -275,6 +301,27 @@ class _Walk:
             self.allocate(tmp, e.args[0], self.type_of(e, env), at.level)
             return self.store(e.args[0], Position(at.level, tmp.space), env)
         self.read(e, at.level, env)
+
+    def through_refusal(self, e: Call, env) -> str | None:
+        """Why the emitter cannot store a computation through the layout ``e`` puts above it (its
+        ``write_through``, ``invert_layout``), or None."""
+        fn = e.fn
+        if type(fn) is P.Map and not is_view(fn.f.body):
+            return f"map must be lowered before code generation: use mapGlb, mapWrg/mapLcl or mapSeq (in {_short(e)})"
+        if type(fn) is P.Map:  # a layout function applied to every element: its body inverted
+            (param,) = fn.f.params
+            elem_t = self.type_of(e.args[0], env).elem
+            body, inner = fn.f.body, {**env, param.name: elem_t}
+            while not (isinstance(body, Var) and body.name == param.name):
+                if not (isinstance(body, Call) and len(body.args) == 1
+                        and ((isinstance(body.fn, P.Primitive) and body.fn.kind == "layout") or type(body.fn) is P.Map)):
+                    return not_invertible_body(body)
+                why = self.through_refusal(body, inner)
+                if why is not None:
+                    return why
+                body = body.args[0]
+            return None
+        return None if inverts(fn, self.type_of(e.args[0], env)) else not_inverted(fn)
 
     def read(self, e: Expr, level: str, env) -> None:
         form = read_form(e)

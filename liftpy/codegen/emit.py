@@ -56,8 +56,9 @@ from ..ir.userfun import UserFun
 from ..ir.values import literal_number
 from ..ir.levels import Level
 from ..views import view as V
-from ..views.write import WAsScalar, WAsVector, WIndex, WJoin, WMapped, WMem, WSplit, WTranspose, WView
-from .allocation import Position, Temporary, accumulator_init, buffer_prefix, is_staged_view, needs_temporary, read_form, store_form
+from ..views.write import WAsScalar, WAsVector, WIndex, WJoin, WMapped, WMem, WOnly, WSplit, WTranspose, WView
+from .allocation import (Position, Temporary, accumulator_init, buffer_prefix, is_staged_view, needs_temporary, not_invertible_body,
+                         not_inverted, read_form, store_form)
 from .memory import Buffer, struct_definition
 from .render import literal_c
 from .stmt import Barrier, Block, CoopCopy, Declare, Loop, Store, stores_to
@@ -328,7 +329,7 @@ class Emitter:
         ):
             arg, arg_dest = self.write_through(body, dest, env)
             return self.invert_layout(arg, param, arg_dest, env)
-        raise CodegenError(f"cannot store a computed value through {_short(body)}; only join, split, transpose and the vector casts invert")
+        raise CodegenError(not_invertible_body(body))
 
     def layout_dest(self, fn, arg_type: Type, dest: WView) -> WView:
         if isinstance(fn, P.Join):
@@ -341,10 +342,9 @@ class Emitter:
             return WAsScalar(self.conc(arg_type.elem.width), dest)
         if isinstance(fn, P.AsVector):
             return WAsVector(self.conc(fn.n), dest)
-        raise CodegenError(
-            f"the result of a computation cannot be stored through {fn.text_name}; "
-            f"apply {fn.text_name} to the inputs instead, or compute into memory first"
-        )
+        if isinstance(fn, P.At) and self.conc(arg_type.size) == 1:
+            return WOnly(dest)  # fold: a reduction's one-element result stored as its value
+        raise CodegenError(not_inverted(fn))
 
     def emit_map(self, e: Call, dest: WView, env, ctx: Ctx) -> None:
         fn = e.fn

@@ -663,10 +663,16 @@ class Dropped:
 
 def refused(v: Variant) -> str | None:
     """Why code generation would refuse ``v`` at every size (a computed map read where nothing can hold
-    it, ``codegen.allocation.refusals``), or None."""
+    it, a computation stored through a layout that does not invert: ``codegen.allocation.refusals``), or
+    why its kernels would compute wrong results at every size (a reduction's accumulator initialised by
+    other work-items than those that read it: ``lowering.accumulator_refusals``), or None."""
     from ..codegen.allocation import refusals
     from ..ir.kernels import split_kernels
+    from .lowering import accumulator_refusals
 
+    wrong = accumulator_refusals(v.program)
+    if wrong:
+        return wrong[0]
     for stage in split_kernels(v.program):
         reasons = refusals(stage.program)
         if reasons:

@@ -121,6 +121,17 @@ class WAsVector(WView):
 
 
 @dataclass(frozen=True)
+class WOnly(WView):
+    """Destination of a one-element array ``e`` when the value stored is ``at(0, e)`` (a reduction's
+    result as its value, ``fold``): its only element is the destination itself."""
+
+    inner: WView
+
+    def locate(self, path: tuple) -> Loc:
+        return self.inner.locate(path[1:])
+
+
+@dataclass(frozen=True)
 class WMapped(WView):
     """Destination of ``e`` when the value stored is ``map(g, e)`` for a layout function g: element i of
     e is written through the inverse of g into element i of the destination."""
