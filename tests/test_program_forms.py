@@ -87,6 +87,7 @@ def test_every_command_takes_every_form(forms, form, capsys):
     assert "scale with N = 16" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_explore_takes_every_form(forms, tmp_path):
     for k, spec in enumerate(_specs(forms, "total")):
         r = subprocess.run([sys.executable, "-m", "liftpy", "explore", spec, "-s", "N=16", "--samples", "1",
