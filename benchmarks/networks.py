@@ -161,7 +161,7 @@ def main(argv=None) -> int:
         t = time.time()
         try:
             run = run_network(net, db=db, samples=args.samples, search=args.search, jobs=args.jobs, device=args.device,
-                              budget_s=args.budget, chain_repeat=max(1, args.chain), progress=False)
+                              budget_s=args.budget, chain_repeat=max(1, args.chain), progress=True)
         except LiftError as e:  # one network's failure is recorded; the next still runs
             rec.update(error=str(e).splitlines()[0][:500], explore_s=round(time.time() - t, 1))
             print(f"{name:<14}{'failed':>10}  {rec['error']}", flush=True)
