@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -87,13 +88,16 @@ def test_small_network_runs_end_to_end(tmp_path):
     x = b.global_avgpool(x)
     b.fc(x, 5, relu=0)
     net = b.build()
-    run = run_network(net, db=tmp_path / "r.sqlite", samples=1, search="uniform", progress=False)
+    run = run_network(net, db=tmp_path / "r.sqlite", samples=1, search="uniform", progress=False, chain_repeat=2)
     assert run.ok, format_run(run)
+    # The chained pass runs the same kernels on the same inputs, on the device: the same output exactly.
+    assert run.chain_error == 0.0 and np.array_equal(run.chained.output, run.output)
+    assert run.chained.launches >= len(net.nodes) and len(run.chained.walls_ms) == 2 and run.chained.wall_ms > 0
     assert run.output.shape == (1, 5) and all(layer.ok for layer in run.layers)
     assert run.lower_bound_bytes <= run.arena_bytes < run.tensors_naive_bytes
     assert run.peak_bytes <= run.naive_bytes and run.frontier
     text = format_run(run)
-    assert f"matches {run.validated_against}" in text and "one arena" in text
+    assert f"matches {run.validated_against}" in text and "one arena" in text and "chained on the device" in text
     from liftpy.network import torch_ref
 
     assert run.validated_against == ("pytorch" if torch_ref.available() else "numpy")
