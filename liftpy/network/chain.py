@@ -76,8 +76,8 @@ def chained_run(net: Network, layers: dict, weights: dict, image: np.ndarray, de
         for (name, t), source in zip(acts, node.inputs):
             if layer.placements.get(name) == "image":
                 h, w, c = _image_extent(t, bindings)
-                img = cl.Image(ctx, mf.READ_ONLY, cl.ImageFormat(cl.channel_order.RGBA, cl.channel_type.FLOAT),
-                               shape=(w * c // 4, h))
+                img = cl.create_image(ctx, mf.READ_ONLY, cl.ImageFormat(cl.channel_order.RGBA, cl.channel_type.FLOAT),
+                                      shape=(w * c // 4, h))
                 steps.append(("fill", (img, tensors[source], (w * c // 4, h))))
                 buffers[name] = img
             else:

@@ -91,6 +91,11 @@ def network_weights(net: Network, seed: int = 0) -> dict[str, list[np.ndarray]]:
     return {node.name: _weights(node, library_operator(node.op, node.size_map), k, seed) for k, node in enumerate(net.nodes)}
 
 
+def network_image(net: Network, seed: int = 0) -> np.ndarray:
+    """The input image ``run_network`` feeds the network for ``seed``: standard normal, ``[H][W][C]``."""
+    return np.random.default_rng(seed).standard_normal(net.input_shape).astype(np.float32)
+
+
 def memory_tensors(net: Network) -> list[Tensor]:
     last = {"input": 0}
     for i, n in enumerate(net.nodes):
@@ -130,7 +135,7 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: str
             print(f"  {node.name:12s} {node.op:52s} best {ex.best.time_ms:.4g} ms of {len(measured)} measured", file=stream, flush=True)
     explore_seconds = time.time() - t0
     # 2. The network on the device, layer by layer, each checked against its reference on the same inputs.
-    image = np.random.default_rng(seed).standard_normal(net.input_shape).astype(np.float32)
+    image = network_image(net, seed)
     from . import torch_ref
 
     with_torch = torch_ref.available()
