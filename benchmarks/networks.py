@@ -77,7 +77,12 @@ def torch_forward(torch, net, weights: dict):
                 h, wd, c = src
                 w = w.reshape(w.shape[0], h, wd, c).transpose(0, 3, 1, 2).reshape(w.shape[0], -1)
             w, b = dev(w), dev(ws[1])
-            steps.append((node, lambda x, w=w, b=b, p=p: (lambda y: F.relu(y) if p["relu"] else y)(F.linear(x.reshape(1, -1), w, b))))
+
+            def linear(x, w=w, b=b, p=p):
+                y = F.linear(x.reshape(1, -1), w, b)
+                return F.relu(y) if p["relu"] else y
+
+            steps.append((node, linear))
         else:
             raise LiftError(f"{net.name}: layer {node.name} ({entry.name}) has no PyTorch form in this benchmark")
 
