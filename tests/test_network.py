@@ -127,3 +127,19 @@ def test_pytorch_forward_agrees_with_the_numpy_references(name):
     theirs = torch_ref.forward(net, image, weights)
     ours = values[net.output.name]
     assert np.allclose(ours, theirs, rtol=1e-4, atol=1e-4 * float(np.abs(theirs).max()))
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("pools_here")
+def test_a_budget_spent_before_any_point_still_gives_every_layer_one(tmp_path):
+    """A budget shorter than deriving a layer's variants measured nothing, and the network had no implementation
+    of that layer; each such layer gets one point beyond the budget."""
+    from liftpy.network.run import format_run, run_network
+
+    b = Builder("tiny", 8, 8, 3)
+    x = b.conv("input", 4)
+    x = b.global_avgpool(x)
+    b.fc(x, 5, relu=0)
+    run = run_network(b.build(), db=tmp_path / "r.sqlite", samples=2, search="uniform", progress=False, budget_s=1e-3)
+    assert run.ok, format_run(run)
+    assert run.explored == len(run.layers)  # one point each: the budget stopped the rest

@@ -125,6 +125,12 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: str
         op = library_operator(node.op, node.size_map)
         ex = explore_operator(op, samples=samples, db=db, search=search, jobs=jobs, device=dev.index, references=False,
                               progress=False, seed=seed, budget_s=budget_s)
+        if ex.best is None and ex.over_budget:
+            # The budget ran out before any point of this layer ran well (deriving and screening a convolution's
+            # variants can take longer than a short budget): a network needs every layer, so one point more.
+            explored += ex.ran
+            ex = explore_operator(op, samples=len([r for r in ex.records if r.status.finished]) + 1, db=db,
+                                  search=search, jobs=jobs, device=dev.index, references=False, progress=False, seed=seed)
         explored += ex.ran
         if ex.best is None:
             raise LiftError(f"{net.name}: no implementation of layer {node.name} ({node.op} at {node.size_map}) ran "
