@@ -50,16 +50,19 @@ def copy_gb_s(torch, gib: float = 1.0) -> float:
     return 2 * n * 4 / (ms * 1e-3) / 1e9
 
 
-def explore_best(op, samples: int, db: Path, jobs: int | None, budget_s: float | None, search: str = "model"):
+def explore_best(op, samples: int, db: Path, jobs: int | None, budget_s: float | None, search: str = "model",
+                 progress: bool = False, timeout_s: float = 300.0):
     """Explore ``op`` and return (best record or None, seconds, points measured, the exploration or the
-    liftpy error that stopped it: a benchmark goes on to the next operator)."""
+    liftpy error that stopped it: a benchmark goes on to the next operator).  ``progress``: the exploration's
+    phases and points as they happen (without it, a run that stalls shows nothing of where); ``timeout_s``:
+    the most one point may take (``explore_operator``'s)."""
     from liftpy.errors import LiftError
     from liftpy.tuning.engine import explore_operator
 
     t = time.time()
     try:
         ex = explore_operator(op, samples=samples, db=db, search=search, jobs=jobs, budget_s=budget_s,
-                              references=False, progress=False)
+                              references=False, progress=progress, timeout_s=timeout_s)
     except LiftError as e:
         return None, time.time() - t, 0, e
     measured = [r for r in ex.records if r.measured and not r.is_reference]

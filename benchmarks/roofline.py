@@ -94,6 +94,11 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=14)
     ap.add_argument("--budget", type=float, default=None, help="seconds of search per operator")
     ap.add_argument("--db", default=None, help="results store (default: a temporary one)")
+    # The last GPU run's explorations of sum and softmax_rows did not finish and printed nothing of where
+    # they were: --progress shows each exploration's phases and points.  A memory-bound point runs in
+    # milliseconds; one that takes a minute is stopped rather than let hold the device for liftpy's 300 s.
+    ap.add_argument("--progress", action="store_true", help="print each exploration's phases and points")
+    ap.add_argument("--timeout", type=float, default=60.0, help="seconds one point may take (default 60)")
     args = ap.parse_args(argv)
     torch = torch_cuda()
     if torch is None:
@@ -117,7 +122,8 @@ def main(argv=None) -> int:
         ref_ms = torch_ms(torch_fn(torch, name, xs))
         del xs
         torch.cuda.empty_cache()
-        best, seconds, points, ex = explore_best(op, args.samples, db, args.jobs, args.budget)
+        best, seconds, points, ex = explore_best(op, args.samples, db, args.jobs, args.budget, progress=args.progress,
+                                                 timeout_s=args.timeout)
         rec = {"operator": name, "spec": spec, "sizes": sizes, "min_bytes": least, "copy_gb_s": copy, "torch_ms": ref_ms,
                "points": points, "explore_s": round(seconds, 1), "best_ms": None, "gb_s": None, "fraction_of_copy": None,
                "ratio_vs_torch": None, "variant": None, "config": None,

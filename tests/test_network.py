@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -87,13 +88,16 @@ def test_small_network_runs_end_to_end(tmp_path):
     x = b.global_avgpool(x)
     b.fc(x, 5, relu=0)
     net = b.build()
-    run = run_network(net, db=tmp_path / "r.sqlite", samples=1, search="uniform", progress=False)
+    run = run_network(net, db=tmp_path / "r.sqlite", samples=1, search="uniform", progress=False, chain_repeat=2)
     assert run.ok, format_run(run)
+    # The chained pass runs the same kernels on the same inputs, on the device: the same output exactly.
+    assert run.chain_error == 0.0 and np.array_equal(run.chained.output, run.output)
+    assert run.chained.launches >= len(net.nodes) and len(run.chained.walls_ms) == 2 and run.chained.wall_ms > 0
     assert run.output.shape == (1, 5) and all(layer.ok for layer in run.layers)
     assert run.lower_bound_bytes <= run.arena_bytes < run.tensors_naive_bytes
     assert run.peak_bytes <= run.naive_bytes and run.frontier
     text = format_run(run)
-    assert f"matches {run.validated_against}" in text and "one arena" in text
+    assert f"matches {run.validated_against}" in text and "one arena" in text and "chained on the device" in text
     from liftpy.network import torch_ref
 
     assert run.validated_against == ("pytorch" if torch_ref.available() else "numpy")
@@ -123,3 +127,19 @@ def test_pytorch_forward_agrees_with_the_numpy_references(name):
     theirs = torch_ref.forward(net, image, weights)
     ours = values[net.output.name]
     assert np.allclose(ours, theirs, rtol=1e-4, atol=1e-4 * float(np.abs(theirs).max()))
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("pools_here")
+def test_a_budget_spent_before_any_point_still_gives_every_layer_one(tmp_path):
+    """A budget shorter than deriving a layer's variants measured nothing, and the network had no implementation
+    of that layer; each such layer gets one point beyond the budget."""
+    from liftpy.network.run import format_run, run_network
+
+    b = Builder("tiny", 8, 8, 3)
+    x = b.conv("input", 4)
+    x = b.global_avgpool(x)
+    b.fc(x, 5, relu=0)
+    run = run_network(b.build(), db=tmp_path / "r.sqlite", samples=2, search="uniform", progress=False, budget_s=1e-3)
+    assert run.ok, format_run(run)
+    assert run.explored == len(run.layers)  # one point each: the budget stopped the rest

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..cli_args import positive_int
+from ..cli_args import nonnegative_int, positive_float, positive_int
 
 
 def register(sub) -> None:
@@ -19,6 +19,9 @@ def register(sub) -> None:
                    help="parallel code-generation processes (default: on a GPU one per core but one, on a CPU device 1)")
     p.add_argument("--db", default="results.sqlite")
     p.add_argument("--device", "-d", default=None)
+    p.add_argument("--budget", type=positive_float, default=None, metavar="SECONDS", help="seconds of search per distinct layer")
+    p.add_argument("--chain", type=nonnegative_int, default=0, metavar="N",
+                   help="also time N forward passes with every layer chained on the device (the wall clock)")
     p.add_argument("--json", default=None, metavar="FILE", help="also write the run as JSON")
     p.set_defaults(func=cmd_network)
 
@@ -30,7 +33,8 @@ def cmd_network(args) -> int:
     net = get_model(args.name, reduced=args.reduced)
     print(f"{net.name}: {len(net.nodes)} layers, {len({n.key for n in net.nodes})} distinct problems, input {net.input_shape}",
           flush=True)
-    run = run_network(net, db=args.db, samples=args.samples, search=args.search, jobs=args.jobs, device=args.device)
+    run = run_network(net, db=args.db, samples=args.samples, search=args.search, jobs=args.jobs, device=args.device,
+                      budget_s=args.budget, chain_repeat=args.chain)
     print(format_run(run))
     if args.json:
         Path(args.json).write_text(json.dumps(run_record(run), indent=2) + "\n")

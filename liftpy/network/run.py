@@ -28,6 +28,7 @@ from ..host.timing import device_timing
 from ..tuning.cache import cached_variants
 from ..tuning.engine import explore_operator, find_variant
 from ..tuning.operator import input_shapes, library_operator
+from .chain import ChainedRun, chained_run
 from .graph import Network, Node
 from .memory import Tensor, check, greedy_by_size, lower_bound, naive
 
@@ -64,6 +65,9 @@ class NetworkRun:
     explored: int = 0
     seconds: float = 0.0
     validated_against: str = "numpy"  # or "pytorch"
+    explore_seconds: float = 0.0  # finding every layer's best implementation (exploring the ones the store lacks)
+    chained: ChainedRun | None = None  # one forward pass chained on the device (``chain``), when asked for
+    chain_error: float | None = None  # max |chained - layer by layer| over the output, relative to its rms
 
 
 def _weights(node: Node, op, k: int, seed: int) -> list[np.ndarray]:
@@ -81,6 +85,17 @@ def _weights(node: Node, op, k: int, seed: int) -> list[np.ndarray]:
     return out
 
 
+def network_weights(net: Network, seed: int = 0) -> dict[str, list[np.ndarray]]:
+    """Every layer's weights as ``run_network`` makes them for ``seed`` (deterministic): what another framework
+    needs to compute the same network."""
+    return {node.name: _weights(node, library_operator(node.op, node.size_map), k, seed) for k, node in enumerate(net.nodes)}
+
+
+def network_image(net: Network, seed: int = 0) -> np.ndarray:
+    """The input image ``run_network`` feeds the network for ``seed``: standard normal, ``[H][W][C]``."""
+    return np.random.default_rng(seed).standard_normal(net.input_shape).astype(np.float32)
+
+
 def memory_tensors(net: Network) -> list[Tensor]:
     last = {"input": 0}
     for i, n in enumerate(net.nodes):
@@ -94,7 +109,10 @@ def memory_tensors(net: Network) -> list[Tensor]:
 
 
 def run_network(net: Network, db="results.sqlite", samples: int = 8, search: str = "model", jobs: int | None = None,
-                device=None, seed: int = 0, repeat: int = 3, progress: bool = True, stream=None) -> NetworkRun:
+                device=None, seed: int = 0, repeat: int = 3, progress: bool = True, stream=None,
+                budget_s: float | None = None, chain_repeat: int = 0) -> NetworkRun:
+    """``budget_s``: seconds of search per distinct layer (``explore_operator``'s); ``chain_repeat``: with more
+    than 0, also time that many forward passes chained on the device (``chain.chained_run``)."""
     stream = stream or sys.stdout
     t0 = time.time()
     dev = get_device(device)
@@ -106,7 +124,13 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: str
             continue
         op = library_operator(node.op, node.size_map)
         ex = explore_operator(op, samples=samples, db=db, search=search, jobs=jobs, device=dev.index, references=False,
-                              progress=False, seed=seed)
+                              progress=False, seed=seed, budget_s=budget_s)
+        if ex.best is None and ex.over_budget:
+            # The budget ran out before any point of this layer ran well (deriving and screening a convolution's
+            # variants can take longer than a short budget): a network needs every layer, so one point more.
+            explored += ex.ran
+            ex = explore_operator(op, samples=len([r for r in ex.records if r.status.finished]) + 1, db=db,
+                                  search=search, jobs=jobs, device=dev.index, references=False, progress=False, seed=seed)
         explored += ex.ran
         if ex.best is None:
             raise LiftError(f"{net.name}: no implementation of layer {node.name} ({node.op} at {node.size_map}) ran "
@@ -115,8 +139,9 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: str
         problems[node.key] = (op, ex.best, measured)
         if progress:
             print(f"  {node.name:12s} {node.op:52s} best {ex.best.time_ms:.4g} ms of {len(measured)} measured", file=stream, flush=True)
+    explore_seconds = time.time() - t0
     # 2. The network on the device, layer by layer, each checked against its reference on the same inputs.
-    image = np.random.default_rng(seed).standard_normal(net.input_shape).astype(np.float32)
+    image = network_image(net, seed)
     from . import torch_ref
 
     with_torch = torch_ref.available()
@@ -156,6 +181,10 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: str
         want, validated_against = expected[net.output.name], "numpy"
     rms = float(np.sqrt(np.mean(want.astype(np.float64) ** 2))) or 1.0
     e2e = float(np.max(np.abs(final.astype(np.float64) - want))) / rms
+    chained = chain_error = None
+    if chain_repeat > 0:
+        chained = chained_run(net, compiled, all_weights, image, dev, repeat=chain_repeat)
+        chain_error = float(np.max(np.abs(chained.output.astype(np.float64) - final))) / rms
     # 3. Memory: the arena of intermediate tensors, against one buffer each.
     tensors = memory_tensors(net)
     plan = greedy_by_size(tensors)
@@ -164,9 +193,10 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: str
     peak = plan.arena_bytes + weights_bytes + max(workspaces, default=0)
     naive_bytes = naive(tensors) + weights_bytes + sum(workspaces)
     front = network_frontier(net, problems, plan.arena_bytes + weights_bytes, io_bytes)
-    return NetworkRun(net, dev.key, tuple(layers), final, want, e2e, all(l.ok for l in layers) and e2e < 1e-3,
+    ok = all(l.ok for l in layers) and e2e < 1e-3 and (chain_error is None or chain_error < 1e-5)
+    return NetworkRun(net, dev.key, tuple(layers), final, want, e2e, ok,
                       sum(l.time_ms for l in layers), weights_bytes, plan.arena_bytes, naive_bytes, naive(tensors), lower_bound(tensors),
-                      peak, front, explored, time.time() - t0, validated_against)
+                      peak, front, explored, time.time() - t0, validated_against, explore_seconds, chained, chain_error)
 
 
 def _compiled_best(op, best, node, dev):
@@ -219,6 +249,10 @@ def format_run(run: NetworkRun) -> str:
                  f"({run.tensors_naive_bytes / max(run.arena_bytes, 1):.2f}x less)")
     lines.append(f"peak memory: {run.peak_bytes / mb:.4g} MB (arena + weights {run.weights_bytes / mb:.4g} MB + the largest "
                  f"workspace) against {run.naive_bytes / mb:.4g} MB allocated naively ({run.naive_bytes / max(run.peak_bytes, 1):.2f}x)")
+    if run.chained is not None:
+        lines.append(f"one forward pass chained on the device: {run.chained.wall_ms:.4g} ms wall ({run.chained.launches} "
+                     f"launches; the kernels alone {run.time_ms:.4g} ms); chained output "
+                     f"{'matches' if run.chain_error < 1e-5 else 'DIFFERS from'} the layer-by-layer run")
     if run.frontier:
         lines.append("network time/peak-memory frontier (from the layers' measured implementations):")
         lines.append(format_table(["#", "time ms", "peak MB"], [[str(i), f"{t:.4g}", f"{m / mb:.4g}"] for i, (t, m) in
@@ -238,5 +272,8 @@ def run_record(run: NetworkRun) -> dict:
         "weights_bytes": run.weights_bytes, "arena_bytes": run.arena_bytes, "lower_bound_bytes": run.lower_bound_bytes,
         "peak_bytes": run.peak_bytes, "naive_bytes": run.naive_bytes, "tensors_naive_bytes": run.tensors_naive_bytes,
         "frontier": [{"time_ms": t, "peak_bytes": m} for t, m in run.frontier], "explored_points": run.explored,
-        "seconds": run.seconds,
+        "seconds": run.seconds, "explore_seconds": run.explore_seconds,
+        "wall_ms": run.chained.wall_ms if run.chained is not None else None,
+        "walls_ms": list(run.chained.walls_ms) if run.chained is not None else None,
+        "chain_error": run.chain_error,
     }
