@@ -883,6 +883,43 @@ def test_let_operand(mkn, ei, operand, seed):
 
 
 @RULE_SETTINGS
+@given(two_d(1, 6), st.sampled_from(range(4)), st.sampled_from(["mask", "transpose", "pad", "twice"]), st.integers(0, 10**6))
+def test_let_view(hw, fi, form, seed):
+    """A view bound by let (a mask of ones padded with zeros, read by one step or by two; a padded or a
+    transposed input) is read where the body reads it: the same results; a computed array stays bound."""
+    from liftpy.rewrite.normal import let_view
+
+    h, w = hw
+    f = INT_UNARY[fi]
+    rng = np.random.default_rng(seed)
+    select = BUILTINS["select"]
+
+    def keep(x, m):  # f inside the mask, the element as it is outside
+        return map(lambda q: map(lambda e: select(e[1], f(e[0]), e[0]), zip(q[0], q[1])), zip(x, m))
+
+    grid, x_in = [("x", Array(Int, H + 2, W + 2))], [ints(rng, (h + 2, w + 2))]
+    mask = lambda: dsl.pad2D(1, 1, 1, 1, 0, dsl.lit(1, Array(Int, H, W)))  # noqa: E731
+    if form == "mask":
+        prog = make_program("p", grid, lambda x: dsl.let(lambda m: keep(x, m), mask()))
+        inputs = x_in
+    elif form == "twice":
+        prog = make_program("p", grid, lambda x: dsl.let(lambda m: keep(keep(x, m), m), mask()))
+        inputs = x_in
+    elif form == "pad":
+        prog = make_program("p", grid + [("y", Array(Int, H, W))],
+                            lambda x, y: dsl.let(lambda m: keep(x, m), dsl.pad2D(1, 1, 1, 1, 3, y)))
+        inputs = x_in + [ints(rng, (h, w))]
+    else:
+        prog = make_program("p", [("x", Array(Int, H, W)), ("y", Array(Int, W, H))], lambda x, y: dsl.let(
+            lambda t: map(lambda q: map(lambda e: add(f(e[0]), e[1]), zip(q[0], q[1])), zip(x, t)), transpose(y)))
+        inputs = [ints(rng, (h, w)), ints(rng, (w, h))]
+    checked(let_view, prog, inputs)
+    computed = make_program("p", [("x", Array(Int, H, W))], lambda x: dsl.let(
+        lambda t: map(lambda r: map(f, r), t), map(lambda r: map(f, r), x)))
+    assert not applications(computed, [let_view])
+
+
+@RULE_SETTINGS
 @given(MKN, st.sampled_from(range(3)), st.sampled_from(["first", "scale", "open"]), st.integers(0, 10**6))
 def test_let_epilogue(mkn, ei, form, seed):
     """A product bound by let and read once by its epilogue is inlined there: the same results.  Read twice
