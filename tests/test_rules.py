@@ -98,6 +98,21 @@ def test_split_join(n, fi, two, seed):
     checked(A.split_join, prog, inputs)
 
 
+@RULE_SETTINGS
+@given(st.integers(1, 12), st.sampled_from(range(4)), st.booleans(), st.integers(0, 10**6))
+def test_split_strided(n, fi, zipped, seed):
+    """Elements k, k + s, k + 2s, .. in turn per outer iteration, written back in order: the same results."""
+    f = INT_UNARY[fi]
+    rng = np.random.default_rng(seed)
+    if zipped:
+        prog = make_program("p", [("xs", Array(Int, N)), ("ys", Array(Int, N))], lambda xs, ys: map(lambda p: add(f(p[0]), p[1]), zip(xs, ys)))
+        inputs = [ints(rng, (n,)), ints(rng, (n,))]
+    else:
+        prog = make_program("p", [("xs", Array(Int, N, 3))], lambda xs: map(lambda r: reduce(add, 0, r), xs))
+        inputs = [ints(rng, (n, 3))]
+    checked(A.split_strided, prog, inputs)
+
+
 # ----------------------------------------------------------------------------------- reductions
 
 
