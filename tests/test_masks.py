@@ -18,11 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from liftpy.codegen.kernel import generate_pipeline
-from liftpy.codegen.passes.guards import refine
+from liftpy.codegen.passes.guards import guard_clamps, refine
 from liftpy.ir.types import Float, Int
 from liftpy.ir.userfun import BUILTINS
 from liftpy.views import view as V
-from liftpy.views.arith import extremum, in_bounds, simplify
+from liftpy.views.arith import extremum, in_bounds, simplify, substitute
 from liftpy.views.conditions import fold_builtin
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -108,20 +108,21 @@ N_RANGE = 9  # i in [0, 9)
 
 
 def _value(r, env, mem=None):
-    """The value of a read for the loop variables ``env``, as C computes it (``?:`` evaluates one branch;
-    a read of ``mem`` outside it fails)."""
+    """The value of a read for the loop variables ``env`` (``arith.substitute`` folds C's division and
+    remainder of numbers), as C computes it (``?:`` evaluates one branch; a read of ``mem`` outside it fails)."""
+    env = {k: sympy.Integer(v) for k, v in env.items()}
     if isinstance(r, V.ConstRead):
         return r.value
     if isinstance(r, V.IndexRead):
-        return int(sympy.sympify(r.index).subs(env))
+        return int(substitute(sympy.sympify(r.index), env))
     if isinstance(r, V.CondRead):
-        c = sympy.sympify(r.cond).subs(env)
+        c = substitute(sympy.sympify(r.cond), env)
         assert c in (sympy.true, sympy.false), c
         return _value(r.then if c is sympy.true else r.other, env, mem)
     if isinstance(r, V.FunCall):
         return BUILTINS[r.name].numpy(*[np.asarray(_value(a, env, mem)) for a in r.args])
     if isinstance(r, V.MemRead):
-        k = int(sympy.sympify(r.index).subs(env))
+        k = int(substitute(sympy.sympify(r.index), env))
         assert 0 <= k < len(mem), f"read {r.buffer}[{k}] outside the array"
         return mem[k]
     raise AssertionError(r)
@@ -218,7 +219,7 @@ def guarded_stencils(draw):
         reads = []
         for off in range(k):
             j = I + draw(st.integers(-2, 2))
-            how = draw(st.sampled_from(["clamp", "mirror", "zero"]))
+            how = draw(st.sampled_from(["clamp", "mirror", "wrap", "zero"]))
             if how == "zero":
                 reads.append(V.CondRead(in_bounds(j, n), V.MemRead("g", j, 1), V.ConstRead(0.0, Float)))
             else:
@@ -228,6 +229,8 @@ def guarded_stencils(draw):
             out = V.FunCall("add", (out, r))
         return out
 
+    if draw(st.booleans()):  # no condition: the clamps alone (guard_clamps makes one)
+        return n, neighbours(draw(st.integers(1, 4)))
     return n, V.CondRead(cond, neighbours(draw(st.integers(1, 4))), neighbours(1))
 
 
@@ -235,14 +238,16 @@ def guarded_stencils(draw):
 @given(guarded_stencils())
 def test_guards_keep_every_value_and_read_inside_the_array(case):
     """What a condition proves, used in its branches (clamps and padding conditions dropped), changes no
-    value, and no read of the branch taken leaves the array."""
+    value, and no read of the branch taken leaves the array; nor does a guard made for the clamps."""
     n, r = case
     ranges = {I: (0, n - 1)}
     simplified = V.transform(r, lambda x: x.map_exprs(lambda e: simplify(e, ranges)))
     refined = refine(simplified, ranges, ())
+    guarded = refine(guard_clamps(refined, ranges), ranges, ())
     g = np.arange(1, n + 1, dtype=np.float64) * 1.5
     for i in range(n):
         assert _value(refined, {I: i}, g) == _value(r, {I: i}, g)
+        assert _value(guarded, {I: i}, g) == _value(r, {I: i}, g)
 
 
 def test_a_clamp_is_gone_where_the_condition_proves_it_needless():
@@ -255,3 +260,30 @@ def test_a_clamp_is_gone_where_the_condition_proves_it_needless():
     read = V.CondRead(sympy.And(sympy.Ge(row, 0), sympy.Lt(8 * I + j - 127, 0)),
                       V.MemRead("g", sympy.Min(127, sympy.Max(0, row)), 1), V.ConstRead(0.0, Float))
     assert refine(read, ranges, ()).then == V.MemRead("g", row, 1)
+
+
+# ------------------------------------------------------------------------------ stencils' boundaries
+
+
+@pytest.mark.parametrize("name,sizes", [("jacobi1d", {"N": 16}), ("jacobi2d", {"H": 12, "W": 12}),
+                                        ("blur2d", {"H": 10, "W": 12}), ("jacobi3d", {"D": 6, "H": 6, "W": 8})])
+@pytest.mark.parametrize("boundary", ["clamp", "mirror", "wrap", 0.0])
+def test_a_stencils_interior_reads_plainly_and_every_variant_matches(name, sizes, boundary):
+    """The library's stencils with each boundary: the first variant's interior (guarded by the condition
+    under which every boundary function keeps its index) reads with no min, max or modulus; every variant
+    matches the interpreter on the default device."""
+    from liftpy.operators import stencils
+    from liftpy.rewrite.explore import explore
+    from liftpy.rewrite.validate import check_variant
+
+    program = getattr(stencils, name)(boundary)
+    variants = explore(program)
+    big = {k: 64 for k in sizes}
+    line = next(x for x in _kernels(variants[0], big)[0].source.splitlines() if "out[" in x)
+    if boundary != 0.0:  # (a zero boundary reads each neighbour under its own condition, as before)
+        interior = line.split(" ? ", 1)[1].split(" : ")[0]
+        assert line.count(" ? ") >= 1 and not any(f in interior for f in ("min(", "max(", "%")), line
+    g = np.random.default_rng(3).standard_normal(tuple(sizes.values())).astype(np.float32)
+    for v in variants:
+        check = check_variant(v, program, [sizes], lambda s: [g], count=1, rtol=1e-5, atol=1e-5)
+        assert check.ok, check.summary()

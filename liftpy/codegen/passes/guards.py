@@ -14,6 +14,13 @@ chosen (``arith.extremum``), its moduli that stay in range disappear, and the co
 facts decide are decided.  A fact proves ``x >= 0`` when ``x - fact`` is non-negative over the loop ranges,
 which covers a split loop's ``8*g + i - 1 >= 0`` as well as one counter's bound.  A condition that is not a
 conjunction of comparisons (its negation, for the other branch, when it has several parts) gives no fact.
+
+A stencil whose boundary is an index function (clamp, mirror, wrap) has no condition to use: its reads are
+clamped everywhere.  ``guard_clamps`` makes one, ``interior ? value : value`` with ``interior`` the
+condition under which every boundary function keeps its index; the first branch then reads plainly and
+only the border pays for the clamps.  A guard that simplifies nothing is not kept (the moduli of a
+double buffer or a split loop cycle through their periods, and no interior exists for them).
+
 Runs after ``simplify``, which decided what the ranges alone decide.
 """
 
@@ -22,7 +29,8 @@ from __future__ import annotations
 import sympy
 
 from ...views import view as V
-from ...views.arith import bounds, difference, extremum, rebuild, simplify
+from ...views.arith import (CMod, bounds, difference, extremum, free_symbols, plus_constant, rebuild, relation, simplify,
+                            simplify_condition, substitute)
 from ...views.conditions import conjunction, disjunction, negate
 from ..stmt import Kernel, Store, map_stmts, store_with
 
@@ -34,8 +42,96 @@ def guards(kernel: Kernel) -> Kernel:
 def _stmt(s, ranges):
     if isinstance(s, Store):
         value = refine(s.value, ranges, ())
+        guarded = guard_clamps(value, ranges)  # (after refine: clamps a condition already removed need no guard)
+        if guarded is not value:
+            guarded = refine(guarded, ranges, ())
+            if isinstance(guarded, V.CondRead) and guarded.then != guarded.other:  # (else the guard bought nothing)
+                value = guarded
         return s if value is s.value else store_with(s, s.index, value)
     return s
+
+
+MAX_GUARD_PARTS = 12  # comparisons in one interior condition; more clamps than a 3D stencil's are left as they are
+
+
+def guard_clamps(r: V.Read, ranges) -> V.Read:
+    """``interior ? r : r`` where ``r`` reads through boundary index functions (a clamp's
+    ``min(n-1, max(0, i+k))``, a mirror's maxima and minima, a wrap's ``(i + k + n) % n``): ``interior`` says
+    each chooses what it chooses in the middle of the ranges, so ``refine`` makes the first branch the plain
+    stencil and only the border evaluates the second (on PoCL a 2048^2 Jacobi sweep took half the time).
+    ``r`` itself where there is none, or the ranges decide the condition.  Padding with a value (a
+    conditional read per neighbour) is not guarded: its reads sit in reductions' steps (a convolution's),
+    where a guard per step would only add a branch."""
+    parts: dict = {}
+    for x in V.walk_reads(r):
+        if isinstance(x, V.MemRead):
+            _clamp_conditions(x.index, parts, ranges)
+        elif isinstance(x, V.ImageRead):
+            _clamp_conditions(x.x, parts, ranges)
+            _clamp_conditions(x.y, parts, ranges)
+    if not parts or len(parts) > MAX_GUARD_PARTS:
+        return r
+    cond = simplify_condition(conjunction(list(parts)), ranges)
+    if cond is sympy.true or cond is sympy.false:
+        return r
+    return V.CondRead(cond, r, r)
+
+
+def _clamp_conditions(e, parts: dict, ranges) -> None:
+    """Into ``parts``: for each maximum or minimum in ``e``, that it chooses the argument it chooses in the
+    middle of the ranges (a clamp's ``i + k``, a mirror's ``i - 1`` over ``-i``); for each modulus by a
+    constant, that it subtracts the multiple of the period it subtracts there (``kn <= x < (k + 1)n``)."""
+    if not isinstance(e, sympy.Basic) or e.is_Atom:
+        return
+    if isinstance(e, (sympy.Max, sympy.Min)):
+        mids = [_middle(a, ranges) for a in e.args]
+        if None not in mids:
+            pick = mids.index(max(mids) if isinstance(e, sympy.Max) else min(mids))
+            x = e.args[pick]
+            for i, other in enumerate(e.args):
+                if i != pick:
+                    cls = sympy.GreaterThan if isinstance(e, sympy.Max) else sympy.LessThan
+                    parts[relation(cls, difference(x, other), 0)] = None
+    elif isinstance(e, (sympy.Mod, CMod)) and e.args[1].is_Integer:
+        n = int(e.args[1])
+        k = _period(e.args[0], n, ranges)
+        if k is not None and _mostly_in_period(e.args[0], n, k, ranges):
+            x = plus_constant(e.args[0], -k * n)  # in [0, n): x mod n is x - kn
+            parts[relation(sympy.GreaterThan, x, 0)] = None
+            parts[relation(sympy.StrictLessThan, plus_constant(x, -n), 0)] = None
+    for a in e.args:
+        _clamp_conditions(a, parts, ranges)
+
+
+def _middle(e, ranges):
+    """The value of ``e`` with every symbol in the middle of its range, or None (a symbol without one)."""
+    syms = free_symbols(e)
+    if any(x not in ranges for x in syms):
+        return None
+    v = substitute(e, {x: sympy.Integer((ranges[x][0] + ranges[x][1]) // 2) for x in syms})
+    return v if v.is_Number else None
+
+
+def _in_period(x, n: int, ranges, at_least) -> bool:
+    """Whether the facts put ``x`` in the period ``_period`` names: ``x mod n`` is then ``x - kn``."""
+    k = _period(x, n, ranges)
+    return k is not None and at_least(plus_constant(x, -k * n)) and at_least(plus_constant(-x, (k + 1) * n - 1))
+
+
+def _mostly_in_period(x, n: int, k: int, ranges) -> bool:
+    """Whether more than half of ``x``'s range lies in ``[kn, (k + 1)n)``: a wrap's index, which leaves its
+    period only at the border, and not a counter's modulus (a double buffer's, a split loop's), which
+    cycles through its periods (guarding it would only put a branch in the loop)."""
+    lo, hi = bounds(x, ranges)
+    inside = min(hi, (k + 1) * n - 1) - max(lo, k * n) + 1
+    return 2 * inside > hi - lo + 1
+
+
+def _period(x, n: int, ranges):
+    """The k with ``kn <= x < (k + 1)n`` at the middle of ``x``'s range (a wrap's ``(i - 1 + n) % n`` is
+    ``i - 1`` but for one element), or None when the ranges do not bound ``x``."""
+    b = bounds(x, ranges)
+    return None if b is None else ((b[0] + b[1]) // 2) // n
 
 
 def facts_of(c, ranges=None) -> tuple:
@@ -131,7 +227,8 @@ def decide(c, ranges, facts: tuple):
 
 
 def _refined(e, ranges, facts: tuple, memo: dict):
-    """The index expression ``e`` with the maxima, minima, moduli and conditions ``facts`` decide gone."""
+    """The index expression ``e`` with the maxima, minima, moduli and conditions ``facts`` decide gone (a
+    modulus proven to subtract one multiple of its period is that subtraction)."""
     if not isinstance(e, sympy.Basic) or e.is_Atom:
         return e
     hit = memo.get(e)
@@ -144,8 +241,8 @@ def _refined(e, ranges, facts: tuple, memo: dict):
         at_least = _known(facts, ranges)
         if isinstance(e, (sympy.Max, sympy.Min)):
             out = extremum(type(e), args, ranges, e, at_least)
-        elif isinstance(e, sympy.Mod) and args[1].is_Integer and at_least(args[0]) and at_least(args[1] - 1 - args[0]):
-            out = args[0]  # 0 <= x < n: x mod n is x
+        elif isinstance(e, (sympy.Mod, CMod)) and args[1].is_Integer and _in_period(args[0], int(args[1]), ranges, at_least):
+            out = plus_constant(args[0], -_period(args[0], int(args[1]), ranges) * int(args[1]))
         elif all(a is b for a, b in zip(args, e.args)):
             out = e
         else:
