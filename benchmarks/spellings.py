@@ -175,6 +175,12 @@ def jacobi_nested():
     return L.make_program("jacobi_nested", [("g", Array(Float, M, N))], lambda g: _sweep(_sweep(g, _mask()), _mask()))
 
 
+def jacobi_mask_let():
+    """The mask bound once by ``let`` and used by both sweeps (a view: read where it is used, ``letView``)."""
+    return L.make_program("jacobi_mask_let", [("g", Array(Float, M, N))],
+                          lambda g: L.let(lambda m: _sweep(_sweep(g, m), m), _mask()))
+
+
 def _sweep_numpy(g):
     out = g.copy()
     out[1:-1, 1:-1] = 0.2 * (g[1:-1, 1:-1] + g[:-2, 1:-1] + g[2:, 1:-1] + g[1:-1, :-2] + g[1:-1, 2:])
@@ -277,7 +283,7 @@ def computations():
          lambda t, a, x: (lambda: t.mv(a.t(), t.mv(a, x)))),
         ("axpby_gemv", {"zip_rows": axpby_zip_rows, "two_products": axpby_two_products}, big, axpby_reference,
          4.0 * 8192 ** 2, lambda t, a, b, x: (lambda: t.addmv(t.mv(b, x), a, x, beta=BETA, alpha=ALPHA))),
-        ("jacobi_step", {"let": jacobi_let, "nested": jacobi_nested}, big, jacobi_reference, 10.0 * 8192 ** 2,
+        ("jacobi_step", {"let": jacobi_let, "nested": jacobi_nested, "mask_let": jacobi_mask_let}, big, jacobi_reference, 10.0 * 8192 ** 2,
          _torch_jacobi),
         ("conv3x3_image", {"windows": conv_windows, "taps": conv_taps}, big, conv_reference, 18.0 * 8192 ** 2,
          lambda t, w, img: (lambda: t.nn.functional.conv2d(img[None, None], w[None, None]))),

@@ -98,6 +98,21 @@ def test_split_join(n, fi, two, seed):
     checked(A.split_join, prog, inputs)
 
 
+@RULE_SETTINGS
+@given(st.integers(1, 12), st.sampled_from(range(4)), st.booleans(), st.integers(0, 10**6))
+def test_split_strided(n, fi, zipped, seed):
+    """Elements k, k + s, k + 2s, .. in turn per outer iteration, written back in order: the same results."""
+    f = INT_UNARY[fi]
+    rng = np.random.default_rng(seed)
+    if zipped:
+        prog = make_program("p", [("xs", Array(Int, N)), ("ys", Array(Int, N))], lambda xs, ys: map(lambda p: add(f(p[0]), p[1]), zip(xs, ys)))
+        inputs = [ints(rng, (n,)), ints(rng, (n,))]
+    else:
+        prog = make_program("p", [("xs", Array(Int, N, 3))], lambda xs: map(lambda r: reduce(add, 0, r), xs))
+        inputs = [ints(rng, (n, 3))]
+    checked(A.split_strided, prog, inputs)
+
+
 # ----------------------------------------------------------------------------------- reductions
 
 
@@ -880,6 +895,43 @@ def test_let_operand(mkn, ei, operand, seed):
                             lambda A_, B_, C_: map(lambda row: map(lambda col: _idot(row, col), ab(A_, B_)), transpose(C_)))
         inputs = [ints(rng, (m, k)), ints(rng, (k, n)), ints(rng, (n, k))]
     checked(let_operand, prog, inputs)
+
+
+@RULE_SETTINGS
+@given(two_d(1, 6), st.sampled_from(range(4)), st.sampled_from(["mask", "transpose", "pad", "twice"]), st.integers(0, 10**6))
+def test_let_view(hw, fi, form, seed):
+    """A view bound by let (a mask of ones padded with zeros, read by one step or by two; a padded or a
+    transposed input) is read where the body reads it: the same results; a computed array stays bound."""
+    from liftpy.rewrite.normal import let_view
+
+    h, w = hw
+    f = INT_UNARY[fi]
+    rng = np.random.default_rng(seed)
+    select = BUILTINS["select"]
+
+    def keep(x, m):  # f inside the mask, the element as it is outside
+        return map(lambda q: map(lambda e: select(e[1], f(e[0]), e[0]), zip(q[0], q[1])), zip(x, m))
+
+    grid, x_in = [("x", Array(Int, H + 2, W + 2))], [ints(rng, (h + 2, w + 2))]
+    mask = lambda: dsl.pad2D(1, 1, 1, 1, 0, dsl.lit(1, Array(Int, H, W)))  # noqa: E731
+    if form == "mask":
+        prog = make_program("p", grid, lambda x: dsl.let(lambda m: keep(x, m), mask()))
+        inputs = x_in
+    elif form == "twice":
+        prog = make_program("p", grid, lambda x: dsl.let(lambda m: keep(keep(x, m), m), mask()))
+        inputs = x_in
+    elif form == "pad":
+        prog = make_program("p", grid + [("y", Array(Int, H, W))],
+                            lambda x, y: dsl.let(lambda m: keep(x, m), dsl.pad2D(1, 1, 1, 1, 3, y)))
+        inputs = x_in + [ints(rng, (h, w))]
+    else:
+        prog = make_program("p", [("x", Array(Int, H, W)), ("y", Array(Int, W, H))], lambda x, y: dsl.let(
+            lambda t: map(lambda q: map(lambda e: add(f(e[0]), e[1]), zip(q[0], q[1])), zip(x, t)), transpose(y)))
+        inputs = [ints(rng, (h, w)), ints(rng, (w, h))]
+    checked(let_view, prog, inputs)
+    computed = make_program("p", [("x", Array(Int, H, W))], lambda x: dsl.let(
+        lambda t: map(lambda r: map(f, r), t), map(lambda r: map(f, r), x)))
+    assert not applications(computed, [let_view])
 
 
 @RULE_SETTINGS

@@ -52,10 +52,11 @@ from ..ir.types import (
     scalar_of,
     substitute_sizes,
 )
-from ..ir.userfun import UserFun
+from ..ir.userfun import BUILTINS, UserFun
 from ..ir.values import literal_number
 from ..ir.levels import Level
 from ..views import view as V
+from ..views.conditions import FOLDED, fold_builtin
 from ..views.write import WAsScalar, WAsVector, WIndex, WJoin, WMapped, WMem, WOnly, WSplit, WTranspose, WView
 from .allocation import (Position, Temporary, accumulator_init, buffer_prefix, is_staged_view, needs_temporary, not_invertible_body,
                          not_inverted, read_form, store_form)
@@ -451,12 +452,20 @@ class Emitter:
         result, binding = fn.instantiate(arg_types)
         binding = {k: _concrete_type(v, self) for k, v in binding.items()}
         cname = fn.c_name(binding)
+        args = None
+        if fn.name in FOLDED and BUILTINS.get(fn.name) is fn and isinstance(result, ScalarType):
+            # A select over a mask or an index, a comparison of indices: a condition on positions, no call.
+            args = tuple(self.read(self.view_of(a, env, ctx), t) for a, t in zip(e.args, arg_types))
+            folded = fold_builtin(fn.name, args, result)
+            if folded is not None:
+                return folded
         if cname not in self.functions:
             for t in (*arg_types, result):
                 if isinstance(t, TupleType):
                     self.element(t)
             self.functions[cname] = fn.c_definition(binding)
-        args = tuple(self.read(self.view_of(a, env, ctx), t) for a, t in zip(e.args, arg_types))
+        if args is None:
+            args = tuple(self.read(self.view_of(a, env, ctx), t) for a, t in zip(e.args, arg_types))
         return V.FunCall(cname, args)
 
     def view_of(self, e: Expr, env, ctx: Ctx) -> V.View:

@@ -74,6 +74,20 @@ def split_join(e, site, ctx):
     return dsl.join(dsl.map(lambda chunk: Call(P.Map(rename_bound(f)), (chunk,)), dsl.split(n, e.args[0])))
 
 
+@rule("splitStrided", "map(f, x) => join(transpose(map(mapSeq(f), transpose(split(n, x)))))")
+def split_strided(e, site, ctx):
+    """Several elements per work-item, as ``splitJoin``, but strided: iteration ``k`` of the outer map, one
+    work-item's, takes elements ``k, k + n, k + 2n, ...`` in turn (``mapSeq``: the point of the rule), so
+    neighbouring work-items read and write neighbouring elements at every step (coalesced on a GPU, where
+    ``splitJoin``'s contiguous chunks put them a chunk apart)."""
+    if not _is_map(e) or is_view(e.fn.f.body):
+        return None
+    n = ctx.fresh("s")
+    f = e.fn.f
+    return dsl.join(dsl.transpose(dsl.map(lambda col: Call(P.MapSeq(rename_bound(f)), (col,)),
+                                          dsl.transpose(dsl.split(n, e.args[0])))))
+
+
 @rule("partialReduce", "reduce(acc (+) h(x), init, xs) => reduce((+), init, join(map(reduce(acc (+) h(x), id), split(n, xs))))")
 def partial_reduce(e, site, ctx):
     """Partial results of chunks, combined: for sums, maxima and minima ((+) is add, max or min; ``id`` its
@@ -368,6 +382,7 @@ ALGORITHMIC_RULES = [
     join_split,
     split_of_join,
     map_identity,
+    split_strided,
     vectorize_map,
     vectorize_reduce,
 ]

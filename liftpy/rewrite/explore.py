@@ -36,7 +36,8 @@ from ..ir.analysis import is_lowered, is_view
 from ..ir.expr import Call, Program
 from ..ir.printer import show_program
 from ..ir.types import ArrayType, Float, innermost
-from .algorithmic import coalesce, flatten_map2D, groups_out, partial_reduce, split_join, tile2D, vectorize_reduce
+from .algorithmic import (coalesce, flatten_map2D, groups_out, partial_reduce, split_join, split_strided, tile2D, vectorize_map,
+                          vectorize_reduce)
 from .allpairs import tile_all_pairs
 from .blocking import register_block2D
 from .epilogue import match_product
@@ -450,6 +451,9 @@ def _macros(opts: ExploreOptions) -> list[tuple[str, Strategy]]:
     out: list[tuple[str, Strategy]] = []
     if opts.vectorize:
         out.append(("vectorize", once(vectorize_reduce)))
+        # An elementwise map over floats on vectors (float4 loads and stores); with ``group`` after it, each
+        # work-item takes several vectors.
+        out.append(("vectorizeMap", once(vectorize_map)))
     if opts.partial:
         partial = once(partial_reduce)
         out.append(("partial", choice(partial, seq(partial, once(coalesce))) if opts.coalesce else partial))
@@ -474,6 +478,8 @@ def _macros(opts: ExploreOptions) -> list[tuple[str, Strategy]]:
     if opts.group:
         out.append(("group", once(split_join, where=lambda path, e: not any(s[0] in ("fn", "callee") for s in path))))
         out.append(("groupZip", once(split_join, where=_over_input_zip)))
+        # several elements of an elementwise map per work-item, neighbouring items on neighbouring elements
+        out.append(("groupStrided", once(split_strided, where=_elementwise)))
     for r in opts.extra_rules:
         out.append((r.name, once(r)))
     return out
@@ -497,6 +503,14 @@ def pipeline_stage(opts: ExploreOptions) -> Strategy:
         steps.append(optional(once(split_join, where=_over_input_zip)))
     steps.append(try_(once(crop_kernel)))
     return seq(*steps)
+
+
+def _elementwise(path, e) -> bool:
+    """A map at the top of a kernel's nest whose function maps no array and reduces none: an elementwise
+    map (its work per element a few operations, its time the memory's)."""
+    if any(s[0] in ("fn", "callee") for s in path) or not (isinstance(e, Call) and type(e.fn) is P.Map):
+        return False
+    return not any(isinstance(n, Call) and isinstance(n.fn, (P.MapLike, P.ReduceLike)) for _, n in positions(e.fn.f.body))
 
 
 def _over_input_zip(path, e) -> bool:

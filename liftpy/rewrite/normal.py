@@ -25,6 +25,7 @@ against the interpreter (tests/test_rules.py):
 - ``letOperand``: a computed array (another product's result) that a dot product reads is bound by a
   ``let`` at the top of the program, so that ``letGlobal`` makes it a kernel of its own and the product
   reading it is a product over an input;
+- ``letView``: a view bound by ``let`` (a padded mask bound once for two sweeps) is read where it is used;
 - ``letEpilogue``: a product bound by ``let`` and read once, by its epilogue, is inlined there (so the
   epilogue is written out by the product's tiles rather than by a second kernel);
 - ``transposeTwice`` (``algorithmic.py``).
@@ -465,7 +466,19 @@ def let_epilogue(e, site, ctx):
     return inlined
 
 
-NORMAL_RULES = [let_operand, dot_accumulator, transpose_twice, zip_flatten, zip_prune, zip_view_fusion, join_singletons,
+@rule("letView", "let(v -> body, V) => body[v := V], V a view")
+def let_view(e, site, ctx):
+    """A view bound by ``let`` (a mask of ones padded with zeros, a transposed input) is read where the
+    body reads it: a view costs no memory and no code, so nothing is computed twice, and the body's
+    computed arrays are bound by the first ``let`` left, where ``letGlobal`` looks (a mask bound around
+    two sweeps kept the first sweep's ``let`` from becoming a kernel of its own: no variant compiled)."""
+    if not (is_call(e, P.Let) and is_view(e.args[0])):
+        return None
+    (v,) = e.fn.f.params
+    return substitute(e.fn.f.body, {v.name: e.args[0]})
+
+
+NORMAL_RULES = [let_view, let_operand, dot_accumulator, transpose_twice, zip_flatten, zip_prune, zip_view_fusion, join_singletons,
                 let_epilogue, dot_fission]
 
 

@@ -1111,7 +1111,30 @@ def _simplify(e, ranges: Ranges) -> sympy.Expr:
         return _from_simplified(e, [simplify(a, ranges) for a in e.args], ranges)
     if isinstance(e, sympy.logic.boolalg.BooleanFunction) or e.is_Relational:
         return simplify_condition(e, ranges)
+    if isinstance(e, (sympy.Max, sympy.Min)):
+        return extremum(type(e), [simplify(a, ranges) for a in e.args], ranges, e)
     return e
+
+
+def extremum(cls, args: list, ranges: Ranges, e=None, at_least=None) -> sympy.Expr:
+    """``cls(*args)`` (``Max`` or ``Min``) without the arguments the ranges prove never chosen: a padded
+    view's clamp ``min(n - 1, max(0, i + 1))`` is ``i + 1`` where ``i + 1`` lies in ``[0, n)``, and costs
+    nothing.  ``at_least(x)``: whether ``x >= 0`` is known otherwise too (a guard's facts, ``passes.guards``).
+    ``e``: the node the arguments were simplified from, returned when nothing changes."""
+    def never(a, b) -> bool:  # a is never the one chosen: b is at least a (at most, for Min)
+        d = difference(b, a) if cls is sympy.Max else difference(a, b)
+        lo = bounds(d, ranges)
+        return (lo is not None and lo[0] >= 0) or (at_least is not None and at_least(d))
+
+    kept = list(args)
+    for a in list(args):
+        if len(kept) > 1 and any(b is not a and never(a, b) for b in kept):
+            kept.remove(a)
+    if len(kept) == 1:
+        return kept[0]
+    if e is not None and len(kept) == len(e.args) and all(a is b for a, b in zip(kept, e.args)):
+        return e
+    return cls(*kept, evaluate=False)
 
 
 # The nodes simplified from their arguments' simplified forms (``_from_simplified``): by ``simplify``,

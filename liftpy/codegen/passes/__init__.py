@@ -8,6 +8,8 @@ They run in this order, each with one job (as TVM's ``tir.transform`` passes do)
    ``lower_copies`` gives cooperative copies into local memory their order, vector width and share of
    each work-item, now that the work-group size is known;
 1. ``simplify``: indices and conditions simplified with the ranges of the loop variables in scope;
+   ``guards``: inside a conditional read's branch, what its condition proves (a stencil's clamps inside
+   the border it keeps) simplified away;
 2. ``eliminate_divmod``: a sequential loop whose counter is divided or reduced modulo a constant is split
    into nested loops, so the division and the modulus disappear (Romou's address-calculation
    elimination).  It runs on the loop nest before unrolling, as Romou's algorithm does: each trial split
@@ -38,6 +40,7 @@ from ..stmt import Kernel
 from .barriers import merge_barriers
 from .copies import lower_copies
 from .divmod import eliminate_divmod
+from .guards import guards
 from .hoist import hoist
 from .pipeline import pipeline_copies
 from .privatize import privatize
@@ -50,7 +53,7 @@ from .vectorize import vectorize
 
 Pass = Callable[[Kernel], Kernel]
 
-DEFAULT_PASSES: tuple[Pass, ...] = (merge_barriers, pipeline_copies, lower_copies, simplify, eliminate_divmod, privatize, unroll, vectorize, hoist)
+DEFAULT_PASSES: tuple[Pass, ...] = (merge_barriers, pipeline_copies, lower_copies, simplify, guards, eliminate_divmod, privatize, unroll, vectorize, hoist)
 
 
 def run_passes(kernel: Kernel, passes: Sequence[Pass] = DEFAULT_PASSES) -> Kernel:
@@ -59,5 +62,5 @@ def run_passes(kernel: Kernel, passes: Sequence[Pass] = DEFAULT_PASSES) -> Kerne
     return kernel
 
 
-__all__ = ["DEFAULT_PASSES", "Pass", "run_passes", "merge_barriers", "pipeline_copies", "lower_copies", "unroll", "privatize", "simplify", "vectorize", "eliminate_divmod", "hoist",
+__all__ = ["DEFAULT_PASSES", "Pass", "run_passes", "merge_barriers", "pipeline_copies", "lower_copies", "unroll", "privatize", "simplify", "guards", "vectorize", "eliminate_divmod", "hoist",
            "UNROLL_POLICIES", "unroll_policy", "use_unroll_policy"]
