@@ -192,7 +192,7 @@ def library_conv(name: str, args, samples: int, repeat: int, db: str) -> dict:
 def _summary(layer: str, spec: str, ex, rules, io_bytes: int, flops: float, t0: float):
     """The record of an exploration's points (best time, memory, statuses), its best point and the start of
     its table line."""
-    from liftpy.tuning.store import Status
+    from liftpy.results.store import Status
 
     points = [r for r in ex.records if not r.is_reference]
     ok = [r for r in points if r.status is Status.OK]

@@ -38,7 +38,7 @@ def main() -> int:
     from liftpy.host.profile import DeviceProfile
     from liftpy.host.device import get_device
     from liftpy.host.kernel import CompiledPipeline, device_limits
-    from liftpy.tuning.cache import cached_variants
+    from liftpy.results.cache import cached_variants
     from liftpy.tuning.engine import variant_id
     from liftpy.tuning.operator import parse_sizes
     from search import workload

@@ -44,7 +44,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="a reduced layer on CPU workers (PoCL), few points")
     args = ap.parse_args()
 
-    from liftpy.tuning.cache import cached_variants
+    from liftpy.results.cache import cached_variants
     from liftpy.tuning.cluster import Cluster
     from liftpy.tuning.conv import ConvOperator
     from liftpy.tuning.engine import explore_operator, select_variants

@@ -89,7 +89,7 @@ def _store_points(path: str, top: int) -> list[tuple[str, dict]]:
     a layer spec that names a VGG-16 layer is given that name."""
     from liftpy.errors import TuningError
     from liftpy.tuning.layers import network_layers
-    from liftpy.tuning.store import Status, Store
+    from liftpy.results.store import Status, Store
 
     if not Path(path).is_file():
         raise TuningError(f"no results database at {path}")
@@ -113,7 +113,7 @@ def main() -> int:
     from liftpy.host.device import get_device
     from liftpy.host.kernel import CompiledPipeline, device_limits
     from liftpy.host.profile import DeviceProfile
-    from liftpy.tuning.cache import cached_variants
+    from liftpy.results.cache import cached_variants
     from liftpy.tuning.engine import find_variant, variant_id
     from liftpy.tuning.operator import parse_sizes
     from liftpy.tuning.references import CUDA_BATCH
@@ -267,7 +267,7 @@ def _best_per_layer(records: list[dict], store: str | None) -> list[dict]:
     from conv_vgg16 import io_bytes, split_of
 
     from liftpy.tuning.layers import get_layer
-    from liftpy.tuning.store import Status, Store
+    from liftpy.results.store import Status, Store
 
     out = []
     for workload in dict.fromkeys(r["workload"] for r in records):

@@ -120,10 +120,10 @@ def main() -> int:
     args = ap.parse_args()
 
     from liftpy.host.profile import resolve_profile
-    from liftpy.tuning.cache import cached_variants
+    from liftpy.results.cache import cached_variants
     from liftpy.tuning.engine import explore_operator, select_variants, variant_id
     from liftpy.tuning.search import ModelSearch, Spaces
-    from liftpy.tuning.store import Store
+    from liftpy.results.store import Store
 
     names = args.workloads or (["vgg16:7@reduced"] if args.quick else ["sgemm:1024", "vgg16:5", "vgg16:10", "vgg16:17", "vgg16:24"])
     n_uniform = args.uniform or (40 if args.quick else 1000)
@@ -348,9 +348,9 @@ def _other_rows(op, folder: Path, own: tuple, device: str | None = None) -> tupl
     """The stores beside the workload's ``own`` in ``folder`` (``search-*.sqlite``) that hold measurements of
     other problems of its variants (``op.problem_sizes``), on ``device`` (any when None), and those rows:
     never a row of the workload's own problem, whichever store holds it, and each row once."""
-    from liftpy.tuning.store import Store
+    from liftpy.results.store import Store
 
-    from liftpy.tuning.store import canonical_json
+    from liftpy.results.store import canonical_json
 
     own_paths = {Path(p).resolve() for p in own}
     rows, stores = {}, []
@@ -372,7 +372,7 @@ def _share(op, folder: Path, own: tuple, guided_db: Path) -> list:
     before it starts, so that the engine uses them as a search sharing one store with them does (their
     fastest points as candidates, the most recent to train the model: ``engine._use_other_problems``).
     Returns the stores they came from."""
-    from liftpy.tuning.store import Store
+    from liftpy.results.store import Store
 
     stores, rows = _other_rows(op, folder, own)
     with Store(guided_db) as store:

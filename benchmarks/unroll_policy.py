@@ -72,7 +72,7 @@ def main() -> int:
     from liftpy.host.device import get_device
     from liftpy.host.kernel import CompiledPipeline, device_limits
     from liftpy.host.profile import DeviceProfile
-    from liftpy.tuning.cache import cached_variants
+    from liftpy.results.cache import cached_variants
     from liftpy.tuning.engine import variant_id
     from liftpy.tuning.operator import parse_sizes
     from pass_worth import _points

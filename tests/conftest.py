@@ -96,9 +96,9 @@ def shared_derivation_cache(tmp_path_factory):
         return
     if os.environ.get("PYTEST_XDIST_WORKER"):
         # One for all of xdist's workers (their base folders share this run's parent): what one derived, the
-        # other reads instead of deriving it again.  Its entries are written atomically (tuning.cache).
+        # other reads instead of deriving it again.  Its entries are written atomically (results.cache).
         folder = tmp_path_factory.getbasetemp().parent / "liftpy-cache"
-        folder.mkdir(mode=0o700, exist_ok=True)  # (a folder others may write is no cache: tuning.cache)
+        folder.mkdir(mode=0o700, exist_ok=True)  # (a folder others may write is no cache: results.cache)
     else:
         folder = tmp_path_factory.mktemp("liftpy-cache")
     with pytest.MonkeyPatch.context() as mp:
@@ -164,7 +164,7 @@ class PoolHere:
         import traceback
         from multiprocessing.reduction import ForkingPickler
 
-        from liftpy.tuning.store import Status
+        from liftpy.results.store import Status
         from liftpy.tuning.worker import Outcome, _resolve, classify
 
         from liftpy.errors import TuningError

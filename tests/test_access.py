@@ -60,7 +60,7 @@ def test_model_ranks_the_uncoalesced_variant_behind_only_through_the_probe():
 
 
 def test_search_spaces_probe_each_variant_with_a_valid_configuration():
-    from liftpy.tuning.cache import cached_variants
+    from liftpy.results.cache import cached_variants
     from liftpy.tuning.engine import select_variants
     from liftpy.tuning.operator import ProgramOperator, load_program
     from liftpy.tuning.search import Spaces
@@ -89,7 +89,7 @@ def test_search_spaces_probe_each_variant_with_a_valid_configuration():
 def test_search_spaces_predict_a_point_with_the_coalescing_of_its_own_configuration():
     """A variant's coalescing depends on its configuration (its tile and register block decide which
     work-items share a row): ``Spaces.predict`` measures it at the point, ``Spaces.model`` keeps the probe's."""
-    from liftpy.tuning.cache import cached_variants
+    from liftpy.results.cache import cached_variants
     from liftpy.tuning.engine import select_variants
     from liftpy.tuning.operator import ProgramOperator, load_program
     from liftpy.tuning.search import Spaces
@@ -183,7 +183,8 @@ def test_search_spaces_measure_many_points_in_worker_processes(tmp_path, monkeyp
     would, computed in worker processes and kept on disk for it."""
     from liftpy.tuning.engine import select_variants
     from liftpy.tuning.operator import program_operator
-    from liftpy.tuning.search import Spaces, config_key
+    from liftpy.tuning.search import Spaces
+    from liftpy.results.store import config_key
     from pathlib import Path
 
     monkeypatch.setenv("LIFTPY_CACHE_DIR", str(tmp_path))

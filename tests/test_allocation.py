@@ -21,7 +21,7 @@ from liftpy.errors import CodegenError
 from liftpy.host.profile import DeviceProfile
 from liftpy.ir.kernels import split_kernels
 from liftpy.ir.types import as_size
-from liftpy.tuning.cache import cached_variants
+from liftpy.results.cache import cached_variants
 from liftpy.tuning.conv import ConvOperator
 from liftpy.tuning.engine import choose_points
 from liftpy.tuning.operator import program_operator

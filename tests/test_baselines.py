@@ -12,8 +12,8 @@ import pytest
 from liftpy.errors import TuningError
 from liftpy.ir.inputs import least_traffic
 from liftpy.tuning.operator import ProgramOperator, library_operator, load_program
-from liftpy.tuning.pareto import format_frontier, memory_note, plot_frontier, same_memory
-from liftpy.tuning.store import Record, Status
+from liftpy.results.pareto import format_frontier, memory_note, plot_frontier, same_memory
+from liftpy.results.store import Record, Status
 
 ROOT = Path(__file__).resolve().parents[1]
 MATMUL = ROOT / "examples" / "programs" / "matmul_highlevel.lift"
@@ -46,7 +46,7 @@ def test_a_baseline_is_timed_on_the_same_inputs_and_kept_as_a_reference(tmp_path
 
 def test_a_baseline_that_computes_something_else_is_refused_before_any_point(tmp_path):
     from liftpy.tuning.engine import explore_operator
-    from liftpy.tuning.store import Store
+    from liftpy.results.store import Store
 
     with pytest.raises(TuningError, match="does not compute what the program computes"):
         explore_operator(_op(), samples=2, db=tmp_path / "r.sqlite", search="uniform", progress=False,

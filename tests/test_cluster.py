@@ -68,7 +68,7 @@ def test_killed_worker_loses_no_point(tmp_path):
     from liftpy.tuning.cluster import Cluster
     from liftpy.tuning.engine import choose_points, explore_program
     from liftpy.tuning.operator import ProgramOperator, load_program
-    from liftpy.tuning.store import Store
+    from liftpy.results.store import Store
     from liftpy.host.profile import resolve_profile
 
     db = tmp_path / "r.sqlite"
@@ -101,7 +101,7 @@ def test_killed_worker_loses_no_point(tmp_path):
     assert all(r.status.value == "ok" for r in records), [r.error for r in records if r.status.value != "ok"]
     # The same uniform seed names the same points: the store holds exactly the planned set.
     op = ProgramOperator.of(load_program(str(MATMUL)), sizes)
-    from liftpy.tuning.cache import cached_variants
+    from liftpy.results.cache import cached_variants
 
     planned = choose_points(cached_variants(op), sizes, samples, resolve_profile(None), 0)
     assert {(p.variant_id, tuple(sorted(p.config.items()))) for p in planned} == set(keys)
@@ -114,7 +114,7 @@ def test_killed_worker_loses_no_point(tmp_path):
 @pytest.mark.slow
 def test_cli_explores_on_ray_workers(tmp_path):
     pytest.importorskip("ray")
-    from liftpy.tuning.store import Store
+    from liftpy.results.store import Store
 
     db = tmp_path / "r.sqlite"
     proc = subprocess.run([sys.executable, "-m", "liftpy", "explore", str(MATMUL), "-s", "M=8,N=8,K=8", "--samples", "3",

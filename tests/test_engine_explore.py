@@ -16,7 +16,7 @@ from liftpy import Array, Float, make_program, map, reduce, transpose
 from liftpy import zip as lzip
 from liftpy.tuning.engine import explore_operator, explore_program
 from liftpy.tuning.operator import ProgramOperator, load_program
-from liftpy.tuning.store import Status, canonical_json
+from liftpy.results.store import Status, canonical_json
 
 pytestmark = pytest.mark.usefixtures("pools_here")
 
@@ -89,8 +89,9 @@ def test_other_problems_inform_the_search(tmp_path):
     their measurements train its learned model."""
     from liftpy.tuning.engine import HINTS_PER_PROBLEM, _LazyIds, _use_other_problems
     from liftpy.tuning.operator import program_operator
-    from liftpy.tuning.search import ModelSearch, Spaces, config_key
-    from liftpy.tuning.store import Store
+    from liftpy.tuning.search import ModelSearch, Spaces
+    from liftpy.results.store import config_key
+    from liftpy.results.store import Store
 
     db = tmp_path / "r.sqlite"
     small = explore_program(MATMUL, {"M": 32, "N": 32, "K": 16}, samples=6, db=db, search="uniform", progress=False,

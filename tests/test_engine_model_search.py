@@ -16,7 +16,8 @@ def test_model_search_expands_its_fastest_points():
     candidates, and part of the next batch."""
     from liftpy.tuning.engine import select_variants
     from liftpy.tuning.operator import program_operator
-    from liftpy.tuning.search import ModelSearch, Spaces, config_key
+    from liftpy.tuning.search import ModelSearch, Spaces
+    from liftpy.results.store import config_key
 
     op = program_operator(str(MATMUL), "M=64,N=64,K=64")
     variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
@@ -83,7 +84,8 @@ def test_preparing_a_proposal_ahead_does_not_change_it():
     the next proposal as it would have been, although points are observed after it."""
     from liftpy.tuning.engine import select_variants
     from liftpy.tuning.operator import program_operator
-    from liftpy.tuning.search import ModelSearch, Spaces, config_key
+    from liftpy.tuning.search import ModelSearch, Spaces
+    from liftpy.results.store import config_key
 
     op = program_operator(str(MATMUL), "M=64,N=64,K=64")
     variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
@@ -144,7 +146,8 @@ def test_model_search_ranks_its_leaders_with_the_access_factors_of_their_own_con
     from liftpy.model.access import AccessFactors
     from liftpy.tuning.engine import select_variants
     from liftpy.tuning.operator import program_operator
-    from liftpy.tuning.search import ModelSearch, Spaces, config_key
+    from liftpy.tuning.search import ModelSearch, Spaces
+    from liftpy.results.store import config_key
 
     op = program_operator(str(MATMUL), "M=64,N=64,K=64")
     variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
@@ -305,7 +308,8 @@ def test_model_search_expands_onto_unscreened_variants_on_its_workers_to_the_sam
     from liftpy.tuning import search as search_module
     from liftpy.tuning.engine import select_variants
     from liftpy.tuning.operator import program_operator
-    from liftpy.tuning.search import ModelSearch, Spaces, config_key
+    from liftpy.tuning.search import ModelSearch, Spaces
+    from liftpy.results.store import config_key
 
     monkeypatch.setenv("LIFTPY_CACHE_DIR", "off")
     op = program_operator(str(MATMUL), "M=64,N=64,K=64")

@@ -78,7 +78,7 @@ def test_sizes_and_programs_are_checked():
 
 
 def test_variant_cache_skips_derivation(tmp_path, monkeypatch):
-    from liftpy.tuning import cache
+    from liftpy.results import cache
 
     monkeypatch.setenv("LIFTPY_CACHE_DIR", str(tmp_path / "cache"))
     op = ProgramOperator.of(load_program(str(MATMUL)), {"M": 8, "N": 8, "K": 8})

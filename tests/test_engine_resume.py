@@ -8,7 +8,7 @@ import pytest
 
 from engine_helpers import MATMUL, SMALL, _new_points, _saved_batches
 from liftpy.tuning.engine import explore_program
-from liftpy.tuning.store import Status
+from liftpy.results.store import Status
 
 
 @pytest.mark.slow  # a real measuring worker: its start-up is what a resumed run waits for
@@ -60,7 +60,7 @@ def test_resumed_model_search_starts_with_the_batch_the_last_run_saved(tmp_path,
     was saved.  (Compared with the first run's own proposal: a run that went on in one go would propose the
     same only if every time measured were the same, and measured times vary.)"""
     from liftpy.tuning import search as search_module
-    from liftpy.tuning.search import config_key
+    from liftpy.results.store import config_key
 
     proposals = []
     propose = search_module.ModelSearch.propose
@@ -100,7 +100,7 @@ def test_saved_batch_is_unused_once_the_store_changed_or_the_search_differs(tmp_
     does not start with it."""
     import dataclasses
 
-    from liftpy.tuning.store import Store
+    from liftpy.results.store import Store
 
     db = tmp_path / "r.sqlite"
     kw = dict(db=db, search="model", progress=False, repeat=1, warmup=0, references=False, batch=2)

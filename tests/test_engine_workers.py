@@ -10,7 +10,7 @@ import pytest
 from engine_helpers import MATMUL, gpu_profile, twice_matmul
 from liftpy.tuning.engine import explore_operator
 from liftpy.tuning.operator import ProgramOperator
-from liftpy.tuning.store import Status
+from liftpy.results.store import Status
 
 
 @pytest.mark.slow
@@ -170,7 +170,7 @@ class _FakePools:
     def compiles(self, tasks, poll=None):
         """Compiles in order, but the points in ``slow`` finish only after all others: stopped (a timeout
         with the reason) if they were limited by then, else compiled."""
-        from liftpy.tuning.store import Status
+        from liftpy.results.store import Status
         from liftpy.tuning.worker import Outcome
 
         def outcome(k):
@@ -200,7 +200,7 @@ class _FakePools:
             self.closed.append("compile")
 
     def measures(self, tasks, poll=None):
-        from liftpy.tuning.store import Status
+        from liftpy.results.store import Status
         from liftpy.tuning.worker import Outcome
 
         for t in tasks:
@@ -243,7 +243,7 @@ def test_a_batch_does_not_wait_on_end_for_a_point_still_compiling_after_the_rest
     compile step), then stopped and reported as timeouts that say why.  With ``straggler_s=None`` they are
     waited for and measured."""
     from liftpy.tuning import evaluate as ev
-    from liftpy.tuning.store import Status
+    from liftpy.results.store import Status
 
     pools = _FakePools(slow={1})
     got = _evaluate_with(pools, 4, straggler_s=3.0)

@@ -16,7 +16,7 @@ from liftpy.constraints import enumerate_valid, solve
 from liftpy.constraints.infer import variant_space
 from liftpy.errors import ConstraintError
 from liftpy.host.profile import DeviceProfile
-from liftpy.tuning.cache import cached_variants
+from liftpy.results.cache import cached_variants
 from liftpy.tuning.engine import choose_points, variant_id
 from liftpy.tuning.operator import program_operator
 

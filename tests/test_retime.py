@@ -9,7 +9,7 @@ import pytest
 
 from liftpy.errors import TuningError
 from liftpy.tuning.layers import get_layer
-from liftpy.tuning.store import Record, Status, Store
+from liftpy.results.store import Record, Status, Store
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))

@@ -23,8 +23,8 @@ import pytest
 
 from liftpy.cli import main
 from liftpy.errors import TuningError
-from liftpy.tuning import cache
-from liftpy.tuning.store import Key, Record, Status, Store
+from liftpy.results import cache
+from liftpy.results.store import Key, Record, Status, Store
 
 ROOT = Path(__file__).resolve().parents[1]
 MATMUL = ROOT / "examples" / "programs" / "matmul_highlevel.lift"
@@ -369,7 +369,7 @@ def test_a_refused_row_is_named_with_its_value_cut_to_one_short_line(tmp_path):
 
 
 def test_a_damaged_saved_batch_is_no_batch(tmp_path):
-    from liftpy.tuning.store import BatchKey
+    from liftpy.results.store import BatchKey
 
     path = _store(tmp_path / "r.sqlite")
     key = BatchKey.of("dev", "L", "model", {"seed": 0})

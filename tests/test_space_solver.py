@@ -428,7 +428,7 @@ def test_conv_space_samples_satisfy_every_constraint(monkeypatch):
     finally:
         sys.path.pop(0)
     from liftpy.tuning import conv
-    from liftpy.tuning.cache import cached_variants
+    from liftpy.results.cache import cached_variants
     from liftpy.tuning.layers import get_layer
 
     layer = get_layer("vgg16:7")

@@ -18,36 +18,9 @@ import numpy as np
 import pytest
 
 from liftpy.errors import ConstraintError, KernelBuildError, TuningError
-from liftpy.tuning import (
-    ALEXNET0,
-    VGG16,
-    Key,
-    Layer,
-    Outcome,
-    Progress,
-    ProgressState,
-    Record,
-    Status,
-    Store,
-    Task,
-    WorkerPool,
-    available_references,
-    conv2d_direct,
-    expectation,
-    format_frontier,
-    format_progress,
-    frontiers,
-    get_layer,
-    layer_names,
-    measure_reference,
-    network_layers,
-    pareto_front,
-    plot_frontier,
-    random_inputs,
-    reference_record,
-    validate,
-)
-from liftpy.tuning.store import to_pandas
+from liftpy.tuning import ALEXNET0, VGG16, Layer, Outcome, Progress, ProgressState, Task, WorkerPool, available_references, conv2d_direct, expectation, format_progress, get_layer, layer_names, measure_reference, network_layers, random_inputs, reference_record, validate
+from liftpy.results import Key, Record, Status, Store, format_frontier, frontiers, pareto_front, plot_frontier
+from liftpy.results.store import to_pandas
 from liftpy.host.timing import CPU_RUNS
 
 # -- layers ----------------------------------------------------------------------------------------------
@@ -221,7 +194,7 @@ def test_store_waits_out_a_lock_that_sqlite_reports_at_once(tmp_path, monkeypatc
     """Two explorations creating one store at the same instant: switching the new file to WAL can answer
     "database is locked" without waiting (seen in CI).  Opening retries that like any other wait, and still
     gives up with a usable message once its timeout has passed."""
-    import liftpy.tuning.store as store_module
+    import liftpy.results.store as store_module
 
     real_connect = sqlite3.connect
     refusals = {"left": 3}
@@ -259,7 +232,7 @@ def test_store_waits_out_a_lock_that_sqlite_reports_at_once(tmp_path, monkeypatc
 def test_store_of_schema_1_migrates_in_place(tmp_path):
     """A store written by liftpy before the ``run`` column opens, keeps its rows and gains the column;
     opening it again (or from a second process) finds the new schema and changes nothing."""
-    from liftpy.tuning.store import MIGRATIONS, SCHEMA
+    from liftpy.results.store import MIGRATIONS, SCHEMA
 
     path = tmp_path / "v1.sqlite"
     v1 = _CREATE_V1
@@ -297,7 +270,7 @@ CREATE TABLE results (
 _WRITER = textwrap.dedent(
     """
     import sys
-    from liftpy.tuning.store import Record, Status, Store
+    from liftpy.results.store import Record, Status, Store
     store = Store(sys.argv[1])
     i = int(sys.argv[2])
     while True:

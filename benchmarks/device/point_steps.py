@@ -5,7 +5,7 @@ run, the same timed run again and the check; then the pieces of one run (uploads
 import sys, time, statistics
 sys.path.insert(0, "benchmarks")
 from search import workload
-from liftpy.tuning.cache import cached_variants
+from liftpy.results.cache import cached_variants
 from liftpy.tuning.engine import select_variants
 from liftpy.tuning.search import Spaces
 from liftpy.tuning import evaluate as ev

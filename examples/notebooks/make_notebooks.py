@@ -46,7 +46,7 @@ is the classic optimisation.  Does either pay on *this* device, and by how much?
    replacement), and the best point of each exploration.  An arm's effect is the ratio of its median to the
    untiled median, with a bootstrap 95% interval; an interval that excludes 1 is a measurable effect.
 
-The records go to pandas with `liftpy.tuning.to_pandas`."""),
+The records go to pandas with `liftpy.results.to_pandas`."""),
     ("code", r"""import os
 
 # The experiment's size.  tests/test_notebooks.py sets LIFTPY_NOTEBOOK_SMALL: the same method, fewer points.
@@ -63,7 +63,7 @@ import pandas as pd
 
 from liftpy.host.device import get_device
 from liftpy.rewrite.explore import features
-from liftpy.tuning.cache import cached_variants
+from liftpy.results.cache import cached_variants
 from liftpy.tuning.engine import select_variants
 from liftpy.tuning.operator import library_operator
 
@@ -88,7 +88,7 @@ for arm, vs in ARMS.items():
     ("code", r"""import time
 from pathlib import Path
 
-from liftpy.tuning import to_pandas
+from liftpy.results import to_pandas
 from liftpy.tuning.engine import explore_operator
 
 for old in Path(".").glob("stencil-rules-*.sqlite*"):
@@ -326,7 +326,7 @@ the median and the range over the rounds show how much the machine disturbed it.
 from liftpy.host.kernel import CompiledPipeline
 from liftpy.host.timing import device_timing
 from liftpy.tuning.baseline import load_callable, measure_callable
-from liftpy.tuning.cache import cached_variants
+from liftpy.results.cache import cached_variants
 from liftpy.tuning.engine import find_variant
 
 rule = device_timing(dev.info.type, 5)  # as the exploration timed its points

@@ -25,7 +25,7 @@ from ..errors import LiftError
 from ..host.device import get_device
 from ..host.kernel import CompiledPipeline
 from ..host.timing import device_timing
-from ..tuning.cache import cached_variants
+from ..results.cache import cached_variants
 from ..tuning.engine import explore_operator, find_variant
 from ..tuning.operator import input_shapes, library_operator
 from .graph import Network, Node
@@ -204,7 +204,7 @@ def network_frontier(net: Network, problems: dict, fixed_bytes: int, io_bytes: d
 
 def format_run(run: NetworkRun) -> str:
     """The per-layer table, the totals, the memory plan and the frontier, as text."""
-    from ..tuning.pareto import format_table
+    from ..results.pareto import format_table
 
     mb = 1e6
     rows = [[l.node.name, l.node.op, ",".join(f"{k}={v}" for k, v in l.node.sizes), l.variant, f"{l.time_ms:.4g}",

@@ -12,7 +12,7 @@ Importing this package loads neither PyTorch nor matplotlib; they are imported w
 """
 
 from .layers import ALEXNET0, VGG16, Layer, get_layer, layer_names, network_layers, parse_layer_spec
-from .pareto import format_frontier, frontiers, pareto_front, plot_frontier, references_of
+from ..results.pareto import format_frontier, frontiers, pareto_front, plot_frontier, references_of
 from .progress import Progress, ProgressState, format_progress
 from .references import (
     REFERENCES,
@@ -28,7 +28,7 @@ from .references import (
     reference_record,
     validate,
 )
-from .store import REFERENCE_PREFIX, Key, Record, Status, Store, canonical_json, to_pandas
+from ..results.store import REFERENCE_PREFIX, Key, Record, Status, Store, canonical_json, to_pandas
 from .worker import Outcome, Task, WorkerPool, classify
 
 __all__ = [

@@ -164,8 +164,8 @@ def parse_duration(text: str | None) -> float | None:
 
 def cmd_explore(args) -> int:
     from .diagnose import failure_groups, format_failures
-    from .engine import plot
-    from .pareto import check_plot_path, memory_note
+    from ..results.queries import plot
+    from ..results.pareto import check_plot_path, memory_note
 
     if args.jobs is not None and args.jobs < 1:
         raise TuningError(f"--jobs must be at least 1, got {args.jobs}")
@@ -213,7 +213,7 @@ def cmd_explore(args) -> int:
 
 def _stored(db: str, op) -> int:
     """How many points of ``op``'s problem ``db`` holds (any device, references aside); 0 if unreadable."""
-    from .store import Store
+    from ..results.store import Store
 
     try:
         with Store(db, create=False) as store:
@@ -247,8 +247,8 @@ def _explore(op, args):
 
 
 def cmd_pareto(args) -> int:
-    from .engine import frontier, plot
-    from .pareto import format_frontier, memory_note
+    from ..results.queries import frontier, plot
+    from ..results.pareto import format_frontier, memory_note
 
     if args.operator is None and not args.layer:
         problem = _only_problem(args.db)
@@ -273,7 +273,7 @@ def cmd_pareto(args) -> int:
 
 def cmd_failures(args) -> int:
     from .diagnose import first_line, failure_groups, format_failures
-    from .store import Store
+    from ..results.store import Store
 
     problem = _operator(args).problem if (args.layer or args.operator) else _only_problem(args.db)
     with Store(args.db, create=False) as store:
@@ -291,7 +291,7 @@ def cmd_failures(args) -> int:
 
 def _only_problem(db: str) -> str:
     """The key of the one problem ``db`` holds (``pareto`` without a program); several are an error naming them."""
-    from .store import Store
+    from ..results.store import Store
 
     with Store(db, create=False) as store:
         held = sorted({layer for _, layer in store.groups()})
@@ -306,9 +306,9 @@ def cmd_show(args) -> int:
     import hashlib
 
     from ..host.profile import DeviceProfile
-    from .engine import best
+    from ..results.queries import best
     from .evaluate import kernel_source
-    from .pareto import MB
+    from ..results.pareto import MB
 
     # Without a program named, the one problem the store holds (several: an error naming them, as ``pareto``
     # says; the fastest point of any problem was shown).

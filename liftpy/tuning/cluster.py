@@ -37,7 +37,7 @@ from collections import Counter, deque
 from dataclasses import dataclass
 
 from ..errors import TuningError
-from .store import Status
+from ..results.store import Status
 
 RAY_HINT = "pip install -e '.[ray]'"
 MAX_POINT_LOSSES = 3  # a point whose worker died under it this often is recorded as crashed
@@ -374,7 +374,7 @@ def _where(slot: _Slot) -> dict:
 
 
 def _key(item) -> tuple:
-    from .search import config_key
+    from ..results.store import config_key
 
     return item[0], config_key(item[1])
 

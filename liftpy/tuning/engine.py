@@ -45,12 +45,12 @@ from typing import Sequence
 
 from ..version import __version__
 from ..errors import TuningError
-from .pareto import format_frontier, pareto_front, plot_frontier
+from ..results.pareto import format_frontier, pareto_front
 from .progress import Progress
 from .search import variant_text
 from .evaluate import STRAGGLER_S, compile_pool, evaluate_points, measure_pool, reference_result
 from .worker import OnDemandPool, uncached_imports
-from .store import REFERENCE_PREFIX, BatchKey, Key, Record, Status, Store, canonical_json, points_state
+from ..results.store import REFERENCE_PREFIX, BatchKey, Key, Record, Status, Store, canonical_json, points_state
 
 
 
@@ -218,10 +218,11 @@ def explore_operator(
     then measures only loading the batch; ``from_saved_batch`` says how many of its points were used)."""
     from ..host.device import device_info
     from ..host.profile import resolve_profile
-    from .cache import SCREEN_CODE, cached_variants, memo
+    from ..results.cache import SCREEN_CODE, cached_variants, memo
     from .baseline import baseline_reference
     from .diagnose import no_configuration
-    from .search import SEARCHES, Spaces, config_key
+    from .search import SEARCHES, Spaces
+    from ..results.store import config_key
     from .worker import Task
     from ..ir.typecheck import check_sizes
 
@@ -510,7 +511,7 @@ def _finished_elsewhere(store: Store, chosen: list, device_key: str, problem: st
     """(the chosen points still to run, (index, record) of those another run finished meanwhile, the points
     whose stored row is of another derivation order and is replaced as before): one query per point.  A
     finished row counts as this run's records do when it read the store (same variant id and index)."""
-    from .search import config_key
+    from ..results.store import config_key
 
     run, finished, stale = [], [], set()
     for i, config in chosen:
@@ -605,7 +606,7 @@ def _saved_plan(store: Store, key: BatchKey, state: str, position: dict, ids, ta
 
 
 def _plan_points(saved: tuple[str, list], state: str, position: dict, ids, taken: set) -> list | None:
-    from .search import config_key
+    from ..results.store import config_key
 
     saved_state, entries = saved
     if saved_state != state or not entries:
@@ -630,8 +631,8 @@ def _stages_key(op, vid: str, config: dict, limits) -> str:
 def _generated(op, ids, chosen, limits) -> dict:
     """(stages, codegen seconds) of the chosen points whose kernels were generated when their batch was
     saved, by (variant, configuration key)."""
-    from .cache import recall
-    from .search import config_key
+    from ..results.cache import recall
+    from ..results.store import config_key
 
     out = {}
     for i, config in chosen:
@@ -661,7 +662,7 @@ def _save_plan(store: Store, key: BatchKey, state: str, chosen: list, op, varian
     if measuring is None:
         return 0
     from .evaluate import PREBUILD, point_payload
-    from .search import config_key
+    from ..results.store import config_key
 
     tasks = []
     for i, config in chosen[:PREBUILD_POINTS]:
@@ -677,9 +678,9 @@ def _save_plan(store: Store, key: BatchKey, state: str, chosen: list, op, varian
 def _generate_ahead(pool, op, variants, ids, chosen, limits, Task) -> dict:
     """Generate the kernels of ``chosen`` in ``pool`` and keep them in the disk cache; returns their stages
     by (variant, ``config_key``), as ``_generated`` finds them again."""
-    from .cache import cache_dir, remember
+    from ..results.cache import cache_dir, remember
     from .evaluate import COMPILE, point_payload
-    from .search import config_key
+    from ..results.store import config_key
 
     if cache_dir() is None:
         return {}  # nowhere to keep them
@@ -766,7 +767,7 @@ class _LazyIds:
             if self.keys is None:
                 self._ids[i] = variant_id(self.variants[i])
             else:
-                from .cache import memo
+                from ..results.cache import memo
 
                 self._ids[i] = memo("variant-ids", self.keys[i], lambda: variant_id(self.variants[i]))
         return self._ids[i]
@@ -842,54 +843,3 @@ def _measure_references(store: Store, op, device_key: str, seed: int, remote=Non
             metrics={"breakdown": result["breakdown"], "times_ms": result["times_ms"], "ran_on": result["device"]},
             started_at=now, finished_at=now,
         ))
-
-
-def _problem(problem) -> str:
-    """The store key of a problem: an operator's ``problem``, or that key as a string."""
-    return problem.problem if hasattr(problem, "problem") else str(problem)
-
-
-def _records_of(store: Store, db, problem, device: str | None) -> list[Record]:
-    """The records of ``problem`` (an operator or a problem key); a problem the store does not hold, beside
-    others it does, is an error naming those (a layer's name, ``vgg16:7``, is not its key: pass the operator,
-    ``ConvOperator.of("vgg16:7")``)."""
-    key = _problem(problem)
-    records = store.records(device=device, layer=key)
-    if not records:
-        held = sorted({layer for _, layer in store.groups()})
-        if held and key not in held:
-            hint = ("pass the operator, e.g. ConvOperator.of('vgg16:7'), or one of these keys" if isinstance(problem, str)
-                    else "explore it first, or name one of these with the sizes it was explored at")
-            raise TuningError(f"{db} holds no results of the problem {key!r}; it holds: {', '.join(held)} ({hint})")
-    return records
-
-
-def frontier(db: str | Path, problem, device: str | None = None) -> tuple[list[Record], list[Record], list[Record]]:
-    """(frontier, references, all measured records) of a problem (an operator or a problem key) in a store
-    (any device if None and only one device has results)."""
-    with Store(db, create=False) as store:
-        records = _records_of(store, db, problem, device)
-    devices = sorted({r.device for r in records})
-    if device is None and len(devices) > 1:
-        raise TuningError(f"{db} holds results of several devices for {_problem(problem)}; choose one with --device-key: {devices}")
-    measured = [r for r in records if r.measured and not r.is_reference]
-    refs = [r for r in records if r.is_reference and r.measured]
-    return pareto_front(measured), refs, measured
-
-
-def best(db: str | Path, problem=None, device: str | None = None) -> Record:
-    """The fastest correct point of a store (of one problem, an operator or a problem key, if given)."""
-    with Store(db, create=False) as store:
-        records = _records_of(store, db, problem, device) if problem is not None else store.records(device=device)
-    ok = [r for r in records if r.measured and not r.is_reference]
-    if not ok:
-        raise TuningError(f"{db} has no measured point" + (f" for {_problem(problem)}" if problem is not None else ""))
-    return min(ok, key=lambda r: r.time_ms)
-
-
-def plot(db: str | Path, problem, path: str | Path, device: str | None = None, title: str | None = None) -> Path:
-    """The frontier plot of a problem (an operator or a problem key), titled with the operator's name."""
-    front, refs, measured = frontier(db, problem, device)
-    if title is None:
-        title = f"{problem.name} ({problem.problem})" if hasattr(problem, "problem") else str(problem)
-    return plot_frontier(measured, front, refs, path, title=title)

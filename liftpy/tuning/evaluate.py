@@ -43,7 +43,7 @@ from functools import lru_cache
 
 from ..errors import LiftError
 from ..host.timing import device_timing
-from .store import Status
+from ..results.store import Status
 
 
 # Functions the worker processes run, by name (tasks carry names, not code).
@@ -315,7 +315,7 @@ def evaluate_points(op, variants, chosen, compile_pool, measure_pool, device, se
     one it runs then finishes, and the points compiled for later are dropped.  ``straggler_s``: a compile
     step still running this many seconds after every other point was handed to the measuring worker is
     stopped and reported as a timeout (module docstring); None waits for it."""
-    from .search import config_key
+    from ..results.store import config_key
 
     def payload(i, config):
         v = variants[i]

@@ -44,7 +44,7 @@ from ..errors import InputError, TuningError
 from ..host.timing import cpu_timing
 from ..ir.compare import Validation, within  # noqa: F401 - the conv validates with them
 from .layers import Layer
-from .store import REFERENCE_PREFIX, Record, Status
+from ..results.store import REFERENCE_PREFIX, Record, Status
 
 REFERENCES = ("im2col_gemm_numpy", "torch_cpu", "cudnn", "im2col_gemm")
 EPS32 = float(np.finfo(np.float32).eps)

@@ -18,7 +18,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .store import Status
+from ..results.store import Status
 
 CHECK = "liftpy.tuning.sanitize:check_point"
 INIT = "liftpy.tuning.sanitize:init_worker"
@@ -97,7 +97,7 @@ def sweep(workloads, points: int = 50, seed: int = 0, jobs: int = 1, timeout_s: 
     from ..host import oclgrind
     from ..host.device import get_device
     from ..host.profile import resolve_profile
-    from .cache import cached_variants
+    from ..results.cache import cached_variants
     from .engine import choose_points
     from .worker import Task, WorkerPool
 

@@ -53,6 +53,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from ..results.store import config_key
+
 
 def variant_text(v) -> str:
     """A variant's identity as text: its program and where its inputs are placed."""
@@ -60,10 +62,6 @@ def variant_text(v) -> str:
 
     place = "".join(f"\n// placement: {k} in {w}" for k, w in v.placements)
     return show_program(v.program) + place
-
-
-def config_key(config: dict) -> tuple:
-    return tuple(sorted(config.items()))
 
 
 PREFETCH_AT_MIN = 8  # models of other problems' points worth starting processes for (``Spaces.prefetch_at``)
@@ -145,7 +143,7 @@ class Spaces:
         if i not in self._spaces:
             from ..constraints.infer import variant_space
             from ..errors import LiftError
-            from .cache import SCREEN_CODE, memo
+            from ..results.cache import SCREEN_CODE, memo
 
             try:
                 # Cached on disk like the screens: a resumed search asks for the spaces of the variants
@@ -198,7 +196,7 @@ class Spaces:
         """``n`` configurations of variant ``i`` drawn with ``seed``, each with the analytical model's
         prediction (finite ones only): cached on disk, since solving and modelling are most of what a
         resumed search does before its first run."""
-        from .cache import SCREEN_CODE, memo
+        from ..results.cache import SCREEN_CODE, memo
 
         def compute():
             configs = self.sample(i, n, seed)
@@ -226,7 +224,7 @@ class Spaces:
         machine: VGG-16 layer 24's 40 tiled variants took 33 s in the driver process, and some 15 s of a
         guided search on the H100 host, where fifteen compile workers sat idle).  A worker's spaces and model
         come back with its screen, so that the proposal does not infer them again."""
-        from .cache import SCREEN_CODE, recall
+        from ..results.cache import SCREEN_CODE, recall
 
         if self._workers is None:
             return
@@ -254,7 +252,7 @@ class Spaces:
         them), those not known here or on disk: expanding a fast point of a search over thousands of variants
         meets tens of siblings and reduced forms never screened (1.1 s each on this project's 2-core machine:
         their space inferred and solved, their probe lowered), which the proposal then only reads."""
-        from .cache import SCREEN_CODE, recall
+        from ..results.cache import SCREEN_CODE, recall
 
         if self._workers is None:
             return
@@ -290,7 +288,7 @@ class Spaces:
         points it measured."""
         key = (i, config_key(config))
         if key not in self._access:
-            from .cache import SCREEN_CODE, memo
+            from ..results.cache import SCREEN_CODE, memo
 
             self._access[key] = memo("access", self._access_key(i, config), lambda: _access_of(self._access_task(i, config)),
                                      SCREEN_CODE)
@@ -300,7 +298,7 @@ class Spaces:
         """``access`` of many points (variant, configuration) at once, in ``jobs`` processes (on the workers of
         ``use_workers`` where there are): what ranking hundreds of measured points asks (a benchmark's
         held-out points), at some 0.1 s of code generation each for a convolution tiling."""
-        from .cache import SCREEN_CODE, recall, remember
+        from ..results.cache import SCREEN_CODE, recall, remember
 
         todo, asked = [], set()
         for i, config in points:
@@ -344,7 +342,7 @@ class Spaces:
         s for a convolution tiling), and a search learns up to ``engine.TRANSFER_POINTS`` of them before its
         first proposal."""
         from ..model import VariantModel
-        from .cache import SCREEN_CODE, recall, remember
+        from ..results.cache import SCREEN_CODE, recall, remember
 
         todo, asked = [], set()
         for i, sizes, config in points:
@@ -382,7 +380,7 @@ class Spaces:
         search learns up to ``engine.TRANSFER_POINTS`` such points before its first proposal
         (``ModelSearch.learn_elsewhere``); each has a model of its own (its configuration is the probe), and
         rebuilding those from their disk cache took 1 ms a point on a 2-core machine, this cache 0.07 ms."""
-        from .cache import SCREEN_CODE, memo
+        from ..results.cache import SCREEN_CODE, memo
 
         key = self._elsewhere_key(i, sizes, config)
         if key not in self._elsewhere:
@@ -456,7 +454,7 @@ class Spaces:
         """The configuration at which the model of variant ``i`` measures how its reads coalesce (on a CPU
         device, which has no warps, the operations of its code: ``model_code``): one drawn from its valid
         space with the search's seed (None when it has none)."""
-        from .cache import SCREEN_CODE, memo
+        from ..results.cache import SCREEN_CODE, memo
 
         def draw():
             configs = self.sample(i, 1, self.seed)
@@ -472,7 +470,7 @@ class Spaces:
         if key not in self._models:
             from ..model import VariantModel
             from ..model.analytical import model_code
-            from .cache import SCREEN_CODE, memo
+            from ..results.cache import SCREEN_CODE, memo
 
             v = self.variants[i]
             at = self.sizes if sizes is None else dict(sizes)
@@ -757,7 +755,7 @@ class ModelSearch:
 
     def _climbed(self, i: int, config: dict) -> dict:
         """``_climb``, kept on disk: a resumed search expands the same points before its first proposal."""
-        from .cache import SCREEN_CODE, memo
+        from ..results.cache import SCREEN_CODE, memo
 
         key = f"{self.spaces._key(i)}|{config_key(config)}"
         return dict(memo("climbs", key, lambda: self._climb(i, config), SCREEN_CODE + ("tuning",)))

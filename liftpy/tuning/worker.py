@@ -41,7 +41,7 @@ from multiprocessing.connection import wait
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..errors import TuningError
-from .store import Status
+from ..results.store import Status
 
 _FN_NAME = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 LOG_TAIL_CHARS = 4000

@@ -11,7 +11,7 @@ the analytical model's prediction for each) is cached the same way (``memo``), k
 the sizes, the device profile, the draw and a version of the constraint and model code: a resumed
 exploration then ranks its candidates without solving or modelling again.
 
-The kernels of the batch a model search saves for its next run (``liftpy.tuning.engine``) are kept here
+The kernels of the batch a model search saves for its next run (``liftpy.explore.resume``) are kept here
 too (``remember`` and ``recall``), by variant, configuration, sizes and device limits: the store keeps the
 points as JSON, and a resumed run on this machine sends them straight to the measuring worker.
 
