@@ -45,7 +45,7 @@ def main() -> int:
     args = ap.parse_args()
 
     from liftpy.results.cache import cached_variants
-    from liftpy.tuning.cluster import Cluster
+    from liftpy.runtime.cluster import Cluster
     from liftpy.tuning.conv import ConvOperator
     from liftpy.tuning.engine import explore_operator, select_variants
     from liftpy.tuning.layers import get_layer

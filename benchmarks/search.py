@@ -273,7 +273,7 @@ def _confirm(op, variants, index, u_ok, g_pts, profile, rounds: int, seed: int) 
     ``confirmed_ms`` is the median over the rounds of each round's fastest run, and ``runs_to_5pct`` is that
     of the first leader within 5% of the fastest confirmed uniform point (module docstring)."""
     from liftpy.errors import LiftError
-    from liftpy.tuning.evaluate import _build, _prepared, compile_point, point_payload
+    from liftpy.runtime.points import _build, _prepared, compile_point, point_payload
 
     leaders, best = [], math.inf
     for run, r in enumerate(g_pts, 1):

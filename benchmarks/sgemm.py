@@ -110,7 +110,7 @@ def main() -> int:
 
     from liftpy.ir.parser import parse_program
     from liftpy.tuning.engine import explore_operator
-    from liftpy.tuning.evaluate import kernel_source
+    from liftpy.runtime.points import kernel_source
     from liftpy.tuning.operator import ProgramOperator
 
     sizes = [parse_size(s) for s in args.sizes.split(",")] if args.sizes else (QUICK if args.quick else SIZES)

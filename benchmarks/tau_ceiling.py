@@ -85,7 +85,7 @@ def _remeasure(op, variants, index, records, profile, count: int, repeat: int, s
     from liftpy.errors import LiftError
     from liftpy.host.device import device_info
     from liftpy.host.timing import TimingRule, device_timing
-    from liftpy.tuning.evaluate import _build, _prepared, compile_point, point_payload
+    from liftpy.runtime.points import _build, _prepared, compile_point, point_payload
 
     chosen = random.Random(seed).sample(records, min(count, len(records)))
     limits = profile.limits()

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from liftpy.errors import TuningError
-from liftpy.tuning.cluster import WorkersSpec, parse_workers
+from liftpy.runtime.cluster import WorkersSpec, parse_workers
 
 ROOT = Path(__file__).resolve().parents[1]
 MATMUL = ROOT / "examples" / "programs" / "matmul_highlevel.lift"
@@ -65,7 +65,7 @@ def test_killed_worker_loses_no_point(tmp_path):
     """Two device workers on the CPU device; one is SIGKILLed after a few points are stored.  Its points go
     to the other worker (or to its replacement) and every planned point ends in the store exactly once."""
     pytest.importorskip("ray")
-    from liftpy.tuning.cluster import Cluster
+    from liftpy.runtime.cluster import Cluster
     from liftpy.tuning.engine import choose_points, explore_program
     from liftpy.tuning.operator import ProgramOperator, load_program
     from liftpy.results.store import Store

@@ -224,7 +224,7 @@ def test_model_search_refines_its_candidates_on_worker_processes_to_the_same_pro
     in_driver = len(here)
     here.clear()
     spaces = Spaces(variants, op.sizes(), gpu, 0)
-    spaces.use_workers(_workers_here(search_module.ACCESS_TASK, lambda a: a, lowered, inside), 3)
+    spaces.use_workers(_workers_here(search_module._access_of, lambda a: a, lowered, inside), 3)
     assert spaces.prefetching() == 3
     helped = batches(spaces)
     assert helped == alone
@@ -247,7 +247,7 @@ def test_model_search_hands_its_workers_rounds_of_one_unlowered_candidate_each(m
     rounds = []
 
     def run_all(fn, args):  # four "workers", computed here
-        if fn == search_module.SCREEN_TASK:
+        if fn == search_module._screen_of:
             return [(True, search_module._screen_of(a)) for a in args]
         rounds.append([(id(a[0]), tuple(sorted(a[1].items())), repr(a[3])) for a in args])
         return [(True, search_module._access_of(a)) for a in args]
@@ -283,7 +283,7 @@ def test_model_search_screens_its_variants_on_its_workers_to_the_same_proposals(
     real = infer.variant_space
     monkeypatch.setattr(infer, "variant_space", lambda *a, **k: inferred.append(inside[0]) or real(*a, **k))
     screened = []
-    run_all = _workers_here(search_module.SCREEN_TASK, lambda a: a[1], screened, inside)
+    run_all = _workers_here(search_module._screen_of, lambda a: a[1], screened, inside)
 
     def first_batch(workers: bool):
         spaces = Spaces(variants, op.sizes(), gpu_profile(), 0)
@@ -318,7 +318,7 @@ def test_model_search_expands_onto_unscreened_variants_on_its_workers_to_the_sam
     real = infer.variant_space
     monkeypatch.setattr(infer, "variant_space", lambda v, *a, **k: inferred.append((id(v), inside[0])) or real(v, *a, **k))
     modelled = []
-    run_all = _workers_here(search_module.MODEL_TASK, lambda a: id(a[0]), modelled, inside)
+    run_all = _workers_here(search_module._model_of, lambda a: id(a[0]), modelled, inside)
 
     def two_batches(workers: bool):
         spaces = Spaces(variants, op.sizes(), gpu_profile(), 0)

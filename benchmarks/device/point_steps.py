@@ -8,7 +8,7 @@ from search import workload
 from liftpy.results.cache import cached_variants
 from liftpy.tuning.engine import select_variants
 from liftpy.tuning.search import Spaces
-from liftpy.tuning import evaluate as ev
+from liftpy.runtime import points as ev
 from liftpy.host.profile import resolve_profile
 from liftpy.host.timing import device_timing
 import numpy as np

@@ -29,7 +29,7 @@ from .references import (
     validate,
 )
 from ..results.store import REFERENCE_PREFIX, Key, Record, Status, Store, canonical_json, to_pandas
-from .worker import Outcome, Task, WorkerPool, classify
+from ..runtime import Outcome, Task, WorkerPool, classify
 
 __all__ = [
     "ALEXNET0", "VGG16", "Layer", "get_layer", "layer_names", "network_layers", "parse_layer_spec",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..cli_args import at_least_one, nonnegative_int, positive_float, positive_float_or_off, positive_int
 from ..errors import TuningError
-from .evaluate import STRAGGLER_S
+from ..runtime.evaluate import STRAGGLER_S
 
 
 def _layer(args):
@@ -170,7 +170,7 @@ def cmd_explore(args) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise TuningError(f"--jobs must be at least 1, got {args.jobs}")
     if args.workers is not None:
-        from .cluster import parse_workers
+        from ..runtime.cluster import parse_workers
 
         parse_workers(args.workers)  # a malformed spec is refused before any work starts
     op = _operator(args)
@@ -307,7 +307,7 @@ def cmd_show(args) -> int:
 
     from ..host.profile import DeviceProfile
     from ..results.queries import best
-    from .evaluate import kernel_source
+    from ..runtime.points import kernel_source
     from ..results.pareto import MB
 
     # Without a program named, the one problem the store holds (several: an error naming them, as ``pareto``

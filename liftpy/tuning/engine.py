@@ -48,8 +48,10 @@ from ..errors import TuningError
 from ..results.pareto import format_frontier, pareto_front
 from .progress import Progress
 from .search import variant_text
-from .evaluate import STRAGGLER_S, compile_pool, evaluate_points, measure_pool, reference_result
-from .worker import OnDemandPool, uncached_imports
+from ..runtime.evaluate import STRAGGLER_S, compile_pool, evaluate_points, measure_pool
+from ..runtime.points import compile_point, point_payload, prebuild_point, reference_result
+from ..runtime.pool import OnDemandPool, Task
+from ..runtime.process import uncached_imports
 from ..results.store import REFERENCE_PREFIX, BatchKey, Key, Record, Status, Store, canonical_json, points_state
 
 
@@ -223,7 +225,6 @@ def explore_operator(
     from .diagnose import no_configuration
     from .search import SEARCHES, Spaces
     from ..results.store import config_key
-    from .worker import Task
     from ..ir.typecheck import check_sizes
 
     if search not in SEARCHES:
@@ -252,7 +253,7 @@ def explore_operator(
     # resumed run then reaches its first point sooner).
     with contextlib.ExitStack() as pools:
         if workers is not None:
-            from .cluster import Cluster
+            from ..runtime.cluster import Cluster
 
             jobs = 1 if jobs is None else jobs
             cluster = workers if isinstance(workers, Cluster) else pools.enter_context(Cluster(workers, jobs, timeout_s))
@@ -294,7 +295,7 @@ def explore_operator(
             def run_points(chosen, abort_ms, generated):
                 # Workers get the device the driver resolved (by index), so both read the same limits.
                 for point, outcome in evaluate_points(op, variants, chosen, compiling, measuring, info.index, seed,
-                                                      repeat, warmup, limits, abort_ms, Task, generated, build_ahead,
+                                                      repeat, warmup, limits, abort_ms, generated, build_ahead,
                                                       None if budget_s is None else t0 + budget_s, straggler_s):
                     yield point, outcome, None
         # Shown at once: deriving the variants and screening their spaces can take a minute before any point.
@@ -661,7 +662,6 @@ def _save_plan(store: Store, key: BatchKey, state: str, chosen: list, op, varian
     store.save_batch(key, state, [{"index": origin[i], "variant": ids[i], "config": dict(c)} for i, c in chosen])
     if measuring is None:
         return 0
-    from .evaluate import PREBUILD, point_payload
     from ..results.store import config_key
 
     tasks = []
@@ -670,7 +670,7 @@ def _save_plan(store: Store, key: BatchKey, state: str, chosen: list, op, varian
         if stages is not None:
             v = variants[i]
             payload = point_payload(op, v.program, v.placement_map, config, device, 0, 1, 0, limits, None)
-            tasks.append(Task(PREBUILD, ({**payload, "stages": stages},), tag=(i, config)))
+            tasks.append(Task(prebuild_point, ({**payload, "stages": stages},), tag=(i, config)))
     # A point that fails to build is recorded as such when the resumed run measures it; nothing to do here.
     return sum(outcome.ok for _, outcome in measuring.imap_unordered(tasks))
 
@@ -679,7 +679,6 @@ def _generate_ahead(pool, op, variants, ids, chosen, limits, Task) -> dict:
     """Generate the kernels of ``chosen`` in ``pool`` and keep them in the disk cache; returns their stages
     by (variant, ``config_key``), as ``_generated`` finds them again."""
     from ..results.cache import cache_dir, remember
-    from .evaluate import COMPILE, point_payload
     from ..results.store import config_key
 
     if cache_dir() is None:
@@ -689,7 +688,7 @@ def _generate_ahead(pool, op, variants, ids, chosen, limits, Task) -> dict:
         v = variants[i]
         # Only what code generation reads; the measuring settings come from the run that uses the kernels.
         payload = point_payload(op, v.program, v.placement_map, config, None, 0, 1, 0, limits, None)
-        tasks.append(Task(COMPILE, (payload,), tag=(i, config)))
+        tasks.append(Task(compile_point, (payload,), tag=(i, config)))
     out: dict = {}
     for task, outcome in pool.imap_unordered(tasks):
         if outcome.ok:

@@ -19,10 +19,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..results.store import Status
-
-CHECK = "liftpy.tuning.sanitize:check_point"
-INIT = "liftpy.tuning.sanitize:init_worker"
-
+from ..runtime.points import compile_point, measure_point
+from ..runtime.pool import Task, WorkerPool
+from ..runtime.process import classify
 
 def init_worker(log_dir: str, uninitialized: bool) -> None:
     """Worker initializer: Oclgrind's checks on, its reports to a log of this process alone."""
@@ -40,7 +39,6 @@ def check_point(payload: dict) -> dict:
     global _CURSOR
     from ..errors import LiftError
     from ..host.oclgrind import LogCursor, parse_log
-    from .evaluate import compile_point, measure_point
 
     if _CURSOR is None:
         _CURSOR = LogCursor(os.environ["OCLGRIND_LOG"])
@@ -50,8 +48,6 @@ def check_point(payload: dict) -> dict:
         compiled = compile_point(payload)
         metrics = measure_point({**payload, "stages": compiled["stages"], "repeat": 1, "warmup": 0, "abort_ms": None})
     except LiftError as e:
-        from .worker import classify
-
         status, message = classify(e).value, f"{type(e).__name__}: {e}"
     reports = parse_log(_CURSOR.new())
     return {"status": status, "message": message, "reports": [r.to_json() for r in reports],
@@ -99,7 +95,6 @@ def sweep(workloads, points: int = 50, seed: int = 0, jobs: int = 1, timeout_s: 
     from ..host.profile import resolve_profile
     from ..results.cache import cached_variants
     from .engine import choose_points
-    from .worker import Task, WorkerPool
 
     if not oclgrind.available():
         raise TuningError("no Oclgrind platform is visible to pyopencl; install it with "
@@ -112,12 +107,12 @@ def sweep(workloads, points: int = 50, seed: int = 0, jobs: int = 1, timeout_s: 
     result = SweepResult()
     seen = set()
     log_dir = tempfile.mkdtemp(prefix="liftpy-oclgrind-")
-    with WorkerPool(jobs, initializer=INIT, init_args=(log_dir, uninitialized), default_timeout_s=timeout_s,
+    with WorkerPool(jobs, initializer=init_worker, init_args=(log_dir, uninitialized), default_timeout_s=timeout_s,
                     max_tasks_per_worker=100) as pool:
         for name, op in workloads:
             variants = list(variants_for(op))
             chosen = choose_points(variants, op.sizes(), points, profile, seed)
-            tasks = [Task(CHECK, ({"operator": op, "program": variants[p.variant_index].program,
+            tasks = [Task(check_point, ({"operator": op, "program": variants[p.variant_index].program,
                                    "placements": variants[p.variant_index].placement_map, "config": p.config,
                                    "device": oclgrind.PLATFORM, "seed": seed, "limits": profile.limits()},),
                           tag=p) for p in chosen]

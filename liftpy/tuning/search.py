@@ -240,7 +240,7 @@ class Spaces:
         if len(todo) < 2:
             return
         args = [(self.variants[i], self._variant_key(i), self.sizes, self.profile, self.seed, n, seed) for i, n, seed in todo]
-        for (i, n, seed), (ok, value) in zip(todo, self._workers[0](SCREEN_TASK, args)):
+        for (i, n, seed), (ok, value) in zip(todo, self._workers[0](_screen_of, args)):
             if not ok:
                 continue  # a failed worker: screened here when asked
             space, code, screened = value
@@ -267,7 +267,7 @@ class Spaces:
         if len(todo) < 2:
             return
         args = [(self.variants[i], self._variant_key(i), self.sizes, self.profile, self.seed) for i in todo]
-        for i, (ok, value) in zip(todo, self._workers[0](MODEL_TASK, args)):
+        for i, (ok, value) in zip(todo, self._workers[0](_model_of, args)):
             if ok:  # (a failed worker: made here when asked)
                 self._made_elsewhere(i, *value)
 
@@ -315,13 +315,13 @@ class Spaces:
             return
         args = [self._access_task(i, c) for i, c in todo]
         if self._workers is not None and len(todo) > 1:
-            done = self._workers[0](ACCESS_TASK, args)
+            done = self._workers[0](_access_of, args)
             todo = [point for point, (ok, _) in zip(todo, done) if ok]  # a failed worker: computed here when asked
             found = [value for ok, value in done if ok]
         elif jobs > 1 and len(todo) > 1:
             from concurrent.futures import ProcessPoolExecutor
 
-            from .worker import quiet_context
+            from ..runtime.process import quiet_context
 
             with ProcessPoolExecutor(min(jobs, len(todo)), mp_context=quiet_context()) as pool:
                 found = list(pool.map(_access_of, args, chunksize=max(1, len(todo) // (4 * jobs))))
@@ -359,7 +359,7 @@ class Spaces:
             return  # predict_at makes them one by one: fewer than starting the processes costs
         from concurrent.futures import ProcessPoolExecutor
 
-        from .worker import quiet_context
+        from ..runtime.process import quiet_context
 
         args = [(self.variants[i].program, sizes, self.variants[i].params, config, self.variants[i].placement_map, self.cpu)
                 for _, i, sizes, config in todo]
@@ -503,11 +503,6 @@ def _model_code_of(args):
         return model_code(program, sizes, params, probe, placements, cpu)
     except LiftError:
         return None
-
-
-ACCESS_TASK = "liftpy.tuning.search:_access_of"  # ``_access_of`` by name, for worker processes
-SCREEN_TASK = "liftpy.tuning.search:_screen_of"
-MODEL_TASK = "liftpy.tuning.search:_model_of"
 
 
 def _screen_of(args):
