@@ -75,7 +75,7 @@ def main() -> int:
     from liftpy.errors import LiftError
     from liftpy.host.profile import DeviceProfile
     from liftpy.results.cache import cached_variants
-    from liftpy.tuning.engine import choose_points, select_variants
+    from liftpy.search import choose_points, select_variants
     from search import workload
 
     profile = DeviceProfile.load(args.profile)

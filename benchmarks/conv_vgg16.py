@@ -45,6 +45,7 @@ ORDER = {"cudnn": 0, "im2col_gemm": 1, "torch_cpu": 2, "im2col_gemm_numpy": 3}
 
 
 def main() -> int:
+    from liftpy.search import named
     from liftpy.tuning.conv import explore_layer
     from liftpy.tuning.layers import get_layer
     from liftpy.tuning.references import NO_EPILOGUE, available_references, measure_reference, random_epilogue, random_inputs
@@ -85,7 +86,7 @@ def main() -> int:
         t0 = time.time()
         ex = explore_layer(layer, samples=samples, db=db, device=args.device, profile_path=args.profile,
                            timeout_s=args.timeout, repeat=repeat, warmup=2, progress=False, seed=args.seed,
-                           rules=tuple(r for r in args.rules.split(",") if r), search=args.search, jobs=args.jobs,
+                           rules=tuple(r for r in args.rules.split(",") if r), search=named(args.search), jobs=args.jobs,
                            relu=args.relu)
         rec, best, line = _summary(ex.operator.name if not args.quick else layer.name + ("+relu" if args.relu else ""),
                                    ex.operator.problem, ex, args.rules or None, io_bytes(layer), layer.flops, t0)
@@ -156,6 +157,7 @@ def library_conv(name: str, args, samples: int, repeat: int, db: str) -> dict:
     one is a matrix product per group, ``groupsOut``), not to ``dw:`` ones (one kernel per group: nothing to
     tile)."""
     from liftpy.operators.conv import ConvShape
+    from liftpy.search import named
     from liftpy.tuning.engine import explore_operator
 
     if name.startswith("dw:"):
@@ -169,7 +171,7 @@ def library_conv(name: str, args, samples: int, repeat: int, db: str) -> dict:
         spec = label
     t0 = time.time()
     ex = explore_operator(op, samples=samples, db=db, device=args.device, profile_path=args.profile, timeout_s=args.timeout,
-                          repeat=repeat, warmup=2, progress=False, seed=args.seed, references=False, search=args.search,
+                          repeat=repeat, warmup=2, progress=False, seed=args.seed, references=False, search=named(args.search),
                           jobs=args.jobs, rules=rules)
     cs = ConvShape.of(**params)
     oh, ow = cs.output(sizes["H"], sizes["W"])

@@ -50,15 +50,17 @@ def copy_gb_s(torch, gib: float = 1.0) -> float:
     return 2 * n * 4 / (ms * 1e-3) / 1e9
 
 
-def explore_best(op, samples: int, db: Path, jobs: int | None, budget_s: float | None, search: str = "model"):
+def explore_best(op, samples: int, db: Path, jobs: int | None, budget_s: float | None, search=None):
     """Explore ``op`` and return (best record or None, seconds, points measured, the exploration or the
-    liftpy error that stopped it: a benchmark goes on to the next operator)."""
+    liftpy error that stopped it: a benchmark goes on to the next operator); ``search``: a strategy (by default
+    the model search)."""
     from liftpy.errors import LiftError
+    from liftpy.search import ModelSearch
     from liftpy.tuning.engine import explore_operator
 
     t = time.time()
     try:
-        ex = explore_operator(op, samples=samples, db=db, search=search, jobs=jobs, budget_s=budget_s,
+        ex = explore_operator(op, samples=samples, db=db, search=search or ModelSearch, jobs=jobs, budget_s=budget_s,
                               references=False, progress=False)
     except LiftError as e:
         return None, time.time() - t, 0, e

@@ -39,7 +39,7 @@ def main() -> int:
     from liftpy.host.device import get_device
     from liftpy.host.kernel import CompiledPipeline, device_limits
     from liftpy.results.cache import cached_variants
-    from liftpy.tuning.engine import variant_id
+    from liftpy.search import variant_id
     from liftpy.tuning.operator import parse_sizes
     from search import workload
 

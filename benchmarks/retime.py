@@ -74,13 +74,14 @@ RELU = "+relu"
 def _counterpart(plain: list, variants: list, vid: str):
     """The variant of ``variants`` (a convolution with ReLU) derived as ``vid`` was from the plain convolution
     (``plain``): the same rules (tags) and the same parameters, which name one variant among the tiled ones."""
-    from liftpy.tuning.engine import _tags, find_variant
+    from liftpy.search.variants import variant_tags
+    from liftpy.search import find_variant
 
     v = find_variant(plain, vid)
     if v is None:
         return None
-    key = (_tags(v), frozenset(str(p) for p in v.params))
-    same = [w for w in variants if (_tags(w), frozenset(str(p) for p in w.params)) == key]
+    key = (variant_tags(v), frozenset(str(p) for p in v.params))
+    same = [w for w in variants if (variant_tags(w), frozenset(str(p) for p in w.params)) == key]
     return same[0] if len(same) == 1 else None
 
 
@@ -114,7 +115,7 @@ def main() -> int:
     from liftpy.host.kernel import CompiledPipeline, device_limits
     from liftpy.host.profile import DeviceProfile
     from liftpy.results.cache import cached_variants
-    from liftpy.tuning.engine import find_variant, variant_id
+    from liftpy.search import find_variant, variant_id
     from liftpy.tuning.operator import parse_sizes
     from liftpy.tuning.references import CUDA_BATCH
 

@@ -4,7 +4,7 @@
     python benchmarks/search.py --quick --json out.json        # one reduced layer on PoCL
 
 For each workload it runs a uniform search of ``--uniform`` points (the baseline: its best is the target)
-and a model-guided search (``liftpy.tuning.search.ModelSearch``) of ``--guided`` points, then reports:
+and a model-guided search (``liftpy.search.ModelSearch``) of ``--guided`` points, then reports:
 
 - ``runs_to_5pct``: measured runs the guided search needed to get within 5% of the uniform search's best
   (null if it never did);
@@ -121,8 +121,8 @@ def main() -> int:
 
     from liftpy.host.profile import resolve_profile
     from liftpy.results.cache import cached_variants
-    from liftpy.tuning.engine import explore_operator, select_variants, variant_id
-    from liftpy.tuning.search import ModelSearch, Spaces
+    from liftpy.tuning.engine import explore_operator
+    from liftpy.search import ModelSearch, Spaces, UniformSearch, select_variants, variant_id
     from liftpy.results.store import Store
 
     names = args.workloads or (["vgg16:7@reduced"] if args.quick else ["sgemm:1024", "vgg16:5", "vgg16:10", "vgg16:17", "vgg16:24"])
@@ -151,15 +151,15 @@ def main() -> int:
             shared = None
         else:
             t0 = time.time()
-            uni = explore_operator(op, samples=n_uniform, db=uni_db, search="uniform", **common)
+            uni = explore_operator(op, samples=n_uniform, db=uni_db, search=UniformSearch, **common)
             t_uniform = round(time.time() - t0, 1)
             shared = _share(op, out_dir, (uni_db, guided_db), guided_db) if args.transfer else None
             t0 = time.time()
             guided_common = {**common, "seed": args.seed if args.guided_seed is None else args.guided_seed}
-            guided = explore_operator(op, samples=n_guided, db=guided_db, search="model", **guided_common)
+            guided = explore_operator(op, samples=n_guided, db=guided_db, search=ModelSearch, **guided_common)
             t_guided = round(time.time() - t0, 1)
             t0 = time.time()
-            resumed = explore_operator(op, samples=n_guided + 1, db=guided_db, search="model", batch=1, **guided_common)
+            resumed = explore_operator(op, samples=n_guided + 1, db=guided_db, search=ModelSearch, batch=1, **guided_common)
             resume = _resume_fields(guided, resumed, time.time() - t0)
             u_records, g_records, device = uni.records, guided.records, guided.device
 

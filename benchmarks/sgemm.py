@@ -109,6 +109,7 @@ def main() -> int:
     args = ap.parse_args()
 
     from liftpy.ir.parser import parse_program
+    from liftpy.search import named
     from liftpy.tuning.engine import explore_operator
     from liftpy.runtime.points import kernel_source
     from liftpy.tuning.operator import ProgramOperator
@@ -126,7 +127,7 @@ def main() -> int:
         op = ProgramOperator.of(program, {"M": m, "N": n, "K": k}, reference=exact_matmul if max(m, n, k) > 256 else None,
                                 flop_count=2.0 * m * n * k)
         ex = explore_operator(op, samples=samples, db=db, profile_path=args.profile, seed=args.seed, repeat=args.repeat,
-                              warmup=3, references=False, progress=False, rules=rules, search=args.search, jobs=args.jobs)
+                              warmup=3, references=False, progress=False, rules=rules, search=named(args.search), jobs=args.jobs)
         a, b = op.inputs(args.seed)
         ref_name, ref_ms = reference(a, b)
         points = sorted((r for r in ex.records if not r.is_reference), key=lambda r: r.finished_at or 0)

@@ -79,7 +79,7 @@ def conv_space(layer: Layer, profile: DeviceProfile):
     from liftpy.constraints.infer import variant_space
     from liftpy.rewrite.explore import features
     from liftpy.tuning.conv import conv_variants, layer_sizes
-    from liftpy.tuning.engine import variant_id
+    from liftpy.search import variant_id
 
     found = [v for v in conv_variants(layer.K, layer.stride, layer.pad)
              if SPACE_FEATURES <= set(features(v)) and not set(features(v)) & SPACE_EXCLUDES]
@@ -344,7 +344,7 @@ def main(argv=None) -> int:
 
     records = []
     for layer in layers:
-        from liftpy.tuning.engine import variant_id
+        from liftpy.search import variant_id
 
         chosen, space, plan = conv_space(layer, profile)
         variant = variant_id(chosen)

@@ -73,7 +73,7 @@ def main() -> int:
     from liftpy.host.kernel import CompiledPipeline, device_limits
     from liftpy.host.profile import DeviceProfile
     from liftpy.results.cache import cached_variants
-    from liftpy.tuning.engine import variant_id
+    from liftpy.search import variant_id
     from liftpy.tuning.operator import parse_sizes
     from pass_worth import _points
     from points import variant_named

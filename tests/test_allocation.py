@@ -23,7 +23,7 @@ from liftpy.ir.kernels import split_kernels
 from liftpy.ir.types import as_size
 from liftpy.results.cache import cached_variants
 from liftpy.tuning.conv import ConvOperator
-from liftpy.tuning.engine import choose_points
+from liftpy.search import choose_points
 from liftpy.tuning.operator import program_operator
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "examples" / "programs"

@@ -16,6 +16,7 @@ import pytest
 
 from liftpy.errors import TuningError
 from liftpy.runtime.cluster import WorkersSpec, parse_workers
+from liftpy.search import UniformSearch
 
 ROOT = Path(__file__).resolve().parents[1]
 MATMUL = ROOT / "examples" / "programs" / "matmul_highlevel.lift"
@@ -66,7 +67,8 @@ def test_killed_worker_loses_no_point(tmp_path):
     to the other worker (or to its replacement) and every planned point ends in the store exactly once."""
     pytest.importorskip("ray")
     from liftpy.runtime.cluster import Cluster
-    from liftpy.tuning.engine import choose_points, explore_program
+    from liftpy.search import choose_points
+    from liftpy.tuning.engine import explore_program
     from liftpy.tuning.operator import ProgramOperator, load_program
     from liftpy.results.store import Store
     from liftpy.host.profile import resolve_profile
@@ -88,7 +90,7 @@ def test_killed_worker_loses_no_point(tmp_path):
 
         killer = threading.Thread(target=kill_one, daemon=True)
         killer.start()
-        result = explore_program(str(MATMUL), sizes, samples=samples, db=db, search="uniform", workers=cluster,
+        result = explore_program(str(MATMUL), sizes, samples=samples, db=db, search=UniformSearch, workers=cluster,
                                  progress=False, references=False, timeout_s=120)
         killer.join(5)
     assert killed, "the worker was not killed"

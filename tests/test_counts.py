@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_a_register_blocks_operands_are_read_once_per_step():
     from liftpy.results.cache import cached_variants
-    from liftpy.tuning.engine import select_variants
+    from liftpy.search import select_variants
     from liftpy.tuning.operator import ProgramOperator, load_program
 
     sizes = {"M": 64, "N": 64, "K": 64}

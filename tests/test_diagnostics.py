@@ -88,7 +88,7 @@ def test_a_rule_filter_keeps_variants_with_and_without_a_rule():
     from liftpy.errors import TuningError
     from liftpy.rewrite.explore import features
     from liftpy.results.cache import cached_variants
-    from liftpy.tuning.engine import select_variants
+    from liftpy.search import select_variants
     from liftpy.tuning.operator import library_operator
 
     variants = cached_variants(library_operator("jacobi2d", {"H": 16, "W": 16}))

@@ -13,7 +13,7 @@ def test_rule_filter_alternatives_need_one_known_rule():
     one (one filter for plain and grouped convolutions), an entry none of whose rules any variant uses is
     an error naming the rules there are."""
     from liftpy.errors import TuningError
-    from liftpy.tuning.engine import select_variants
+    from liftpy.search import select_variants
     from liftpy.tuning.operator import program_operator
 
     every = program_operator(str(MATMUL), "M=64,N=64,K=64").variants()
@@ -104,7 +104,7 @@ def test_conv_problem_sizes_are_those_of_layers_with_the_same_kernel():
 
 
 def test_find_variant_by_id():
-    from liftpy.tuning.engine import find_variant, variant_id
+    from liftpy.search import find_variant, variant_id
     from liftpy.tuning.operator import program_operator
 
     variants = program_operator(str(MATMUL), "M=16,N=16,K=16").variants()
@@ -122,7 +122,7 @@ def test_variant_ids_stay_those_stores_hold():
     measured again."""
     import hashlib
 
-    from liftpy.tuning.engine import variant_id
+    from liftpy.search import variant_id
     from liftpy.tuning.operator import program_operator
 
     ids = sorted(variant_id(v) for v in program_operator(str(MATMUL), "M=16,N=16,K=16").variants())

@@ -12,12 +12,13 @@ from engine_helpers import MATMUL, gpu_profile, twice_matmul
 from liftpy.tuning.engine import explore_operator
 from liftpy.tuning.operator import ProgramOperator
 from liftpy.results.store import Status
+from liftpy.search import UniformSearch
 
 
 @pytest.mark.slow
 def test_user_function_travels_to_workers_and_parallel_codegen(tmp_path):
     op = ProgramOperator.of(twice_matmul(), {"M": 8, "N": 8, "K": 8})
-    ex = explore_operator(op, samples=4, db=tmp_path / "r.sqlite", search="uniform", jobs=2, progress=False,
+    ex = explore_operator(op, samples=4, db=tmp_path / "r.sqlite", search=UniformSearch, jobs=2, progress=False,
                           repeat=1, warmup=0, references=False, seed=2)
     points = [r for r in ex.records if not r.is_reference]
     assert len(points) == 4
@@ -30,9 +31,10 @@ def test_models_of_other_problems_points_are_made_in_processes_and_kept(tmp_path
     """``prefetch_at`` makes the models of many points of another problem in worker processes and keeps them
     on disk (and in memory): ``predict_at`` then predicts each without making a model itself, and as it
     would have."""
-    import liftpy.model.analytical as analytical
+    from liftpy.search import Spaces
+    from liftpy.search import spaces as spaces_module
+    from liftpy.search.spaces import PREFETCH_AT_MIN
     from liftpy.tuning.operator import program_operator
-    from liftpy.tuning.search import PREFETCH_AT_MIN, Spaces
 
     monkeypatch.setenv("LIFTPY_CACHE_DIR", str(tmp_path / "cache"))
     op = program_operator(str(MATMUL), "M=64,N=64,K=32")
@@ -48,7 +50,7 @@ def test_models_of_other_problems_points_are_made_in_processes_and_kept(tmp_path
     def refuse(*args, **kwargs):
         raise AssertionError("a model was made after the prefetch")
 
-    monkeypatch.setattr(analytical, "model_code", refuse)
+    monkeypatch.setattr(spaces_module, "model_code", refuse)
     kept = [spaces.predict_at(i, sizes, c) for i, sizes, c in points]
     monkeypatch.undo()
     monkeypatch.setenv("LIFTPY_CACHE_DIR", "off")
@@ -59,7 +61,7 @@ def test_models_of_other_problems_points_are_made_in_processes_and_kept(tmp_path
     # Without a disk cache the models made in the processes serve from memory.
     uncached = Spaces(variants, op.sizes(), gpu, 0)
     uncached.prefetch_at(points, jobs=2)
-    monkeypatch.setattr(analytical, "model_code", refuse)
+    monkeypatch.setattr(spaces_module, "model_code", refuse)
     assert [uncached.predict_at(i, sizes, c).seconds for i, sizes, c in points] == pytest.approx([p.seconds for p in made])
 
 
@@ -286,7 +288,7 @@ def test_compile_workers_can_build_the_kernels_ahead_into_the_compilers_caches(m
     from liftpy.host.profile import resolve_profile
     from liftpy.runtime import evaluate as ev
     from liftpy.runtime import points
-    from liftpy.tuning.search import Spaces
+    from liftpy.search import Spaces
 
     op = ProgramOperator.of(twice_matmul(), {"M": 8, "N": 8, "K": 8})
     variants = op.variants()

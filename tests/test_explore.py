@@ -179,7 +179,7 @@ def test_fifty_sampled_configurations_of_layer7_typecheck_compile_and_match(tmp_
 
 def test_points_are_drawn_again_when_few_variants_are_valid():
     from liftpy.host.profile import resolve_profile
-    from liftpy.tuning.engine import choose_points, select_variants
+    from liftpy.search import choose_points, select_variants
 
     layer = get_layer("vgg16:7").reduced(spatial=16, channels=8, kernels=8)
     blocked = select_variants(conv3x3_variants(), ["registerBlock2D"])
@@ -200,7 +200,7 @@ def test_points_are_drawn_again_when_few_variants_are_valid():
 
 def test_unknown_rule_filter_names_the_rules_in_use():
     from liftpy.errors import TuningError
-    from liftpy.tuning.engine import select_variants
+    from liftpy.search import select_variants
 
     with pytest.raises(TuningError, match="registerBlock2D"):
         select_variants(conv3x3_variants(), ["registerBlock3D"])
@@ -305,7 +305,7 @@ def test_show_without_a_program_refuses_a_store_of_several_problems(tmp_path):
 def test_a_rule_filter_given_as_one_string_is_not_read_letter_by_letter():
     from liftpy.ir.parser import parse_program
     from liftpy.rewrite.explore import explore_all
-    from liftpy.tuning.engine import rule_list, select_variants
+    from liftpy.search import rule_list, select_variants
 
     assert rule_list("tile2D, mapGlb") == ("tile2D", "mapGlb") and rule_list(["a|b"]) == ("a|b",)
     program = parse_program((ROOT / "examples" / "programs" / "matmul_highlevel.lift").read_text())

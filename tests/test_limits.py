@@ -17,7 +17,7 @@ from liftpy.constraints.infer import variant_space
 from liftpy.errors import ConstraintError
 from liftpy.host.profile import DeviceProfile
 from liftpy.results.cache import cached_variants
-from liftpy.tuning.engine import choose_points, variant_id
+from liftpy.search import choose_points, variant_id
 from liftpy.tuning.operator import program_operator
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "examples" / "programs"

@@ -15,6 +15,7 @@ from liftpy.errors import InputError
 from liftpy.network.graph import Builder
 from liftpy.network.memory import Tensor, check, greedy_by_size, lower_bound, naive
 from liftpy.network.models import get_model
+from liftpy.search import UniformSearch
 
 
 @st.composite
@@ -87,7 +88,7 @@ def test_small_network_runs_end_to_end(tmp_path):
     x = b.global_avgpool(x)
     b.fc(x, 5, relu=0)
     net = b.build()
-    run = run_network(net, db=tmp_path / "r.sqlite", samples=1, search="uniform", progress=False)
+    run = run_network(net, db=tmp_path / "r.sqlite", samples=1, search=UniformSearch, progress=False)
     assert run.ok, format_run(run)
     assert run.output.shape == (1, 5) and all(layer.ok for layer in run.layers)
     assert run.lower_bound_bytes <= run.arena_bytes < run.tensors_naive_bytes
@@ -97,7 +98,7 @@ def test_small_network_runs_end_to_end(tmp_path):
     from liftpy.network import torch_ref
 
     assert run.validated_against == ("pytorch" if torch_ref.available() else "numpy")
-    again = run_network(net, db=tmp_path / "r.sqlite", samples=1, search="uniform", progress=False)
+    again = run_network(net, db=tmp_path / "r.sqlite", samples=1, search=UniformSearch, progress=False)
     assert again.explored == 0  # every layer's best comes from the store
 
 

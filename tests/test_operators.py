@@ -19,6 +19,7 @@ from liftpy.ir.printer import show_program
 from liftpy.ir.types import Array, Float
 from liftpy.operators import OPERATORS, parse_spec
 from liftpy.tuning.operator import library_operator, random_inputs
+from liftpy.search import UniformSearch
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = {"N": 7, "H": 5, "W": 6, "D": 3, "C": 2, "M": 4, "K": 3, "B": 2}
@@ -59,7 +60,7 @@ def test_explored_through_the_engine(name, tmp_path):
     entry = OPERATORS[name]
     sizes = {s: SMALL[s] * 2 for s in entry.sizes}
     op = library_operator(name, sizes)
-    result = explore_operator(op, samples=2, db=tmp_path / "r.sqlite", search="uniform", progress=False,
+    result = explore_operator(op, samples=2, db=tmp_path / "r.sqlite", search=UniformSearch, progress=False,
                               references=False, timeout_s=120, repeat=1)
     statuses = [r.status.value for r in result.records]
     assert statuses and all(s == "ok" for s in statuses), [r.error for r in result.records]
@@ -154,7 +155,7 @@ def test_conv2d_shapes_match_numpy(spec, sizes):
 def test_conv2d_shapes_explored(spec, sizes, tmp_path):
     from liftpy.tuning.engine import explore_operator
 
-    result = explore_operator(library_operator(spec, sizes), samples=3, db=tmp_path / "r.sqlite", search="uniform",
+    result = explore_operator(library_operator(spec, sizes), samples=3, db=tmp_path / "r.sqlite", search=UniformSearch,
                               progress=False, references=False, timeout_s=120, repeat=1)
     assert [r.status.value for r in result.records] == ["ok"] * 3, [r.error for r in result.records]
 
@@ -172,7 +173,7 @@ def test_conv2d_gemm_view_variants_validate(spec, sizes, rules, tag, tmp_path):
     (``splitKGroups``): such points are derived, run and check out."""
     from liftpy.tuning.engine import explore_operator
 
-    result = explore_operator(library_operator(spec, sizes), samples=3, db=tmp_path / "r.sqlite", search="uniform",
+    result = explore_operator(library_operator(spec, sizes), samples=3, db=tmp_path / "r.sqlite", search=UniformSearch,
                               progress=False, references=False, timeout_s=120, repeat=1, rules=rules)
     assert [r.status.value for r in result.records] == ["ok"] * 3, [r.error for r in result.records]
     assert all(tag in r.variant and "tiled" in r.variant for r in result.records), [r.variant for r in result.records]

@@ -15,7 +15,7 @@ from liftpy.ir.levels import Level
 from liftpy.rewrite.explore import ExploreOptions, explore
 from liftpy.host.kernel import CompiledPipeline
 from liftpy.tuning.conv import ConvOperator
-from liftpy.tuning.engine import variant_id
+from liftpy.search import variant_id
 
 LIMITS = DeviceLimits(local_mem_bytes=49152)
 

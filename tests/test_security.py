@@ -25,6 +25,7 @@ from liftpy.cli import main
 from liftpy.errors import TuningError
 from liftpy.results import cache
 from liftpy.results.store import Key, Record, Status, Store
+from liftpy.search import UniformSearch
 
 ROOT = Path(__file__).resolve().parents[1]
 MATMUL = ROOT / "examples" / "programs" / "matmul_highlevel.lift"
@@ -391,7 +392,7 @@ def _explore(db: Path, **kw):
     from liftpy.tuning.operator import ProgramOperator, load_program
 
     op = ProgramOperator.of(load_program(str(MATMUL)), {"M": 8, "N": 8, "K": 8})
-    return explore_operator(op, samples=3, db=db, search="uniform", progress=False, repeat=1, warmup=0,
+    return explore_operator(op, samples=3, db=db, search=UniformSearch, progress=False, repeat=1, warmup=0,
                             references=False, seed=4, jobs=1, **kw)
 
 
@@ -450,7 +451,7 @@ def test_an_exploration_skips_the_points_another_finished_since_it_read_the_stor
 @pytest.mark.usefixtures("pools_here")
 def test_a_point_another_exploration_finishes_while_this_one_measures_it_keeps_the_first_result(tmp_path, monkeypatch):
     from liftpy.host.device import device_info
-    from liftpy.tuning.engine import variant_id
+    from liftpy.search import variant_id
 
     db = tmp_path / "r.sqlite"
     others = []
@@ -524,7 +525,7 @@ def test_a_network_run_never_builds_the_program_text_stored_with_its_best_point(
     b.conv("input", 2)
     net = b.build()
     db = tmp_path / "r.sqlite"
-    run_network(net, db=db, samples=1, search="uniform", progress=False)
+    run_network(net, db=db, samples=1, search=UniformSearch, progress=False)
     planted = ('userfun evil(a: float): float = opencl "#include \\"/nonexistent/MARKER\\"\\nreturn a;"\n'
                "def evil_program(x: [float]N) = mapGlb(0, evil, x)")
     with sqlite3.connect(db) as con:
@@ -533,7 +534,7 @@ def test_a_network_run_never_builds_the_program_text_stored_with_its_best_point(
     parsed = []
     real = parser.parse_program
     monkeypatch.setattr(parser, "parse_program", lambda text: parsed.append(text) or real(text))
-    again = run_network(net, db=db, samples=1, search="uniform", progress=False)
+    again = run_network(net, db=db, samples=1, search=UniformSearch, progress=False)
     assert again.ok and again.explored == 0
     assert not any("evil" in text for text in parsed)
 

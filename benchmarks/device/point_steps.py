@@ -6,8 +6,8 @@ import sys, time, statistics
 sys.path.insert(0, "benchmarks")
 from search import workload
 from liftpy.results.cache import cached_variants
-from liftpy.tuning.engine import select_variants
-from liftpy.tuning.search import Spaces
+from liftpy.search import select_variants
+from liftpy.search import Spaces
 from liftpy.runtime import points as ev
 from liftpy.host.profile import resolve_profile
 from liftpy.host.timing import device_timing

@@ -31,7 +31,7 @@ is the classic optimisation.  Does either pay on *this* device, and by how much?
 
 **Method.**
 1. The variants of `jacobi2d` (the library's 5-point Jacobi stencil) are split by the rules their
-   derivation used (`liftpy.tuning.engine.select_variants`, the filter behind `explore_operator(rules=...)`
+   derivation used (`liftpy.search.select_variants`, the filter behind `explore_operator(rules=...)`
    and `liftpy explore --rules`) into three disjoint arms: *untiled* (no `tile2D`), *tiled* (`tile2D`
    without `localStage`) and *tiled + local* (`localStage`, which only follows `tile2D`).
 2. Each arm is explored on its own (uniform search over its variants and their tuning parameters), once
@@ -64,7 +64,7 @@ import pandas as pd
 from liftpy.host.device import get_device
 from liftpy.rewrite.explore import features
 from liftpy.results.cache import cached_variants
-from liftpy.tuning.engine import select_variants
+from liftpy.search import select_variants
 from liftpy.tuning.operator import library_operator
 
 op = library_operator(OPERATOR, SIZES)
@@ -89,6 +89,7 @@ for arm, vs in ARMS.items():
 from pathlib import Path
 
 from liftpy.results import to_pandas
+from liftpy.search import UniformSearch
 from liftpy.tuning.engine import explore_operator
 
 for old in Path(".").glob("stencil-rules-*.sqlite*"):
@@ -99,7 +100,7 @@ frames, t0, load = [], time.time(), [os.getloadavg()[0]]
 for s, seed in enumerate(SEEDS):
     for arm in names[s % 3:] + names[:s % 3]:  # the order rotates, so no arm is always first
         ex = explore_operator(op, samples=SAMPLES, db=f"stencil-rules-{names.index(arm)}-seed{seed}.sqlite",
-                              variants=ARMS[arm], seed=seed, search="uniform", references=False, progress=False)
+                              variants=ARMS[arm], seed=seed, search=UniformSearch, references=False, progress=False)
         frames.append(to_pandas(ex.records).assign(arm=arm, seed=seed))
     load.append(os.getloadavg()[0])
 records = pd.concat(frames, ignore_index=True)
@@ -109,7 +110,7 @@ print(records.groupby(["arm", "status"]).size().unstack(fill_value=0).to_string(
     ("md", "## Every point timed again, interleaved"),
     ("code", r"""from liftpy.host.kernel import CompiledPipeline
 from liftpy.host.timing import device_timing
-from liftpy.tuning.engine import find_variant
+from liftpy.search import find_variant
 
 ok = records[records.status == "ok"].copy()
 rule = device_timing(device.info.type, 5)  # the exploration's own rule: the fastest of 40 runs on a CPU
@@ -302,6 +303,7 @@ for label, n in SIDES.items():
     ("md", "## The explorations, with the numpy baseline"),
     ("code", r"""from pathlib import Path
 
+from liftpy.search import UniformSearch
 from liftpy.tuning.engine import explore_operator
 from liftpy.tuning.operator import library_operator
 
@@ -311,7 +313,7 @@ ops, explorations = {}, {}
 for label, n in SIDES.items():
     ops[label] = op = library_operator("gemv", {"M": n, "N": n})
     t0 = time.time()
-    explorations[label] = ex = explore_operator(op, samples=SAMPLES, db=f"gemv-roofline-{n}.sqlite", search="uniform",
+    explorations[label] = ex = explore_operator(op, samples=SAMPLES, db=f"gemv-roofline-{n}.sqlite", search=UniformSearch,
                                                 progress=False, references=False, baselines=("numpy_baselines:gemv",))
     print(f"{label}, {n} x {n}: {ex.ran} points ({ex.failed} failed) in {time.time() - t0:.0f} s")
     print(ex.table(), "\n")"""),
@@ -327,7 +329,7 @@ from liftpy.host.kernel import CompiledPipeline
 from liftpy.host.timing import device_timing
 from liftpy.tuning.baseline import load_callable, measure_callable
 from liftpy.results.cache import cached_variants
-from liftpy.tuning.engine import find_variant
+from liftpy.search import find_variant
 
 rule = device_timing(dev.info.type, 5)  # as the exploration timed its points
 numpy_gemv = load_callable("numpy_baselines:gemv")

@@ -26,7 +26,9 @@ from ..host.device import get_device
 from ..host.kernel import CompiledPipeline
 from ..host.timing import device_timing
 from ..results.cache import cached_variants
-from ..tuning.engine import explore_operator, find_variant
+from ..search import ModelSearch, Strategy
+from ..tuning.engine import explore_operator
+from ..search import find_variant
 from ..tuning.operator import input_shapes, library_operator
 from .graph import Network, Node
 from .memory import Tensor, check, greedy_by_size, lower_bound, naive
@@ -93,7 +95,7 @@ def memory_tensors(net: Network) -> list[Tensor]:
     return out
 
 
-def run_network(net: Network, db="results.sqlite", samples: int = 8, search: str = "model", jobs: int | None = None,
+def run_network(net: Network, db="results.sqlite", samples: int = 8, search: type[Strategy] = ModelSearch, jobs: int | None = None,
                 device=None, seed: int = 0, repeat: int = 3, progress: bool = True, stream=None) -> NetworkRun:
     stream = stream or sys.stdout
     t0 = time.time()

@@ -36,7 +36,7 @@ from functools import lru_cache
 from ..errors import LiftError
 from ..host.device import get_device
 from ..host.timing import device_timing
-from ..ir.parser import parse_program
+from ..ir import parser
 from ..results.store import Status
 
 
@@ -204,7 +204,7 @@ def evaluate_point(payload: dict) -> dict:
 
 @lru_cache(maxsize=64)
 def _program(text: str):
-    return parse_program(text)
+    return parser.parse_program(text)
 
 
 def kernel_source(program, sizes: dict, placements: dict | None = None, limits=None) -> str:

@@ -223,11 +223,12 @@ def _stored(db: str, op) -> int:
 
 
 def _explore(op, args):
+    from ..search import named
     from .engine import explore_operator
 
     return explore_operator(
         op,
-        search=args.search,
+        search=named(args.search),
         budget_s=parse_duration(args.budget),
         jobs=args.jobs,
         abort_factor=args.abort_factor,

@@ -47,20 +47,16 @@ from ..version import __version__
 from ..errors import TuningError
 from ..results.pareto import format_frontier, pareto_front
 from .progress import Progress
-from .search import variant_text
+from ..search import UniformSearch
+from ..search.spaces import Spaces
+from ..search.strategy import Strategy
+from ..search.variants import VariantIds, rule_list, select, variant_text
 from ..runtime.evaluate import STRAGGLER_S, compile_pool, evaluate_points, measure_pool
 from ..runtime.points import compile_point, point_payload, prebuild_point, reference_result
 from ..runtime.pool import OnDemandPool, Task
 from ..runtime.process import uncached_imports
 from ..results.store import REFERENCE_PREFIX, BatchKey, Key, Record, Status, Store, canonical_json, points_state
 
-
-
-@dataclass(frozen=True)
-class Point:
-    variant_id: str
-    variant_index: int
-    config: dict
 
 
 @dataclass(frozen=True)
@@ -97,75 +93,6 @@ class Exploration:
         return min(ok, key=lambda r: r.time_ms) if ok else None
 
 
-_SHORT = {"tile2D": "tile", "vectorizeReduce": "vec", "partialReduce": "partial", "coalesce": "coal",
-          "splitPartialKernels": "sum-kernel", "materializeInput": "pad-kernel", "padOpt": "padopt",
-          "placeInImage": "image", "localStage": "local", "letPrivate": "let", "unrollReduceSeq": "unroll",
-          "mapWrg": "wrg", "mapGlb": "glb", "cropKernel": "crop-kernel", "registerBlock2D": "block",
-          "tile2DReduce": "tiled", "tile2DReduceStrided": "tiled-strided", "stageTiles": "stage",
-          "stageTilesT": "stageT", "unrollInItem": "unroll-item", "splitK": "splitK", "flattenMap2D": "flat",
-          "reduceKernels": "reduce-kernels", "reduceLcl": "tree", "tileAllPairs": "allpairs-tiles", "doubleBuffer": "db",
-          "padK": "padK", "groupsOut": "groups", "splitKGroups": "splitK", "dealRows": "rows",
-          "dealRowsVector": "rows-vec", "splitRows": "split-rows", "letShares": "shares"}
-
-
-def _tags(v) -> str:
-    from ..rewrite.explore import features
-
-    return "+".join(sorted({_SHORT[f] for f in features(v) if f in _SHORT})) or "plain"
-
-
-def variant_id(v) -> str:
-    """A short, stable name for a variant: its main rules and a hash of its text."""
-    return f"{_tags(v)}#{hashlib.sha1(variant_text(v).encode()).hexdigest()[:10]}"
-
-
-def find_variant(variants: Sequence, vid: str):
-    """The variant named ``vid`` (``variant_id``) or None; only variants with its rules are printed and hashed
-    (naming all of a convolution's 3,000 variants takes longer than deriving them)."""
-    tags = vid.split("#")[0]
-    return next((v for v in variants if _tags(v) == tags and variant_id(v) == vid), None)
-
-
-def rule_list(rules) -> tuple[str, ...]:
-    """A rule filter as a tuple of entries: a string is one rule or the command line's ``A,B`` (iterated,
-    it gave its characters as rules)."""
-    if isinstance(rules, str):
-        return tuple(r.strip() for r in rules.split(",") if r.strip())
-    return tuple(rules)
-
-
-def select_variants(variants: Sequence, rules: Sequence[str]) -> tuple:
-    """The variants whose derivation used every rule in ``rules`` (an entry ``A|B`` is satisfied by either) and
-    none of the rules written ``!R`` (a comparison with and without a rule family needs both arms); an entry
-    no variant can satisfy is an error that lists the rules the variants do use.  (An alternative no variant
-    uses is allowed beside one that some use: one filter for layers of several kinds, such as
-    ``tile2DReduce|groupsOut`` for plain and grouped convolutions.)"""
-    from ..rewrite.explore import features
-
-    rules = rule_list(rules)
-    if not rules:
-        return tuple(variants)
-    known = set().union(*(features(v) for v in variants)) if variants else set()
-    wanted = [set(r.split("|")) for r in rules if not r.startswith("!")]
-    refused = {r[1:] for r in rules if r.startswith("!")}
-    unknown = sorted(set().union(*[w for w in wanted if not w & known]) | (refused - known))
-    if unknown:
-        raise TuningError(f"no variant uses the rule(s) {', '.join(unknown)}; the variants use: {', '.join(sorted(known))}")
-    chosen = tuple(v for v in variants if all(w & features(v) for w in wanted) and not refused & features(v))
-    if not chosen:
-        raise TuningError(f"no variant satisfies the rule filter {','.join(rules)} (each uses or lacks one of them)")
-    return chosen
-
-
-def choose_points(variants: Sequence, sizes, samples: int, profile, seed: int) -> list[Point]:
-    """``samples`` distinct points drawn uniformly (``search.UniformSearch``): deterministic for a seed.
-    ``sizes``: the problem's sizes (an operator's ``sizes()``)."""
-    from .search import Spaces, UniformSearch
-
-    strategy = UniformSearch(Spaces(variants, dict(sizes), profile, seed), seed)
-    return [Point(variant_id(variants[i]), i, c) for i, c in strategy.propose(samples, set())]
-
-
 def explore_program(program, sizes: dict, samples: int = 100, reference=None, **kw) -> Exploration:
     """Explore any high-level program (a ``Program``, a ``.lift`` file or ``module:function``) at the given
     sizes; ``reference``: a module-level numpy function of the inputs giving the expected output, where
@@ -191,7 +118,7 @@ def explore_operator(
     progress: bool = True,
     stream=None,
     rules: Sequence[str] = (),
-    search: str = "uniform",
+    search: type[Strategy] = UniformSearch,
     jobs: int | None = None,
     budget_s: float | None = None,
     abort_factor: float | None = None,
@@ -223,12 +150,12 @@ def explore_operator(
     from ..results.cache import SCREEN_CODE, cached_variants, memo
     from .baseline import baseline_reference
     from .diagnose import no_configuration
-    from .search import SEARCHES, Spaces
     from ..results.store import config_key
     from ..ir.typecheck import check_sizes
 
-    if search not in SEARCHES:
-        raise TuningError(f"unknown search {search!r}; choose one of {', '.join(SEARCHES)}")
+    if not (isinstance(search, type) and issubclass(search, Strategy)):
+        raise TuningError(f"search {search!r} is not a search strategy: pass one, such as liftpy.search.ModelSearch "
+                          "or UniformSearch")
     rules = rule_list(rules)
     if samples < 1:
         raise TuningError(f"samples must be a positive number of points, got {samples}")
@@ -244,10 +171,7 @@ def explore_operator(
     Store(db).close()  # a path that cannot be a store is refused now, not after the variants are derived
     stream = stream or sys.stdout
     t0 = time.time()
-    if search == "model":
-        from ..model.learned import prefetch
-
-        prefetch()
+    search.warm_up()
     # The pools close however the exploration ends (an error, Ctrl-C).  Their workers start first, so
     # that their imports and the device context overlap with loading and screening the variants (a
     # resumed run then reaches its first point sooner).
@@ -279,7 +203,7 @@ def explore_operator(
             compiling = pools.enter_context(compile_pool(min(jobs, batch or jobs), timeout_s)) if jobs > 1 else None
             proposing = compiling
             cores = _cores()
-            if compiling is None and search == "model" and info.on_host_cpu and cores > 1:
+            if compiling is None and search.proposes_with_workers and info.on_host_cpu and cores > 1:
                 # No compile workers beside kernels timed on this host's CPUs; but while the strategy
                 # proposes, nothing is timed, and a fresh problem's screening is most of such a search's time.
                 proposing = pools.enter_context(OnDemandPool(lambda: compile_pool(cores, timeout_s), cores,
@@ -302,28 +226,28 @@ def explore_operator(
         bar = Progress(samples, label=op.name, stream=stream if progress else _Null())
         bar.phase("deriving the variants")
         if variants is not None:
-            origin, variants = _select(tuple(variants), rules)
+            origin, variants = select(tuple(variants), rules)
             keys = vkey = None
         else:
             # The rule filter's result is cached too: loading the few selected variants is much faster than
             # loading thousands and filtering them again.  (origin: index in the derivation order.)
             vkey = op.variant_key()  # prints the program: once, not per variant
-            origin, variants = memo("selected", f"{vkey}|{rules!r}", lambda: _select(cached_variants(op), rules))
+            origin, variants = memo("selected", f"{vkey}|{rules!r}", lambda: select(cached_variants(op), rules))
             keys = [f"{vkey}|{k}" for k in origin]
-        ids = _LazyIds(variants, keys)
+        ids = VariantIds(variants, keys)
         position = {k: i for i, k in enumerate(origin)}
         problem = op.problem
         if progress:
             where = device_name if workers is None else f"{width} x {device_name}"
             bar.note(f"{op.name} ({problem}) on {where}: {len(variants)} variants from the rewrite rules "
-                     f"({time.time() - t0:.1f} s); {search} search for {samples} points")
+                     f"({time.time() - t0:.1f} s); {search.name} search for {samples} points")
             slow = uncached_imports()
             if slow:
                 bar.note(f"note: Python keeps no bytecode for {', '.join(slow)} here (PYTHONDONTWRITEBYTECODE), so each "
                          "worker process compiles them from source as it starts (seconds each); set PYTHONPYCACHEPREFIX "
                          "to a writable folder and unset PYTHONDONTWRITEBYTECODE once to keep it")
-        bar.phase("screening the variants' spaces" if search == "model" else "drawing the points")
-        batch = batch or (max(4, 2 * jobs) * width if search == "model" else samples)
+        bar.phase(search.phase)
+        batch = batch or search.batch_size(samples, jobs, width)
         with Store(db) as store:
             if extra_references:  # first: a baseline that computes something else is refused before any point runs
                 _measure_references(store, op, device_key, seed, None, extra_references)
@@ -343,8 +267,8 @@ def explore_operator(
                     best_ms, best_bytes = r.time_ms, r.bytes
             known = {(r.variant, canonical_json(r.config)): r for r in done}  # what the strategy learns from
             plan_key = None
-            if search == "model" and vkey is not None:
-                plan_key = BatchKey.of(device_key, problem, search, _plan_settings(vkey, rules, seed, profile))
+            if search.saves_next_batch and vkey is not None:
+                plan_key = BatchKey.of(device_key, problem, search.name, _plan_settings(vkey, rules, seed, profile))
             plan = None
             if plan_key is not None and samples > len(taken):
                 plan = _saved_plan(store, plan_key, points_state(known.values()), position, ids, taken)
@@ -352,7 +276,7 @@ def explore_operator(
             def rebuild(in_thread: bool):
                 """The strategy, told everything the store holds (``observed`` and other problems)."""
                 spaces = Spaces(variants, op.sizes(), profile, seed, keys, program=op.program())
-                strategy = SEARCHES[search](spaces, seed)
+                strategy = search(spaces, seed)
                 for i, config, time_ms in observed:
                     strategy.observe(i, config, time_ms)
                 # A thread needs its own connection (SQLite's are not shared between threads).
@@ -373,8 +297,8 @@ def explore_operator(
             else:
                 building = None
                 strategy, others = rebuild(False)
-                _print_others(others, op, search, db, progress, bar.note)
-            if search == "uniform":
+                _print_others(others, op, search.name, db, progress, bar.note)
+            if search.plans_ahead:
                 # The same seed names the same points: those already in the store are skipped, not replaced.
                 # The plan is kept on disk: drawing it solves the space of every variant it draws from (a
                 # VGG-16 layer's 40 tiled variants: 7 s on this project's 2-core machine), which a resumed run
@@ -383,7 +307,7 @@ def explore_operator(
                     return strategy.propose(samples, set())
 
                 planned = draw() if vkey is None else memo(
-                    "plans", f"{vkey}|{rules!r}|uniform|{samples}|{strategy.spaces.problem_key()}", draw, SCREEN_CODE)
+                    "plans", f"{vkey}|{rules!r}|{search.name}|{samples}|{strategy.spaces.problem_key()}", draw, SCREEN_CODE)
                 resumed = sum(1 for i, c in planned if (i, config_key(c)) in taken)
                 queue = [(i, c) for i, c in planned if (i, config_key(c)) not in taken]
                 drawn_all = len(planned) < samples  # the space holds fewer valid points than were asked for
@@ -392,7 +316,7 @@ def explore_operator(
                 queue = None
                 drawn_all = False
             remaining = len(queue) if queue is not None else samples - resumed
-            if remaining <= 0 and not taken and search == "uniform":
+            if remaining <= 0 and not taken and search.plans_ahead:
                 raise no_configuration(op, variants, ids, profile, device_name)
             bar.start(resumed + remaining, resumed, (best_ms, best_bytes) if best_ms is not None else None)
             ran = failed = 0
@@ -404,7 +328,7 @@ def explore_operator(
                 if building is not None:
                     strategy, others = building.result()
                     building = None
-                    _print_others(others, op, search, db, progress, bar.note)
+                    _print_others(others, op, search.name, db, progress, bar.note)
                 for point in unseen:
                     strategy.observe(*point)
                 unseen.clear()
@@ -494,7 +418,7 @@ def explore_operator(
         lost, requeued = (cluster.lost, cluster.requeued) if workers is not None else (0, 0)
         ready = measuring.ready_at if workers is None else []
         steps = measuring.start_steps if workers is None else []
-        return Exploration(op, device_key, records, pareto_front(measured), refs, ran, resumed, failed, search,
+        return Exploration(op, device_key, records, pareto_front(measured), refs, ran, resumed, failed, search.name,
                            time.time() - t0, lost, requeued, first_proposal_s, first_result_s,
                            min(ready) - t0 if ready else None, steps[0] if steps else None, from_plan, prebuilt,
                            exhausted, over_budget, measured_bandwidth(profile))
@@ -744,32 +668,6 @@ def _use_other_problems(store, strategy, op, device_key: str, position: dict, id
         for i, r in recent:
             learn(i, r.config, r.time_ms, sizes[r.layer])
     return len(by_problem), sum(len(points) for points in by_problem.values())
-
-
-def _select(every: tuple, rules) -> tuple[list[int], list]:
-    chosen = set(map(id, select_variants(every, rules)))
-    origin = [k for k, v in enumerate(every) if id(v) in chosen]
-    return origin, [every[k] for k in origin]
-
-
-class _LazyIds:
-    """Variant ids computed when first asked for (printing thousands of programs takes half a minute),
-    and kept on disk under the variant's stable key (operator and derivation index) when it has one."""
-
-    def __init__(self, variants, keys=None):
-        self.variants = variants
-        self.keys = keys
-        self._ids: dict[int, str] = {}
-
-    def __getitem__(self, i: int) -> str:
-        if i not in self._ids:
-            if self.keys is None:
-                self._ids[i] = variant_id(self.variants[i])
-            else:
-                from ..results.cache import memo
-
-                self._ids[i] = memo("variant-ids", self.keys[i], lambda: variant_id(self.variants[i]))
-        return self._ids[i]
 
 
 def _record(op, v, vid: str, config: dict, outcome, device_key: str, profile, index: int, where=None) -> Record:

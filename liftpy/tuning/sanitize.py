@@ -22,6 +22,7 @@ from ..results.store import Status
 from ..runtime.points import compile_point, measure_point
 from ..runtime.pool import Task, WorkerPool
 from ..runtime.process import classify
+from ..search import choose_points
 
 def init_worker(log_dir: str, uninitialized: bool) -> None:
     """Worker initializer: Oclgrind's checks on, its reports to a log of this process alone."""
@@ -94,7 +95,6 @@ def sweep(workloads, points: int = 50, seed: int = 0, jobs: int = 1, timeout_s: 
     from ..host.device import get_device
     from ..host.profile import resolve_profile
     from ..results.cache import cached_variants
-    from .engine import choose_points
 
     if not oclgrind.available():
         raise TuningError("no Oclgrind platform is visible to pyopencl; install it with "
