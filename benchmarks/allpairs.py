@@ -40,7 +40,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from examples.tuples import all_pairs, all_pairs_reference
-    from liftpy.tuning.engine import explore_program
+    from liftpy.explore import explore_program
     from liftpy.search import UniformSearch
 
     db = args.db or str(Path(tempfile.mkdtemp()) / "allpairs.sqlite")

@@ -134,7 +134,7 @@ def library_layer(name: str, quick: bool = False):
     operator, its parameters and its sizes."""
     from liftpy.errors import InputError
     from liftpy.operators import parse_spec
-    from liftpy.tuning.operator import library_operator
+    from liftpy.explore.operator import library_operator
 
     spec, _, size_text = name.partition("@")
     try:
@@ -158,7 +158,7 @@ def library_conv(name: str, args, samples: int, repeat: int, db: str) -> dict:
     tile)."""
     from liftpy.operators.conv import ConvShape
     from liftpy.search import named
-    from liftpy.tuning.engine import explore_operator
+    from liftpy.explore import explore_operator
 
     if name.startswith("dw:"):
         op, params, sizes, (c, h, w, k, stride, pad) = depthwise_layer(name, args.quick)

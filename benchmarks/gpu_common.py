@@ -56,7 +56,7 @@ def explore_best(op, samples: int, db: Path, jobs: int | None, budget_s: float |
     the model search)."""
     from liftpy.errors import LiftError
     from liftpy.search import ModelSearch
-    from liftpy.tuning.engine import explore_operator
+    from liftpy.explore import explore_operator
 
     t = time.time()
     try:

@@ -33,7 +33,7 @@ PROGRAMS = ROOT / "examples" / "programs"
 
 def workloads():
     from liftpy.tuning.conv import ConvOperator
-    from liftpy.tuning.operator import program_operator
+    from liftpy.explore.operator import program_operator
 
     return [
         ("conv 3x3", ConvOperator.of("4,8,8,4,3,1,1")),
@@ -55,7 +55,7 @@ def main() -> int:
     args = ap.parse_args()
 
     from liftpy.errors import LiftError
-    from liftpy.tuning.sanitize import sweep
+    from liftpy.explore.sanitize import sweep
 
     try:
         result = sweep(workloads(), points=args.points, seed=args.seed, jobs=args.jobs,

@@ -40,7 +40,7 @@ def main() -> int:
     from liftpy.host.kernel import CompiledPipeline, device_limits
     from liftpy.results.cache import cached_variants
     from liftpy.search import variant_id
-    from liftpy.tuning.operator import parse_sizes
+    from liftpy.explore.operator import parse_sizes
     from search import workload
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

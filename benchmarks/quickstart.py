@@ -46,7 +46,7 @@ from pathlib import Path
 
 from codegen import _cpu  # (this script's folder is first on the path; importing it puts the repository there too)
 
-from liftpy.tuning.engine import _cores
+from liftpy.explore.devices import cores
 from liftpy.results.store import Status, Store, canonical_json
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -168,7 +168,7 @@ def main() -> int:
                           f"first point at {out['first_result_s']} s, last at {out['last_result_s']} s, "
                           f"best {out['best_ms']} ms, {out['statuses']}", flush=True)
     result = {"command": " ".join(["python", *command]), "python": platform.python_version(), "cpu": _cpu(),
-              "cores": _cores(),
+              "cores": cores(),
               "records": records}
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1) + "\n")

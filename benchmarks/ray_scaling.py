@@ -47,7 +47,7 @@ def main() -> int:
     from liftpy.results.cache import cached_variants
     from liftpy.runtime.cluster import Cluster
     from liftpy.tuning.conv import ConvOperator
-    from liftpy.tuning.engine import explore_operator
+    from liftpy.explore import explore_operator
     from liftpy.search import UniformSearch
     from liftpy.search import select_variants
     from liftpy.tuning.layers import get_layer

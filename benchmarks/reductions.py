@@ -67,8 +67,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", required=True)
     args = ap.parse_args(argv)
 
-    from liftpy.tuning.engine import explore_operator
-    from liftpy.tuning.operator import library_operator
+    from liftpy.explore import explore_operator
+    from liftpy.explore.operator import library_operator
 
     tmp = Path(tempfile.mkdtemp())
     out = []

@@ -45,7 +45,7 @@ def _operator(name: str, relu: bool = False):
     ``relu``: a convolution layer with its bias and ReLU (the references too)."""
     from liftpy.tuning.conv import ConvOperator
     from liftpy.tuning.layers import get_layer
-    from liftpy.tuning.operator import library_operator
+    from liftpy.explore.operator import library_operator
 
     if m := REDUCTION.match(name):
         from reductions import vendor_ms
@@ -116,7 +116,7 @@ def main() -> int:
     from liftpy.host.profile import DeviceProfile
     from liftpy.results.cache import cached_variants
     from liftpy.search import find_variant, variant_id
-    from liftpy.tuning.operator import parse_sizes
+    from liftpy.explore.operator import parse_sizes
     from liftpy.tuning.references import CUDA_BATCH
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

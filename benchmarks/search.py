@@ -45,7 +45,7 @@ figure: interference only slows a run (one point's median of 20 runs ranged over
 repetitions, its fastest over 0.085-0.091 ms).
 
 ``--transfer`` (with or without ``--offline``): the model also learns from the measurements of the other
-workloads on the same device, as a search sharing one store with them does (``engine._use_other_problems``:
+workloads on the same device, as a search sharing one store with them does (``liftpy.explore.transfer.use_other_problems``:
 the other problems of the same variants, up to ``TRANSFER_POINTS`` most recent): leave one workload out,
 every ``search-*.sqlite`` beside ``--json`` but the workload's own two stores, of which only the rows of
 other problems (layers, sizes) count, never the workload's own.  ``kendall_tau`` and ``pruned_share`` are
@@ -82,7 +82,7 @@ def workload(name: str):
     from liftpy.ir.parser import parse_program
     from liftpy.tuning.conv import ConvOperator
     from liftpy.tuning.layers import get_layer
-    from liftpy.tuning.operator import ProgramOperator
+    from liftpy.explore.operator import ProgramOperator
     from sgemm import exact_matmul, parse_size
 
     if name.startswith("sgemm:"):
@@ -121,7 +121,7 @@ def main() -> int:
 
     from liftpy.host.profile import resolve_profile
     from liftpy.results.cache import cached_variants
-    from liftpy.tuning.engine import explore_operator
+    from liftpy.explore import explore_operator
     from liftpy.search import ModelSearch, Spaces, UniformSearch, select_variants, variant_id
     from liftpy.results.store import Store
 
@@ -370,7 +370,7 @@ def _other_rows(op, folder: Path, own: tuple, device: str | None = None) -> tupl
 def _share(op, folder: Path, own: tuple, guided_db: Path) -> list:
     """``--transfer`` in a live run: the other workloads' measurements copied into the guided search's store
     before it starts, so that the engine uses them as a search sharing one store with them does (their
-    fastest points as candidates, the most recent to train the model: ``engine._use_other_problems``).
+    fastest points as candidates, the most recent to train the model: ``liftpy.explore.transfer.use_other_problems``).
     Returns the stores they came from."""
     from liftpy.results.store import Store
 
@@ -386,7 +386,7 @@ def _transfer(search, op, folder: Path, own: tuple, device: str, index: dict, jo
     every ``search-*.sqlite`` in ``folder`` but the workload's ``own`` stores that are of another problem of
     the same variants (``op.problem_sizes``), the ``TRANSFER_POINTS`` most recent, as the engine takes them
     from a shared store.  Returns which stores and problems were used, how many points, and the seconds."""
-    from liftpy.tuning.engine import TRANSFER_POINTS
+    from liftpy.explore.transfer import TRANSFER_POINTS
 
     t0 = time.time()
     stores, points = _other_rows(op, folder, own, device)

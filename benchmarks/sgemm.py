@@ -5,7 +5,7 @@ exploration engine's model-guided search, against the vendor library measured in
     python benchmarks/sgemm.py --quick --json out.json              # small sizes, for PoCL
     python benchmarks/sgemm.py --sizes 1024,512x256x2048 --samples 16 --json out.json
 
-For each size (M, N, K) the engine (``liftpy.tuning.engine.explore_operator``) explores
+For each size (M, N, K) the engine (``liftpy.explore.explore_operator``) explores
 ``examples/programs/matmul_highlevel.lift``: every variant the rewrite rules derive, ranked by the cost
 model, the best few measured, the model refitted, ``--samples`` points in all; every point is checked
 against a float64 product before its time counts (``--rules`` narrows the variants, e.g. to the tiled
@@ -110,9 +110,9 @@ def main() -> int:
 
     from liftpy.ir.parser import parse_program
     from liftpy.search import named
-    from liftpy.tuning.engine import explore_operator
+    from liftpy.explore import explore_operator
     from liftpy.runtime.points import kernel_source
-    from liftpy.tuning.operator import ProgramOperator
+    from liftpy.explore.operator import ProgramOperator
 
     sizes = [parse_size(s) for s in args.sizes.split(",")] if args.sizes else (QUICK if args.quick else SIZES)
     samples = args.samples or (6 if args.quick else 32)

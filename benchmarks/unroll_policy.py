@@ -74,7 +74,7 @@ def main() -> int:
     from liftpy.host.profile import DeviceProfile
     from liftpy.results.cache import cached_variants
     from liftpy.search import variant_id
-    from liftpy.tuning.operator import parse_sizes
+    from liftpy.explore.operator import parse_sizes
     from pass_worth import _points
     from points import variant_named
     from search import workload

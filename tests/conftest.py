@@ -248,8 +248,8 @@ def pools_here(monkeypatch):
     """Explorations in this test (``explore_operator`` and what calls it: ``explore_program``, ``explore_layer``,
     ``run_network``) run their compile and measuring workers' tasks in this process (``PoolHere``).  Yields the
     pools made, in order."""
+    from liftpy.explore import devices
     from liftpy.runtime import points
-    from liftpy.tuning import engine
 
     made = []
 
@@ -261,8 +261,8 @@ def pools_here(monkeypatch):
         made.append(PoolHere(1, initializer=points.warm_measure, init_args=(device, prepare)).warm())
         return made[-1]
 
-    monkeypatch.setattr(engine, "compile_pool", compile_pool)
-    monkeypatch.setattr(engine, "measure_pool", measure_pool)
+    monkeypatch.setattr(devices, "compile_pool", compile_pool)
+    monkeypatch.setattr(devices, "measure_pool", measure_pool)
     points._PREPARED.clear()  # what a fresh measuring worker holds: nothing of another test's problems
     yield made
     points._PREPARED.clear()

@@ -62,7 +62,7 @@ def test_model_ranks_the_uncoalesced_variant_behind_only_through_the_probe():
 def test_search_spaces_probe_each_variant_with_a_valid_configuration():
     from liftpy.results.cache import cached_variants
     from liftpy.search import select_variants
-    from liftpy.tuning.operator import ProgramOperator, load_program
+    from liftpy.explore.operator import ProgramOperator, load_program
     from liftpy.search import Spaces
     from pathlib import Path
 
@@ -91,7 +91,7 @@ def test_search_spaces_predict_a_point_with_the_coalescing_of_its_own_configurat
     work-items share a row): ``Spaces.predict`` measures it at the point, ``Spaces.model`` keeps the probe's."""
     from liftpy.results.cache import cached_variants
     from liftpy.search import select_variants
-    from liftpy.tuning.operator import ProgramOperator, load_program
+    from liftpy.explore.operator import ProgramOperator, load_program
     from liftpy.search import Spaces
     from pathlib import Path
 
@@ -153,7 +153,7 @@ def test_a_tile_staged_row_major_and_read_down_its_columns_has_bank_conflicts_it
     monkeypatch.setattr(importlib.import_module("liftpy.codegen.passes.unroll"), "COMPILER_UNROLLS", policy)
     from liftpy.rewrite.explore import features
     from liftpy.search import select_variants
-    from liftpy.tuning.operator import program_operator
+    from liftpy.explore.operator import program_operator
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
@@ -182,7 +182,7 @@ def test_search_spaces_measure_many_points_in_worker_processes(tmp_path, monkeyp
     """``Spaces.prefetch_access`` (a benchmark's hundreds of held-out points) finds what ``Spaces.access``
     would, computed in worker processes and kept on disk for it."""
     from liftpy.search import select_variants
-    from liftpy.tuning.operator import program_operator
+    from liftpy.explore.operator import program_operator
     from liftpy.search import Spaces
     from liftpy.results.store import config_key
     from pathlib import Path

@@ -45,7 +45,7 @@ def test_cli_refuses_malformed_workers_in_one_line(tmp_path):
 
 
 def test_device_and_workers_exclusive(tmp_path):
-    from liftpy.tuning.engine import explore_program
+    from liftpy.explore import explore_program
 
     with pytest.raises(TuningError, match="not both"):
         explore_program(str(MATMUL), {"M": 8, "N": 8, "K": 8}, samples=1, db=tmp_path / "r.sqlite",
@@ -68,8 +68,8 @@ def test_killed_worker_loses_no_point(tmp_path):
     pytest.importorskip("ray")
     from liftpy.runtime.cluster import Cluster
     from liftpy.search import choose_points
-    from liftpy.tuning.engine import explore_program
-    from liftpy.tuning.operator import ProgramOperator, load_program
+    from liftpy.explore import explore_program
+    from liftpy.explore.operator import ProgramOperator, load_program
     from liftpy.results.store import Store
     from liftpy.host.profile import resolve_profile
 

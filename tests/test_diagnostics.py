@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from liftpy.tuning.diagnose import failure_groups, format_failures
+from liftpy.explore.diagnose import failure_groups, format_failures
 from liftpy.results.store import Record, Status
 
 # A row softmax.  At N = 65536 a row fits no work-item's private memory; only the variants where a work-group
@@ -89,7 +89,7 @@ def test_a_rule_filter_keeps_variants_with_and_without_a_rule():
     from liftpy.rewrite.explore import features
     from liftpy.results.cache import cached_variants
     from liftpy.search import select_variants
-    from liftpy.tuning.operator import library_operator
+    from liftpy.explore.operator import library_operator
 
     variants = cached_variants(library_operator("jacobi2d", {"H": 16, "W": 16}))
     staged = select_variants(variants, ("localStage",))

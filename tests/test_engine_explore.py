@@ -14,8 +14,8 @@ import pytest
 from engine_helpers import MATMUL, ROOT, M, N, K, gpu_profile, twice_matmul
 from liftpy import Array, Float, make_program, map, reduce, transpose
 from liftpy import zip as lzip
-from liftpy.tuning.engine import explore_operator, explore_program
-from liftpy.tuning.operator import ProgramOperator, load_program
+from liftpy.explore import explore_operator, explore_program
+from liftpy.explore.operator import ProgramOperator, load_program
 from liftpy.results.store import Status, canonical_json
 from liftpy.search import ModelSearch, UniformSearch
 
@@ -66,7 +66,7 @@ def test_abort_factor_stops_slow_points_of_a_uniform_search_in_one_batch(tmp_pat
 def test_a_search_that_runs_out_of_valid_points_says_so(tmp_path):
     """A lowered program has few points (its only parameters are the launch's): asked for more, the search
     runs every one of them, says the space is exhausted, and a second run adds nothing and says so again."""
-    from liftpy.tuning.operator import program_operator
+    from liftpy.explore.operator import program_operator
 
     op = program_operator(str(ROOT / "examples" / "matmul.py") + ":matmul", {"M": 16, "N": 16, "K": 16})
     for search in (UniformSearch, ModelSearch):
@@ -88,9 +88,9 @@ def test_other_problems_inform_the_search(tmp_path):
     """An exploration of new sizes is offered the fastest points the store holds for other sizes of the
     same program on this device (those valid for the new sizes become candidates of the model search), and
     their measurements train its learned model."""
-    from liftpy.tuning.engine import HINTS_PER_PROBLEM, _use_other_problems
+    from liftpy.explore.transfer import HINTS_PER_PROBLEM, use_other_problems
     from liftpy.search.variants import VariantIds
-    from liftpy.tuning.operator import program_operator
+    from liftpy.explore.operator import program_operator
     from liftpy.search import ModelSearch, Spaces
     from liftpy.results.store import config_key
     from liftpy.results.store import Store
@@ -117,14 +117,14 @@ def test_other_problems_inform_the_search(tmp_path):
 
     spy = Spy()
     with Store(db) as store:
-        _use_other_problems(store, spy, op, small.device, position, VariantIds(variants))
+        use_other_problems(store, spy, op, small.device, position, VariantIds(variants))
         assert spy.hints == [(r.metrics["variant_index"], config_key(r.config)) for r in fastest]
         assert sorted(spy.learned) == sorted((r.metrics["variant_index"], config_key(r.config), r.time_ms,
                                               {"M": 32, "N": 32, "K": 16}) for r in ok)
         # The problem itself: nothing (its own points are observed, not hinted).
         same = program_operator(str(MATMUL), "M=32,N=32,K=16")
         again = Spy()
-        _use_other_problems(store, again, same, small.device, position, VariantIds(variants))
+        use_other_problems(store, again, same, small.device, position, VariantIds(variants))
         assert again.hints == [] and again.learned == []
     gpu = gpu_profile()
     search = ModelSearch(Spaces(variants, op.sizes(), gpu, 0), 0)
@@ -186,7 +186,7 @@ def test_padded_reduction_compiles_and_validates():
     from liftpy.rewrite.explore import ExploreOptions, explore
     from liftpy.tuning.conv import ConvOperator
     from liftpy.search import variant_id
-    from liftpy.tuning.operator import program_operator
+    from liftpy.explore.operator import program_operator
 
     assert ConvOperator.of("vgg16:0").pad_k and not ConvOperator.of("vgg16:2").pad_k
     assert ConvOperator.of("vgg16:0").variant_key() == ConvOperator.of("4,224,224,64,3,1,1").variant_key() + "|padK"

@@ -15,7 +15,7 @@ def test_model_search_expands_its_fastest_points():
     its configuration on sibling variants and on variants with fewer rules (its parameters projected) become
     candidates, and part of the next batch."""
     from liftpy.search import select_variants
-    from liftpy.tuning.operator import program_operator
+    from liftpy.explore.operator import program_operator
     from liftpy.search import ModelSearch, Spaces
     from liftpy.results.store import config_key
 
@@ -83,7 +83,7 @@ def test_preparing_a_proposal_ahead_does_not_change_it():
     """``ModelSearch.prepare`` (a resumed run's screening and refit, done while its first batch runs) leaves
     the next proposal as it would have been, although points are observed after it."""
     from liftpy.search import select_variants
-    from liftpy.tuning.operator import program_operator
+    from liftpy.explore.operator import program_operator
     from liftpy.search import ModelSearch, Spaces
     from liftpy.results.store import config_key
 
@@ -116,7 +116,7 @@ def test_model_search_batch_spreads_over_kinds_of_variant():
     """The best ranked candidates fill a batch with at most a quarter of it from one kind of variant while
     other kinds have candidates: a formula that overrates one kind cannot spend a whole batch on it."""
     from liftpy.search import select_variants
-    from liftpy.tuning.operator import program_operator
+    from liftpy.explore.operator import program_operator
     from liftpy.search import ModelSearch, Spaces
 
     op = program_operator(str(MATMUL), "M=64,N=64,K=64")
@@ -145,7 +145,7 @@ def test_model_search_ranks_its_leaders_with_the_access_factors_of_their_own_con
     out scattered drops out of the batch, and what is measured is learned with the same features."""
     from liftpy.model.access import AccessFactors
     from liftpy.search import select_variants
-    from liftpy.tuning.operator import program_operator
+    from liftpy.explore.operator import program_operator
     from liftpy.search import ModelSearch, Spaces
     from liftpy.results.store import config_key
 
@@ -192,7 +192,7 @@ def test_model_search_refines_its_candidates_on_worker_processes_to_the_same_pro
     three workers compute in this process, ``_workers_here``: a lowering there is not the driver's.)"""
     from liftpy.search import spaces as search_module
     from liftpy.search import select_variants
-    from liftpy.tuning.operator import program_operator
+    from liftpy.explore.operator import program_operator
     from liftpy.search import ModelSearch, Spaces
 
     monkeypatch.setenv("LIFTPY_CACHE_DIR", "off")  # every access computed, none read from disk
@@ -236,7 +236,7 @@ def test_model_search_hands_its_workers_rounds_of_one_unlowered_candidate_each(m
     """The candidates refined ahead go to the workers in rounds of at most one per worker, each round only
     candidates not lowered yet (the ranking waits for a round's slowest lowering)."""
     from liftpy.search import select_variants
-    from liftpy.tuning.operator import program_operator
+    from liftpy.explore.operator import program_operator
     from liftpy.search import ModelSearch, Spaces
     from liftpy.search import spaces as search_module
 
@@ -272,7 +272,7 @@ def test_model_search_screens_its_variants_on_its_workers_to_the_same_proposals(
     those screened in the driver."""
     from liftpy.search import spaces as search_module
     from liftpy.search import select_variants
-    from liftpy.tuning.operator import program_operator
+    from liftpy.explore.operator import program_operator
     from liftpy.search import ModelSearch, Spaces
 
     monkeypatch.setenv("LIFTPY_CACHE_DIR", "off")
@@ -305,7 +305,7 @@ def test_model_search_expands_onto_unscreened_variants_on_its_workers_to_the_sam
     those made in the driver."""
     from liftpy.search import spaces as search_module
     from liftpy.search import select_variants
-    from liftpy.tuning.operator import program_operator
+    from liftpy.explore.operator import program_operator
     from liftpy.search import ModelSearch, Spaces
     from liftpy.results.store import config_key
 

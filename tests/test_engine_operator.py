@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from engine_helpers import MATMUL, twice_matmul
-from liftpy.tuning.operator import ProgramOperator, compare, load_program, parse_sizes
+from liftpy.explore.operator import ProgramOperator, compare, load_program, parse_sizes
 
 
 def test_rule_filter_alternatives_need_one_known_rule():
@@ -14,7 +14,7 @@ def test_rule_filter_alternatives_need_one_known_rule():
     an error naming the rules there are."""
     from liftpy.errors import TuningError
     from liftpy.search import select_variants
-    from liftpy.tuning.operator import program_operator
+    from liftpy.explore.operator import program_operator
 
     every = program_operator(str(MATMUL), "M=64,N=64,K=64").variants()
     tiled = select_variants(every, ["tile2DReduce"])
@@ -105,7 +105,7 @@ def test_conv_problem_sizes_are_those_of_layers_with_the_same_kernel():
 
 def test_find_variant_by_id():
     from liftpy.search import find_variant, variant_id
-    from liftpy.tuning.operator import program_operator
+    from liftpy.explore.operator import program_operator
 
     variants = program_operator(str(MATMUL), "M=16,N=16,K=16").variants()
     for v in variants[:: max(1, len(variants) // 8)]:
@@ -123,7 +123,7 @@ def test_variant_ids_stay_those_stores_hold():
     import hashlib
 
     from liftpy.search import variant_id
-    from liftpy.tuning.operator import program_operator
+    from liftpy.explore.operator import program_operator
 
     ids = sorted(variant_id(v) for v in program_operator(str(MATMUL), "M=16,N=16,K=16").variants())
     assert len(ids) == 124

@@ -7,7 +7,7 @@ start-up of a real measuring worker, which a resumed run waits for (so it is ``s
 import pytest
 
 from engine_helpers import MATMUL, SMALL, _new_points, _saved_batches
-from liftpy.tuning.engine import explore_program
+from liftpy.explore import explore_program
 from liftpy.results.store import Status
 from liftpy.search import ModelSearch
 

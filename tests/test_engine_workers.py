@@ -9,8 +9,8 @@ import time
 import pytest
 
 from engine_helpers import MATMUL, gpu_profile, twice_matmul
-from liftpy.tuning.engine import explore_operator
-from liftpy.tuning.operator import ProgramOperator
+from liftpy.explore import explore_operator
+from liftpy.explore.operator import ProgramOperator
 from liftpy.results.store import Status
 from liftpy.search import UniformSearch
 
@@ -34,7 +34,7 @@ def test_models_of_other_problems_points_are_made_in_processes_and_kept(tmp_path
     from liftpy.search import Spaces
     from liftpy.search import spaces as spaces_module
     from liftpy.search.spaces import PREFETCH_AT_MIN
-    from liftpy.tuning.operator import program_operator
+    from liftpy.explore.operator import program_operator
 
     monkeypatch.setenv("LIFTPY_CACHE_DIR", str(tmp_path / "cache"))
     op = program_operator(str(MATMUL), "M=64,N=64,K=32")
@@ -147,15 +147,15 @@ def test_an_exploration_without_jobs_uses_the_cores_a_gpu_leaves_free_and_one_be
     from dataclasses import replace
 
     from liftpy.host.device import device_info
-    from liftpy.tuning import engine
+    from liftpy.explore import devices
 
     info = device_info(None)
     cpu, gpu = replace(info, type="CPU"), replace(info, type="GPU")
     assert cpu.on_host_cpu and not gpu.on_host_cpu
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
-    assert engine.default_jobs(cpu) == 1 and engine.default_jobs(gpu) == 15
+    assert devices.default_jobs(cpu) == 1 and devices.default_jobs(gpu) == 15
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
-    assert engine.default_jobs(gpu) == 1
+    assert devices.default_jobs(gpu) == 1
 
 
 class _FakePools:

@@ -288,8 +288,8 @@ def test_two_explorations_share_a_store_and_survive_a_kill(tmp_path):
 def test_show_without_a_program_refuses_a_store_of_several_problems(tmp_path):
     """``show --best`` without a program printed the fastest point of whichever problem had it, while
     ``pareto`` asked which problem; both now show the one problem a store holds and name them otherwise."""
-    from liftpy.tuning.engine import explore_operator
-    from liftpy.tuning.operator import library_operator
+    from liftpy.explore import explore_operator
+    from liftpy.explore.operator import library_operator
 
     db = tmp_path / "two.sqlite"
     for spec, n in (("sum", 16), ("max", 16)):

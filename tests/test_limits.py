@@ -18,7 +18,7 @@ from liftpy.errors import ConstraintError
 from liftpy.host.profile import DeviceProfile
 from liftpy.results.cache import cached_variants
 from liftpy.search import choose_points, variant_id
-from liftpy.tuning.operator import program_operator
+from liftpy.explore.operator import program_operator
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "examples" / "programs"
 CPU = DeviceProfile("test CPU", "test", max_work_group_size=4096, max_work_item_sizes=(4096, 4096, 4096), device_type="CPU")

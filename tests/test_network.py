@@ -111,7 +111,7 @@ def test_pytorch_forward_agrees_with_the_numpy_references(name):
 
     from liftpy.network import torch_ref
     from liftpy.network.run import _weights
-    from liftpy.tuning.operator import input_shapes, library_operator
+    from liftpy.explore.operator import input_shapes, library_operator
 
     net = get_model(name, reduced=True)
     image = np.random.default_rng(0).standard_normal(net.input_shape).astype(np.float32)

@@ -163,7 +163,7 @@ def _bench_and_two_problems():
     another problem of its variants (32 x 32 x 16)."""
     import importlib.util
 
-    from liftpy.tuning.operator import program_operator
+    from liftpy.explore.operator import program_operator
 
     spec = importlib.util.spec_from_file_location("search_benchmark", SCRIPT)
     bench = importlib.util.module_from_spec(spec)

@@ -388,8 +388,8 @@ def test_a_damaged_saved_batch_is_no_batch(tmp_path):
 
 
 def _explore(db: Path, **kw):
-    from liftpy.tuning.engine import explore_operator
-    from liftpy.tuning.operator import ProgramOperator, load_program
+    from liftpy.explore import explore_operator
+    from liftpy.explore.operator import ProgramOperator, load_program
 
     op = ProgramOperator.of(load_program(str(MATMUL)), {"M": 8, "N": 8, "K": 8})
     return explore_operator(op, samples=3, db=db, search=UniformSearch, progress=False, repeat=1, warmup=0,
@@ -399,10 +399,10 @@ def _explore(db: Path, **kw):
 def _sent_to_workers(monkeypatch, before_each=None) -> list:
     """The points the engine hands to its workers, recorded; ``before_each(op, variants, point)`` runs as
     each outcome comes back, before the engine sees it."""
-    from liftpy.tuning import engine
+    from liftpy.explore import devices
 
     sent = []
-    real = engine.evaluate_points
+    real = devices.evaluate_points
 
     def recording(op, variants, chosen, *args, **kw):
         sent.extend(chosen)
@@ -411,7 +411,7 @@ def _sent_to_workers(monkeypatch, before_each=None) -> list:
                 before_each(op, variants, point)
             yield point, outcome
 
-    monkeypatch.setattr(engine, "evaluate_points", recording)
+    monkeypatch.setattr(devices, "evaluate_points", recording)
     return sent
 
 

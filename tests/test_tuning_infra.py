@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 
 from liftpy.errors import ConstraintError, KernelBuildError, TuningError
-from liftpy.tuning import ALEXNET0, VGG16, Layer, Progress, ProgressState, available_references, conv2d_direct, expectation, format_progress, get_layer, layer_names, measure_reference, network_layers, random_inputs, reference_record, validate
+from liftpy.tuning import ALEXNET0, VGG16, Layer, available_references, conv2d_direct, expectation, get_layer, layer_names, measure_reference, network_layers, random_inputs, reference_record, validate
+from liftpy.explore.progress import Progress, ProgressState, format_progress
 from liftpy.runtime import Outcome, Task, WorkerPool
 from liftpy.results import Key, Record, Status, Store, format_frontier, frontiers, pareto_front, plot_frontier
 from liftpy.results.store import to_pandas

@@ -25,7 +25,7 @@ from liftpy.ir.printer import show_program
 from liftpy.ir.types import Array, Float, Float4, Int, Tuple, size_var
 from liftpy.ir.userfun import userfun
 from liftpy.rewrite.explore import explore_all
-from liftpy.tuning.operator import compare
+from liftpy.explore.operator import compare
 
 N = size_var("N")
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,7 +21,7 @@ import pytest
 import liftpy as L
 from liftpy import Array, Float, parse_program, program, sizes, userfun, userfun_from_expression
 from liftpy.errors import LiftError
-from liftpy.tuning.operator import ProgramOperator, load_program
+from liftpy.explore.operator import ProgramOperator, load_program
 
 ROOT = Path(__file__).resolve().parents[1]
 M, N = sizes("M N")

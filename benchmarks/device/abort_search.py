@@ -11,7 +11,7 @@ import time
 sys.path.insert(0, "benchmarks")
 from search import workload  # noqa: E402
 
-from liftpy.tuning.engine import explore_operator  # noqa: E402
+from liftpy.explore import explore_operator  # noqa: E402
 from liftpy.search import UniformSearch
 
 

@@ -65,7 +65,7 @@ from liftpy.host.device import get_device
 from liftpy.rewrite.explore import features
 from liftpy.results.cache import cached_variants
 from liftpy.search import select_variants
-from liftpy.tuning.operator import library_operator
+from liftpy.explore.operator import library_operator
 
 op = library_operator(OPERATOR, SIZES)
 device = get_device(None)
@@ -90,7 +90,7 @@ from pathlib import Path
 
 from liftpy.results import to_pandas
 from liftpy.search import UniformSearch
-from liftpy.tuning.engine import explore_operator
+from liftpy.explore import explore_operator
 
 for old in Path(".").glob("stencil-rules-*.sqlite*"):
     old.unlink()  # measured afresh each time the notebook runs (a store would resume instead)
@@ -304,8 +304,8 @@ for label, n in SIDES.items():
     ("code", r"""from pathlib import Path
 
 from liftpy.search import UniformSearch
-from liftpy.tuning.engine import explore_operator
-from liftpy.tuning.operator import library_operator
+from liftpy.explore import explore_operator
+from liftpy.explore.operator import library_operator
 
 for old in Path(".").glob("gemv-roofline-*.sqlite*"):
     old.unlink()  # measured afresh each time the notebook runs
@@ -327,7 +327,7 @@ the median and the range over the rounds show how much the machine disturbed it.
 
 from liftpy.host.kernel import CompiledPipeline
 from liftpy.host.timing import device_timing
-from liftpy.tuning.baseline import load_callable, measure_callable
+from liftpy.explore.baseline import load_callable, measure_callable
 from liftpy.results.cache import cached_variants
 from liftpy.search import find_variant
 
@@ -475,7 +475,7 @@ top.set_title(f"{net.name}, reduced: tensors alive per step (top), their place i
 plt.tight_layout()
 plt.show()"""),
     ("md", "## Checking the plan: the network executed inside the arena"),
-    ("code", r"""from liftpy.tuning.operator import input_shapes, library_operator, random_inputs
+    ("code", r"""from liftpy.explore.operator import input_shapes, library_operator, random_inputs
 
 ops = {n.name: library_operator(n.op, n.size_map) for n in net.nodes}
 

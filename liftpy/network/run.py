@@ -27,9 +27,9 @@ from ..host.kernel import CompiledPipeline
 from ..host.timing import device_timing
 from ..results.cache import cached_variants
 from ..search import ModelSearch, Strategy
-from ..tuning.engine import explore_operator
+from ..explore import explore_operator
 from ..search import find_variant
-from ..tuning.operator import input_shapes, library_operator
+from ..explore.operator import input_shapes, library_operator
 from .graph import Network, Node
 from .memory import Tensor, check, greedy_by_size, lower_bound, naive
 
@@ -70,7 +70,7 @@ class NetworkRun:
 
 def _weights(node: Node, op, k: int, seed: int) -> list[np.ndarray]:
     """The operator's inputs after its activations: He-scaled weights, small biases."""
-    from ..tuning.operator import random_inputs
+    from ..explore.operator import random_inputs
 
     arrays = random_inputs(op.prog, op.sizes(), seed=seed + 7919 * k)[len(node.inputs):]
     out = []

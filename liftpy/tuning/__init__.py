@@ -13,7 +13,7 @@ Importing this package loads neither PyTorch nor matplotlib; they are imported w
 
 from .layers import ALEXNET0, VGG16, Layer, get_layer, layer_names, network_layers, parse_layer_spec
 from ..results.pareto import format_frontier, frontiers, pareto_front, plot_frontier, references_of
-from .progress import Progress, ProgressState, format_progress
+from ..explore.progress import Progress, ProgressState, format_progress
 from .references import (
     REFERENCES,
     Expectation,

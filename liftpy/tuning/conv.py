@@ -18,7 +18,7 @@ from ..ir.expr import Program
 from ..ir.types import Array, Float, sizes
 from ..ir.userfun import BUILTINS
 from .layers import Layer, get_layer
-from .operator import Operator, Reference
+from ..explore.operator import Operator, Reference
 from .references import Expectation, expectation, validate
 
 C, H, W, M = sizes("C H W M")
@@ -190,6 +190,6 @@ def explore_layer(layer, samples: int = 100, relu: bool = False, **kw):
     """Explore the direct convolution of ``layer`` (a name like ``vgg16:7``, a spec ``C,H,W,M,K,stride,pad``
     or a ``Layer``), with a ReLU after it where ``relu``: ``engine.explore_operator`` of its ``ConvOperator``,
     whose keywords it takes; returns the ``Exploration``."""
-    from .engine import explore_operator
+    from ..explore.loop import explore_operator
 
     return explore_operator(ConvOperator.of(layer, relu=relu), samples=samples, **kw)

