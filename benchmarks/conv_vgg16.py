@@ -45,10 +45,11 @@ ORDER = {"cudnn": 0, "im2col_gemm": 1, "torch_cpu": 2, "im2col_gemm_numpy": 3}
 
 
 def main() -> int:
+    from liftpy.explore.conv import explore_layer
+    from liftpy.operators.conv import get_layer
     from liftpy.search import named
-    from liftpy.tuning.conv import explore_layer
-    from liftpy.tuning.layers import get_layer
-    from liftpy.tuning.references import NO_EPILOGUE, available_references, measure_reference, random_epilogue, random_inputs
+    from liftpy.operators.conv.references import (NO_EPILOGUE, available_references, measure_reference, random_epilogue,
+                                                  random_inputs)
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="reduced layers (16x16, 8 channels, 8 kernels) and few samples")
@@ -133,8 +134,8 @@ def library_layer(name: str, quick: bool = False):
     dilation, groups; ``quick``: channels, kernels and the image reduced, groups kept dividing them): the
     operator, its parameters and its sizes."""
     from liftpy.errors import InputError
-    from liftpy.operators import parse_spec
     from liftpy.explore.operator import library_operator
+    from liftpy.operators import parse_spec
 
     spec, _, size_text = name.partition("@")
     try:
@@ -156,9 +157,9 @@ def library_conv(name: str, args, samples: int, repeat: int, db: str) -> dict:
     on the same device; the record and its table line.  ``--rules`` applies to ``conv2d:`` layers (a grouped
     one is a matrix product per group, ``groupsOut``), not to ``dw:`` ones (one kernel per group: nothing to
     tile)."""
+    from liftpy.explore import explore_operator
     from liftpy.operators.conv import ConvShape
     from liftpy.search import named
-    from liftpy.explore import explore_operator
 
     if name.startswith("dw:"):
         op, params, sizes, (c, h, w, k, stride, pad) = depthwise_layer(name, args.quick)
@@ -221,7 +222,7 @@ def _torch_conv2d(params: dict, sizes: dict, repeat, batch: int | None = None) -
     except ImportError:
         return None
     from liftpy.operators.conv import ConvShape
-    from liftpy.tuning.references import CUDA_BATCH, cuda_times
+    from liftpy.operators.conv.references import CUDA_BATCH, cuda_times
 
     cs = ConvShape.of(**params)
     g = params["groups"]

@@ -31,7 +31,7 @@ def torch_cuda():
 
 def torch_ms(fn, repeat: int = 15, batch: int = 20) -> float:
     """Median per-call milliseconds of ``fn`` (batches of calls between two CUDA events, after warm-up)."""
-    from liftpy.tuning.references import cuda_times
+    from liftpy.operators.conv.references import cuda_times
 
     for _ in range(3):
         fn()
@@ -55,8 +55,8 @@ def explore_best(op, samples: int, db: Path, jobs: int | None, budget_s: float |
     liftpy error that stopped it: a benchmark goes on to the next operator); ``search``: a strategy (by default
     the model search)."""
     from liftpy.errors import LiftError
-    from liftpy.search import ModelSearch
     from liftpy.explore import explore_operator
+    from liftpy.search import ModelSearch
 
     t = time.time()
     try:

@@ -44,13 +44,13 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="a reduced layer on CPU workers (PoCL), few points")
     args = ap.parse_args()
 
+    from liftpy.explore import explore_operator
+    from liftpy.explore.conv import ConvOperator
+    from liftpy.operators.conv import get_layer
     from liftpy.results.cache import cached_variants
     from liftpy.runtime.cluster import Cluster
-    from liftpy.tuning.conv import ConvOperator
-    from liftpy.explore import explore_operator
     from liftpy.search import UniformSearch
     from liftpy.search import select_variants
-    from liftpy.tuning.layers import get_layer
 
     layer = get_layer(args.layer)
     if args.quick:

@@ -79,10 +79,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
 def workload(name: str):
-    from liftpy.ir.parser import parse_program
-    from liftpy.tuning.conv import ConvOperator
-    from liftpy.tuning.layers import get_layer
+    from liftpy.explore.conv import ConvOperator
     from liftpy.explore.operator import ProgramOperator
+    from liftpy.ir.parser import parse_program
+    from liftpy.operators.conv import get_layer
     from sgemm import exact_matmul, parse_size
 
     if name.startswith("sgemm:"):
@@ -119,11 +119,11 @@ def main() -> int:
                     help="the model also learns from the other workloads' stores beside --json (leave one out; module docstring)")
     args = ap.parse_args()
 
+    from liftpy.explore import explore_operator
     from liftpy.host.profile import resolve_profile
     from liftpy.results.cache import cached_variants
-    from liftpy.explore import explore_operator
-    from liftpy.search import ModelSearch, Spaces, UniformSearch, select_variants, variant_id
     from liftpy.results.store import Store
+    from liftpy.search import ModelSearch, Spaces, UniformSearch, select_variants, variant_id
 
     names = args.workloads or (["vgg16:7@reduced"] if args.quick else ["sgemm:1024", "vgg16:5", "vgg16:10", "vgg16:17", "vgg16:24"])
     n_uniform = args.uniform or (40 if args.quick else 1000)

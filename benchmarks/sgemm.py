@@ -108,11 +108,11 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
 
-    from liftpy.ir.parser import parse_program
-    from liftpy.search import named
     from liftpy.explore import explore_operator
-    from liftpy.runtime.points import kernel_source
     from liftpy.explore.operator import ProgramOperator
+    from liftpy.ir.parser import parse_program
+    from liftpy.runtime.points import kernel_source
+    from liftpy.search import named
 
     sizes = [parse_size(s) for s in args.sizes.split(",")] if args.sizes else (QUICK if args.quick else SIZES)
     samples = args.samples or (6 if args.quick else 32)

@@ -45,9 +45,9 @@ def main() -> int:
 
     from liftpy.host.profile import resolve_profile
     from liftpy.results.cache import cached_variants
+    from liftpy.results.store import Store
     from liftpy.search import select_variants, variant_id
     from liftpy.search import ModelSearch, Spaces
-    from liftpy.results.store import Store
     from search import _features, _tau, _transfer, workload
 
     folder = Path(args.stores)

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from liftpy.errors import TuningError
-from liftpy.ir.inputs import least_traffic
 from liftpy.explore.operator import ProgramOperator, library_operator, load_program
+from liftpy.ir.inputs import least_traffic
 from liftpy.results.pareto import format_frontier, memory_note, plot_frontier, same_memory
 from liftpy.results.store import Record, Status
 from liftpy.search import UniformSearch

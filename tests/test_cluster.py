@@ -66,12 +66,12 @@ def test_killed_worker_loses_no_point(tmp_path):
     """Two device workers on the CPU device; one is SIGKILLed after a few points are stored.  Its points go
     to the other worker (or to its replacement) and every planned point ends in the store exactly once."""
     pytest.importorskip("ray")
-    from liftpy.runtime.cluster import Cluster
-    from liftpy.search import choose_points
     from liftpy.explore import explore_program
     from liftpy.explore.operator import ProgramOperator, load_program
-    from liftpy.results.store import Store
     from liftpy.host.profile import resolve_profile
+    from liftpy.results.store import Store
+    from liftpy.runtime.cluster import Cluster
+    from liftpy.search import choose_points
 
     db = tmp_path / "r.sqlite"
     sizes = {"M": 16, "N": 16, "K": 16}

@@ -86,10 +86,10 @@ def test_failures_group_by_status_and_message_with_numbers_blanked():
 def test_a_rule_filter_keeps_variants_with_and_without_a_rule():
     """Comparing a rule family against the rest needs both arms: ``!R`` keeps the variants that never used R."""
     from liftpy.errors import TuningError
-    from liftpy.rewrite.explore import features
-    from liftpy.results.cache import cached_variants
-    from liftpy.search import select_variants
     from liftpy.explore.operator import library_operator
+    from liftpy.results.cache import cached_variants
+    from liftpy.rewrite.explore import features
+    from liftpy.search import select_variants
 
     variants = cached_variants(library_operator("jacobi2d", {"H": 16, "W": 16}))
     staged = select_variants(variants, ("localStage",))

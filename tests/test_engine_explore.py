@@ -88,12 +88,12 @@ def test_other_problems_inform_the_search(tmp_path):
     """An exploration of new sizes is offered the fastest points the store holds for other sizes of the
     same program on this device (those valid for the new sizes become candidates of the model search), and
     their measurements train its learned model."""
-    from liftpy.explore.transfer import HINTS_PER_PROBLEM, use_other_problems
-    from liftpy.search.variants import VariantIds
     from liftpy.explore.operator import program_operator
-    from liftpy.search import ModelSearch, Spaces
+    from liftpy.explore.transfer import HINTS_PER_PROBLEM, use_other_problems
     from liftpy.results.store import config_key
     from liftpy.results.store import Store
+    from liftpy.search import ModelSearch, Spaces
+    from liftpy.search.variants import VariantIds
 
     db = tmp_path / "r.sqlite"
     small = explore_program(MATMUL, {"M": 32, "N": 32, "K": 16}, samples=6, db=db, search=UniformSearch, progress=False,
@@ -157,7 +157,8 @@ def test_convolution_with_relu_is_its_own_problem_and_validated_after_the_relu(t
     """A layer with a ReLU is a problem of its own in the store (its points never mix with the plain
     convolution's), its check rejects an output without the ReLU, and its tiled variants (the ReLU fused
     into the tiles' write-out and split-K's sum kernel) run correctly."""
-    from liftpy.tuning.conv import ConvOperator, layer_inputs
+    from liftpy.explore.conv import ConvOperator
+    from liftpy.operators.conv import layer_inputs
 
     op = ConvOperator.of("8,12,12,8,3,1,1", relu=True)
     plain = ConvOperator.of("8,12,12,8,3,1,1")
@@ -181,12 +182,12 @@ def test_padded_reduction_compiles_and_validates():
     whose operands are padded with zeros (a view), and such a point with k step 4 over 27 + 1 terms runs
     and matches the reference.  The convolution asks for them where C*K*K is no multiple of four."""
     from liftpy.codegen.kernel import generate_pipeline
+    from liftpy.explore.conv import ConvOperator
+    from liftpy.explore.operator import program_operator
     from liftpy.host.device import get_device
     from liftpy.host.kernel import CompiledPipeline, device_limits
     from liftpy.rewrite.explore import ExploreOptions, explore
-    from liftpy.tuning.conv import ConvOperator
     from liftpy.search import variant_id
-    from liftpy.explore.operator import program_operator
 
     assert ConvOperator.of("vgg16:0").pad_k and not ConvOperator.of("vgg16:2").pad_k
     assert ConvOperator.of("vgg16:0").variant_key() == ConvOperator.of("4,224,224,64,3,1,1").variant_key() + "|padK"

@@ -14,10 +14,10 @@ def test_model_search_expands_its_fastest_points():
     """Neighbours of the fastest measured point (one or two parameters moved, valid by the constraints),
     its configuration on sibling variants and on variants with fewer rules (its parameters projected) become
     candidates, and part of the next batch."""
-    from liftpy.search import select_variants
     from liftpy.explore.operator import program_operator
-    from liftpy.search import ModelSearch, Spaces
     from liftpy.results.store import config_key
+    from liftpy.search import select_variants
+    from liftpy.search import ModelSearch, Spaces
 
     op = program_operator(str(MATMUL), "M=64,N=64,K=64")
     variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
@@ -82,10 +82,10 @@ def test_model_search_expands_its_fastest_points():
 def test_preparing_a_proposal_ahead_does_not_change_it():
     """``ModelSearch.prepare`` (a resumed run's screening and refit, done while its first batch runs) leaves
     the next proposal as it would have been, although points are observed after it."""
-    from liftpy.search import select_variants
     from liftpy.explore.operator import program_operator
-    from liftpy.search import ModelSearch, Spaces
     from liftpy.results.store import config_key
+    from liftpy.search import select_variants
+    from liftpy.search import ModelSearch, Spaces
 
     op = program_operator(str(MATMUL), "M=64,N=64,K=64")
     variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
@@ -115,8 +115,8 @@ def test_preparing_a_proposal_ahead_does_not_change_it():
 def test_model_search_batch_spreads_over_kinds_of_variant():
     """The best ranked candidates fill a batch with at most a quarter of it from one kind of variant while
     other kinds have candidates: a formula that overrates one kind cannot spend a whole batch on it."""
-    from liftpy.search import select_variants
     from liftpy.explore.operator import program_operator
+    from liftpy.search import select_variants
     from liftpy.search import ModelSearch, Spaces
 
     op = program_operator(str(MATMUL), "M=64,N=64,K=64")
@@ -143,11 +143,11 @@ def test_model_search_ranks_its_leaders_with_the_access_factors_of_their_own_con
     """On a GPU the leaders of the ranking are predicted again with how their own configuration's reads
     are served (the screening uses what one configuration per variant measured): a leader whose reads turn
     out scattered drops out of the batch, and what is measured is learned with the same features."""
-    from liftpy.model.access import AccessFactors
-    from liftpy.search import select_variants
     from liftpy.explore.operator import program_operator
-    from liftpy.search import ModelSearch, Spaces
+    from liftpy.model.access import AccessFactors
     from liftpy.results.store import config_key
+    from liftpy.search import select_variants
+    from liftpy.search import ModelSearch, Spaces
 
     op = program_operator(str(MATMUL), "M=64,N=64,K=64")
     variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
@@ -190,9 +190,9 @@ def test_model_search_refines_its_candidates_on_worker_processes_to_the_same_pro
     strategy proposes), the candidates a ranking is about to refine are lowered there, several at once; the
     ranking then refines them one by one from the cache, so it proposes the same batches as without.  (The
     three workers compute in this process, ``_workers_here``: a lowering there is not the driver's.)"""
+    from liftpy.explore.operator import program_operator
     from liftpy.search import spaces as search_module
     from liftpy.search import select_variants
-    from liftpy.explore.operator import program_operator
     from liftpy.search import ModelSearch, Spaces
 
     monkeypatch.setenv("LIFTPY_CACHE_DIR", "off")  # every access computed, none read from disk
@@ -235,8 +235,8 @@ def test_model_search_refines_its_candidates_on_worker_processes_to_the_same_pro
 def test_model_search_hands_its_workers_rounds_of_one_unlowered_candidate_each(monkeypatch):
     """The candidates refined ahead go to the workers in rounds of at most one per worker, each round only
     candidates not lowered yet (the ranking waits for a round's slowest lowering)."""
-    from liftpy.search import select_variants
     from liftpy.explore.operator import program_operator
+    from liftpy.search import select_variants
     from liftpy.search import ModelSearch, Spaces
     from liftpy.search import spaces as search_module
 
@@ -270,9 +270,9 @@ def test_model_search_screens_its_variants_on_its_workers_to_the_same_proposals(
     its configurations predicted) goes to the workers of ``use_workers``, several variants at once; their
     spaces and models come back with the screens, so the driver infers none itself, and the proposals are
     those screened in the driver."""
+    from liftpy.explore.operator import program_operator
     from liftpy.search import spaces as search_module
     from liftpy.search import select_variants
-    from liftpy.explore.operator import program_operator
     from liftpy.search import ModelSearch, Spaces
 
     monkeypatch.setenv("LIFTPY_CACHE_DIR", "off")
@@ -303,11 +303,11 @@ def test_model_search_expands_onto_unscreened_variants_on_its_workers_to_the_sam
     over thousands of variants screens a hundred at first); their spaces and models are made on the workers of
     ``use_workers`` (``Spaces.prefetch_models``), not one after another in the driver, and the proposals are
     those made in the driver."""
+    from liftpy.explore.operator import program_operator
+    from liftpy.results.store import config_key
     from liftpy.search import spaces as search_module
     from liftpy.search import select_variants
-    from liftpy.explore.operator import program_operator
     from liftpy.search import ModelSearch, Spaces
-    from liftpy.results.store import config_key
 
     monkeypatch.setenv("LIFTPY_CACHE_DIR", "off")
     op = program_operator(str(MATMUL), "M=64,N=64,K=64")

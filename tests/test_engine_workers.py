@@ -31,10 +31,10 @@ def test_models_of_other_problems_points_are_made_in_processes_and_kept(tmp_path
     """``prefetch_at`` makes the models of many points of another problem in worker processes and keeps them
     on disk (and in memory): ``predict_at`` then predicts each without making a model itself, and as it
     would have."""
+    from liftpy.explore.operator import program_operator
     from liftpy.search import Spaces
     from liftpy.search import spaces as spaces_module
     from liftpy.search.spaces import PREFETCH_AT_MIN
-    from liftpy.explore.operator import program_operator
 
     monkeypatch.setenv("LIFTPY_CACHE_DIR", str(tmp_path / "cache"))
     op = program_operator(str(MATMUL), "M=64,N=64,K=32")
@@ -146,8 +146,8 @@ def test_an_exploration_without_jobs_uses_the_cores_a_gpu_leaves_free_and_one_be
     import os
     from dataclasses import replace
 
-    from liftpy.host.device import device_info
     from liftpy.explore import devices
+    from liftpy.host.device import device_info
 
     info = device_info(None)
     cpu, gpu = replace(info, type="CPU"), replace(info, type="GPU")

@@ -13,11 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from liftpy.ir.kernels import kernel_count
 from liftpy.errors import TuningError
-from liftpy.tuning.conv import conv_program, explore_layer, layer_inputs, layer_sizes, to_reference_layout
-from liftpy.tuning.layers import get_layer, layer_names
-from liftpy.tuning.references import validate
+from liftpy.explore.conv import explore_layer
+from liftpy.ir.kernels import kernel_count
+from liftpy.operators.conv import conv_program, layer_inputs, layer_sizes, to_reference_layout
+from liftpy.operators.conv import get_layer, layer_names
+from liftpy.operators.conv.references import validate
 from liftpy.results.store import Status, Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,8 +28,8 @@ LAYERS = ["vgg16:0", "vgg16:2", "vgg16:5", "vgg16:7", "vgg16:10", "vgg16:12", "v
 def conv3x3_variants():
     """``conv_variants(3, 1, 1)``, the variants of every 3 x 3 layer of stride 1 and padding 1, through the run's
     derivation cache (conftest.py): derived once in the run (26 s), not once in each process that asks."""
+    from liftpy.explore.conv import ConvOperator
     from liftpy.results.cache import cached_variants
-    from liftpy.tuning.conv import ConvOperator
 
     return cached_variants(ConvOperator.of(get_layer("vgg16:7")))
 
@@ -144,7 +145,7 @@ def test_pareto_and_show_commands(tmp_path):
 
     # The Python API reads the store by operator or by problem key; the engine knows no layer names, and a
     # name that is not a stored key is an error naming the keys the store holds, not an empty frontier.
-    from liftpy.tuning.conv import ConvOperator
+    from liftpy.explore.conv import ConvOperator
     from liftpy.results.queries import best, frontier
 
     op = ConvOperator.of(get_layer("vgg16:12").reduced(spatial=8, channels=4, kernels=4))

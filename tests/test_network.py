@@ -109,9 +109,9 @@ def test_pytorch_forward_agrees_with_the_numpy_references(name):
     pytest.importorskip("torch")
     import numpy as np
 
+    from liftpy.explore.operator import input_shapes, library_operator
     from liftpy.network import torch_ref
     from liftpy.network.run import _weights
-    from liftpy.explore.operator import input_shapes, library_operator
 
     net = get_model(name, reduced=True)
     image = np.random.default_rng(0).standard_normal(net.input_shape).astype(np.float32)

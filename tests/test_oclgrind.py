@@ -58,7 +58,7 @@ def test_parse_log_keeps_unknown_reports():
 
 @pytest.mark.slow
 def test_sampled_variants_are_clean_under_oclgrind():
-    from liftpy.tuning.conv import ConvOperator
+    from liftpy.explore.conv import ConvOperator
     from liftpy.explore.operator import program_operator
     from liftpy.explore.sanitize import sweep
 

@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 
 from liftpy.errors import InputError, LiftTypeError
+from liftpy.explore.operator import library_operator, random_inputs
 from liftpy.ir import dsl as L
 from liftpy.ir.interpreter import evaluate
 from liftpy.ir.parser import parse_program
 from liftpy.ir.printer import show_program
 from liftpy.ir.types import Array, Float
 from liftpy.operators import OPERATORS, parse_spec
-from liftpy.explore.operator import library_operator, random_inputs
 from liftpy.search import UniformSearch
 
 ROOT = Path(__file__).resolve().parents[1]

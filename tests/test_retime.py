@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from liftpy.errors import TuningError
-from liftpy.tuning.layers import get_layer
+from liftpy.operators.conv import get_layer
 from liftpy.results.store import Record, Status, Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,7 +71,7 @@ def test_relu_counterparts_of_stored_points_are_timed_and_checked(tmp_path):
     convolution with a ReLU, checked against conv + bias + ReLU, beside references that run them too."""
     import json
 
-    from liftpy.tuning.conv import explore_layer
+    from liftpy.explore.conv import explore_layer
 
     db, out, best = tmp_path / "s.sqlite", tmp_path / "r.json", tmp_path / "b.json"
     explore_layer("8,12,12,8,3,1,1", samples=2, db=db, search=UniformSearch, progress=False, repeat=1, warmup=0,
@@ -95,7 +95,7 @@ def test_points_of_a_relu_search_are_timed_as_they_are(tmp_path):
     with or without ``--relu``: checked against conv + bias + ReLU."""
     import json
 
-    from liftpy.tuning.conv import explore_layer
+    from liftpy.explore.conv import explore_layer
 
     db = tmp_path / "s.sqlite"
     explore_layer("8,12,12,8,3,1,1", samples=1, db=db, search=UniformSearch, progress=False, repeat=1, warmup=0,

@@ -20,12 +20,20 @@ import numpy as np
 import pytest
 
 from liftpy.errors import ConstraintError, KernelBuildError, TuningError
-from liftpy.tuning import ALEXNET0, VGG16, Layer, available_references, conv2d_direct, expectation, get_layer, layer_names, measure_reference, network_layers, random_inputs, reference_record, validate
 from liftpy.explore.progress import Progress, ProgressState, format_progress
-from liftpy.runtime import Outcome, Task, WorkerPool
-from liftpy.results import Key, Record, Status, Store, format_frontier, frontiers, pareto_front, plot_frontier
-from liftpy.results.store import to_pandas
+from liftpy.explore.records import reference_record
 from liftpy.host.timing import CPU_RUNS
+from liftpy.operators.conv import ALEXNET0, VGG16, Layer, get_layer, layer_names, network_layers
+from liftpy.operators.conv.references import (
+    available_references,
+    conv2d_direct,
+    expectation,
+    measure_reference,
+    random_inputs,
+    validate,
+)
+from liftpy.results import Key, Record, Status, Store, format_frontier, frontiers, pareto_front, plot_frontier, to_pandas
+from liftpy.runtime import Outcome, Task, WorkerPool
 
 # -- layers ----------------------------------------------------------------------------------------------
 
@@ -616,7 +624,7 @@ def test_references_agree_with_the_plain_convolution(name):
 @pytest.mark.parametrize("name", REFERENCES)
 def test_references_run_a_bias_and_relu_after_the_convolution(name):
     """With an epilogue each reference is a network's layer: the plain convolution plus the bias, then max(., 0)."""
-    from liftpy.tuning.references import random_epilogue
+    from liftpy.operators.conv.references import random_epilogue
 
     if name not in available_references():
         pytest.skip(f"{name} needs PyTorch{' and CUDA' if name in ('cudnn', 'im2col_gemm') else ''}")

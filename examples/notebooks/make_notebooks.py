@@ -61,11 +61,11 @@ print(f"{OPERATOR} at {SIZES}: {len(SEEDS)} seeds x {SAMPLES} points per arm, re
 import numpy as np
 import pandas as pd
 
-from liftpy.host.device import get_device
-from liftpy.rewrite.explore import features
-from liftpy.results.cache import cached_variants
-from liftpy.search import select_variants
 from liftpy.explore.operator import library_operator
+from liftpy.host.device import get_device
+from liftpy.results.cache import cached_variants
+from liftpy.rewrite.explore import features
+from liftpy.search import select_variants
 
 op = library_operator(OPERATOR, SIZES)
 device = get_device(None)
@@ -88,9 +88,9 @@ for arm, vs in ARMS.items():
     ("code", r"""import time
 from pathlib import Path
 
+from liftpy.explore import explore_operator
 from liftpy.results import to_pandas
 from liftpy.search import UniformSearch
-from liftpy.explore import explore_operator
 
 for old in Path(".").glob("stencil-rules-*.sqlite*"):
     old.unlink()  # measured afresh each time the notebook runs (a store would resume instead)
@@ -303,9 +303,9 @@ for label, n in SIDES.items():
     ("md", "## The explorations, with the numpy baseline"),
     ("code", r"""from pathlib import Path
 
-from liftpy.search import UniformSearch
 from liftpy.explore import explore_operator
 from liftpy.explore.operator import library_operator
+from liftpy.search import UniformSearch
 
 for old in Path(".").glob("gemv-roofline-*.sqlite*"):
     old.unlink()  # measured afresh each time the notebook runs
@@ -325,9 +325,9 @@ fastest round is the estimate of what the code reaches undisturbed (the rule's o
 the median and the range over the rounds show how much the machine disturbed it."""),
     ("code", r"""import pandas as pd
 
+from liftpy.explore.baseline import load_callable, measure_callable
 from liftpy.host.kernel import CompiledPipeline
 from liftpy.host.timing import device_timing
-from liftpy.explore.baseline import load_callable, measure_callable
 from liftpy.results.cache import cached_variants
 from liftpy.search import find_variant
 

@@ -19,6 +19,7 @@ from importlib import import_module
 # the loop here (the search, the solver, the cost model) made ``import liftpy.explore.operator`` take 0.76 s
 # instead of 0.2 s on this project's 2-core machine.
 _HOME = {
+    "conv": ("ConvOperator", "explore_layer"),
     "loop": ("explore_operator", "explore_program"),
     "operator": ("Operator", "ProgramOperator", "Reference", "library_operator", "program_operator"),
     "options": ("Exploration", "ExplorationOptions"),

@@ -24,8 +24,8 @@ import numpy as np
 
 from ..errors import LiftError, TuningError
 from ..loading import load_attribute
+from ..operators.conv.references import ReferenceResult
 from .operator import Reference
-from ..tuning.references import ReferenceResult
 
 
 def load_callable(spec: str) -> Callable:

@@ -14,6 +14,7 @@ from ..cli_args import at_least_one, nonnegative_int, positive_float, positive_f
 from ..errors import TuningError
 from ..host.profile import DeviceProfile
 from ..operators import is_library_spec
+from ..operators.conv import get_layer, layer_sizes, parse_layer_spec
 from ..results.pareto import MB, check_plot_path, format_frontier, memory_note
 from ..results.queries import best, frontier, plot
 from ..results.store import Store
@@ -28,8 +29,6 @@ from ..runtime.points import kernel_source
 
 
 def _layer(args):
-    from ..tuning.layers import get_layer  # (the commands' imports: module head)
-
     layer = get_layer(args.layer)
     given = _reduction_options(args)
     if getattr(args, "reduced", False):
@@ -50,7 +49,7 @@ def _reduction_options(args) -> list[str]:
 
 def _operator(args):
     """The operator the arguments name: ``conv`` with ``--layer``, or a program with ``-s`` sizes."""
-    from ..tuning.conv import ConvOperator  # (the commands' imports: module head)
+    from .conv import ConvOperator  # (the commands' imports: module head)
     from .operator import ProgramOperator, library_operator, parse_sizes
 
     target = getattr(args, "operator", None) or "conv"
@@ -325,9 +324,7 @@ def cmd_show(args) -> int:
 
 def _problem_sizes(problem: str) -> dict:
     """The sizes a stored problem names: a program's ``name#hash:M=1,N=2``, or a layer's spec."""
-    from ..tuning.conv import layer_sizes  # (the commands' imports: module head)
-    from ..tuning.layers import parse_layer_spec
-    from .operator import parse_sizes
+    from .operator import parse_sizes  # (the commands' imports: module head)
 
     if ":" in problem and "=" in problem:
         return parse_sizes(problem.split(":", 1)[1])

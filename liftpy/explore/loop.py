@@ -72,13 +72,14 @@ def explore_operator(op, options: ExplorationOptions | None = None, **changes) -
         return _Run(op, options, devices, baselines, t0).explore()
 
 
-def explore_program(program, sizes: dict, samples: int = 100, reference=None, **kw) -> Exploration:
+def explore_program(program, sizes: dict, options: ExplorationOptions | None = None, *, reference=None,
+                    **changes) -> Exploration:
     """Explore any high-level program (a ``Program``, a ``.lift`` file or ``module:function``) at the given
-    sizes; ``reference``: a module-level numpy function of the inputs giving the expected output, where
-    the interpreter would be too slow."""
+    sizes (``explore_operator``'s options and keywords); ``reference``: a module-level numpy function of the
+    inputs giving the expected output, where the interpreter would be too slow."""
     if not hasattr(program, "body"):
         program = load_program(str(program))
-    return explore_operator(ProgramOperator.of(program, sizes, reference=reference), samples=samples, **kw)
+    return explore_operator(ProgramOperator.of(program, sizes, reference=reference), options, **changes)
 
 
 def measured_bandwidth(profile) -> float | None:

@@ -1,5 +1,6 @@
 """What the exploration loop writes to the results store: a point's record, the operator's references, and
-the points another exploration of the same problem finished meanwhile (``finished_elsewhere``).
+the points another exploration of the same problem finished meanwhile (``finished_elsewhere``); and a
+reference measured apart, as a record (``reference_record``).
 """
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 import re
 import time
 
+from ..operators.conv.references import ReferenceResult
 from ..results.store import REFERENCE_PREFIX, Key, Record, Status, Store, config_key
 from ..runtime.points import reference_result
 from ..search.variants import variant_text
@@ -86,3 +88,24 @@ def finished_elsewhere(store: Store, chosen: list, device_key: str, problem: str
             stale.add((i, config_key(config)))
         run.append((i, config))
     return run, finished, stale
+
+
+def reference_record(result: ReferenceResult, device: str, layer) -> Record:
+    """A reference's measurement as a store record (variant ``reference:<name>``, empty configuration), so
+    that a frontier read back from the store is drawn with the references of the same run; ``layer``: the
+    convolution layer it ran (``liftpy.operators.conv``)."""
+    now = time.time()
+    return Record(
+        device=device,
+        layer=layer.spec,
+        variant=REFERENCE_PREFIX + result.name,
+        config={},
+        status=Status.OK,
+        time_ms=result.time_ms,
+        bytes=result.bytes,
+        layer_name=layer.name,
+        liftpy_version=__version__,
+        metrics={"breakdown": dict(result.breakdown), "times_ms": list(result.times_ms), "ran_on": result.device},
+        started_at=now,
+        finished_at=now,
+    )

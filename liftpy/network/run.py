@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import LiftError
+from ..explore import explore_operator
+from ..explore.operator import input_shapes, library_operator
 from ..host.device import get_device
 from ..host.kernel import CompiledPipeline
 from ..host.timing import device_timing
 from ..results.cache import cached_variants
 from ..search import ModelSearch, Strategy
-from ..explore import explore_operator
 from ..search import find_variant
-from ..explore.operator import input_shapes, library_operator
 from .graph import Network, Node
 from .memory import Tensor, check, greedy_by_size, lower_bound, naive
 

@@ -33,6 +33,7 @@ and the im2col matrix are all measured, not assumed.
 from __future__ import annotations
 
 import math
+import platform
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -40,11 +41,10 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import InputError, TuningError
-from ..host.timing import cpu_timing
-from ..ir.compare import Validation, within  # noqa: F401 - the conv validates with them
+from ...errors import InputError, TuningError
+from ...host.timing import cpu_timing
+from ...ir.compare import Validation, within  # noqa: F401 - the conv validates with them
 from .layers import Layer
-from ..results.store import REFERENCE_PREFIX, Record, Status
 
 REFERENCES = ("im2col_gemm_numpy", "torch_cpu", "cudnn", "im2col_gemm")
 EPS32 = float(np.finfo(np.float32).eps)
@@ -146,7 +146,7 @@ class ReferenceResult:
 
 def _torch():
     try:
-        import torch
+        import torch  # optional, and seconds to import: only where a reference asks for it
     except ImportError:
         return None
     return torch
@@ -183,8 +183,6 @@ def _time_cpu(fn: Callable[[], np.ndarray], warmup: int, repeat: int) -> tuple[n
 
 
 def _cpu_name() -> str:
-    import platform
-
     return f"CPU ({platform.processor() or platform.machine()})"
 
 
@@ -370,25 +368,3 @@ def measure_references(
 ) -> list[ReferenceResult]:
     """Run and time the given references (all available ones by default)."""
     return [measure_reference(n, x, w, stride, pad, warmup, repeat) for n in (names or available_references())]
-
-
-def reference_record(result: ReferenceResult, device: str, layer: Layer) -> Record:
-    """A reference's measurement as a store record (variant ``reference:<name>``, empty configuration), so
-    that a frontier read back from the store is drawn with the references of the same run."""
-    from ..version import __version__
-
-    now = time.time()
-    return Record(
-        device=device,
-        layer=layer.spec,
-        variant=REFERENCE_PREFIX + result.name,
-        config={},
-        status=Status.OK,
-        time_ms=result.time_ms,
-        bytes=result.bytes,
-        layer_name=layer.name,
-        liftpy_version=__version__,
-        metrics={"breakdown": dict(result.breakdown), "times_ms": list(result.times_ms), "ran_on": result.device},
-        started_at=now,
-        finished_at=now,
-    )

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError
-from ..ir import dsl as L
-from ..ir.expr import Program
-from ..ir.types import Array, Float, size_var
-from ..ir.userfun import BUILTINS
+from ...errors import InputError
+from ...ir import dsl as L
+from ...ir.expr import Program
+from ...ir.types import Array, Float, size_var
+from ...ir.userfun import BUILTINS
 
 
 def parse_pair(text, name: str) -> tuple[int, int]:
