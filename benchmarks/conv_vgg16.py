@@ -48,8 +48,8 @@ def main() -> int:
     from liftpy.explore.conv import explore_layer
     from liftpy.operators.conv import get_layer
     from liftpy.search import named
-    from liftpy.operators.conv.references import (NO_EPILOGUE, available_references, measure_reference, random_epilogue,
-                                                  random_inputs)
+    from liftpy.operators.conv.direct import NO_EPILOGUE, random_epilogue, random_inputs
+    from liftpy.explore.vendor import available_references, measure_reference
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="reduced layers (16x16, 8 channels, 8 kernels) and few samples")
@@ -222,7 +222,7 @@ def _torch_conv2d(params: dict, sizes: dict, repeat, batch: int | None = None) -
     except ImportError:
         return None
     from liftpy.operators.conv import ConvShape
-    from liftpy.operators.conv.references import CUDA_BATCH, cuda_times
+    from liftpy.explore.vendor import CUDA_BATCH, cuda_times
 
     cs = ConvShape.of(**params)
     g = params["groups"]

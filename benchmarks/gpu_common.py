@@ -31,7 +31,7 @@ def torch_cuda():
 
 def torch_ms(fn, repeat: int = 15, batch: int = 20) -> float:
     """Median per-call milliseconds of ``fn`` (batches of calls between two CUDA events, after warm-up)."""
-    from liftpy.operators.conv.references import cuda_times
+    from liftpy.explore.vendor import cuda_times
 
     for _ in range(3):
         fn()

@@ -7,7 +7,7 @@ data-race detection, and validated against its reference.
     python benchmarks/oclgrind.py --points 4 --json out.json                         # a quick look
 
 Points are drawn as an exploration draws them (uniformly over the valid configurations of every variant
-the rewrite rules derive) for the simulator's device limits; see ``liftpy.operators.conv.references.sanitize``.  A point fails
+the rewrite rules derive) for the simulator's device limits; see ``liftpy.explore.sanitize``.  A point fails
 when Oclgrind reports anything during its run (an out-of-bounds access, a data race, barrier divergence),
 when it does not compile or run, or when its output is wrong.  ``--uninitialized`` also turns on
 Oclgrind's uninitialised-value plugin, which in the 19.10 build aborts on LLVM ``freeze`` instructions and

@@ -119,7 +119,7 @@ def _derive(tree: Path, cache: Path, command: list) -> None:
     code = ("import sys\nfrom liftpy.cli import build_parser\n"
             "try:\n    from liftpy.explore.cli import _operator\n    from liftpy.results.cache import cached_variants\n"
             "except ImportError:  # a tree from before liftpy.tuning was split by job\n"
-            "    from liftpy.operators.conv.references.cli import _operator\n    from liftpy.operators.conv.references.cache import cached_variants\n"
+            "    from liftpy.tuning.cli import _operator\n    from liftpy.tuning.cache import cached_variants\n"
             "cached_variants(_operator(build_parser().parse_args(sys.argv[1:])))")
     env = {**os.environ, "LIFTPY_CACHE_DIR": str(cache), "PYTHONPATH": _path(tree)}
     subprocess.run([sys.executable, "-c", code, *command[2:]], cwd=cache.parent, env=env, check=True)

@@ -58,8 +58,8 @@ def _operator(name: str, relu: bool = False):
 
         op, params, sizes = depthwise_layer(name)[:3] if name.startswith("dw:") else library_layer(name)
         return op, lambda batch: dict([_torch_conv2d(params, sizes, 20, batch=batch)])
-    from liftpy.operators.conv.references import (NO_EPILOGUE, available_references, measure_reference, random_epilogue,
-                                                  random_inputs)
+    from liftpy.operators.conv.direct import NO_EPILOGUE, random_epilogue, random_inputs
+    from liftpy.explore.vendor import available_references, measure_reference
 
     layer = get_layer(name.removesuffix(RELU))
     x, wt = random_inputs(layer, 0)
@@ -116,7 +116,7 @@ def main() -> int:
     from liftpy.host.device import get_device
     from liftpy.host.kernel import CompiledPipeline, device_limits
     from liftpy.host.profile import DeviceProfile
-    from liftpy.operators.conv.references import CUDA_BATCH
+    from liftpy.explore.vendor import CUDA_BATCH
     from liftpy.results.cache import cached_variants
     from liftpy.search import find_variant, variant_id
 

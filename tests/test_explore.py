@@ -18,7 +18,7 @@ from liftpy.explore.conv import explore_layer
 from liftpy.ir.kernels import kernel_count
 from liftpy.operators.conv import conv_program, layer_inputs, layer_sizes, to_reference_layout
 from liftpy.operators.conv import get_layer, layer_names
-from liftpy.operators.conv.references import validate
+from liftpy.operators.conv.direct import validate
 from liftpy.results.store import Status, Store
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -24,14 +24,8 @@ from liftpy.explore.progress import Progress, ProgressState, format_progress
 from liftpy.explore.records import reference_record
 from liftpy.host.timing import CPU_RUNS
 from liftpy.operators.conv import ALEXNET0, VGG16, Layer, get_layer, layer_names, network_layers
-from liftpy.operators.conv.references import (
-    available_references,
-    conv2d_direct,
-    expectation,
-    measure_reference,
-    random_inputs,
-    validate,
-)
+from liftpy.explore.vendor import available_references, measure_reference
+from liftpy.operators.conv.direct import conv2d_direct, expectation, random_inputs, validate
 from liftpy.results import Key, Record, Status, Store, format_frontier, frontiers, pareto_front, plot_frontier, to_pandas
 from liftpy.runtime import Outcome, Task, WorkerPool
 
@@ -624,7 +618,7 @@ def test_references_agree_with_the_plain_convolution(name):
 @pytest.mark.parametrize("name", REFERENCES)
 def test_references_run_a_bias_and_relu_after_the_convolution(name):
     """With an epilogue each reference is a network's layer: the plain convolution plus the bias, then max(., 0)."""
-    from liftpy.operators.conv.references import random_epilogue
+    from liftpy.operators.conv.direct import random_epilogue
 
     if name not in available_references():
         pytest.skip(f"{name} needs PyTorch{' and CUDA' if name in ('cudnn', 'im2col_gemm') else ''}")

@@ -1,6 +1,6 @@
 """The convolution layers of the Lift paper as the engine explores them: ``ConvOperator`` (the paper's program,
 ``liftpy.operators.conv.paper``, at a layer's sizes; its single-kernel and multi-kernel pipeline variants; cuDNN
-and im2col + GEMM as references) and ``explore_layer``.
+and im2col + GEMM as references, ``vendor``) and ``explore_layer``.
 """
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ from ..errors import LiftError
 from ..ir.expr import Program
 from ..operators.conv.layers import Layer, get_layer
 from ..operators.conv.paper import after_relu, conv_program, expectation_of, layer_inputs, layer_sizes, to_reference_layout
-from ..operators.conv.references import NO_EPILOGUE, available_references, measure_reference, random_epilogue, validate
-from ..operators.conv.references import random_inputs as random_layer_inputs
+from ..operators.conv.direct import NO_EPILOGUE, random_epilogue, validate
+from ..operators.conv.direct import random_inputs as random_layer_inputs
 from ..rewrite.explore import ExploreOptions, dedup, explore
 from .loop import explore_operator
 from .operator import Operator, Reference
+from .vendor import available_references, measure_reference
 
 RELU_SUFFIX = "+relu"  # of a problem (and a name) whose convolution a ReLU follows
 

@@ -39,10 +39,23 @@ from ..rewrite.explore import ExploreOptions, explore
 
 @dataclass(frozen=True)
 class Reference:
-    """A measured implementation to compare with: ``run(inputs) -> (output, milliseconds, bytes)``."""
+    """A measured implementation to compare with: ``run(seed) -> ReferenceResult``."""
 
     name: str
     run: Callable
+
+
+@dataclass(frozen=True)
+class ReferenceResult:
+    """What a ``Reference`` run gives: its output, its time and the memory it needs (with a breakdown)."""
+
+    name: str
+    output: np.ndarray = field(repr=False)  # on the host, in the program's output layout or the reference's
+    time_ms: float  # on a GPU the median of the runs, on the CPU the fastest (``liftpy.host.timing``)
+    times_ms: tuple[float, ...]
+    bytes: int
+    breakdown: Mapping[str, int]  # the parts of ``bytes``, by buffer
+    device: str  # where it ran, in words
 
 
 class Operator(ABC):

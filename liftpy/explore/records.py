@@ -8,15 +8,16 @@ from __future__ import annotations
 import re
 import time
 
-from ..operators.conv.references import ReferenceResult
 from ..results.store import REFERENCE_PREFIX, Key, Record, Status, Store, config_key
 from ..runtime.points import reference_result
 from ..search.variants import variant_text
 from ..version import __version__
+from .operator import ReferenceResult
 
 
 def point_record(op, v, vid: str, config: dict, outcome, device_key: str, profile, index: int, where=None) -> Record:
-    """The record of a point's ``outcome`` (variant ``v``, named ``vid``, ``index`` in the derivation order); ``where``: which device worker measured the point (``ran_on``, ``worker``), with device workers."""
+    """The record of a point's ``outcome`` (variant ``v``, named ``vid``, ``index`` in the derivation order);
+    ``where``: which device worker measured the point (``ran_on``, ``worker``), with device workers."""
     res = outcome.result if outcome.ok else {}
     extra = dict(where or {})
     if not outcome.ok and outcome.status is Status.ABORTED:

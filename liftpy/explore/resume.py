@@ -1,18 +1,18 @@
 """The batch a model search saves for the run that resumes it.
 
-A model search that ends (its samples or its budget reached) saves the batch its strategy proposes next in
-the store (``next_batches``), with the kernels of its points generated in the run's workers and kept in the
-disk cache, and the first of them built on the device (the OpenCL compiler's output then waits in
-pyopencl's binary cache: building a convolution tiling took 2 s of the 3.3 s a resumed search of VGG-16
-layer 12 needed to its first run on the H100).  Rebuilding the strategy from the store (observing the stored points, screening, fitting the
-learned model, ranking) took a resumed SGEMM search 2.4 s on an H100 host before its first point could
-even be generated; a resumed run whose saved batch still matches measures that batch at once, its kernels
-straight to the measuring worker, and rebuilds the strategy meanwhile (in a thread, or after the batch
-where the kernels run on this host's CPUs).  The search's behaviour is unchanged: the batch is exactly what
-the uninterrupted run would have measured next (with a smaller batch size, its first points).  It is used
-only for the same device, problem, variants, rule filter, seed and device profile, and only while the store
-holds exactly the finished points the saving strategy knew (``store.points_state``): a point measured since
-by another exploration, or measured again, makes it stale, and it is deleted.
+A model search that ends (its samples or its budget reached) saves the batch its strategy proposes next in the
+store (``next_batches``), with the kernels of its points generated in the run's workers and kept in the disk
+cache, and the first of them built on the device (the OpenCL compiler's output then waits in pyopencl's binary
+cache: building a convolution tiling took 2 s of the 3.3 s a resumed search of VGG-16 layer 12 needed to its
+first run on the H100). Rebuilding the strategy from the store (observing the stored points, screening, fitting
+the learned model, ranking) took a resumed SGEMM search 2.4 s on an H100 host before its first point could even
+be generated; a resumed run whose saved batch still matches measures that batch at once, its kernels straight to
+the measuring worker, and rebuilds the strategy meanwhile (in a thread, or after the batch where the kernels run
+on this host's CPUs). The search's behaviour is unchanged: the batch is exactly what the uninterrupted run would
+have measured next (with a smaller batch size, its first points). It is used only for the same device, problem,
+variants, rule filter, seed and device profile, and only while the store holds exactly the finished points the
+saving strategy knew (``store.points_state``): a point measured since by another exploration, or measured again,
+makes it stale, and it is deleted.
 
 ``Later`` is the thread in which a resumed run rebuilds its strategy meanwhile.
 """

@@ -44,6 +44,8 @@ from pathlib import Path
 
 import sympy
 
+from ..version import __version__
+
 KEY_FILE = "cache.key"
 KEY_BYTES = 32
 MAGIC = b"liftpy-cache-hmac-sha256\n"  # what a signed entry starts with, before its MAC
@@ -59,8 +61,6 @@ def ruleset_version(subpackages: tuple = ("rewrite", "ir")) -> str:
         for path in sorted((root / sub).rglob("*.py")):  # (a package's subpackages too: codegen's passes)
             h.update(str(path.relative_to(root)).encode())
             h.update(path.read_bytes())
-    from ..version import __version__
-
     h.update(__version__.encode())
     return h.hexdigest()[:16]
 

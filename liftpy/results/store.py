@@ -69,6 +69,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
+import hashlib
 import json
 import os
 import socket
@@ -167,8 +168,6 @@ class BatchKey:
 def points_state(records: Iterable["Record"]) -> str:
     """A fingerprint of the finished points of records (their keys, statuses and times; order and
     timestamps aside): equal exactly when a search rebuilt from them would know the same."""
-    import hashlib
-
     entries = sorted((r.variant, canonical_json(dict(r.config)), r.status.value,
                       None if r.time_ms is None else repr(float(r.time_ms)))
                      for r in records if not r.is_reference and r.status.finished)
@@ -531,7 +530,7 @@ def to_pandas(records: Iterable[Record]):
     """A pandas DataFrame with one row per record and one column per field; configuration parameters and
     metrics become ``config.<name>`` and ``metrics.<name>`` columns.  Needs pandas (``pip install pandas``)."""
     try:
-        import pandas as pd
+        import pandas as pd  # optional (the notebooks extra), and 0.5 s to import: only when asked for
     except ImportError:
         raise TuningError("to_pandas needs pandas: pip install pandas (records() gives the same data as a list)") from None
     rows = []

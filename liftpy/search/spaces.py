@@ -269,7 +269,7 @@ class Spaces:
     def prefetch_at(self, points, jobs: int = 1) -> None:
         """``predict_at`` of many points of other problems (variant, sizes, configuration) at once, their
         models made in ``jobs`` processes: each costs a code generation at its own sizes the first time (0.1-0.3
-        s for a convolution tiling), and a search learns up to ``engine.TRANSFER_POINTS`` of them before its
+        s for a convolution tiling), and a search learns up to ``liftpy.explore.transfer.TRANSFER_POINTS`` of them before its
         first proposal."""
         todo, asked = [], set()
         for i, sizes, config in points:
@@ -300,7 +300,7 @@ class Spaces:
     def predict_at(self, i: int, sizes: dict, config: dict):
         """The analytical model's prediction for a point of variant ``i`` at other ``sizes`` (another problem's
         point, measured there), how its reads are served measured at ``config`` itself.  Kept on disk: a
-        search learns up to ``engine.TRANSFER_POINTS`` such points before its first proposal
+        search learns up to ``liftpy.explore.transfer.TRANSFER_POINTS`` such points before its first proposal
         (``ModelSearch.learn_elsewhere``); each has a model of its own (its configuration is the probe), and
         rebuilding those from their disk cache took 1 ms a point on a 2-core machine, this cache 0.07 ms."""
         key = self._elsewhere_key(i, sizes, config)
@@ -334,7 +334,7 @@ class Spaces:
 
     def problem_key(self) -> str:
         """These sizes, this device profile and this seed, as a digest: with the variants, what every draw
-        of points depends on (a uniform search's plan, kept on disk by the engine)."""
+        of points depends on (a uniform search's plan, kept on disk by the exploration loop)."""
         return hashlib.sha1(f"{self._problem_text()}|{self.seed}".encode()).hexdigest()
 
     def _problem_text(self) -> str:

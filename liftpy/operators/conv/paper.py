@@ -3,7 +3,7 @@ high-level program for square ``k x k`` kernels, the layer's sizes, random input
 what a correct result is (``liftpy.explore.conv.ConvOperator`` is the engine's operator of it).
 
 Layouts of the program: input ``[[[float]C]W]H`` (channels innermost), weights ``[[[[float]C]K]K]M``,
-biases ``[float]M``; the result is ``[[[[float]1]M]OW]OH``.  The references (``references``) use x[C][H][W],
+biases ``[float]M``; the result is ``[[[[float]1]M]OW]OH``.  The plain convolution (``direct``) uses x[C][H][W],
 w[M][C][K][K] and out[M][OH][OW]; ``to_reference_layout`` converts.
 
 Why a second convolution program beside the library's (``general.conv2d``): they are not the same program.
@@ -23,7 +23,7 @@ from ...ir.expr import Program
 from ...ir.types import Array, Float, sizes
 from ...ir.userfun import BUILTINS
 from .layers import Layer
-from .references import Expectation, expectation
+from .direct import Expectation, expectation
 
 
 C, H, W, M = sizes("C H W M")
