@@ -34,7 +34,7 @@ from pathlib import Path
 from ..ir.typecheck import check_sizes
 from ..results.cache import SCREEN_CODE, cached_variants, memo
 from ..results.pareto import pareto_front
-from ..results.store import Status, Store, BatchKey, canonical_json, config_key, points_state
+from ..results.store import BatchKey, Status, Store, canonical_json, config_key, points_state
 from ..runtime.process import uncached_imports
 from ..search.spaces import Spaces
 from ..search.variants import VariantIds, select
