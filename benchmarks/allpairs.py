@@ -40,11 +40,12 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from examples.tuples import all_pairs, all_pairs_reference
-    from liftpy.tuning.engine import explore_program
+    from liftpy.explore import explore_program
+    from liftpy.search import UniformSearch
 
     db = args.db or str(Path(tempfile.mkdtemp()) / "allpairs.sqlite")
     ex = explore_program(all_pairs, {"N": args.n}, samples=args.samples, reference=all_pairs_reference,
-                         db=db, search="uniform", jobs=args.jobs)
+                         db=db, search=UniformSearch, jobs=args.jobs)
     best: dict = {}
     counts: dict = {}
     for r in ex.records:

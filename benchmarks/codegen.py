@@ -74,8 +74,8 @@ def main() -> int:
     from liftpy.codegen.passes import unroll_policy
     from liftpy.errors import LiftError
     from liftpy.host.profile import DeviceProfile
-    from liftpy.tuning.cache import cached_variants
-    from liftpy.tuning.engine import choose_points, select_variants
+    from liftpy.results.cache import cached_variants
+    from liftpy.search import choose_points, select_variants
     from search import workload
 
     profile = DeviceProfile.load(args.profile)

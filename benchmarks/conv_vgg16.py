@@ -45,9 +45,11 @@ ORDER = {"cudnn": 0, "im2col_gemm": 1, "torch_cpu": 2, "im2col_gemm_numpy": 3}
 
 
 def main() -> int:
-    from liftpy.tuning.conv import explore_layer
-    from liftpy.tuning.layers import get_layer
-    from liftpy.tuning.references import NO_EPILOGUE, available_references, measure_reference, random_epilogue, random_inputs
+    from liftpy.explore.conv import explore_layer
+    from liftpy.operators.conv import get_layer
+    from liftpy.search import named
+    from liftpy.operators.conv.direct import NO_EPILOGUE, random_epilogue, random_inputs
+    from liftpy.explore.vendor import available_references, measure_reference
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="reduced layers (16x16, 8 channels, 8 kernels) and few samples")
@@ -85,7 +87,7 @@ def main() -> int:
         t0 = time.time()
         ex = explore_layer(layer, samples=samples, db=db, device=args.device, profile_path=args.profile,
                            timeout_s=args.timeout, repeat=repeat, warmup=2, progress=False, seed=args.seed,
-                           rules=tuple(r for r in args.rules.split(",") if r), search=args.search, jobs=args.jobs,
+                           rules=tuple(r for r in args.rules.split(",") if r), search=named(args.search), jobs=args.jobs,
                            relu=args.relu)
         rec, best, line = _summary(ex.operator.name if not args.quick else layer.name + ("+relu" if args.relu else ""),
                                    ex.operator.problem, ex, args.rules or None, io_bytes(layer), layer.flops, t0)
@@ -132,8 +134,8 @@ def library_layer(name: str, quick: bool = False):
     dilation, groups; ``quick``: channels, kernels and the image reduced, groups kept dividing them): the
     operator, its parameters and its sizes."""
     from liftpy.errors import InputError
+    from liftpy.explore.operator import library_operator
     from liftpy.operators import parse_spec
-    from liftpy.tuning.operator import library_operator
 
     spec, _, size_text = name.partition("@")
     try:
@@ -155,8 +157,9 @@ def library_conv(name: str, args, samples: int, repeat: int, db: str) -> dict:
     on the same device; the record and its table line.  ``--rules`` applies to ``conv2d:`` layers (a grouped
     one is a matrix product per group, ``groupsOut``), not to ``dw:`` ones (one kernel per group: nothing to
     tile)."""
+    from liftpy.explore import explore_operator
     from liftpy.operators.conv import ConvShape
-    from liftpy.tuning.engine import explore_operator
+    from liftpy.search import named
 
     if name.startswith("dw:"):
         op, params, sizes, (c, h, w, k, stride, pad) = depthwise_layer(name, args.quick)
@@ -169,7 +172,7 @@ def library_conv(name: str, args, samples: int, repeat: int, db: str) -> dict:
         spec = label
     t0 = time.time()
     ex = explore_operator(op, samples=samples, db=db, device=args.device, profile_path=args.profile, timeout_s=args.timeout,
-                          repeat=repeat, warmup=2, progress=False, seed=args.seed, references=False, search=args.search,
+                          repeat=repeat, warmup=2, progress=False, seed=args.seed, references=False, search=named(args.search),
                           jobs=args.jobs, rules=rules)
     cs = ConvShape.of(**params)
     oh, ow = cs.output(sizes["H"], sizes["W"])
@@ -192,7 +195,7 @@ def library_conv(name: str, args, samples: int, repeat: int, db: str) -> dict:
 def _summary(layer: str, spec: str, ex, rules, io_bytes: int, flops: float, t0: float):
     """The record of an exploration's points (best time, memory, statuses), its best point and the start of
     its table line."""
-    from liftpy.tuning.store import Status
+    from liftpy.results.store import Status
 
     points = [r for r in ex.records if not r.is_reference]
     ok = [r for r in points if r.status is Status.OK]
@@ -219,7 +222,7 @@ def _torch_conv2d(params: dict, sizes: dict, repeat, batch: int | None = None) -
     except ImportError:
         return None
     from liftpy.operators.conv import ConvShape
-    from liftpy.tuning.references import CUDA_BATCH, cuda_times
+    from liftpy.explore.vendor import CUDA_BATCH, cuda_times
 
     cs = ConvShape.of(**params)
     g = params["groups"]

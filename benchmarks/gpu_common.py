@@ -31,7 +31,7 @@ def torch_cuda():
 
 def torch_ms(fn, repeat: int = 15, batch: int = 20) -> float:
     """Median per-call milliseconds of ``fn`` (batches of calls between two CUDA events, after warm-up)."""
-    from liftpy.tuning.references import cuda_times
+    from liftpy.explore.vendor import cuda_times
 
     for _ in range(3):
         fn()
@@ -50,18 +50,19 @@ def copy_gb_s(torch, gib: float = 1.0) -> float:
     return 2 * n * 4 / (ms * 1e-3) / 1e9
 
 
-def explore_best(op, samples: int, db: Path, jobs: int | None, budget_s: float | None, search: str = "model",
+def explore_best(op, samples: int, db: Path, jobs: int | None, budget_s: float | None, search=None,
                  progress: bool = False, timeout_s: float = 300.0):
     """Explore ``op`` and return (best record or None, seconds, points measured, the exploration or the
-    liftpy error that stopped it: a benchmark goes on to the next operator).  ``progress``: the exploration's
-    phases and points as they happen (without it, a run that stalls shows nothing of where); ``timeout_s``:
-    the most one point may take (``explore_operator``'s)."""
+    liftpy error that stopped it: a benchmark goes on to the next operator).  ``search``: a strategy (by
+    default the model search); ``progress``: the exploration's phases and points as they happen (without it,
+    a run that stalls shows nothing of where); ``timeout_s``: the most one point may take."""
     from liftpy.errors import LiftError
-    from liftpy.tuning.engine import explore_operator
+    from liftpy.explore import explore_operator
+    from liftpy.search import ModelSearch
 
     t = time.time()
     try:
-        ex = explore_operator(op, samples=samples, db=db, search=search, jobs=jobs, budget_s=budget_s,
+        ex = explore_operator(op, samples=samples, db=db, search=search or ModelSearch, jobs=jobs, budget_s=budget_s,
                               references=False, progress=progress, timeout_s=timeout_s)
     except LiftError as e:
         return None, time.time() - t, 0, e

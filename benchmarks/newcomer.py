@@ -53,8 +53,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # this tree's liftpy; the READM
 from codegen import _cpu  # noqa: E402 (this script's folder is first on the path)
 from test_readme import _blocks  # noqa: E402 - one reading of the README's code blocks, shared with its test
 
-from liftpy.tuning.engine import _cores  # noqa: E402
-from liftpy.tuning.store import Status, Store  # noqa: E402
+from liftpy.explore.devices import cores as _cores  # noqa: E402
+from liftpy.results.store import Status, Store  # noqa: E402
 
 FIELDS = ("operator", "variants", "dropped", "ok", "failed", "best_ms", "reference_ms", "ratio", "frontier_points",
           "explore_s")

@@ -7,7 +7,7 @@ data-race detection, and validated against its reference.
     python benchmarks/oclgrind.py --points 4 --json out.json                         # a quick look
 
 Points are drawn as an exploration draws them (uniformly over the valid configurations of every variant
-the rewrite rules derive) for the simulator's device limits; see ``liftpy.tuning.sanitize``.  A point fails
+the rewrite rules derive) for the simulator's device limits; see ``liftpy.explore.sanitize``.  A point fails
 when Oclgrind reports anything during its run (an out-of-bounds access, a data race, barrier divergence),
 when it does not compile or run, or when its output is wrong.  ``--uninitialized`` also turns on
 Oclgrind's uninitialised-value plugin, which in the 19.10 build aborts on LLVM ``freeze`` instructions and
@@ -32,8 +32,8 @@ PROGRAMS = ROOT / "examples" / "programs"
 
 
 def workloads():
-    from liftpy.tuning.conv import ConvOperator
-    from liftpy.tuning.operator import program_operator
+    from liftpy.explore.conv import ConvOperator
+    from liftpy.explore.operator import program_operator
 
     return [
         ("conv 3x3", ConvOperator.of("4,8,8,4,3,1,1")),
@@ -55,7 +55,7 @@ def main() -> int:
     args = ap.parse_args()
 
     from liftpy.errors import LiftError
-    from liftpy.tuning.sanitize import sweep
+    from liftpy.explore.sanitize import sweep
 
     try:
         result = sweep(workloads(), points=args.points, seed=args.seed, jobs=args.jobs,

@@ -33,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 def _points(args, limits_profile):
     """(workload, variant id, config) of every point asked for."""
-    from liftpy.tuning.cache import cached_variants
-    from liftpy.tuning.engine import choose_points, select_variants, variant_id
+    from liftpy.results.cache import cached_variants
+    from liftpy.search import choose_points, select_variants, variant_id
     from search import workload
 
     out = []
@@ -57,8 +57,8 @@ def main() -> int:
     from liftpy.host.device import get_device
     from liftpy.host.kernel import CompiledPipeline, device_limits
     from liftpy.host.profile import DeviceProfile
-    from liftpy.tuning.cache import cached_variants
-    from liftpy.tuning.engine import variant_id
+    from liftpy.results.cache import cached_variants
+    from liftpy.search import variant_id
     from search import workload
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -35,12 +35,12 @@ def variant_named(ids: list[str], want: str, where: str = "") -> int | None:
 def main() -> int:
     from liftpy.codegen.kernel import generate_pipeline
     from liftpy.errors import LiftError
-    from liftpy.host.profile import DeviceProfile
+    from liftpy.explore.operator import parse_sizes
     from liftpy.host.device import get_device
     from liftpy.host.kernel import CompiledPipeline, device_limits
-    from liftpy.tuning.cache import cached_variants
-    from liftpy.tuning.engine import variant_id
-    from liftpy.tuning.operator import parse_sizes
+    from liftpy.host.profile import DeviceProfile
+    from liftpy.results.cache import cached_variants
+    from liftpy.search import variant_id
     from search import workload
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -46,8 +46,8 @@ from pathlib import Path
 
 from codegen import _cpu  # (this script's folder is first on the path; importing it puts the repository there too)
 
-from liftpy.tuning.engine import _cores
-from liftpy.tuning.store import Status, Store, canonical_json
+from liftpy.explore.devices import cores
+from liftpy.results.store import Status, Store, canonical_json
 
 ROOT = Path(__file__).resolve().parents[1]
 STATES = ("fresh", "variants", "warm")
@@ -116,8 +116,10 @@ def _only_variants(source: Path, cache: Path) -> None:
 def _derive(tree: Path, cache: Path, command: list) -> None:
     """The variants of the exploration's operator derived into ``cache`` (the operator made from the
     exploration's own command line), and nothing else."""
-    code = ("import sys; from liftpy.cli import build_parser; from liftpy.tuning.cli import _operator; "
-            "from liftpy.tuning.cache import cached_variants; "
+    code = ("import sys\nfrom liftpy.cli import build_parser\n"
+            "try:\n    from liftpy.explore.cli import _operator\n    from liftpy.results.cache import cached_variants\n"
+            "except ImportError:  # a tree from before liftpy.tuning was split by job\n"
+            "    from liftpy.tuning.cli import _operator\n    from liftpy.tuning.cache import cached_variants\n"
             "cached_variants(_operator(build_parser().parse_args(sys.argv[1:])))")
     env = {**os.environ, "LIFTPY_CACHE_DIR": str(cache), "PYTHONPATH": _path(tree)}
     subprocess.run([sys.executable, "-c", code, *command[2:]], cwd=cache.parent, env=env, check=True)
@@ -166,7 +168,7 @@ def main() -> int:
                           f"first point at {out['first_result_s']} s, last at {out['last_result_s']} s, "
                           f"best {out['best_ms']} ms, {out['statuses']}", flush=True)
     result = {"command": " ".join(["python", *command]), "python": platform.python_version(), "cpu": _cpu(),
-              "cores": _cores(),
+              "cores": cores(),
               "records": records}
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1) + "\n")

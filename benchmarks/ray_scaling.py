@@ -44,11 +44,13 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="a reduced layer on CPU workers (PoCL), few points")
     args = ap.parse_args()
 
-    from liftpy.tuning.cache import cached_variants
-    from liftpy.tuning.cluster import Cluster
-    from liftpy.tuning.conv import ConvOperator
-    from liftpy.tuning.engine import explore_operator, select_variants
-    from liftpy.tuning.layers import get_layer
+    from liftpy.explore import explore_operator
+    from liftpy.explore.conv import ConvOperator
+    from liftpy.operators.conv import get_layer
+    from liftpy.results.cache import cached_variants
+    from liftpy.runtime.cluster import Cluster
+    from liftpy.search import UniformSearch
+    from liftpy.search import select_variants
 
     layer = get_layer(args.layer)
     if args.quick:
@@ -70,7 +72,7 @@ def main() -> int:
         with Cluster(f"local:{n}", jobs=args.jobs, timeout_s=300) as cluster:
             started_s = time.time() - t
             t = time.time()
-            result = explore_operator(op, samples=args.samples, db=out_dir / f"ray-{n}.sqlite", search="uniform",
+            result = explore_operator(op, samples=args.samples, db=out_dir / f"ray-{n}.sqlite", search=UniformSearch,
                                       workers=cluster, progress=True, references=False, rules=rules,
                                       repeat=args.repeat, jobs=args.jobs, budget_s=args.window)
             wall_s = time.time() - t

@@ -41,7 +41,7 @@ def vendor_ms(name: str, inputs: list, repeat: int = 20, batch: int | None = Non
     except ImportError:
         cuda = False
     if cuda:
-        from liftpy.tuning.references import CUDA_BATCH, cuda_times
+        from liftpy.explore.vendor import CUDA_BATCH, cuda_times
 
         xs = [torch.from_numpy(x).cuda() for x in inputs]
         fn = {"dot": lambda: torch.dot(xs[0], xs[1]), "sum": lambda: torch.sum(xs[0]), "max": lambda: torch.max(xs[0])}[name]
@@ -67,8 +67,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", required=True)
     args = ap.parse_args(argv)
 
-    from liftpy.tuning.engine import explore_operator
-    from liftpy.tuning.operator import library_operator
+    from liftpy.explore import explore_operator
+    from liftpy.explore.operator import library_operator
 
     tmp = Path(tempfile.mkdtemp())
     out = []

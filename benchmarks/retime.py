@@ -43,9 +43,9 @@ REDUCTION = re.compile(r"(dot|sum|max)-(\d+)$")
 def _operator(name: str, relu: bool = False):
     """The operator of a workload name and a function timing its vendor references: batch -> {name: ms};
     ``relu``: a convolution layer with its bias and ReLU (the references too)."""
-    from liftpy.tuning.conv import ConvOperator
-    from liftpy.tuning.layers import get_layer
-    from liftpy.tuning.operator import library_operator
+    from liftpy.explore.conv import ConvOperator
+    from liftpy.explore.operator import library_operator
+    from liftpy.operators.conv import get_layer
 
     if m := REDUCTION.match(name):
         from reductions import vendor_ms
@@ -58,7 +58,8 @@ def _operator(name: str, relu: bool = False):
 
         op, params, sizes = depthwise_layer(name)[:3] if name.startswith("dw:") else library_layer(name)
         return op, lambda batch: dict([_torch_conv2d(params, sizes, 20, batch=batch)])
-    from liftpy.tuning.references import NO_EPILOGUE, available_references, measure_reference, random_epilogue, random_inputs
+    from liftpy.operators.conv.direct import NO_EPILOGUE, random_epilogue, random_inputs
+    from liftpy.explore.vendor import available_references, measure_reference
 
     layer = get_layer(name.removesuffix(RELU))
     x, wt = random_inputs(layer, 0)
@@ -74,13 +75,14 @@ RELU = "+relu"
 def _counterpart(plain: list, variants: list, vid: str):
     """The variant of ``variants`` (a convolution with ReLU) derived as ``vid`` was from the plain convolution
     (``plain``): the same rules (tags) and the same parameters, which name one variant among the tiled ones."""
-    from liftpy.tuning.engine import _tags, find_variant
+    from liftpy.search import find_variant
+    from liftpy.search.variants import variant_tags
 
     v = find_variant(plain, vid)
     if v is None:
         return None
-    key = (_tags(v), frozenset(str(p) for p in v.params))
-    same = [w for w in variants if (_tags(w), frozenset(str(p) for p in w.params)) == key]
+    key = (variant_tags(v), frozenset(str(p) for p in v.params))
+    same = [w for w in variants if (variant_tags(w), frozenset(str(p) for p in w.params)) == key]
     return same[0] if len(same) == 1 else None
 
 
@@ -88,8 +90,8 @@ def _store_points(path: str, top: int) -> list[tuple[str, dict]]:
     """The ``top`` fastest measured points of each workload in a results database, as ``--from`` records;
     a layer spec that names a VGG-16 layer is given that name."""
     from liftpy.errors import TuningError
-    from liftpy.tuning.layers import network_layers
-    from liftpy.tuning.store import Status, Store
+    from liftpy.operators.conv import network_layers
+    from liftpy.results.store import Status, Store
 
     if not Path(path).is_file():
         raise TuningError(f"no results database at {path}")
@@ -110,13 +112,13 @@ def _store_points(path: str, top: int) -> list[tuple[str, dict]]:
 def main() -> int:
     from liftpy.codegen.kernel import generate_pipeline
     from liftpy.errors import LiftError
+    from liftpy.explore.operator import parse_sizes
     from liftpy.host.device import get_device
     from liftpy.host.kernel import CompiledPipeline, device_limits
     from liftpy.host.profile import DeviceProfile
-    from liftpy.tuning.cache import cached_variants
-    from liftpy.tuning.engine import find_variant, variant_id
-    from liftpy.tuning.operator import parse_sizes
-    from liftpy.tuning.references import CUDA_BATCH
+    from liftpy.explore.vendor import CUDA_BATCH
+    from liftpy.results.cache import cached_variants
+    from liftpy.search import find_variant, variant_id
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--from", dest="sources", nargs="*", default=[], metavar="FILE")
@@ -266,8 +268,8 @@ def _best_per_layer(records: list[dict], store: str | None) -> list[dict]:
     """Each convolution layer's fastest correct point as a ``conv_vgg16.py`` record (vendor: the pooled least)."""
     from conv_vgg16 import io_bytes, split_of
 
-    from liftpy.tuning.layers import get_layer
-    from liftpy.tuning.store import Status, Store
+    from liftpy.operators.conv import get_layer
+    from liftpy.results.store import Status, Store
 
     out = []
     for workload in dict.fromkeys(r["workload"] for r in records):

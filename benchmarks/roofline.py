@@ -104,7 +104,7 @@ def main(argv=None) -> int:
     if torch is None:
         print("roofline: needs PyTorch with a CUDA GPU", file=sys.stderr)
         return 2
-    from liftpy.tuning.operator import library_operator
+    from liftpy.explore.operator import library_operator
 
     only = set(args.only.split(",")) if args.only else None
     db = Path(args.db) if args.db else Path(tempfile.mkdtemp()) / "roofline.sqlite"

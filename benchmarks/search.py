@@ -4,7 +4,7 @@
     python benchmarks/search.py --quick --json out.json        # one reduced layer on PoCL
 
 For each workload it runs a uniform search of ``--uniform`` points (the baseline: its best is the target)
-and a model-guided search (``liftpy.tuning.search.ModelSearch``) of ``--guided`` points, then reports:
+and a model-guided search (``liftpy.search.ModelSearch``) of ``--guided`` points, then reports:
 
 - ``runs_to_5pct``: measured runs the guided search needed to get within 5% of the uniform search's best
   (null if it never did);
@@ -45,7 +45,7 @@ figure: interference only slows a run (one point's median of 20 runs ranged over
 repetitions, its fastest over 0.085-0.091 ms).
 
 ``--transfer`` (with or without ``--offline``): the model also learns from the measurements of the other
-workloads on the same device, as a search sharing one store with them does (``engine._use_other_problems``:
+workloads on the same device, as a search sharing one store with them does (``liftpy.explore.transfer.use_other_problems``:
 the other problems of the same variants, up to ``TRANSFER_POINTS`` most recent): leave one workload out,
 every ``search-*.sqlite`` beside ``--json`` but the workload's own two stores, of which only the rows of
 other problems (layers, sizes) count, never the workload's own.  ``kendall_tau`` and ``pruned_share`` are
@@ -79,10 +79,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
 def workload(name: str):
+    from liftpy.explore.conv import ConvOperator
+    from liftpy.explore.operator import ProgramOperator
     from liftpy.ir.parser import parse_program
-    from liftpy.tuning.conv import ConvOperator
-    from liftpy.tuning.layers import get_layer
-    from liftpy.tuning.operator import ProgramOperator
+    from liftpy.operators.conv import get_layer
     from sgemm import exact_matmul, parse_size
 
     if name.startswith("sgemm:"):
@@ -119,11 +119,11 @@ def main() -> int:
                     help="the model also learns from the other workloads' stores beside --json (leave one out; module docstring)")
     args = ap.parse_args()
 
+    from liftpy.explore import explore_operator
     from liftpy.host.profile import resolve_profile
-    from liftpy.tuning.cache import cached_variants
-    from liftpy.tuning.engine import explore_operator, select_variants, variant_id
-    from liftpy.tuning.search import ModelSearch, Spaces
-    from liftpy.tuning.store import Store
+    from liftpy.results.cache import cached_variants
+    from liftpy.results.store import Store
+    from liftpy.search import ModelSearch, Spaces, UniformSearch, select_variants, variant_id
 
     names = args.workloads or (["vgg16:7@reduced"] if args.quick else ["sgemm:1024", "vgg16:5", "vgg16:10", "vgg16:17", "vgg16:24"])
     n_uniform = args.uniform or (40 if args.quick else 1000)
@@ -151,15 +151,15 @@ def main() -> int:
             shared = None
         else:
             t0 = time.time()
-            uni = explore_operator(op, samples=n_uniform, db=uni_db, search="uniform", **common)
+            uni = explore_operator(op, samples=n_uniform, db=uni_db, search=UniformSearch, **common)
             t_uniform = round(time.time() - t0, 1)
             shared = _share(op, out_dir, (uni_db, guided_db), guided_db) if args.transfer else None
             t0 = time.time()
             guided_common = {**common, "seed": args.seed if args.guided_seed is None else args.guided_seed}
-            guided = explore_operator(op, samples=n_guided, db=guided_db, search="model", **guided_common)
+            guided = explore_operator(op, samples=n_guided, db=guided_db, search=ModelSearch, **guided_common)
             t_guided = round(time.time() - t0, 1)
             t0 = time.time()
-            resumed = explore_operator(op, samples=n_guided + 1, db=guided_db, search="model", batch=1, **guided_common)
+            resumed = explore_operator(op, samples=n_guided + 1, db=guided_db, search=ModelSearch, batch=1, **guided_common)
             resume = _resume_fields(guided, resumed, time.time() - t0)
             u_records, g_records, device = uni.records, guided.records, guided.device
 
@@ -273,7 +273,7 @@ def _confirm(op, variants, index, u_ok, g_pts, profile, rounds: int, seed: int) 
     ``confirmed_ms`` is the median over the rounds of each round's fastest run, and ``runs_to_5pct`` is that
     of the first leader within 5% of the fastest confirmed uniform point (module docstring)."""
     from liftpy.errors import LiftError
-    from liftpy.tuning.evaluate import _build, _prepared, compile_point, point_payload
+    from liftpy.runtime.points import _build, _prepared, compile_point, point_payload
 
     leaders, best = [], math.inf
     for run, r in enumerate(g_pts, 1):
@@ -348,9 +348,9 @@ def _other_rows(op, folder: Path, own: tuple, device: str | None = None) -> tupl
     """The stores beside the workload's ``own`` in ``folder`` (``search-*.sqlite``) that hold measurements of
     other problems of its variants (``op.problem_sizes``), on ``device`` (any when None), and those rows:
     never a row of the workload's own problem, whichever store holds it, and each row once."""
-    from liftpy.tuning.store import Store
+    from liftpy.results.store import Store
 
-    from liftpy.tuning.store import canonical_json
+    from liftpy.results.store import canonical_json
 
     own_paths = {Path(p).resolve() for p in own}
     rows, stores = {}, []
@@ -370,9 +370,9 @@ def _other_rows(op, folder: Path, own: tuple, device: str | None = None) -> tupl
 def _share(op, folder: Path, own: tuple, guided_db: Path) -> list:
     """``--transfer`` in a live run: the other workloads' measurements copied into the guided search's store
     before it starts, so that the engine uses them as a search sharing one store with them does (their
-    fastest points as candidates, the most recent to train the model: ``engine._use_other_problems``).
+    fastest points as candidates, the most recent to train the model: ``liftpy.explore.transfer.use_other_problems``).
     Returns the stores they came from."""
-    from liftpy.tuning.store import Store
+    from liftpy.results.store import Store
 
     stores, rows = _other_rows(op, folder, own)
     with Store(guided_db) as store:
@@ -386,7 +386,7 @@ def _transfer(search, op, folder: Path, own: tuple, device: str, index: dict, jo
     every ``search-*.sqlite`` in ``folder`` but the workload's ``own`` stores that are of another problem of
     the same variants (``op.problem_sizes``), the ``TRANSFER_POINTS`` most recent, as the engine takes them
     from a shared store.  Returns which stores and problems were used, how many points, and the seconds."""
-    from liftpy.tuning.engine import TRANSFER_POINTS
+    from liftpy.explore.transfer import TRANSFER_POINTS
 
     t0 = time.time()
     stores, points = _other_rows(op, folder, own, device)

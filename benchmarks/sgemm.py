@@ -5,7 +5,7 @@ exploration engine's model-guided search, against the vendor library measured in
     python benchmarks/sgemm.py --quick --json out.json              # small sizes, for PoCL
     python benchmarks/sgemm.py --sizes 1024,512x256x2048 --samples 16 --json out.json
 
-For each size (M, N, K) the engine (``liftpy.tuning.engine.explore_operator``) explores
+For each size (M, N, K) the engine (``liftpy.explore.explore_operator``) explores
 ``examples/programs/matmul_highlevel.lift``: every variant the rewrite rules derive, ranked by the cost
 model, the best few measured, the model refitted, ``--samples`` points in all; every point is checked
 against a float64 product before its time counts (``--rules`` narrows the variants, e.g. to the tiled
@@ -108,10 +108,11 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
 
+    from liftpy.explore import explore_operator
+    from liftpy.explore.operator import ProgramOperator
     from liftpy.ir.parser import parse_program
-    from liftpy.tuning.engine import explore_operator
-    from liftpy.tuning.evaluate import kernel_source
-    from liftpy.tuning.operator import ProgramOperator
+    from liftpy.runtime.points import kernel_source
+    from liftpy.search import named
 
     sizes = [parse_size(s) for s in args.sizes.split(",")] if args.sizes else (QUICK if args.quick else SIZES)
     samples = args.samples or (6 if args.quick else 32)
@@ -126,7 +127,7 @@ def main() -> int:
         op = ProgramOperator.of(program, {"M": m, "N": n, "K": k}, reference=exact_matmul if max(m, n, k) > 256 else None,
                                 flop_count=2.0 * m * n * k)
         ex = explore_operator(op, samples=samples, db=db, profile_path=args.profile, seed=args.seed, repeat=args.repeat,
-                              warmup=3, references=False, progress=False, rules=rules, search=args.search, jobs=args.jobs)
+                              warmup=3, references=False, progress=False, rules=rules, search=named(args.search), jobs=args.jobs)
         a, b = op.inputs(args.seed)
         ref_name, ref_ms = reference(a, b)
         points = sorted((r for r in ex.records if not r.is_reference), key=lambda r: r.finished_at or 0)

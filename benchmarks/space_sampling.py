@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from liftpy.constraints import Parameter, Space, count_space, plan_space, sample  # noqa: E402
 from liftpy.host.profile import DeviceProfile  # noqa: E402
-from liftpy.tuning.layers import Layer, get_layer, network_layers  # noqa: E402
+from liftpy.operators.conv import Layer, get_layer, network_layers  # noqa: E402
 
 N_SAMPLES = 1000
 VGG16 = [layer.name for layer in network_layers("vgg16")]
@@ -77,9 +77,10 @@ def conv_space(layer: Layer, profile: DeviceProfile):
     parameters that has a valid configuration on ``profile``, the space constraint inference derives for
     it, and liftpy's plan of that space."""
     from liftpy.constraints.infer import variant_space
+    from liftpy.explore.conv import conv_variants
+    from liftpy.operators.conv import layer_sizes
     from liftpy.rewrite.explore import features
-    from liftpy.tuning.conv import conv_variants, layer_sizes
-    from liftpy.tuning.engine import variant_id
+    from liftpy.search import variant_id
 
     found = [v for v in conv_variants(layer.K, layer.stride, layer.pad)
              if SPACE_FEATURES <= set(features(v)) and not set(features(v)) & SPACE_EXCLUDES]
@@ -344,7 +345,7 @@ def main(argv=None) -> int:
 
     records = []
     for layer in layers:
-        from liftpy.tuning.engine import variant_id
+        from liftpy.search import variant_id
 
         chosen, space, plan = conv_space(layer, profile)
         variant = variant_id(chosen)

@@ -330,7 +330,7 @@ def main(argv=None) -> int:
     if torch is None:
         print("spellings: needs PyTorch with a CUDA GPU", file=sys.stderr)
         return 2
-    from liftpy.tuning.operator import ProgramOperator
+    from liftpy.explore.operator import ProgramOperator
 
     only = set(args.only.split(",")) if args.only else None
     db = Path(args.db) if args.db else Path(tempfile.mkdtemp()) / "spellings.sqlite"

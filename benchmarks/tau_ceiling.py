@@ -85,7 +85,7 @@ def _remeasure(op, variants, index, records, profile, count: int, repeat: int, s
     from liftpy.errors import LiftError
     from liftpy.host.device import device_info
     from liftpy.host.timing import TimingRule, device_timing
-    from liftpy.tuning.evaluate import _build, _prepared, compile_point, point_payload
+    from liftpy.runtime.points import _build, _prepared, compile_point, point_payload
 
     chosen = random.Random(seed).sample(records, min(count, len(records)))
     limits = profile.limits()
@@ -130,7 +130,7 @@ _COLUMNS = ("analytical_tau", "analytical_tau_buffers", "oracle_variant_tau", "l
 
 
 def _table(records: list[dict]) -> str:
-    from liftpy.tuning.pareto import format_table
+    from liftpy.results.pareto import format_table
 
     def fmt(x):
         return "-" if x is None else f"{x:.3f}"
@@ -160,10 +160,10 @@ def main() -> int:
     args = ap.parse_args()
 
     from liftpy.host.profile import resolve_profile
-    from liftpy.tuning.cache import cached_variants
-    from liftpy.tuning.engine import select_variants, variant_id
-    from liftpy.tuning.search import ModelSearch, Spaces
-    from liftpy.tuning.store import Store
+    from liftpy.results.cache import cached_variants
+    from liftpy.results.store import Store
+    from liftpy.search import select_variants, variant_id
+    from liftpy.search import ModelSearch, Spaces
 
     profile = resolve_profile(None, args.profile)
     out = []

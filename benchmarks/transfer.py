@@ -44,10 +44,10 @@ def main() -> int:
     import copy
 
     from liftpy.host.profile import resolve_profile
-    from liftpy.tuning.cache import cached_variants
-    from liftpy.tuning.engine import select_variants, variant_id
-    from liftpy.tuning.search import ModelSearch, Spaces
-    from liftpy.tuning.store import Store
+    from liftpy.results.cache import cached_variants
+    from liftpy.results.store import Store
+    from liftpy.search import select_variants, variant_id
+    from liftpy.search import ModelSearch, Spaces
     from search import _features, _tau, _transfer, workload
 
     folder = Path(args.stores)

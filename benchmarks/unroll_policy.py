@@ -69,12 +69,12 @@ def main() -> int:
     from liftpy.codegen.kernel import generate_pipeline
     from liftpy.codegen.passes import DEFAULT_PASSES, UNROLL_POLICIES, copies, unroll_policy, use_unroll_policy
     from liftpy.errors import LiftError
+    from liftpy.explore.operator import parse_sizes
     from liftpy.host.device import get_device
     from liftpy.host.kernel import CompiledPipeline, device_limits
     from liftpy.host.profile import DeviceProfile
-    from liftpy.tuning.cache import cached_variants
-    from liftpy.tuning.engine import variant_id
-    from liftpy.tuning.operator import parse_sizes
+    from liftpy.results.cache import cached_variants
+    from liftpy.search import variant_id
     from pass_worth import _points
     from points import variant_named
     from search import workload

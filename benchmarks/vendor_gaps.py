@@ -22,7 +22,7 @@ LAYERS = ["vgg16:0", "vgg16:2", "vgg16:5", "vgg16:7", "vgg16:10", "vgg16:12", "v
 def _reduction_ms(fn, batch: int) -> float:
     import numpy as np
 
-    from liftpy.tuning.references import cuda_times
+    from liftpy.explore.vendor import cuda_times
 
     for _ in range(3):
         fn()
@@ -41,8 +41,9 @@ def main() -> int:
     if not torch.cuda.is_available():
         print("vendor_gaps: needs PyTorch with a CUDA GPU", file=sys.stderr)
         return 2
-    from liftpy.tuning.layers import get_layer
-    from liftpy.tuning.references import CUDA_BATCH, measure_reference, random_inputs
+    from liftpy.operators.conv import get_layer
+    from liftpy.explore.vendor import CUDA_BATCH, measure_reference
+    from liftpy.operators.conv.direct import random_inputs
 
     out = []
     print(f"{'workload':<12}{'reference':<14}{'1 call ms':>11}{'batch ms':>10}{'gap':>7}")

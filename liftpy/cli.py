@@ -15,7 +15,7 @@ COMMAND_MODULES = [
     "liftpy.host.cli",  # devices, compile, run
     "liftpy.probe.cli",  # probe
     "liftpy.rewrite.cli",  # variants
-    "liftpy.tuning.cli",  # explore, pareto, show
+    "liftpy.explore.cli",  # explore, pareto, failures, show
     "liftpy.constraints.cli",  # space
     "liftpy.operators.cli",  # operators
     "liftpy.network.cli",  # network

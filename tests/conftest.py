@@ -96,9 +96,9 @@ def shared_derivation_cache(tmp_path_factory):
         return
     if os.environ.get("PYTEST_XDIST_WORKER"):
         # One for all of xdist's workers (their base folders share this run's parent): what one derived, the
-        # other reads instead of deriving it again.  Its entries are written atomically (tuning.cache).
+        # other reads instead of deriving it again.  Its entries are written atomically (results.cache).
         folder = tmp_path_factory.getbasetemp().parent / "liftpy-cache"
-        folder.mkdir(mode=0o700, exist_ok=True)  # (a folder others may write is no cache: tuning.cache)
+        folder.mkdir(mode=0o700, exist_ok=True)  # (a folder others may write is no cache: results.cache)
     else:
         folder = tmp_path_factory.mktemp("liftpy-cache")
     with pytest.MonkeyPatch.context() as mp:
@@ -107,7 +107,7 @@ def shared_derivation_cache(tmp_path_factory):
 
 
 class PoolHere:
-    """``tuning.worker.WorkerPool``'s interface, every task run in this process: for tests of what an exploration
+    """``liftpy.runtime.pool.WorkerPool``'s interface, every task run in this process: for tests of what an exploration
     does with its workers, not of the workers (a real pool spawns interpreters that import liftpy and make an
     OpenCL context: one to three seconds each on a 2-core machine, for every exploration).  The tests of the
     pool itself, and a few explorations marked ``slow``, start real processes.
@@ -119,7 +119,7 @@ class PoolHere:
     search's second point is drawn while its first runs).  With ``poll``, an outcome is followed by a None
     where ``poll()`` says so and tasks are left, as a pool whose other workers are still busy yields."""
 
-    def __init__(self, workers: int = 1, *, initializer: str | None = None, init_args: tuple = (), **_ignored):
+    def __init__(self, workers: int = 1, *, initializer=None, init_args: tuple = (), **_ignored):
         self._width, self._initializer, self._init_args = workers, initializer, tuple(init_args)
         self._ready_at: float | None = None
         self._steps: dict = {}
@@ -130,13 +130,13 @@ class PoolHere:
         if self._ready_at is not None:
             return
         from liftpy.errors import TuningError
-        from liftpy.tuning.worker import _resolve
+        from liftpy.runtime.process import task_name
 
         t = time.time()
         try:
-            steps = _resolve(self._initializer)(*self._init_args) if self._initializer else {}
+            steps = self._initializer(*self._init_args) if self._initializer else {}
         except Exception as e:  # noqa: BLE001 - as a real pool reports a failed initializer
-            raise TuningError(f"the worker initializer {self._initializer} failed: {type(e).__name__}: {e}") from e
+            raise TuningError(f"the worker initializer {task_name(self._initializer)} failed: {type(e).__name__}: {e}") from e
         self._ready_at = time.time()
         self._steps = {"interpreter_s": 0.0, **(steps if isinstance(steps, dict) else {}), "total_s": self._ready_at - t}
 
@@ -164,20 +164,22 @@ class PoolHere:
         import traceback
         from multiprocessing.reduction import ForkingPickler
 
-        from liftpy.tuning.store import Status
-        from liftpy.tuning.worker import Outcome, _resolve, classify
+        from liftpy.results.store import Status
+        from liftpy.runtime.pool import Outcome
+        from liftpy.runtime.process import classify
 
         from liftpy.errors import TuningError
 
         self._start()
         try:
-            sent = ForkingPickler.dumps((tuple(task.args), dict(task.kwargs)))
-        except Exception as e:  # noqa: BLE001 - as a real pool refuses arguments it cannot send
-            raise TuningError(f"the arguments of task {task.fn} cannot be sent to a worker (they must be picklable): {e}") from None
+            sent = pickle.dumps((task.fn, tuple(task.args), dict(task.kwargs)), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as e:  # noqa: BLE001 - as a real pool refuses a task it cannot send
+            raise TuningError(f"task {task.name} cannot be sent to a worker (its function must be a module-level "
+                              f"one and its arguments picklable): {e}") from None
         t = time.monotonic()
         try:
-            args, kwargs = pickle.loads(sent)
-            result = pickle.loads(ForkingPickler.dumps(_resolve(task.fn)(*args, **kwargs)))
+            fn, args, kwargs = pickle.loads(sent)
+            result = pickle.loads(ForkingPickler.dumps(fn(*args, **kwargs)))
         except Exception as e:  # noqa: BLE001 - every failure of a task is its outcome, as in a worker
             if getattr(e, "retires_worker", False):
                 self._ready_at = None  # started again before the next task, as a replaced worker is
@@ -190,7 +192,7 @@ class PoolHere:
         from collections import deque
 
         from liftpy.errors import TuningError
-        from liftpy.tuning.worker import Task
+        from liftpy.runtime.pool import Task
 
         if self._closed:
             raise TuningError("this worker pool is closed; create a new WorkerPool")
@@ -220,8 +222,8 @@ class PoolHere:
             pass
         return outcome
 
-    def run_all(self, fn: str, args) -> list:
-        from liftpy.tuning.worker import Task
+    def run_all(self, fn, args) -> list:
+        from liftpy.runtime.pool import Task
 
         out = [(False, None)] * len(args)
         for task, outcome in self.imap_unordered(Task(fn, (a,), tag=k) for k, a in enumerate(args)):
@@ -246,20 +248,21 @@ def pools_here(monkeypatch):
     """Explorations in this test (``explore_operator`` and what calls it: ``explore_program``, ``explore_layer``,
     ``run_network``) run their compile and measuring workers' tasks in this process (``PoolHere``).  Yields the
     pools made, in order."""
-    from liftpy.tuning import engine, evaluate
+    from liftpy.explore import devices
+    from liftpy.runtime import points
 
     made = []
 
     def compile_pool(workers: int, timeout_s: float):
-        made.append(PoolHere(workers, initializer=evaluate.WARM_COMPILE).warm())
+        made.append(PoolHere(workers, initializer=points.warm_compile).warm())
         return made[-1]
 
     def measure_pool(device, timeout_s: float, prepare=None):
-        made.append(PoolHere(1, initializer=evaluate.WARM_MEASURE, init_args=(device, prepare)).warm())
+        made.append(PoolHere(1, initializer=points.warm_measure, init_args=(device, prepare)).warm())
         return made[-1]
 
-    monkeypatch.setattr(engine, "compile_pool", compile_pool)
-    monkeypatch.setattr(engine, "measure_pool", measure_pool)
-    evaluate._PREPARED.clear()  # what a fresh measuring worker holds: nothing of another test's problems
+    monkeypatch.setattr(devices, "compile_pool", compile_pool)
+    monkeypatch.setattr(devices, "measure_pool", measure_pool)
+    points._PREPARED.clear()  # what a fresh measuring worker holds: nothing of another test's problems
     yield made
-    evaluate._PREPARED.clear()
+    points._PREPARED.clear()

@@ -47,17 +47,16 @@ def _new_points(before, after):
     return [(r.variant, r.config) for r in after if not r.is_reference and (r.variant, tuple(sorted(r.config.items()))) not in old]
 
 
-def _workers_here(task: str, pick, seen: list, inside: list):
+def _workers_here(task, pick, seen: list, inside: list):
     """A ``run_all`` for ``Spaces.use_workers`` that computes each call in this process: ``inside[0]`` is True
-    meanwhile, and ``pick`` of each argument of a ``task`` call is added to ``seen``."""
-    from liftpy.tuning.worker import _resolve
+    meanwhile, and ``pick`` of each argument of a call of the function ``task`` is added to ``seen``."""
 
     def run_all(fn, args):
         inside[0] = True
         try:
-            if fn == task:
+            if fn is task:
                 seen.extend(pick(a) for a in args)
-            return [(True, _resolve(fn)(a)) for a in args]
+            return [(True, fn(a)) for a in args]
         finally:
             inside[0] = False
 

@@ -7,8 +7,8 @@ import pytest
 
 from liftpy.host.profile import DeviceProfile
 from liftpy.ir.parser import parse_program
-from liftpy.model.analytical import Machine, VariantModel, model_code
 from liftpy.model.access import _bank_passes, access_factors
+from liftpy.model.analytical import Machine, VariantModel, model_code
 
 # A matrix product with one work-item per output; DIMS says which NDRange dimension each map takes.
 MATMUL = """
@@ -60,10 +60,10 @@ def test_model_ranks_the_uncoalesced_variant_behind_only_through_the_probe():
 
 
 def test_search_spaces_probe_each_variant_with_a_valid_configuration():
-    from liftpy.tuning.cache import cached_variants
-    from liftpy.tuning.engine import select_variants
-    from liftpy.tuning.operator import ProgramOperator, load_program
-    from liftpy.tuning.search import Spaces
+    from liftpy.explore.operator import ProgramOperator, load_program
+    from liftpy.results.cache import cached_variants
+    from liftpy.search import select_variants
+    from liftpy.search import Spaces
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
@@ -89,10 +89,10 @@ def test_search_spaces_probe_each_variant_with_a_valid_configuration():
 def test_search_spaces_predict_a_point_with_the_coalescing_of_its_own_configuration():
     """A variant's coalescing depends on its configuration (its tile and register block decide which
     work-items share a row): ``Spaces.predict`` measures it at the point, ``Spaces.model`` keeps the probe's."""
-    from liftpy.tuning.cache import cached_variants
-    from liftpy.tuning.engine import select_variants
-    from liftpy.tuning.operator import ProgramOperator, load_program
-    from liftpy.tuning.search import Spaces
+    from liftpy.explore.operator import ProgramOperator, load_program
+    from liftpy.results.cache import cached_variants
+    from liftpy.search import select_variants
+    from liftpy.search import Spaces
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
@@ -151,9 +151,9 @@ def test_a_tile_staged_row_major_and_read_down_its_columns_has_bank_conflicts_it
     import importlib
 
     monkeypatch.setattr(importlib.import_module("liftpy.codegen.passes.unroll"), "COMPILER_UNROLLS", policy)
+    from liftpy.explore.operator import program_operator
     from liftpy.rewrite.explore import features
-    from liftpy.tuning.engine import select_variants
-    from liftpy.tuning.operator import program_operator
+    from liftpy.search import select_variants
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
@@ -181,9 +181,10 @@ def test_a_tile_staged_row_major_and_read_down_its_columns_has_bank_conflicts_it
 def test_search_spaces_measure_many_points_in_worker_processes(tmp_path, monkeypatch):
     """``Spaces.prefetch_access`` (a benchmark's hundreds of held-out points) finds what ``Spaces.access``
     would, computed in worker processes and kept on disk for it."""
-    from liftpy.tuning.engine import select_variants
-    from liftpy.tuning.operator import program_operator
-    from liftpy.tuning.search import Spaces, config_key
+    from liftpy.explore.operator import program_operator
+    from liftpy.results.store import config_key
+    from liftpy.search import select_variants
+    from liftpy.search import Spaces
     from pathlib import Path
 
     monkeypatch.setenv("LIFTPY_CACHE_DIR", str(tmp_path))
@@ -199,7 +200,7 @@ def test_search_spaces_measure_many_points_in_worker_processes(tmp_path, monkeyp
         assert spaces._access[(i, config_key(c))] == access_factors(variants[i].program, {**op.sizes(), **c})
     # Kept on disk: another search's spaces find them without measuring.
     again = Spaces(variants, op.sizes(), profile, 0)
-    monkeypatch.setattr("liftpy.tuning.search._access_of", lambda args: pytest.fail("measured again"))
+    monkeypatch.setattr("liftpy.search.spaces._access_of", lambda args: pytest.fail("measured again"))
     for i, c in points:
         assert again.access(i, c) == spaces._access[(i, config_key(c))]
 

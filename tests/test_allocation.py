@@ -18,13 +18,13 @@ from liftpy.codegen.allocation import Position, Temporary, allocations, needs_te
 from liftpy.codegen.kernel import generate_kernel
 from liftpy.constraints.resources import analyze
 from liftpy.errors import CodegenError
+from liftpy.explore.conv import ConvOperator
+from liftpy.explore.operator import program_operator
 from liftpy.host.profile import DeviceProfile
 from liftpy.ir.kernels import split_kernels
 from liftpy.ir.types import as_size
-from liftpy.tuning.cache import cached_variants
-from liftpy.tuning.conv import ConvOperator
-from liftpy.tuning.engine import choose_points
-from liftpy.tuning.operator import program_operator
+from liftpy.results.cache import cached_variants
+from liftpy.search import choose_points
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "examples" / "programs"
 GPU = DeviceProfile("test GPU", "test", max_work_group_size=1024, max_work_item_sizes=(1024, 1024, 64), device_type="GPU")

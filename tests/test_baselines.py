@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 from liftpy.errors import TuningError
+from liftpy.explore.operator import ProgramOperator, library_operator, load_program
 from liftpy.ir.inputs import least_traffic
-from liftpy.tuning.operator import ProgramOperator, library_operator, load_program
-from liftpy.tuning.pareto import format_frontier, memory_note, plot_frontier, same_memory
-from liftpy.tuning.store import Record, Status
+from liftpy.results.pareto import format_frontier, memory_note, plot_frontier, same_memory
+from liftpy.results.store import Record, Status
+from liftpy.search import UniformSearch
 
 ROOT = Path(__file__).resolve().parents[1]
 MATMUL = ROOT / "examples" / "programs" / "matmul_highlevel.lift"
@@ -34,9 +35,9 @@ def _op():
 
 @pytest.mark.slow
 def test_a_baseline_is_timed_on_the_same_inputs_and_kept_as_a_reference(tmp_path):
-    from liftpy.tuning.engine import explore_operator
+    from liftpy.explore import explore_operator
 
-    ex = explore_operator(_op(), samples=2, db=tmp_path / "r.sqlite", search="uniform", progress=False, references=False,
+    ex = explore_operator(_op(), samples=2, db=tmp_path / "r.sqlite", search=UniformSearch, progress=False, references=False,
                           repeat=1, baselines=(f"{HERE}:numpy_matmul",))
     (ref,) = ex.references
     assert ref.variant == f"reference:{HERE}:numpy_matmul" and ref.time_ms > 0
@@ -45,11 +46,11 @@ def test_a_baseline_is_timed_on_the_same_inputs_and_kept_as_a_reference(tmp_path
 
 
 def test_a_baseline_that_computes_something_else_is_refused_before_any_point(tmp_path):
-    from liftpy.tuning.engine import explore_operator
-    from liftpy.tuning.store import Store
+    from liftpy.explore import explore_operator
+    from liftpy.results.store import Store
 
     with pytest.raises(TuningError, match="does not compute what the program computes"):
-        explore_operator(_op(), samples=2, db=tmp_path / "r.sqlite", search="uniform", progress=False,
+        explore_operator(_op(), samples=2, db=tmp_path / "r.sqlite", search=UniformSearch, progress=False,
                          references=False, repeat=1, baselines=(f"{HERE}:off_by_one",))
     with Store(tmp_path / "r.sqlite", create=False) as store:
         assert [r for r in store.records() if not r.is_reference] == []
@@ -59,7 +60,7 @@ def test_a_baseline_that_computes_something_else_is_refused_before_any_point(tmp
                                           (f"{HERE}:no_such_function", "has no no_such_function"),
                                           ("no colon", "is not module:function")])
 def test_a_baseline_that_cannot_be_loaded_is_one_line(tmp_path, spec, message):
-    from liftpy.tuning.engine import explore_operator
+    from liftpy.explore import explore_operator
 
     with pytest.raises(TuningError, match=message) as e:
         explore_operator(_op(), samples=1, db=tmp_path / "r.sqlite", progress=False, baselines=(spec,))

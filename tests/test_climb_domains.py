@@ -9,18 +9,16 @@ each 67-million-value range as a tuple, 2.4 GB).  On the H200 the roofline run's
 measured its 24 points and then never finished choosing the next batch (``_save_plan`` -> ``propose`` ->
 ``_expand`` -> ``_climbed``); on this project's 2-core machine one climb ran for more than 25 minutes.
 
-The fix belongs in ``liftpy/tuning/search.py`` (another session's area): until it lands, this test is an
-expected failure; strict, so that it says so once the climb is fixed.
+The climb now moves within the solver's search domains (``liftpy/search/model.py``).
 """
 
 from __future__ import annotations
 
-import pytest
-
 from liftpy.host.profile import DeviceProfile
-from liftpy.tuning.cache import cached_variants
-from liftpy.tuning.operator import library_operator
-from liftpy.tuning.search import ModelSearch, Spaces
+from liftpy.explore.operator import library_operator
+from liftpy.results.cache import cached_variants
+from liftpy.search.model import ModelSearch
+from liftpy.search.spaces import Spaces
 
 # Far more checks than a climb over the solver's domains makes (a few dozen per step, eight steps at most),
 # far fewer than one step over a raw range of 2^22 values.
@@ -38,8 +36,6 @@ def _gpu_profile() -> DeviceProfile:
                          global_mem_bytes=140 << 30, max_alloc_bytes=35 << 30, device_type="GPU")
 
 
-@pytest.mark.xfail(strict=True, raises=TooManyChecks,
-                   reason="ModelSearch._climb moves within derive_domains' raw ranges; the fix is in liftpy/tuning/search.py")
 def test_climb_moves_within_the_solver_domains(monkeypatch):
     op = library_operator("sum", {"N": 1 << 22})
     variants = cached_variants(op)

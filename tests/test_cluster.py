@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from liftpy.errors import TuningError
-from liftpy.tuning.cluster import WorkersSpec, parse_workers
+from liftpy.runtime.cluster import WorkersSpec, parse_workers
+from liftpy.search import UniformSearch
 
 ROOT = Path(__file__).resolve().parents[1]
 MATMUL = ROOT / "examples" / "programs" / "matmul_highlevel.lift"
@@ -44,7 +45,7 @@ def test_cli_refuses_malformed_workers_in_one_line(tmp_path):
 
 
 def test_device_and_workers_exclusive(tmp_path):
-    from liftpy.tuning.engine import explore_program
+    from liftpy.explore import explore_program
 
     with pytest.raises(TuningError, match="not both"):
         explore_program(str(MATMUL), {"M": 8, "N": 8, "K": 8}, samples=1, db=tmp_path / "r.sqlite",
@@ -65,11 +66,12 @@ def test_killed_worker_loses_no_point(tmp_path):
     """Two device workers on the CPU device; one is SIGKILLed after a few points are stored.  Its points go
     to the other worker (or to its replacement) and every planned point ends in the store exactly once."""
     pytest.importorskip("ray")
-    from liftpy.tuning.cluster import Cluster
-    from liftpy.tuning.engine import choose_points, explore_program
-    from liftpy.tuning.operator import ProgramOperator, load_program
-    from liftpy.tuning.store import Store
+    from liftpy.explore import explore_program
+    from liftpy.explore.operator import ProgramOperator, load_program
     from liftpy.host.profile import resolve_profile
+    from liftpy.results.store import Store
+    from liftpy.runtime.cluster import Cluster
+    from liftpy.search import choose_points
 
     db = tmp_path / "r.sqlite"
     sizes = {"M": 16, "N": 16, "K": 16}
@@ -88,7 +90,7 @@ def test_killed_worker_loses_no_point(tmp_path):
 
         killer = threading.Thread(target=kill_one, daemon=True)
         killer.start()
-        result = explore_program(str(MATMUL), sizes, samples=samples, db=db, search="uniform", workers=cluster,
+        result = explore_program(str(MATMUL), sizes, samples=samples, db=db, search=UniformSearch, workers=cluster,
                                  progress=False, references=False, timeout_s=120)
         killer.join(5)
     assert killed, "the worker was not killed"
@@ -101,7 +103,7 @@ def test_killed_worker_loses_no_point(tmp_path):
     assert all(r.status.value == "ok" for r in records), [r.error for r in records if r.status.value != "ok"]
     # The same uniform seed names the same points: the store holds exactly the planned set.
     op = ProgramOperator.of(load_program(str(MATMUL)), sizes)
-    from liftpy.tuning.cache import cached_variants
+    from liftpy.results.cache import cached_variants
 
     planned = choose_points(cached_variants(op), sizes, samples, resolve_profile(None), 0)
     assert {(p.variant_id, tuple(sorted(p.config.items()))) for p in planned} == set(keys)
@@ -114,7 +116,7 @@ def test_killed_worker_loses_no_point(tmp_path):
 @pytest.mark.slow
 def test_cli_explores_on_ray_workers(tmp_path):
     pytest.importorskip("ray")
-    from liftpy.tuning.store import Store
+    from liftpy.results.store import Store
 
     db = tmp_path / "r.sqlite"
     proc = subprocess.run([sys.executable, "-m", "liftpy", "explore", str(MATMUL), "-s", "M=8,N=8,K=8", "--samples", "3",

@@ -56,8 +56,8 @@ def test_run_and_explore_accept_a_kernel_whose_true_result_holds_nans(tmp_path):
                          text=True, timeout=300)
     assert run.returncode == 0 and "-> OK" in run.stdout, run.stdout + run.stderr
 
-    from liftpy.tuning.engine import explore_program
-    from liftpy.tuning.store import Status
+    from liftpy.explore import explore_program
+    from liftpy.results.store import Status
 
     ex = explore_program(prog, {"N": 64}, samples=2, db=tmp_path / "r.sqlite", progress=False, repeat=1, warmup=0,
                          references=False)

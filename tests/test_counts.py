@@ -11,9 +11,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_a_register_blocks_operands_are_read_once_per_step():
-    from liftpy.tuning.cache import cached_variants
-    from liftpy.tuning.engine import select_variants
-    from liftpy.tuning.operator import ProgramOperator, load_program
+    from liftpy.explore.operator import ProgramOperator, load_program
+    from liftpy.results.cache import cached_variants
+    from liftpy.search import select_variants
 
     sizes = {"M": 64, "N": 64, "K": 64}
     op = ProgramOperator(load_program(str(ROOT / "examples/programs/matmul_highlevel.lift")), tuple(sizes.items()))

@@ -45,7 +45,7 @@ def test_device_info_names_the_device_without_a_context(monkeypatch, tmp_path):
     from pathlib import Path
 
     from liftpy.errors import DeviceError
-    from liftpy.tuning.engine import explore_program
+    from liftpy.explore import explore_program
 
     matmul = Path(__file__).resolve().parents[1] / "examples" / "programs" / "matmul_highlevel.lift"
 

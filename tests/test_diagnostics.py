@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from liftpy.tuning.diagnose import failure_groups, format_failures
-from liftpy.tuning.store import Record, Status
+from liftpy.explore.diagnose import failure_groups, format_failures
+from liftpy.results.store import Record, Status
 
 # A row softmax.  At N = 65536 a row fits no work-item's private memory; only the variants where a work-group
 # shares each row (reduceLclShared, issue 54) run, so without them no variant has a valid configuration.
@@ -39,7 +39,7 @@ def test_a_program_without_a_valid_configuration_is_refused_before_any_point_wit
     assert "nothing was run" in r.stderr and "the reasons" in r.stderr
     assert "private memory" in r.stderr  # the device limit the rows' temporaries break
     assert len(r.stderr.splitlines()) <= 12
-    from liftpy.tuning.store import Store
+    from liftpy.results.store import Store
 
     with Store(db, create=False) as store:
         assert store.count() == 0
@@ -86,10 +86,10 @@ def test_failures_group_by_status_and_message_with_numbers_blanked():
 def test_a_rule_filter_keeps_variants_with_and_without_a_rule():
     """Comparing a rule family against the rest needs both arms: ``!R`` keeps the variants that never used R."""
     from liftpy.errors import TuningError
+    from liftpy.explore.operator import library_operator
+    from liftpy.results.cache import cached_variants
     from liftpy.rewrite.explore import features
-    from liftpy.tuning.cache import cached_variants
-    from liftpy.tuning.engine import select_variants
-    from liftpy.tuning.operator import library_operator
+    from liftpy.search import select_variants
 
     variants = cached_variants(library_operator("jacobi2d", {"H": 16, "W": 16}))
     staged = select_variants(variants, ("localStage",))

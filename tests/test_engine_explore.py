@@ -14,9 +14,10 @@ import pytest
 from engine_helpers import MATMUL, ROOT, M, N, K, gpu_profile, twice_matmul
 from liftpy import Array, Float, make_program, map, reduce, transpose
 from liftpy import zip as lzip
-from liftpy.tuning.engine import explore_operator, explore_program
-from liftpy.tuning.operator import ProgramOperator, load_program
-from liftpy.tuning.store import Status, canonical_json
+from liftpy.explore import explore_operator, explore_program
+from liftpy.explore.operator import ProgramOperator, load_program
+from liftpy.results.store import Status, canonical_json
+from liftpy.search import ModelSearch, UniformSearch
 
 pytestmark = pytest.mark.usefixtures("pools_here")
 
@@ -24,11 +25,11 @@ pytestmark = pytest.mark.usefixtures("pools_here")
 def test_a_resumed_uniform_search_reads_its_plan_instead_of_drawing_it_again(tmp_path, monkeypatch):
     """A uniform search's points (drawn from every variant's solved space: seconds for a convolution layer)
     are kept on disk; the run that resumes it reads them, and measures only the ones the store lacks."""
-    from liftpy.tuning import search as search_module
+    from liftpy import search as search_module
 
     monkeypatch.setenv("LIFTPY_CACHE_DIR", str(tmp_path / "cache"))
     op = ProgramOperator.of(twice_matmul(), {"M": 8, "N": 8, "K": 8})
-    kw = dict(db=tmp_path / "r.sqlite", search="uniform", progress=False, repeat=1, warmup=0, references=False, seed=3)
+    kw = dict(db=tmp_path / "r.sqlite", search=UniformSearch, progress=False, repeat=1, warmup=0, references=False, seed=3)
     first = explore_operator(op, samples=2, **kw)
     drawn = []
     real = search_module.UniformSearch.propose
@@ -43,7 +44,7 @@ def test_a_resumed_uniform_search_reads_its_plan_instead_of_drawing_it_again(tmp
 
 def test_abort_factor_stops_slow_points(tmp_path):
     op = ProgramOperator.of(load_program(str(MATMUL)), {"M": 32, "N": 32, "K": 32})
-    ex = explore_operator(op, samples=10, db=tmp_path / "r.sqlite", search="uniform", progress=False, repeat=2,
+    ex = explore_operator(op, samples=10, db=tmp_path / "r.sqlite", search=UniformSearch, progress=False, repeat=2,
                           warmup=0, references=False, abort_factor=1e-6, batch=1, seed=5)
     statuses = [r.status for r in ex.records if not r.is_reference]
     assert Status.ABORTED in statuses and Status.OK in statuses  # the first point sets the bar
@@ -56,7 +57,7 @@ def test_abort_factor_stops_slow_points_of_a_uniform_search_in_one_batch(tmp_pat
     is one batch, and before this none of its points was ever aborted.  (The second point is handed out
     while the first runs, before any bar exists.)"""
     op = ProgramOperator.of(load_program(str(MATMUL)), {"M": 32, "N": 32, "K": 32})
-    ex = explore_operator(op, samples=6, db=tmp_path / "r.sqlite", search="uniform", progress=False, repeat=2,
+    ex = explore_operator(op, samples=6, db=tmp_path / "r.sqlite", search=UniformSearch, progress=False, repeat=2,
                           warmup=0, references=False, abort_factor=1e-6, seed=5, jobs=1)
     statuses = [r.status for r in ex.records if not r.is_reference]
     assert statuses[:2] == [Status.OK, Status.OK] and statuses[2:] == [Status.ABORTED] * (len(statuses) - 2)
@@ -65,17 +66,17 @@ def test_abort_factor_stops_slow_points_of_a_uniform_search_in_one_batch(tmp_pat
 def test_a_search_that_runs_out_of_valid_points_says_so(tmp_path):
     """A lowered program has few points (its only parameters are the launch's): asked for more, the search
     runs every one of them, says the space is exhausted, and a second run adds nothing and says so again."""
-    from liftpy.tuning.operator import program_operator
+    from liftpy.explore.operator import program_operator
 
     op = program_operator(str(ROOT / "examples" / "matmul.py") + ":matmul", {"M": 16, "N": 16, "K": 16})
-    for search in ("uniform", "model"):
-        db = tmp_path / f"{search}.sqlite"
+    for search in (UniformSearch, ModelSearch):
+        db = tmp_path / f"{search.name}.sqlite"
         kw = dict(references=False, progress=False, repeat=1, warmup=0, search=search)
         first = explore_operator(op, samples=50, db=db, **kw)
         assert first.exhausted and 0 < first.ran < 50, search
         again = explore_operator(op, samples=50, db=db, **kw)
         assert again.exhausted and again.ran == 0 and again.resumed == first.ran, search
-        enough = explore_operator(op, samples=first.ran, db=tmp_path / f"{search}-enough.sqlite", **kw)
+        enough = explore_operator(op, samples=first.ran, db=tmp_path / f"{search.name}-enough.sqlite", **kw)
         assert not enough.exhausted and enough.ran == first.ran and not enough.over_budget, search
     # A budget that runs out first is said apart: the points are there to be run by the next call.
     short = explore_operator(op, samples=50, db=tmp_path / "budget.sqlite", budget_s=1e-3, **kw)
@@ -87,13 +88,15 @@ def test_other_problems_inform_the_search(tmp_path):
     """An exploration of new sizes is offered the fastest points the store holds for other sizes of the
     same program on this device (those valid for the new sizes become candidates of the model search), and
     their measurements train its learned model."""
-    from liftpy.tuning.engine import HINTS_PER_PROBLEM, _LazyIds, _use_other_problems
-    from liftpy.tuning.operator import program_operator
-    from liftpy.tuning.search import ModelSearch, Spaces, config_key
-    from liftpy.tuning.store import Store
+    from liftpy.explore.operator import program_operator
+    from liftpy.explore.transfer import HINTS_PER_PROBLEM, use_other_problems
+    from liftpy.results.store import config_key
+    from liftpy.results.store import Store
+    from liftpy.search import ModelSearch, Spaces
+    from liftpy.search.variants import VariantIds
 
     db = tmp_path / "r.sqlite"
-    small = explore_program(MATMUL, {"M": 32, "N": 32, "K": 16}, samples=6, db=db, search="uniform", progress=False,
+    small = explore_program(MATMUL, {"M": 32, "N": 32, "K": 16}, samples=6, db=db, search=UniformSearch, progress=False,
                             repeat=1, warmup=0, references=False)
     ok = [r for r in small.records if r.status is Status.OK]
     fastest = sorted(ok, key=lambda r: r.time_ms)[:HINTS_PER_PROBLEM]
@@ -114,14 +117,14 @@ def test_other_problems_inform_the_search(tmp_path):
 
     spy = Spy()
     with Store(db) as store:
-        _use_other_problems(store, spy, op, small.device, position, _LazyIds(variants))
+        use_other_problems(store, spy, op, small.device, position, VariantIds(variants))
         assert spy.hints == [(r.metrics["variant_index"], config_key(r.config)) for r in fastest]
         assert sorted(spy.learned) == sorted((r.metrics["variant_index"], config_key(r.config), r.time_ms,
                                               {"M": 32, "N": 32, "K": 16}) for r in ok)
         # The problem itself: nothing (its own points are observed, not hinted).
         same = program_operator(str(MATMUL), "M=32,N=32,K=16")
         again = Spy()
-        _use_other_problems(store, again, same, small.device, position, _LazyIds(variants))
+        use_other_problems(store, again, same, small.device, position, VariantIds(variants))
         assert again.hints == [] and again.learned == []
     gpu = gpu_profile()
     search = ModelSearch(Spaces(variants, op.sizes(), gpu, 0), 0)
@@ -154,7 +157,8 @@ def test_convolution_with_relu_is_its_own_problem_and_validated_after_the_relu(t
     """A layer with a ReLU is a problem of its own in the store (its points never mix with the plain
     convolution's), its check rejects an output without the ReLU, and its tiled variants (the ReLU fused
     into the tiles' write-out and split-K's sum kernel) run correctly."""
-    from liftpy.tuning.conv import ConvOperator, layer_inputs
+    from liftpy.explore.conv import ConvOperator
+    from liftpy.operators.conv import layer_inputs
 
     op = ConvOperator.of("8,12,12,8,3,1,1", relu=True)
     plain = ConvOperator.of("8,12,12,8,3,1,1")
@@ -166,7 +170,7 @@ def test_convolution_with_relu_is_its_own_problem_and_validated_after_the_relu(t
     as_program = lambda a: np.ascontiguousarray(a.transpose(1, 2, 0))[..., None].astype(np.float32)  # noqa: E731
     assert (exp < 0).any() and not check(as_program(exp)).ok
     assert check(as_program(np.maximum(exp, 0.0))).ok
-    ex = explore_operator(op, samples=4, db=tmp_path / "r.sqlite", search="model", progress=False, repeat=1,
+    ex = explore_operator(op, samples=4, db=tmp_path / "r.sqlite", search=ModelSearch, progress=False, repeat=1,
                           warmup=0, references=False, rules=("tile2DReduce|tile2DReduceStrided",))
     points = [r for r in ex.records if not r.is_reference]
     assert len(points) == 4 and all(r.status is Status.OK for r in points), [(r.variant, r.error) for r in points]
@@ -178,12 +182,12 @@ def test_padded_reduction_compiles_and_validates():
     whose operands are padded with zeros (a view), and such a point with k step 4 over 27 + 1 terms runs
     and matches the reference.  The convolution asks for them where C*K*K is no multiple of four."""
     from liftpy.codegen.kernel import generate_pipeline
+    from liftpy.explore.conv import ConvOperator
+    from liftpy.explore.operator import program_operator
     from liftpy.host.device import get_device
     from liftpy.host.kernel import CompiledPipeline, device_limits
     from liftpy.rewrite.explore import ExploreOptions, explore
-    from liftpy.tuning.conv import ConvOperator
-    from liftpy.tuning.engine import variant_id
-    from liftpy.tuning.operator import program_operator
+    from liftpy.search import variant_id
 
     assert ConvOperator.of("vgg16:0").pad_k and not ConvOperator.of("vgg16:2").pad_k
     assert ConvOperator.of("vgg16:0").variant_key() == ConvOperator.of("4,224,224,64,3,1,1").variant_key() + "|padK"
@@ -210,7 +214,7 @@ def test_relu_after_the_dot_product_is_fused_into_tiles_and_the_sum_kernel():
     from liftpy.host.device import get_device
     from liftpy.host.kernel import CompiledPipeline, device_limits
     from liftpy.rewrite.explore import ExploreOptions, explore
-    from liftpy.tuning.engine import variant_id
+    from liftpy.search import variant_id
 
     prog = make_program("mmrelu", [("A", Array(Float, M, K)), ("B", Array(Float, K, N))], lambda A, B: map(
         lambda row: map(lambda col: map(relu, reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), 0.0, lzip(row, col))),

@@ -14,9 +14,10 @@ def test_model_search_expands_its_fastest_points():
     """Neighbours of the fastest measured point (one or two parameters moved, valid by the constraints),
     its configuration on sibling variants and on variants with fewer rules (its parameters projected) become
     candidates, and part of the next batch."""
-    from liftpy.tuning.engine import select_variants
-    from liftpy.tuning.operator import program_operator
-    from liftpy.tuning.search import ModelSearch, Spaces, config_key
+    from liftpy.explore.operator import program_operator
+    from liftpy.results.store import config_key
+    from liftpy.search import select_variants
+    from liftpy.search import ModelSearch, Spaces
 
     op = program_operator(str(MATMUL), "M=64,N=64,K=64")
     variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
@@ -81,9 +82,10 @@ def test_model_search_expands_its_fastest_points():
 def test_preparing_a_proposal_ahead_does_not_change_it():
     """``ModelSearch.prepare`` (a resumed run's screening and refit, done while its first batch runs) leaves
     the next proposal as it would have been, although points are observed after it."""
-    from liftpy.tuning.engine import select_variants
-    from liftpy.tuning.operator import program_operator
-    from liftpy.tuning.search import ModelSearch, Spaces, config_key
+    from liftpy.explore.operator import program_operator
+    from liftpy.results.store import config_key
+    from liftpy.search import select_variants
+    from liftpy.search import ModelSearch, Spaces
 
     op = program_operator(str(MATMUL), "M=64,N=64,K=64")
     variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
@@ -113,9 +115,9 @@ def test_preparing_a_proposal_ahead_does_not_change_it():
 def test_model_search_batch_spreads_over_kinds_of_variant():
     """The best ranked candidates fill a batch with at most a quarter of it from one kind of variant while
     other kinds have candidates: a formula that overrates one kind cannot spend a whole batch on it."""
-    from liftpy.tuning.engine import select_variants
-    from liftpy.tuning.operator import program_operator
-    from liftpy.tuning.search import ModelSearch, Spaces
+    from liftpy.explore.operator import program_operator
+    from liftpy.search import select_variants
+    from liftpy.search import ModelSearch, Spaces
 
     op = program_operator(str(MATMUL), "M=64,N=64,K=64")
     variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
@@ -141,10 +143,11 @@ def test_model_search_ranks_its_leaders_with_the_access_factors_of_their_own_con
     """On a GPU the leaders of the ranking are predicted again with how their own configuration's reads
     are served (the screening uses what one configuration per variant measured): a leader whose reads turn
     out scattered drops out of the batch, and what is measured is learned with the same features."""
+    from liftpy.explore.operator import program_operator
     from liftpy.model.access import AccessFactors
-    from liftpy.tuning.engine import select_variants
-    from liftpy.tuning.operator import program_operator
-    from liftpy.tuning.search import ModelSearch, Spaces, config_key
+    from liftpy.results.store import config_key
+    from liftpy.search import select_variants
+    from liftpy.search import ModelSearch, Spaces
 
     op = program_operator(str(MATMUL), "M=64,N=64,K=64")
     variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
@@ -187,10 +190,10 @@ def test_model_search_refines_its_candidates_on_worker_processes_to_the_same_pro
     strategy proposes), the candidates a ranking is about to refine are lowered there, several at once; the
     ranking then refines them one by one from the cache, so it proposes the same batches as without.  (The
     three workers compute in this process, ``_workers_here``: a lowering there is not the driver's.)"""
-    from liftpy.tuning import search as search_module
-    from liftpy.tuning.engine import select_variants
-    from liftpy.tuning.operator import program_operator
-    from liftpy.tuning.search import ModelSearch, Spaces
+    from liftpy.explore.operator import program_operator
+    from liftpy.search import spaces as search_module
+    from liftpy.search import select_variants
+    from liftpy.search import ModelSearch, Spaces
 
     monkeypatch.setenv("LIFTPY_CACHE_DIR", "off")  # every access computed, none read from disk
     op = program_operator(str(MATMUL), "M=64,N=64,K=64")
@@ -221,7 +224,7 @@ def test_model_search_refines_its_candidates_on_worker_processes_to_the_same_pro
     in_driver = len(here)
     here.clear()
     spaces = Spaces(variants, op.sizes(), gpu, 0)
-    spaces.use_workers(_workers_here(search_module.ACCESS_TASK, lambda a: a, lowered, inside), 3)
+    spaces.use_workers(_workers_here(search_module._access_of, lambda a: a, lowered, inside), 3)
     assert spaces.prefetching() == 3
     helped = batches(spaces)
     assert helped == alone
@@ -232,10 +235,10 @@ def test_model_search_refines_its_candidates_on_worker_processes_to_the_same_pro
 def test_model_search_hands_its_workers_rounds_of_one_unlowered_candidate_each(monkeypatch):
     """The candidates refined ahead go to the workers in rounds of at most one per worker, each round only
     candidates not lowered yet (the ranking waits for a round's slowest lowering)."""
-    from liftpy.tuning.engine import select_variants
-    from liftpy.tuning.operator import program_operator
-    from liftpy.tuning.search import ModelSearch, Spaces
-    from liftpy.tuning import search as search_module
+    from liftpy.explore.operator import program_operator
+    from liftpy.search import select_variants
+    from liftpy.search import ModelSearch, Spaces
+    from liftpy.search import spaces as search_module
 
     monkeypatch.setenv("LIFTPY_CACHE_DIR", "off")
     op = program_operator(str(MATMUL), "M=64,N=64,K=64")
@@ -244,7 +247,7 @@ def test_model_search_hands_its_workers_rounds_of_one_unlowered_candidate_each(m
     rounds = []
 
     def run_all(fn, args):  # four "workers", computed here
-        if fn == search_module.SCREEN_TASK:
+        if fn == search_module._screen_of:
             return [(True, search_module._screen_of(a)) for a in args]
         rounds.append([(id(a[0]), tuple(sorted(a[1].items())), repr(a[3])) for a in args])
         return [(True, search_module._access_of(a)) for a in args]
@@ -267,20 +270,19 @@ def test_model_search_screens_its_variants_on_its_workers_to_the_same_proposals(
     its configurations predicted) goes to the workers of ``use_workers``, several variants at once; their
     spaces and models come back with the screens, so the driver infers none itself, and the proposals are
     those screened in the driver."""
-    import liftpy.constraints.infer as infer
-    from liftpy.tuning import search as search_module
-    from liftpy.tuning.engine import select_variants
-    from liftpy.tuning.operator import program_operator
-    from liftpy.tuning.search import ModelSearch, Spaces
+    from liftpy.explore.operator import program_operator
+    from liftpy.search import spaces as search_module
+    from liftpy.search import select_variants
+    from liftpy.search import ModelSearch, Spaces
 
     monkeypatch.setenv("LIFTPY_CACHE_DIR", "off")
     op = program_operator(str(MATMUL), "M=64,N=64,K=64")
     variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])[:8]  # a few: each screening costs
     inferred, inside = [], [False]
-    real = infer.variant_space
-    monkeypatch.setattr(infer, "variant_space", lambda *a, **k: inferred.append(inside[0]) or real(*a, **k))
+    real = search_module.variant_space
+    monkeypatch.setattr(search_module, "variant_space", lambda *a, **k: inferred.append(inside[0]) or real(*a, **k))
     screened = []
-    run_all = _workers_here(search_module.SCREEN_TASK, lambda a: a[1], screened, inside)
+    run_all = _workers_here(search_module._screen_of, lambda a: a[1], screened, inside)
 
     def first_batch(workers: bool):
         spaces = Spaces(variants, op.sizes(), gpu_profile(), 0)
@@ -301,20 +303,20 @@ def test_model_search_expands_onto_unscreened_variants_on_its_workers_to_the_sam
     over thousands of variants screens a hundred at first); their spaces and models are made on the workers of
     ``use_workers`` (``Spaces.prefetch_models``), not one after another in the driver, and the proposals are
     those made in the driver."""
-    import liftpy.constraints.infer as infer
-    from liftpy.tuning import search as search_module
-    from liftpy.tuning.engine import select_variants
-    from liftpy.tuning.operator import program_operator
-    from liftpy.tuning.search import ModelSearch, Spaces, config_key
+    from liftpy.explore.operator import program_operator
+    from liftpy.results.store import config_key
+    from liftpy.search import spaces as search_module
+    from liftpy.search import select_variants
+    from liftpy.search import ModelSearch, Spaces
 
     monkeypatch.setenv("LIFTPY_CACHE_DIR", "off")
     op = program_operator(str(MATMUL), "M=64,N=64,K=64")
     variants = select_variants(op.variants(), ["tile2DReduce|tile2DReduceStrided"])
     inferred, inside = [], [False]
-    real = infer.variant_space
-    monkeypatch.setattr(infer, "variant_space", lambda v, *a, **k: inferred.append((id(v), inside[0])) or real(v, *a, **k))
+    real = search_module.variant_space
+    monkeypatch.setattr(search_module, "variant_space", lambda v, *a, **k: inferred.append((id(v), inside[0])) or real(v, *a, **k))
     modelled = []
-    run_all = _workers_here(search_module.MODEL_TASK, lambda a: id(a[0]), modelled, inside)
+    run_all = _workers_here(search_module._model_of, lambda a: id(a[0]), modelled, inside)
 
     def two_batches(workers: bool):
         spaces = Spaces(variants, op.sizes(), gpu_profile(), 0)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from engine_helpers import MATMUL, twice_matmul
-from liftpy.tuning.operator import ProgramOperator, compare, load_program, parse_sizes
+from liftpy.explore.operator import ProgramOperator, compare, load_program, parse_sizes
 
 
 def test_rule_filter_alternatives_need_one_known_rule():
@@ -13,8 +13,8 @@ def test_rule_filter_alternatives_need_one_known_rule():
     one (one filter for plain and grouped convolutions), an entry none of whose rules any variant uses is
     an error naming the rules there are."""
     from liftpy.errors import TuningError
-    from liftpy.tuning.engine import select_variants
-    from liftpy.tuning.operator import program_operator
+    from liftpy.explore.operator import program_operator
+    from liftpy.search import select_variants
 
     every = program_operator(str(MATMUL), "M=64,N=64,K=64").variants()
     tiled = select_variants(every, ["tile2DReduce"])
@@ -78,7 +78,7 @@ def test_sizes_and_programs_are_checked():
 
 
 def test_variant_cache_skips_derivation(tmp_path, monkeypatch):
-    from liftpy.tuning import cache
+    from liftpy.results import cache
 
     monkeypatch.setenv("LIFTPY_CACHE_DIR", str(tmp_path / "cache"))
     op = ProgramOperator.of(load_program(str(MATMUL)), {"M": 8, "N": 8, "K": 8})
@@ -94,8 +94,8 @@ def test_variant_cache_skips_derivation(tmp_path, monkeypatch):
 
 
 def test_conv_problem_sizes_are_those_of_layers_with_the_same_kernel():
-    from liftpy.tuning.conv import ConvOperator
-    from liftpy.tuning.layers import get_layer
+    from liftpy.explore.conv import ConvOperator
+    from liftpy.operators.conv import get_layer
 
     op = ConvOperator.of(get_layer("vgg16:5"))
     assert op.problem_sizes(get_layer("vgg16:7").spec) == {"C": 128, "H": 112, "W": 112, "M": 128}
@@ -104,8 +104,8 @@ def test_conv_problem_sizes_are_those_of_layers_with_the_same_kernel():
 
 
 def test_find_variant_by_id():
-    from liftpy.tuning.engine import find_variant, variant_id
-    from liftpy.tuning.operator import program_operator
+    from liftpy.explore.operator import program_operator
+    from liftpy.search import find_variant, variant_id
 
     variants = program_operator(str(MATMUL), "M=16,N=16,K=16").variants()
     for v in variants[:: max(1, len(variants) // 8)]:
@@ -122,8 +122,8 @@ def test_variant_ids_stay_those_stores_hold():
     measured again."""
     import hashlib
 
-    from liftpy.tuning.engine import variant_id
-    from liftpy.tuning.operator import program_operator
+    from liftpy.explore.operator import program_operator
+    from liftpy.search import variant_id
 
     ids = sorted(variant_id(v) for v in program_operator(str(MATMUL), "M=16,N=16,K=16").variants())
     assert len(ids) == 124

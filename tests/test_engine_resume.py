@@ -7,14 +7,15 @@ start-up of a real measuring worker, which a resumed run waits for (so it is ``s
 import pytest
 
 from engine_helpers import MATMUL, SMALL, _new_points, _saved_batches
-from liftpy.tuning.engine import explore_program
-from liftpy.tuning.store import Status
+from liftpy.explore import explore_program
+from liftpy.results.store import Status
+from liftpy.search import ModelSearch
 
 
 @pytest.mark.slow  # a real measuring worker: its start-up is what a resumed run waits for
 def test_program_explored_with_model_search_and_resumed(tmp_path):
     db = tmp_path / "r.sqlite"
-    ex = explore_program(MATMUL, {"M": 32, "N": 32, "K": 16}, samples=6, db=db, search="model", progress=False,
+    ex = explore_program(MATMUL, {"M": 32, "N": 32, "K": 16}, samples=6, db=db, search=ModelSearch, progress=False,
                          repeat=1, warmup=0, references=False)
     points = [r for r in ex.records if not r.is_reference]
     assert len(points) == 6 and ex.ran == 6
@@ -25,7 +26,7 @@ def test_program_explored_with_model_search_and_resumed(tmp_path):
     from conftest import on_simulator
 
     assert on_simulator() or any("tiled" in r.variant for r in points)
-    again = explore_program(MATMUL, {"M": 32, "N": 32, "K": 16}, samples=8, db=db, search="model", progress=False,
+    again = explore_program(MATMUL, {"M": 32, "N": 32, "K": 16}, samples=8, db=db, search=ModelSearch, progress=False,
                             repeat=1, warmup=0, references=False)
     assert again.resumed == 6 and again.ran == 2
     # Where a resume's time to its first run goes: the measuring worker's start-up and the point's steps.
@@ -46,7 +47,7 @@ def test_program_explored_with_model_search_and_resumed(tmp_path):
     import io
 
     line = io.StringIO()
-    third = explore_program(MATMUL, {"M": 32, "N": 32, "K": 16}, samples=8, db=db, search="model", progress=True,
+    third = explore_program(MATMUL, {"M": 32, "N": 32, "K": 16}, samples=8, db=db, search=ModelSearch, progress=True,
                             stream=line, repeat=1, warmup=0, references=False)
     assert third.ran == 0
     best = min(r.time_ms for r in third.records if not r.is_reference and r.time_ms is not None)
@@ -59,8 +60,8 @@ def test_resumed_model_search_starts_with_the_batch_the_last_run_saved(tmp_path,
     that batch first, before its own strategy proposes anything, with the kernels generated when the batch
     was saved.  (Compared with the first run's own proposal: a run that went on in one go would propose the
     same only if every time measured were the same, and measured times vary.)"""
-    from liftpy.tuning import search as search_module
-    from liftpy.tuning.search import config_key
+    from liftpy import search as search_module
+    from liftpy.results.store import config_key
 
     proposals = []
     propose = search_module.ModelSearch.propose
@@ -72,7 +73,7 @@ def test_resumed_model_search_starts_with_the_batch_the_last_run_saved(tmp_path,
 
     monkeypatch.setattr(search_module.ModelSearch, "propose", spy)
     db = tmp_path / "r.sqlite"
-    kw = dict(db=db, search="model", progress=False, repeat=1, warmup=0, references=False, batch=3, jobs=2)
+    kw = dict(db=db, search=ModelSearch, progress=False, repeat=1, warmup=0, references=False, batch=3, jobs=2)
     first = explore_program(MATMUL, SMALL, samples=6, **kw)
     assert first.ran == 6 and first.from_saved_batch == 0
     # The first point of the saved batch was built on the device too (its binary in pyopencl's cache).
@@ -100,10 +101,10 @@ def test_saved_batch_is_unused_once_the_store_changed_or_the_search_differs(tmp_
     does not start with it."""
     import dataclasses
 
-    from liftpy.tuning.store import Store
+    from liftpy.results.store import Store
 
     db = tmp_path / "r.sqlite"
-    kw = dict(db=db, search="model", progress=False, repeat=1, warmup=0, references=False, batch=2)
+    kw = dict(db=db, search=ModelSearch, progress=False, repeat=1, warmup=0, references=False, batch=2)
     first = explore_program(MATMUL, SMALL, samples=4, **kw)
     [(_, state, saved)] = _saved_batches(db)
     other_seed = explore_program(MATMUL, SMALL, samples=5, seed=1, **kw)

@@ -3,20 +3,22 @@ starts, points measured as they are compiled (``evaluate_points`` with pools fak
 built ahead, a user function travelling to worker processes with its program, and models of other
 problems' points made in processes."""
 
+import math
 import time
 
 import pytest
 
 from engine_helpers import MATMUL, gpu_profile, twice_matmul
-from liftpy.tuning.engine import explore_operator
-from liftpy.tuning.operator import ProgramOperator
-from liftpy.tuning.store import Status
+from liftpy.explore import explore_operator
+from liftpy.explore.operator import ProgramOperator
+from liftpy.results.store import Status
+from liftpy.search import UniformSearch
 
 
 @pytest.mark.slow
 def test_user_function_travels_to_workers_and_parallel_codegen(tmp_path):
     op = ProgramOperator.of(twice_matmul(), {"M": 8, "N": 8, "K": 8})
-    ex = explore_operator(op, samples=4, db=tmp_path / "r.sqlite", search="uniform", jobs=2, progress=False,
+    ex = explore_operator(op, samples=4, db=tmp_path / "r.sqlite", search=UniformSearch, jobs=2, progress=False,
                           repeat=1, warmup=0, references=False, seed=2)
     points = [r for r in ex.records if not r.is_reference]
     assert len(points) == 4
@@ -29,9 +31,10 @@ def test_models_of_other_problems_points_are_made_in_processes_and_kept(tmp_path
     """``prefetch_at`` makes the models of many points of another problem in worker processes and keeps them
     on disk (and in memory): ``predict_at`` then predicts each without making a model itself, and as it
     would have."""
-    import liftpy.model.analytical as analytical
-    from liftpy.tuning.operator import program_operator
-    from liftpy.tuning.search import PREFETCH_AT_MIN, Spaces
+    from liftpy.explore.operator import program_operator
+    from liftpy.search import Spaces
+    from liftpy.search import spaces as spaces_module
+    from liftpy.search.spaces import PREFETCH_AT_MIN
 
     monkeypatch.setenv("LIFTPY_CACHE_DIR", str(tmp_path / "cache"))
     op = program_operator(str(MATMUL), "M=64,N=64,K=32")
@@ -47,7 +50,7 @@ def test_models_of_other_problems_points_are_made_in_processes_and_kept(tmp_path
     def refuse(*args, **kwargs):
         raise AssertionError("a model was made after the prefetch")
 
-    monkeypatch.setattr(analytical, "model_code", refuse)
+    monkeypatch.setattr(spaces_module, "model_code", refuse)
     kept = [spaces.predict_at(i, sizes, c) for i, sizes, c in points]
     monkeypatch.undo()
     monkeypatch.setenv("LIFTPY_CACHE_DIR", "off")
@@ -58,25 +61,25 @@ def test_models_of_other_problems_points_are_made_in_processes_and_kept(tmp_path
     # Without a disk cache the models made in the processes serve from memory.
     uncached = Spaces(variants, op.sizes(), gpu, 0)
     uncached.prefetch_at(points, jobs=2)
-    monkeypatch.setattr(analytical, "model_code", refuse)
+    monkeypatch.setattr(spaces_module, "model_code", refuse)
     assert [uncached.predict_at(i, sizes, c).seconds for i, sizes, c in points] == pytest.approx([p.seconds for p in made])
 
 
 @pytest.mark.slow
 def test_a_worker_pool_runs_a_function_on_many_arguments_in_their_order():
     """``WorkerPool.run_all``: results in the order of the arguments, a failed call as ``(False, None)``."""
-    from liftpy.tuning.worker import WorkerPool
+    from liftpy.runtime.pool import WorkerPool
 
     with WorkerPool(2, default_timeout_s=60) as pool:
         assert pool.width == 2
-        assert pool.run_all("math:sqrt", [4.0, -1.0, 9.0, 16.0]) == [(True, 2.0), (False, None), (True, 3.0), (True, 4.0)]
+        assert pool.run_all(math.sqrt, [4.0, -1.0, 9.0, 16.0]) == [(True, 2.0), (False, None), (True, 3.0), (True, 4.0)]
 
 
 def test_an_on_demand_pool_starts_its_processes_only_for_enough_calls_at_once():
     """``OnDemandPool``: fewer calls than ``least`` run in this process, in order, a failing one as
     ``(False, None)`` as a worker's would be; the first batch of ``least`` or more starts the pool, which then
     takes every later call, however few."""
-    from liftpy.tuning.worker import OnDemandPool
+    from liftpy.runtime.pool import OnDemandPool
 
     started, handed = [], []
 
@@ -94,11 +97,11 @@ def test_an_on_demand_pool_starts_its_processes_only_for_enough_calls_at_once():
 
     with OnDemandPool(start, 3, least=3) as pool:
         assert pool.width == 3
-        assert pool.run_all("math:sqrt", [4.0, 9.0]) == [(True, 2.0), (True, 3.0)]
-        assert pool.run_all("math:sqrt", [-1.0, 16.0]) == [(False, None), (True, 4.0)]
+        assert pool.run_all(math.sqrt, [4.0, 9.0]) == [(True, 2.0), (True, 3.0)]
+        assert pool.run_all(math.sqrt, [-1.0, 16.0]) == [(False, None), (True, 4.0)]
         assert not started and not handed
-        assert pool.run_all("math:sqrt", [1.0, 2.0, 3.0]) == [(True, ("pool", a)) for a in (1.0, 2.0, 3.0)]
-        assert pool.run_all("math:sqrt", [5.0]) == [(True, ("pool", 5.0))]
+        assert pool.run_all(math.sqrt, [1.0, 2.0, 3.0]) == [(True, ("pool", a)) for a in (1.0, 2.0, 3.0)]
+        assert pool.run_all(math.sqrt, [5.0]) == [(True, ("pool", 5.0))]
     assert started == ["started", "closed"] and handed == [[1.0, 2.0, 3.0], [5.0]]
 
 
@@ -106,18 +109,18 @@ def test_an_on_demand_pool_starts_its_processes_only_for_enough_calls_at_once():
 def test_a_polled_worker_pool_hands_control_back_while_its_workers_are_busy():
     """``imap_unordered(poll=...)``: while ``poll`` says so, a round in which no task finished yields None
     instead of waiting for the busy workers; the outcomes come as before."""
-    from liftpy.tuning.worker import Task, WorkerPool
+    from liftpy.runtime.pool import Task, WorkerPool
 
     with WorkerPool(1, default_timeout_s=60) as pool:
-        pool.run(Task("math:sqrt", (1.0,)))  # started: the rounds below wait for the task, not the start-up
+        pool.run(Task(math.sqrt, (1.0,)))  # started: the rounds below wait for the task, not the start-up
         got = []
-        for item in pool.imap_unordered([Task("time:sleep", (0.3,), tag="slept")], poll=lambda: True):
+        for item in pool.imap_unordered([Task(time.sleep, (0.3,), tag="slept")], poll=lambda: True):
             got.append(item)
             time.sleep(0.01)
         assert got[0] is None and got.count(None) == len(got) - 1
         assert got[-1][0].tag == "slept" and got[-1][1].ok
         # Without poll (or while it says no) the pool waits: only the outcome comes.
-        got = list(pool.imap_unordered([Task("time:sleep", (0.05,), tag="slept")], poll=lambda: False))
+        got = list(pool.imap_unordered([Task(time.sleep, (0.05,), tag="slept")], poll=lambda: False))
         assert len(got) == 1 and got[0][1].ok
 
 
@@ -125,12 +128,12 @@ def test_a_polled_worker_pool_hands_control_back_while_its_workers_are_busy():
 def test_a_worker_takes_its_next_task_before_the_caller_has_its_outcome():
     """The task drawn already goes to the worker that finished before the caller gets that worker's outcome:
     the one measuring worker runs the next point while the exploration stores the last one's record."""
-    from liftpy.tuning.worker import Task, WorkerPool
+    from liftpy.runtime.pool import Task, WorkerPool
 
     with WorkerPool(1, default_timeout_s=60) as pool:
-        pool.run(Task("math:sqrt", (1.0,)))
+        pool.run(Task(math.sqrt, (1.0,)))
         got = []
-        for task, outcome in pool.imap_unordered([Task("time:sleep", (0.2,)), Task("time:time")]):
+        for task, outcome in pool.imap_unordered([Task(time.sleep, (0.2,)), Task(time.time)]):
             got.append((time.time(), outcome.result))
             time.sleep(0.5)  # the caller's bookkeeping
         (received, _), (_, ran_at) = got
@@ -143,16 +146,16 @@ def test_an_exploration_without_jobs_uses_the_cores_a_gpu_leaves_free_and_one_be
     import os
     from dataclasses import replace
 
+    from liftpy.explore import devices
     from liftpy.host.device import device_info
-    from liftpy.tuning import engine
 
     info = device_info(None)
     cpu, gpu = replace(info, type="CPU"), replace(info, type="GPU")
     assert cpu.on_host_cpu and not gpu.on_host_cpu
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
-    assert engine.default_jobs(cpu) == 1 and engine.default_jobs(gpu) == 15
+    assert devices.default_jobs(cpu) == 1 and devices.default_jobs(gpu) == 15
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
-    assert engine.default_jobs(gpu) == 1
+    assert devices.default_jobs(gpu) == 1
 
 
 class _FakePools:
@@ -170,8 +173,8 @@ class _FakePools:
     def compiles(self, tasks, poll=None):
         """Compiles in order, but the points in ``slow`` finish only after all others: stopped (a timeout
         with the reason) if they were limited by then, else compiled."""
-        from liftpy.tuning.store import Status
-        from liftpy.tuning.worker import Outcome
+        from liftpy.results.store import Status
+        from liftpy.runtime.pool import Outcome
 
         def outcome(k):
             ok = k not in self.failing
@@ -200,8 +203,8 @@ class _FakePools:
             self.closed.append("compile")
 
     def measures(self, tasks, poll=None):
-        from liftpy.tuning.store import Status
-        from liftpy.tuning.worker import Outcome
+        from liftpy.results.store import Status
+        from liftpy.runtime.pool import Outcome
 
         for t in tasks:
             self.log.append(("measured", t.args[0]["stages"][0]))
@@ -212,14 +215,13 @@ class _FakePools:
 def _evaluate_with(pools, n, deadline=None, **kw):
     from types import SimpleNamespace
 
-    from liftpy.tuning import evaluate as ev
-    from liftpy.tuning.worker import Task
+    from liftpy.runtime import evaluate as ev
 
     variants = [SimpleNamespace(program=None, placement_map=None)] * n
     chosen = [(k, {"x": k}) for k in range(n)]
     compile_pool = SimpleNamespace(imap_unordered=pools.compiles, limit_busy=pools.limit_busy)
     measure_pool = SimpleNamespace(imap_unordered=pools.measures)
-    return list(ev.evaluate_points(None, variants, chosen, compile_pool, measure_pool, None, 0, 1, 0, None, None, Task,
+    return list(ev.evaluate_points(None, variants, chosen, compile_pool, measure_pool, None, 0, 1, 0, None, None,
                                    deadline=deadline, **kw))
 
 
@@ -242,8 +244,8 @@ def test_a_batch_does_not_wait_on_end_for_a_point_still_compiling_after_the_rest
     point on its way to the device, they are given ``straggler_s`` more (or twice the batch's longest
     compile step), then stopped and reported as timeouts that say why.  With ``straggler_s=None`` they are
     waited for and measured."""
-    from liftpy.tuning import evaluate as ev
-    from liftpy.tuning.store import Status
+    from liftpy.results.store import Status
+    from liftpy.runtime import evaluate as ev
 
     pools = _FakePools(slow={1})
     got = _evaluate_with(pools, 4, straggler_s=3.0)
@@ -284,9 +286,9 @@ def test_compile_workers_can_build_the_kernels_ahead_into_the_compilers_caches(m
     left to the measuring worker."""
     from liftpy.host.device import device_info
     from liftpy.host.profile import resolve_profile
-    from liftpy.tuning import evaluate as ev
-    from liftpy.tuning.search import Spaces
-    from liftpy.tuning.worker import Task
+    from liftpy.runtime import evaluate as ev
+    from liftpy.runtime import points
+    from liftpy.search import Spaces
 
     op = ProgramOperator.of(twice_matmul(), {"M": 8, "N": 8, "K": 8})
     variants = op.variants()
@@ -298,7 +300,7 @@ def test_compile_workers_can_build_the_kernels_ahead_into_the_compilers_caches(m
     outcomes = {}
     for ahead in (False, True):
         with ev.compile_pool(2, 120) as compiling, ev.measure_pool(index, 120, (op, 0)) as measuring:
-            got = list(ev.evaluate_points(op, variants, chosen, compiling, measuring, index, 0, 1, 0, limits, None, Task,
+            got = list(ev.evaluate_points(op, variants, chosen, compiling, measuring, index, 0, 1, 0, limits, None,
                                           build_ahead=ahead))
         outcomes[ahead] = sorted((i, tuple(sorted(c.items())), o.status.value) for (i, c), o in got)
         # the compile workers' build time is in each result where they built the kernels
@@ -306,9 +308,9 @@ def test_compile_workers_can_build_the_kernels_ahead_into_the_compilers_caches(m
     assert outcomes[True] == outcomes[False] and all(s == "ok" for *_, s in outcomes[True])
     # In one process: the kernels generated are those compile_point generates, built once; a failed build is passed over.
     built = []
-    monkeypatch.setattr(ev, "_build", lambda payload: built.append(payload["stages"]) or (_ for _ in ()).throw(ev.LiftError("no")))
+    monkeypatch.setattr(points, "_build", lambda payload: built.append(payload["stages"]) or (_ for _ in ()).throw(points.LiftError("no")))
     i, c = chosen[0]
-    payload = ev.point_payload(op, variants[i].program, variants[i].placement_map, c, index, 0, 1, 0, limits, None)
-    out = ev.compile_and_build_point(payload)
-    assert [k.source for k, _ in out["stages"]] == [k.source for k, _ in ev.compile_point(payload)["stages"]]
+    payload = points.point_payload(op, variants[i].program, variants[i].placement_map, c, index, 0, 1, 0, limits, None)
+    out = points.compile_and_build_point(payload)
+    assert [k.source for k, _ in out["stages"]] == [k.source for k, _ in points.compile_point(payload)["stages"]]
     assert len(built) == 1 and built[0] is out["stages"]

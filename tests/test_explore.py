@@ -13,12 +13,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from liftpy.ir.kernels import kernel_count
 from liftpy.errors import TuningError
-from liftpy.tuning.conv import conv_program, explore_layer, layer_inputs, layer_sizes, to_reference_layout
-from liftpy.tuning.layers import get_layer, layer_names
-from liftpy.tuning.references import validate
-from liftpy.tuning.store import Status, Store
+from liftpy.explore.conv import explore_layer
+from liftpy.ir.kernels import kernel_count
+from liftpy.operators.conv import conv_program, layer_inputs, layer_sizes, to_reference_layout
+from liftpy.operators.conv import get_layer, layer_names
+from liftpy.operators.conv.direct import validate
+from liftpy.results.store import Status, Store
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ["vgg16:0", "vgg16:2", "vgg16:5", "vgg16:7", "vgg16:10", "vgg16:12", "vgg16:17", "vgg16:19", "vgg16:24", "alexnet:0"]
@@ -27,8 +28,8 @@ LAYERS = ["vgg16:0", "vgg16:2", "vgg16:5", "vgg16:7", "vgg16:10", "vgg16:12", "v
 def conv3x3_variants():
     """``conv_variants(3, 1, 1)``, the variants of every 3 x 3 layer of stride 1 and padding 1, through the run's
     derivation cache (conftest.py): derived once in the run (26 s), not once in each process that asks."""
-    from liftpy.tuning.cache import cached_variants
-    from liftpy.tuning.conv import ConvOperator
+    from liftpy.explore.conv import ConvOperator
+    from liftpy.results.cache import cached_variants
 
     return cached_variants(ConvOperator.of(get_layer("vgg16:7")))
 
@@ -148,8 +149,8 @@ def test_pareto_and_show_commands(tmp_path):
 
     # The Python API reads the store by operator or by problem key; the engine knows no layer names, and a
     # name that is not a stored key is an error naming the keys the store holds, not an empty frontier.
-    from liftpy.tuning.conv import ConvOperator
-    from liftpy.tuning.engine import best, frontier
+    from liftpy.explore.conv import ConvOperator
+    from liftpy.results.queries import best, frontier
 
     op = ConvOperator.of(get_layer("vgg16:12").reduced(spatial=8, channels=4, kernels=4))
     front, refs, measured = frontier(db, op)
@@ -183,7 +184,7 @@ def test_fifty_sampled_configurations_of_layer7_typecheck_compile_and_match(tmp_
 
 def test_points_are_drawn_again_when_few_variants_are_valid():
     from liftpy.host.profile import resolve_profile
-    from liftpy.tuning.engine import choose_points, select_variants
+    from liftpy.search import choose_points, select_variants
 
     layer = get_layer("vgg16:7").reduced(spatial=16, channels=8, kernels=8)
     blocked = select_variants(conv3x3_variants(), ["registerBlock2D"])
@@ -204,7 +205,7 @@ def test_points_are_drawn_again_when_few_variants_are_valid():
 
 def test_unknown_rule_filter_names_the_rules_in_use():
     from liftpy.errors import TuningError
-    from liftpy.tuning.engine import select_variants
+    from liftpy.search import select_variants
 
     with pytest.raises(TuningError, match="registerBlock2D"):
         select_variants(conv3x3_variants(), ["registerBlock3D"])
@@ -292,8 +293,8 @@ def test_two_explorations_share_a_store_and_survive_a_kill(tmp_path):
 def test_show_without_a_program_refuses_a_store_of_several_problems(tmp_path):
     """``show --best`` without a program printed the fastest point of whichever problem had it, while
     ``pareto`` asked which problem; both now show the one problem a store holds and name them otherwise."""
-    from liftpy.tuning.engine import explore_operator
-    from liftpy.tuning.operator import library_operator
+    from liftpy.explore import explore_operator
+    from liftpy.explore.operator import library_operator
 
     db = tmp_path / "two.sqlite"
     for spec, n in (("sum", 16), ("max", 16)):
@@ -309,7 +310,7 @@ def test_show_without_a_program_refuses_a_store_of_several_problems(tmp_path):
 def test_a_rule_filter_given_as_one_string_is_not_read_letter_by_letter():
     from liftpy.ir.parser import parse_program
     from liftpy.rewrite.explore import explore_all
-    from liftpy.tuning.engine import rule_list, select_variants
+    from liftpy.search import rule_list, select_variants
 
     assert rule_list("tile2D, mapGlb") == ("tile2D", "mapGlb") and rule_list(["a|b"]) == ("a|b",)
     program = parse_program((ROOT / "examples" / "programs" / "matmul_highlevel.lift").read_text())

@@ -53,7 +53,7 @@ def _check(program, event=lambda _: None, generate: bool = True) -> None:
     typecheck(program)
     event("type-checked")
     sizes = {s: SIZE for s in size_symbols(program)}
-    from liftpy.tuning.operator import random_inputs
+    from liftpy.explore.operator import random_inputs
 
     inputs = random_inputs(program, sizes, seed=0)
     evaluate(program, *inputs, sizes=sizes)

@@ -15,10 +15,10 @@ from liftpy.codegen.kernel import DeviceLimits, generate_pipeline
 from liftpy.constraints import enumerate_valid, solve
 from liftpy.constraints.infer import variant_space
 from liftpy.errors import ConstraintError
+from liftpy.explore.operator import program_operator
 from liftpy.host.profile import DeviceProfile
-from liftpy.tuning.cache import cached_variants
-from liftpy.tuning.engine import choose_points, variant_id
-from liftpy.tuning.operator import program_operator
+from liftpy.results.cache import cached_variants
+from liftpy.search import choose_points, variant_id
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "examples" / "programs"
 CPU = DeviceProfile("test CPU", "test", max_work_group_size=4096, max_work_item_sizes=(4096, 4096, 4096), device_type="CPU")
@@ -87,8 +87,8 @@ def test_every_sampled_point_generates_and_a_sample_runs(tmp_path, monkeypatch, 
     generation (the spaces hold every limit the generated kernel is checked against); eight of them
     build, run and match the interpreter."""
     from liftpy.host.device import get_device
-    from liftpy.host.profile import resolve_profile
     from liftpy.host.kernel import CompiledPipeline
+    from liftpy.host.profile import resolve_profile
 
     monkeypatch.setenv("LIFTPY_CACHE_DIR", str(tmp_path))
     op = program_operator(str(PROGRAMS / program), sizes)

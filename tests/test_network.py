@@ -16,6 +16,7 @@ from liftpy.errors import InputError
 from liftpy.network.graph import Builder
 from liftpy.network.memory import Tensor, check, greedy_by_size, lower_bound, naive
 from liftpy.network.models import get_model
+from liftpy.search import UniformSearch
 
 
 @st.composite
@@ -88,7 +89,7 @@ def test_small_network_runs_end_to_end(tmp_path):
     x = b.global_avgpool(x)
     b.fc(x, 5, relu=0)
     net = b.build()
-    run = run_network(net, db=tmp_path / "r.sqlite", samples=1, search="uniform", progress=False, chain_repeat=2)
+    run = run_network(net, db=tmp_path / "r.sqlite", samples=1, search=UniformSearch, progress=False, chain_repeat=2)
     assert run.ok, format_run(run)
     # The chained pass runs the same kernels on the same inputs, on the device: the same output exactly.
     assert run.chain_error == 0.0 and np.array_equal(run.chained.output, run.output)
@@ -101,7 +102,7 @@ def test_small_network_runs_end_to_end(tmp_path):
     from liftpy.network import torch_ref
 
     assert run.validated_against == ("pytorch" if torch_ref.available() else "numpy")
-    again = run_network(net, db=tmp_path / "r.sqlite", samples=1, search="uniform", progress=False)
+    again = run_network(net, db=tmp_path / "r.sqlite", samples=1, search=UniformSearch, progress=False)
     assert again.explored == 0  # every layer's best comes from the store
 
 
@@ -112,9 +113,9 @@ def test_pytorch_forward_agrees_with_the_numpy_references(name):
     pytest.importorskip("torch")
     import numpy as np
 
+    from liftpy.explore.operator import input_shapes, library_operator
     from liftpy.network import torch_ref
     from liftpy.network.run import _weights
-    from liftpy.tuning.operator import input_shapes, library_operator
 
     net = get_model(name, reduced=True)
     image = np.random.default_rng(0).standard_normal(net.input_shape).astype(np.float32)

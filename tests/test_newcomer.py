@@ -12,8 +12,8 @@ import pytest
 
 import liftpy as lp
 from liftpy.loading import load_attribute
-from liftpy.tuning.diagnose import FailureGroup, format_failures
-from liftpy.tuning.operator import ProgramOperator
+from liftpy.explore.diagnose import FailureGroup, format_failures
+from liftpy.explore.operator import ProgramOperator
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))

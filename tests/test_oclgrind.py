@@ -58,9 +58,9 @@ def test_parse_log_keeps_unknown_reports():
 
 @pytest.mark.slow
 def test_sampled_variants_are_clean_under_oclgrind():
-    from liftpy.tuning.conv import ConvOperator
-    from liftpy.tuning.operator import program_operator
-    from liftpy.tuning.sanitize import sweep
+    from liftpy.explore.conv import ConvOperator
+    from liftpy.explore.operator import program_operator
+    from liftpy.explore.sanitize import sweep
 
     work = [("matmul", program_operator(str(PROGRAMS / "matmul_highlevel.lift"), "M=8,N=8,K=12")),
             ("maxpool", program_operator(str(PROGRAMS / "maxpool_highlevel.lift"), "H=8,W=8")),

@@ -12,13 +12,14 @@ import numpy as np
 import pytest
 
 from liftpy.errors import InputError, LiftTypeError
+from liftpy.explore.operator import library_operator, random_inputs
 from liftpy.ir import dsl as L
 from liftpy.ir.interpreter import evaluate
 from liftpy.ir.parser import parse_program
 from liftpy.ir.printer import show_program
 from liftpy.ir.types import Array, Float
 from liftpy.operators import OPERATORS, parse_spec
-from liftpy.tuning.operator import library_operator, random_inputs
+from liftpy.search import UniformSearch
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = {"N": 7, "H": 5, "W": 6, "D": 3, "C": 2, "M": 4, "K": 3, "B": 2}
@@ -54,12 +55,12 @@ ENGINE_ELSEWHERE = {"jacobi1d", "jacobi2d", "conv2d", "matmul", "sum"}
 @pytest.mark.parametrize("name", sorted(set(OPERATORS) - ENGINE_ELSEWHERE))
 @pytest.mark.usefixtures("pools_here")
 def test_explored_through_the_engine(name, tmp_path):
-    from liftpy.tuning.engine import explore_operator
+    from liftpy.explore import explore_operator
 
     entry = OPERATORS[name]
     sizes = {s: SMALL[s] * 2 for s in entry.sizes}
     op = library_operator(name, sizes)
-    result = explore_operator(op, samples=2, db=tmp_path / "r.sqlite", search="uniform", progress=False,
+    result = explore_operator(op, samples=2, db=tmp_path / "r.sqlite", search=UniformSearch, progress=False,
                               references=False, timeout_s=120, repeat=1)
     statuses = [r.status.value for r in result.records]
     assert statuses and all(s == "ok" for s in statuses), [r.error for r in result.records]
@@ -152,9 +153,9 @@ def test_conv2d_shapes_match_numpy(spec, sizes):
 @pytest.mark.slow
 @pytest.mark.usefixtures("pools_here")
 def test_conv2d_shapes_explored(spec, sizes, tmp_path):
-    from liftpy.tuning.engine import explore_operator
+    from liftpy.explore import explore_operator
 
-    result = explore_operator(library_operator(spec, sizes), samples=3, db=tmp_path / "r.sqlite", search="uniform",
+    result = explore_operator(library_operator(spec, sizes), samples=3, db=tmp_path / "r.sqlite", search=UniformSearch,
                               progress=False, references=False, timeout_s=120, repeat=1)
     assert [r.status.value for r in result.records] == ["ok"] * 3, [r.error for r in result.records]
 
@@ -170,9 +171,9 @@ def test_conv2d_gemm_view_variants_validate(spec, sizes, rules, tag, tmp_path):
     """Any kernel shape, stride, padding and dilation is a matrix product over the im2col view, tiled as
     one; grouped, one product per group (``groupsOut``), and split along each group's reduction too
     (``splitKGroups``): such points are derived, run and check out."""
-    from liftpy.tuning.engine import explore_operator
+    from liftpy.explore import explore_operator
 
-    result = explore_operator(library_operator(spec, sizes), samples=3, db=tmp_path / "r.sqlite", search="uniform",
+    result = explore_operator(library_operator(spec, sizes), samples=3, db=tmp_path / "r.sqlite", search=UniformSearch,
                               progress=False, references=False, timeout_s=120, repeat=1, rules=rules)
     assert [r.status.value for r in result.records] == ["ok"] * 3, [r.error for r in result.records]
     assert all(tag in r.variant and "tiled" in r.variant for r in result.records), [r.variant for r in result.records]

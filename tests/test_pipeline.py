@@ -10,12 +10,12 @@ import pytest
 from liftpy.codegen.allocation import allocations
 from liftpy.codegen.kernel import DeviceLimits, generate_pipeline
 from liftpy.codegen.stmt import Barrier, Loop, Store, walk
+from liftpy.explore.conv import ConvOperator
 from liftpy.host.device import get_device
+from liftpy.host.kernel import CompiledPipeline
 from liftpy.ir.levels import Level
 from liftpy.rewrite.explore import ExploreOptions, explore
-from liftpy.host.kernel import CompiledPipeline
-from liftpy.tuning.conv import ConvOperator
-from liftpy.tuning.engine import variant_id
+from liftpy.search import variant_id
 
 LIMITS = DeviceLimits(local_mem_bytes=49152)
 

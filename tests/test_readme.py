@@ -68,7 +68,7 @@ def test_readme_program_block_runs(tmp_path, monkeypatch):
 def test_readme_explore_and_read_back(tmp_path, monkeypatch):
     """The README's path end to end, at small sizes: the program saved as normalize.py, explored as
     ``normalize.py:normalize`` into results.sqlite, and the store read back by the last Python block."""
-    from liftpy.tuning.engine import explore_program
+    from liftpy.explore import explore_program
 
     monkeypatch.chdir(tmp_path)
     program_block, *rest = _blocks(README.read_text(), "python")

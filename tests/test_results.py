@@ -288,7 +288,7 @@ def test_results_of_different_ranks_run_on_the_device():
 
 def test_the_operator_checks_each_result():
     """Exploration's verdict (``ProgramOperator``): each result against the interpreter's."""
-    from liftpy.tuning.operator import ProgramOperator
+    from liftpy.explore.operator import ProgramOperator
 
     op = ProgramOperator.of(stats, {"N": 32})
     inputs, check = op.prepare(0)

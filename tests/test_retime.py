@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 
 from liftpy.errors import TuningError
-from liftpy.tuning.layers import get_layer
-from liftpy.tuning.store import Record, Status, Store
+from liftpy.operators.conv import get_layer
+from liftpy.results.store import Record, Status, Store
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import retime  # noqa: E402
+from liftpy.search import UniformSearch
 
 
 def test_store_points_are_each_workloads_fastest_and_named(tmp_path):
@@ -70,10 +71,10 @@ def test_relu_counterparts_of_stored_points_are_timed_and_checked(tmp_path):
     convolution with a ReLU, checked against conv + bias + ReLU, beside references that run them too."""
     import json
 
-    from liftpy.tuning.conv import explore_layer
+    from liftpy.explore.conv import explore_layer
 
     db, out, best = tmp_path / "s.sqlite", tmp_path / "r.json", tmp_path / "b.json"
-    explore_layer("8,12,12,8,3,1,1", samples=2, db=db, search="uniform", progress=False, repeat=1, warmup=0,
+    explore_layer("8,12,12,8,3,1,1", samples=2, db=db, search=UniformSearch, progress=False, repeat=1, warmup=0,
                   references=False, rules=("tile2DReduce|tile2DReduceStrided",))
     run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "retime.py"), "--store", str(db), "--top", "2", "--relu",
                           "--repeat", "2", "--vendor-repeats", "1", "--json", str(out), "--best", str(best)],
@@ -94,10 +95,10 @@ def test_points_of_a_relu_search_are_timed_as_they_are(tmp_path):
     with or without ``--relu``: checked against conv + bias + ReLU."""
     import json
 
-    from liftpy.tuning.conv import explore_layer
+    from liftpy.explore.conv import explore_layer
 
     db = tmp_path / "s.sqlite"
-    explore_layer("8,12,12,8,3,1,1", samples=1, db=db, search="uniform", progress=False, repeat=1, warmup=0,
+    explore_layer("8,12,12,8,3,1,1", samples=1, db=db, search=UniformSearch, progress=False, repeat=1, warmup=0,
                   references=False, rules=("tile2DReduce|tile2DReduceStrided",), relu=True)
     for flag in ([], ["--relu"]):
         out = tmp_path / f"r{len(flag)}.json"

@@ -16,10 +16,10 @@ from liftpy import (
     reduce, reduceSeq, relu, sizes, slide2D, split, sub, toPrivate, transpose, zip,
 )
 from liftpy.ir import dsl
+from liftpy.ir.userfun import BUILTINS
 from liftpy.rewrite import algorithmic as A
 from liftpy.rewrite import lowering as L
 from liftpy.rewrite.blocking import register_block2D
-from liftpy.ir.userfun import BUILTINS
 from liftpy.rewrite.checks import check_rule
 from liftpy.rewrite.rule import applications
 from liftpy.rewrite.text_rules import parse_rules
@@ -539,7 +539,7 @@ def test_local_stage(hw, seed):
 
 
 def _conv_case(k, stride, pad, c, h, m, seed):
-    from liftpy.tuning.conv import conv_program
+    from liftpy.operators.conv import conv_program
 
     rng = np.random.default_rng(seed)
     sizes_ = {"C": c, "H": h, "W": h, "M": m}

@@ -63,7 +63,7 @@ def test_offline_figures_equal_those_of_the_run_that_left_the_stores(live_run, t
 @pytest.mark.slow
 def test_guided_seed_takes_another_guided_path_over_the_same_uniform_store(live_run, tmp_path):
     """``--guided-seed``: a second guided search beside a uniform store measures no uniform point again."""
-    from liftpy.tuning.store import Store
+    from liftpy.results.store import Store
 
     first = _live(live_run, tmp_path)
     assert first.returncode == 0, first.stderr[-2000:]
@@ -92,7 +92,7 @@ def test_transfer_learns_other_problems_never_the_workloads_own(tmp_path):
     two, and of the others it learns only rows of another problem of the same variants on the same device,
     never a row of the workload's own problem (a copy of its uniform store under another name), another
     device's, an unknown variant's or a failed point."""
-    from liftpy.tuning.store import Record, Status, Store
+    from liftpy.results.store import Record, Status, Store
 
     bench, op, other = _bench_and_two_problems()
     dev = "test | gpu | 1"
@@ -138,7 +138,7 @@ def test_transfer_learns_other_problems_never_the_workloads_own(tmp_path):
 def test_a_live_transfer_run_shares_other_problems_rows_with_the_guided_store(tmp_path):
     """In a live ``--transfer`` run the guided search's store receives the other workloads' rows of other
     problems (whatever their device: the engine keeps its own), never a row of the workload's own problem."""
-    from liftpy.tuning.store import Record, Status, Store
+    from liftpy.results.store import Record, Status, Store
 
     bench, op, other = _bench_and_two_problems()
 
@@ -163,7 +163,7 @@ def _bench_and_two_problems():
     another problem of its variants (32 x 32 x 16)."""
     import importlib.util
 
-    from liftpy.tuning.operator import program_operator
+    from liftpy.explore.operator import program_operator
 
     spec = importlib.util.spec_from_file_location("search_benchmark", SCRIPT)
     bench = importlib.util.module_from_spec(spec)

@@ -23,8 +23,9 @@ import pytest
 
 from liftpy.cli import main
 from liftpy.errors import TuningError
-from liftpy.tuning import cache
-from liftpy.tuning.store import Key, Record, Status, Store
+from liftpy.results import cache
+from liftpy.results.store import Key, Record, Status, Store
+from liftpy.search import UniformSearch
 
 ROOT = Path(__file__).resolve().parents[1]
 MATMUL = ROOT / "examples" / "programs" / "matmul_highlevel.lift"
@@ -369,7 +370,7 @@ def test_a_refused_row_is_named_with_its_value_cut_to_one_short_line(tmp_path):
 
 
 def test_a_damaged_saved_batch_is_no_batch(tmp_path):
-    from liftpy.tuning.store import BatchKey
+    from liftpy.results.store import BatchKey
 
     path = _store(tmp_path / "r.sqlite")
     key = BatchKey.of("dev", "L", "model", {"seed": 0})
@@ -387,21 +388,21 @@ def test_a_damaged_saved_batch_is_no_batch(tmp_path):
 
 
 def _explore(db: Path, **kw):
-    from liftpy.tuning.engine import explore_operator
-    from liftpy.tuning.operator import ProgramOperator, load_program
+    from liftpy.explore import explore_operator
+    from liftpy.explore.operator import ProgramOperator, load_program
 
     op = ProgramOperator.of(load_program(str(MATMUL)), {"M": 8, "N": 8, "K": 8})
-    return explore_operator(op, samples=3, db=db, search="uniform", progress=False, repeat=1, warmup=0,
+    return explore_operator(op, samples=3, db=db, search=UniformSearch, progress=False, repeat=1, warmup=0,
                             references=False, seed=4, jobs=1, **kw)
 
 
 def _sent_to_workers(monkeypatch, before_each=None) -> list:
     """The points the engine hands to its workers, recorded; ``before_each(op, variants, point)`` runs as
     each outcome comes back, before the engine sees it."""
-    from liftpy.tuning import engine
+    from liftpy.explore import devices
 
     sent = []
-    real = engine.evaluate_points
+    real = devices.evaluate_points
 
     def recording(op, variants, chosen, *args, **kw):
         sent.extend(chosen)
@@ -410,7 +411,7 @@ def _sent_to_workers(monkeypatch, before_each=None) -> list:
                 before_each(op, variants, point)
             yield point, outcome
 
-    monkeypatch.setattr(engine, "evaluate_points", recording)
+    monkeypatch.setattr(devices, "evaluate_points", recording)
     return sent
 
 
@@ -450,7 +451,7 @@ def test_an_exploration_skips_the_points_another_finished_since_it_read_the_stor
 @pytest.mark.usefixtures("pools_here")
 def test_a_point_another_exploration_finishes_while_this_one_measures_it_keeps_the_first_result(tmp_path, monkeypatch):
     from liftpy.host.device import device_info
-    from liftpy.tuning.engine import variant_id
+    from liftpy.search import variant_id
 
     db = tmp_path / "r.sqlite"
     others = []
@@ -524,7 +525,7 @@ def test_a_network_run_never_builds_the_program_text_stored_with_its_best_point(
     b.conv("input", 2)
     net = b.build()
     db = tmp_path / "r.sqlite"
-    run_network(net, db=db, samples=1, search="uniform", progress=False)
+    run_network(net, db=db, samples=1, search=UniformSearch, progress=False)
     planted = ('userfun evil(a: float): float = opencl "#include \\"/nonexistent/MARKER\\"\\nreturn a;"\n'
                "def evil_program(x: [float]N) = mapGlb(0, evil, x)")
     with sqlite3.connect(db) as con:
@@ -533,7 +534,7 @@ def test_a_network_run_never_builds_the_program_text_stored_with_its_best_point(
     parsed = []
     real = parser.parse_program
     monkeypatch.setattr(parser, "parse_program", lambda text: parsed.append(text) or real(text))
-    again = run_network(net, db=db, samples=1, search="uniform", progress=False)
+    again = run_network(net, db=db, samples=1, search=UniformSearch, progress=False)
     assert again.ok and again.explored == 0
     assert not any("evil" in text for text in parsed)
 

@@ -427,9 +427,9 @@ def test_conv_space_samples_satisfy_every_constraint(monkeypatch):
         from space_sampling import MALI_G72, conv_space
     finally:
         sys.path.pop(0)
-    from liftpy.tuning import conv
-    from liftpy.tuning.cache import cached_variants
-    from liftpy.tuning.layers import get_layer
+    from liftpy.explore import conv
+    from liftpy.operators.conv import get_layer
+    from liftpy.results.cache import cached_variants
 
     layer = get_layer("vgg16:7")
     # The benchmark derives the layer's variants (``conv_variants``: 26 s); the run's derivation cache
@@ -463,8 +463,8 @@ def test_constraints_are_tidied_inside_minima():
     """A pipeline stage's occupancy limit held its result length as a sum of fractions over powers of
     ``t - 2`` (what substituting the sizes into the stage's type leaves); the solver evaluates every
     term of it exactly, for every candidate.  Tidied, it is one fraction, and the same condition."""
-    from liftpy.constraints.infer import _tidy
     from liftpy.constraints.compile import compile_predicate
+    from liftpy.constraints.infer import _tidy
 
     p, t, w = sympy.symbols("p0 t0 w0")
     length = 589824 * (p + 56) ** 2 / w

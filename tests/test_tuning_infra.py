@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import io
 import itertools
 import json
@@ -12,43 +13,21 @@ import subprocess
 import sys
 import textwrap
 import time
+import types
 import statistics
 
 import numpy as np
 import pytest
 
 from liftpy.errors import ConstraintError, KernelBuildError, TuningError
-from liftpy.tuning import (
-    ALEXNET0,
-    VGG16,
-    Key,
-    Layer,
-    Outcome,
-    Progress,
-    ProgressState,
-    Record,
-    Status,
-    Store,
-    Task,
-    WorkerPool,
-    available_references,
-    conv2d_direct,
-    expectation,
-    format_frontier,
-    format_progress,
-    frontiers,
-    get_layer,
-    layer_names,
-    measure_reference,
-    network_layers,
-    pareto_front,
-    plot_frontier,
-    random_inputs,
-    reference_record,
-    validate,
-)
-from liftpy.tuning.store import to_pandas
+from liftpy.explore.progress import Progress, ProgressState, format_progress
+from liftpy.explore.records import reference_record
 from liftpy.host.timing import CPU_RUNS
+from liftpy.operators.conv import ALEXNET0, VGG16, Layer, get_layer, layer_names, network_layers
+from liftpy.explore.vendor import available_references, measure_reference
+from liftpy.operators.conv.direct import conv2d_direct, expectation, random_inputs, validate
+from liftpy.results import Key, Record, Status, Store, format_frontier, frontiers, pareto_front, plot_frontier, to_pandas
+from liftpy.runtime import Outcome, Task, WorkerPool
 
 # -- layers ----------------------------------------------------------------------------------------------
 
@@ -221,7 +200,7 @@ def test_store_waits_out_a_lock_that_sqlite_reports_at_once(tmp_path, monkeypatc
     """Two explorations creating one store at the same instant: switching the new file to WAL can answer
     "database is locked" without waiting (seen in CI).  Opening retries that like any other wait, and still
     gives up with a usable message once its timeout has passed."""
-    import liftpy.tuning.store as store_module
+    import liftpy.results.store as store_module
 
     real_connect = sqlite3.connect
     refusals = {"left": 3}
@@ -259,7 +238,7 @@ def test_store_waits_out_a_lock_that_sqlite_reports_at_once(tmp_path, monkeypatc
 def test_store_of_schema_1_migrates_in_place(tmp_path):
     """A store written by liftpy before the ``run`` column opens, keeps its rows and gains the column;
     opening it again (or from a second process) finds the new schema and changes nothing."""
-    from liftpy.tuning.store import MIGRATIONS, SCHEMA
+    from liftpy.results.store import MIGRATIONS, SCHEMA
 
     path = tmp_path / "v1.sqlite"
     v1 = _CREATE_V1
@@ -297,7 +276,7 @@ CREATE TABLE results (
 _WRITER = textwrap.dedent(
     """
     import sys
-    from liftpy.tuning.store import Record, Status, Store
+    from liftpy.results.store import Record, Status, Store
     store = Store(sys.argv[1])
     i = int(sys.argv[2])
     while True:
@@ -411,7 +390,7 @@ def test_plot_is_written(tmp_path):
 
 
 def fail_with(kind: str):
-    """A task that raises one of liftpy's errors (run in a worker, by name)."""
+    """A task that raises one of liftpy's errors (run in a worker, passed by reference)."""
     if kind == "build":
         raise KernelBuildError("the OpenCL compiler rejected it", "kernel void k() {}", "error: nope")
     if kind == "constraint":
@@ -424,27 +403,27 @@ def fail_with(kind: str):
 
 @pytest.mark.slow
 def test_worker_survives_segfaults_aborts_and_hangs():
-    me = f"{__name__}:fail_with"
+    me = fail_with
     with WorkerPool(1, default_timeout_s=30) as pool:
         first = pool.run(Task(me, ("fine",)))
         assert first.ok and first.result["kind"] == "fine" and list(first.result["array"]) == [0, 1, 2]
         warm = first.worker_pid
-        assert pool.run(Task("os:getpid")).result == warm  # the same, warm worker
+        assert pool.run(Task(os.getpid)).result == warm  # the same, warm worker
 
-        seg = pool.run(Task("ctypes:string_at", (0,)))  # a null dereference in C
+        seg = pool.run(Task(ctypes.string_at, (0,)))  # a null dereference in C
         assert seg.status is Status.CRASHED and "SIGSEGV" in seg.message and seg.exitcode == -signal.SIGSEGV
         assert "Segmentation fault" in seg.log  # faulthandler's report, from the worker's log
-        after = pool.run(Task("os:getpid"))
+        after = pool.run(Task(os.getpid))
         assert after.ok and after.result != warm and pool.restarts == 1
 
-        aborted = pool.run(Task("os:abort"))
+        aborted = pool.run(Task(os.abort))
         assert aborted.status is Status.CRASHED and "SIGABRT" in aborted.message
 
         t0 = time.monotonic()
-        hung = pool.run(Task("time:sleep", (60,), timeout_s=1.0))
+        hung = pool.run(Task(time.sleep, (60,), timeout_s=1.0))
         assert hung.status is Status.TIMEOUT and "1 s limit" in hung.message
         assert time.monotonic() - t0 < 15
-        assert pool.run(Task("os:getpid")).ok and pool.restarts == 3
+        assert pool.run(Task(os.getpid)).ok and pool.restarts == 3
 
         build = pool.run(Task(me, ("build",)))
         assert build.status is Status.COMPILE_ERROR and build.error_type == "liftpy.errors.KernelBuildError"
@@ -452,8 +431,16 @@ def test_worker_survives_segfaults_aborts_and_hangs():
         assert pool.run(Task(me, ("constraint",))).status is Status.INVALID_CONFIG
         printed = pool.run(Task(me, ("print",)))
         assert printed.status is Status.RUNTIME_ERROR and "something the task said" in printed.log
-        missing = pool.run(Task("liftpy.tuning.layers:no_such_function"))
-        assert missing.status is Status.RUNTIME_ERROR and "no_such_function" in missing.message
+        # A function the worker cannot import (its module only in this process, as a notebook's functions are)
+        # is the task's error, not the worker's end.
+        ghost = types.ModuleType("liftpy_test_only_in_the_driver")
+        exec("def vanished():\n    return 1", ghost.__dict__)
+        sys.modules[ghost.__name__] = ghost
+        try:
+            missing = pool.run(Task(ghost.vanished))
+        finally:
+            del sys.modules[ghost.__name__]
+        assert missing.status is Status.RUNTIME_ERROR and "liftpy_test_only_in_the_driver" in missing.message
         assert pool.restarts == 3  # errors raised by tasks do not cost a worker
 
 
@@ -463,7 +450,7 @@ def test_a_busy_task_can_be_given_less_time_and_is_then_stopped_with_the_reason(
     much more time; one still running after it is stopped as a timeout whose message gives the reason, and
     a deadline already nearer is kept."""
     with WorkerPool(2, default_timeout_s=60) as pool:
-        tasks = [Task("time:sleep", (0.2,), tag="quick"), Task("time:sleep", (60,), tag="slow")]
+        tasks = [Task(time.sleep, (0.2,), tag="quick"), Task(time.sleep, (60,), tag="slow")]
         t0, got, limited = time.monotonic(), {}, []
         for task, outcome in pool.imap_unordered(tasks):
             got[task.tag] = outcome
@@ -474,7 +461,7 @@ def test_a_busy_task_can_be_given_less_time_and_is_then_stopped_with_the_reason(
         assert got["slow"].message.startswith("the batch went on without it (stopped after")
         assert pool.restarts == 1
         # a task started after the limit gets its own time again
-        assert pool.run(Task("time:sleep", (0.8,))).ok
+        assert pool.run(Task(time.sleep, (0.8,))).ok
 
 
 def rendezvous(directory: str, parties: int, timeout_s: float) -> int:
@@ -487,30 +474,30 @@ def rendezvous(directory: str, parties: int, timeout_s: float) -> int:
 
 
 @pytest.mark.slow
-def test_worker_pool_runs_tasks_in_parallel_and_validates_names(tmp_path):
+def test_worker_pool_runs_tasks_in_parallel_and_refuses_what_is_no_function(tmp_path):
     with WorkerPool(2, default_timeout_s=60) as pool:
-        meet = [Task(f"{__name__}:rendezvous", (str(tmp_path), 2, 20.0), tag=i) for i in range(2)]
-        tasks = meet + [Task("os:abort", tag="boom"), Task("os:getpid", tag="after")]
+        meet = [Task(rendezvous, (str(tmp_path), 2, 20.0), tag=i) for i in range(2)]
+        tasks = meet + [Task(os.abort, tag="boom"), Task(os.getpid, tag="after")]
         outcomes = {task.tag: outcome for task, outcome in pool.imap_unordered(tasks)}
         assert set(outcomes) == {0, 1, "boom", "after"}
         assert [outcomes[i].result for i in range(2)] == [2, 2]  # both were running at once
         assert outcomes[0].worker_pid != outcomes[1].worker_pid
         assert outcomes["boom"].status is Status.CRASHED and outcomes["after"].ok
-    with pytest.raises(TuningError, match="module:function"):
-        Task("not a name")
+    with pytest.raises(TuningError, match="runs a function"):
+        Task("os:getpid")  # a name is not a function
     with pytest.raises(TuningError, match="spawn"):
         WorkerPool(1, start_method="fork")
 
 
 @pytest.mark.slow
 def test_worker_initializer_failure_stops_the_pool():
-    with WorkerPool(1, initializer=f"{__name__}:fail_with", init_args=("build",)) as pool:
+    with WorkerPool(1, initializer=fail_with, init_args=("build",)) as pool:
         with pytest.raises(TuningError, match="initializer"):
-            pool.run(Task("os:getpid"))
+            pool.run(Task(os.getpid))
 
 
 def test_outcome_status_of_exceptions_with_their_own():
-    from liftpy.tuning.worker import classify
+    from liftpy.runtime.process import classify
 
     class Wrong(Exception):
         status = Status.WRONG_RESULT
@@ -631,7 +618,7 @@ def test_references_agree_with_the_plain_convolution(name):
 @pytest.mark.parametrize("name", REFERENCES)
 def test_references_run_a_bias_and_relu_after_the_convolution(name):
     """With an epilogue each reference is a network's layer: the plain convolution plus the bias, then max(., 0)."""
-    from liftpy.tuning.references import random_epilogue
+    from liftpy.operators.conv.direct import random_epilogue
 
     if name not in available_references():
         pytest.skip(f"{name} needs PyTorch{' and CUDA' if name in ('cudnn', 'im2col_gemm') else ''}")
@@ -670,15 +657,16 @@ def test_reference_records_join_the_frontier_plot(tmp_path):
 def test_worker_is_replaced_after_an_error_that_retires_it():
     """A task whose exception says the process cannot be trusted (a GPU fault) gets its status, and the
     next task runs in a fresh worker."""
-    from liftpy.tuning.worker import Task, WorkerPool
+    from liftpy.runtime.pool import Task, WorkerPool
+    from liftpy.runtime.process import _raise_kernel_run_error
 
     with WorkerPool(1, default_timeout_s=60) as pool:
-        first = pool.run(Task("os:getpid"))
-        again = pool.run(Task("os:getpid"))
+        first = pool.run(Task(os.getpid))
+        again = pool.run(Task(os.getpid))
         assert first.result == again.result  # warm workers are reused
-        bad = pool.run(Task("liftpy.tuning.worker:_raise_kernel_run_error"))
+        bad = pool.run(Task(_raise_kernel_run_error))
         assert bad.status is Status.RUNTIME_ERROR
-        after = pool.run(Task("os:getpid"))
+        after = pool.run(Task(os.getpid))
         assert after.ok and after.result != first.result
         assert pool.restarts >= 1
 
@@ -704,7 +692,7 @@ def test_uncached_imports_names_packages_every_worker_would_compile_from_source(
     import subprocess
     import sys
 
-    code = "from liftpy.tuning.worker import uncached_imports; print(uncached_imports())"
+    code = "from liftpy.runtime.process import uncached_imports; print(uncached_imports())"
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": str(tmp_path / "empty")}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert "sympy" in out

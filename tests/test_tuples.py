@@ -14,6 +14,7 @@ from liftpy.codegen.kernel import generate_kernel, generate_pipeline
 from liftpy.constraints import sample, solve
 from liftpy.constraints.infer import variant_space
 from liftpy.errors import CodegenError, EvaluationError, LiftTypeError
+from liftpy.explore.operator import compare
 from liftpy.host.device import get_device
 from liftpy.host.kernel import CompiledPipeline, compile_program
 from liftpy.ir import dsl as L
@@ -25,7 +26,6 @@ from liftpy.ir.printer import show_program
 from liftpy.ir.types import Array, Float, Float4, Int, Tuple, size_var
 from liftpy.ir.userfun import userfun
 from liftpy.rewrite.explore import explore_all
-from liftpy.tuning.operator import compare
 
 N = size_var("N")
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,7 +21,7 @@ import pytest
 import liftpy as L
 from liftpy import Array, Float, parse_program, program, sizes, userfun, userfun_from_expression
 from liftpy.errors import LiftError
-from liftpy.tuning.operator import ProgramOperator, load_program
+from liftpy.explore.operator import ProgramOperator, load_program
 
 ROOT = Path(__file__).resolve().parents[1]
 M, N = sizes("M N")
@@ -216,7 +216,7 @@ def test_a_ctrl_c_while_a_worker_is_started_reaches_the_driver_and_not_the_worke
     """While the driver starts a worker, SIGINT is kept from the worker, which inherits that; a Ctrl-C in that
     window must still reach the driver: the driver ignored SIGINT meanwhile, lost it, and the exploration ran
     on to its end with exit status 0.  A worker sent SIGINT while it starts lives on."""
-    from liftpy.tuning.worker import _sigint_held, quiet_context
+    from liftpy.runtime.process import _sigint_held, quiet_context
 
     got = []
     previous = signal.signal(signal.SIGINT, lambda *_: got.append("SIGINT"))

@@ -11,13 +11,14 @@ import time
 sys.path.insert(0, "benchmarks")
 from search import workload  # noqa: E402
 
-from liftpy.tuning.engine import explore_operator  # noqa: E402
+from liftpy.explore import explore_operator  # noqa: E402
+from liftpy.search import UniformSearch
 
 
 def main():
     op, rules = workload("sgemm:1024")
     t = time.time()
-    ex = explore_operator(op, samples=int(sys.argv[3]) if len(sys.argv) > 3 else 1000, db=sys.argv[1], search="uniform",
+    ex = explore_operator(op, samples=int(sys.argv[3]) if len(sys.argv) > 3 else 1000, db=sys.argv[1], search=UniformSearch,
                           profile_path="benchmarks/results/h100-profile.json",
                           seed=0, repeat=5, warmup=2, references=False, progress=False, rules=rules, jobs=15,
                           abort_factor=float(sys.argv[2]) if len(sys.argv) > 2 else 2.0)

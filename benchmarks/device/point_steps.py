@@ -5,12 +5,12 @@ run, the same timed run again and the check; then the pieces of one run (uploads
 import sys, time, statistics
 sys.path.insert(0, "benchmarks")
 from search import workload
-from liftpy.tuning.cache import cached_variants
-from liftpy.tuning.engine import select_variants
-from liftpy.tuning.search import Spaces
-from liftpy.tuning import evaluate as ev
 from liftpy.host.profile import resolve_profile
 from liftpy.host.timing import device_timing
+from liftpy.results.cache import cached_variants
+from liftpy.runtime import points as ev
+from liftpy.search import select_variants
+from liftpy.search import Spaces
 import numpy as np
 import pyopencl as cl
 name, n = sys.argv[1], int(sys.argv[2])

@@ -31,7 +31,7 @@ is the classic optimisation.  Does either pay on *this* device, and by how much?
 
 **Method.**
 1. The variants of `jacobi2d` (the library's 5-point Jacobi stencil) are split by the rules their
-   derivation used (`liftpy.tuning.engine.select_variants`, the filter behind `explore_operator(rules=...)`
+   derivation used (`liftpy.search.select_variants`, the filter behind `explore_operator(rules=...)`
    and `liftpy explore --rules`) into three disjoint arms: *untiled* (no `tile2D`), *tiled* (`tile2D`
    without `localStage`) and *tiled + local* (`localStage`, which only follows `tile2D`).
 2. Each arm is explored on its own (uniform search over its variants and their tuning parameters), once
@@ -46,7 +46,7 @@ is the classic optimisation.  Does either pay on *this* device, and by how much?
    replacement), and the best point of each exploration.  An arm's effect is the ratio of its median to the
    untiled median, with a bootstrap 95% interval; an interval that excludes 1 is a measurable effect.
 
-The records go to pandas with `liftpy.tuning.to_pandas`."""),
+The records go to pandas with `liftpy.results.to_pandas`."""),
     ("code", r"""import os
 
 # The experiment's size.  tests/test_notebooks.py sets LIFTPY_NOTEBOOK_SMALL: the same method, fewer points.
@@ -61,11 +61,11 @@ print(f"{OPERATOR} at {SIZES}: {len(SEEDS)} seeds x {SAMPLES} points per arm, re
 import numpy as np
 import pandas as pd
 
+from liftpy.explore.operator import library_operator
 from liftpy.host.device import get_device
+from liftpy.results.cache import cached_variants
 from liftpy.rewrite.explore import features
-from liftpy.tuning.cache import cached_variants
-from liftpy.tuning.engine import select_variants
-from liftpy.tuning.operator import library_operator
+from liftpy.search import select_variants
 
 op = library_operator(OPERATOR, SIZES)
 device = get_device(None)
@@ -88,8 +88,9 @@ for arm, vs in ARMS.items():
     ("code", r"""import time
 from pathlib import Path
 
-from liftpy.tuning import to_pandas
-from liftpy.tuning.engine import explore_operator
+from liftpy.explore import explore_operator
+from liftpy.results import to_pandas
+from liftpy.search import UniformSearch
 
 for old in Path(".").glob("stencil-rules-*.sqlite*"):
     old.unlink()  # measured afresh each time the notebook runs (a store would resume instead)
@@ -99,7 +100,7 @@ frames, t0, load = [], time.time(), [os.getloadavg()[0]]
 for s, seed in enumerate(SEEDS):
     for arm in names[s % 3:] + names[:s % 3]:  # the order rotates, so no arm is always first
         ex = explore_operator(op, samples=SAMPLES, db=f"stencil-rules-{names.index(arm)}-seed{seed}.sqlite",
-                              variants=ARMS[arm], seed=seed, search="uniform", references=False, progress=False)
+                              variants=ARMS[arm], seed=seed, search=UniformSearch, references=False, progress=False)
         frames.append(to_pandas(ex.records).assign(arm=arm, seed=seed))
     load.append(os.getloadavg()[0])
 records = pd.concat(frames, ignore_index=True)
@@ -109,7 +110,7 @@ print(records.groupby(["arm", "status"]).size().unstack(fill_value=0).to_string(
     ("md", "## Every point timed again, interleaved"),
     ("code", r"""from liftpy.host.kernel import CompiledPipeline
 from liftpy.host.timing import device_timing
-from liftpy.tuning.engine import find_variant
+from liftpy.search import find_variant
 
 ok = records[records.status == "ok"].copy()
 rule = device_timing(device.info.type, 5)  # the exploration's own rule: the fastest of 40 runs on a CPU
@@ -302,8 +303,9 @@ for label, n in SIDES.items():
     ("md", "## The explorations, with the numpy baseline"),
     ("code", r"""from pathlib import Path
 
-from liftpy.tuning.engine import explore_operator
-from liftpy.tuning.operator import library_operator
+from liftpy.explore import explore_operator
+from liftpy.explore.operator import library_operator
+from liftpy.search import UniformSearch
 
 for old in Path(".").glob("gemv-roofline-*.sqlite*"):
     old.unlink()  # measured afresh each time the notebook runs
@@ -311,7 +313,7 @@ ops, explorations = {}, {}
 for label, n in SIDES.items():
     ops[label] = op = library_operator("gemv", {"M": n, "N": n})
     t0 = time.time()
-    explorations[label] = ex = explore_operator(op, samples=SAMPLES, db=f"gemv-roofline-{n}.sqlite", search="uniform",
+    explorations[label] = ex = explore_operator(op, samples=SAMPLES, db=f"gemv-roofline-{n}.sqlite", search=UniformSearch,
                                                 progress=False, references=False, baselines=("numpy_baselines:gemv",))
     print(f"{label}, {n} x {n}: {ex.ran} points ({ex.failed} failed) in {time.time() - t0:.0f} s")
     print(ex.table(), "\n")"""),
@@ -323,11 +325,11 @@ fastest round is the estimate of what the code reaches undisturbed (the rule's o
 the median and the range over the rounds show how much the machine disturbed it."""),
     ("code", r"""import pandas as pd
 
+from liftpy.explore.baseline import load_callable, measure_callable
 from liftpy.host.kernel import CompiledPipeline
 from liftpy.host.timing import device_timing
-from liftpy.tuning.baseline import load_callable, measure_callable
-from liftpy.tuning.cache import cached_variants
-from liftpy.tuning.engine import find_variant
+from liftpy.results.cache import cached_variants
+from liftpy.search import find_variant
 
 rule = device_timing(dev.info.type, 5)  # as the exploration timed its points
 numpy_gemv = load_callable("numpy_baselines:gemv")
@@ -473,7 +475,7 @@ top.set_title(f"{net.name}, reduced: tensors alive per step (top), their place i
 plt.tight_layout()
 plt.show()"""),
     ("md", "## Checking the plan: the network executed inside the arena"),
-    ("code", r"""from liftpy.tuning.operator import input_shapes, library_operator, random_inputs
+    ("code", r"""from liftpy.explore.operator import input_shapes, library_operator, random_inputs
 
 ops = {n.name: library_operator(n.op, n.size_map) for n in net.nodes}
 

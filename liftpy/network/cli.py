@@ -27,13 +27,16 @@ def register(sub) -> None:
 
 
 def cmd_network(args) -> int:
+    # Here, not at the head: every ``liftpy`` command builds the whole parser, and the exploration's modules
+    # (the search, the solver, the model) would add to the start-up of each.
+    from ..search import named
     from .models import get_model
     from .run import format_run, run_network, run_record
 
     net = get_model(args.name, reduced=args.reduced)
     print(f"{net.name}: {len(net.nodes)} layers, {len({n.key for n in net.nodes})} distinct problems, input {net.input_shape}",
           flush=True)
-    run = run_network(net, db=args.db, samples=args.samples, search=args.search, jobs=args.jobs, device=args.device,
+    run = run_network(net, db=args.db, samples=args.samples, search=named(args.search), jobs=args.jobs, device=args.device,
                       budget_s=args.budget, chain_repeat=args.chain)
     print(format_run(run))
     if args.json:

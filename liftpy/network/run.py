@@ -22,12 +22,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import LiftError
+from ..explore import explore_operator
+from ..explore.operator import input_shapes, library_operator
 from ..host.device import get_device
 from ..host.kernel import CompiledPipeline
 from ..host.timing import device_timing
-from ..tuning.cache import cached_variants
-from ..tuning.engine import explore_operator, find_variant
-from ..tuning.operator import input_shapes, library_operator
+from ..results.cache import cached_variants
+from ..search import ModelSearch, Strategy
+from ..search import find_variant
 from .chain import ChainedRun, chained_run
 from .graph import Network, Node
 from .memory import Tensor, check, greedy_by_size, lower_bound, naive
@@ -72,7 +74,7 @@ class NetworkRun:
 
 def _weights(node: Node, op, k: int, seed: int) -> list[np.ndarray]:
     """The operator's inputs after its activations: He-scaled weights, small biases."""
-    from ..tuning.operator import random_inputs
+    from ..explore.operator import random_inputs
 
     arrays = random_inputs(op.prog, op.sizes(), seed=seed + 7919 * k)[len(node.inputs):]
     out = []
@@ -108,7 +110,7 @@ def memory_tensors(net: Network) -> list[Tensor]:
     return out
 
 
-def run_network(net: Network, db="results.sqlite", samples: int = 8, search: str = "model", jobs: int | None = None,
+def run_network(net: Network, db="results.sqlite", samples: int = 8, search: type[Strategy] = ModelSearch, jobs: int | None = None,
                 device=None, seed: int = 0, repeat: int = 3, progress: bool = True, stream=None,
                 budget_s: float | None = None, chain_repeat: int = 0) -> NetworkRun:
     """``budget_s``: seconds of search per distinct layer (``explore_operator``'s); ``chain_repeat``: with more
@@ -235,7 +237,7 @@ def network_frontier(net: Network, problems: dict, fixed_bytes: int, io_bytes: d
 
 def format_run(run: NetworkRun) -> str:
     """The per-layer table, the totals, the memory plan and the frontier, as text."""
-    from ..tuning.pareto import format_table
+    from ..results.pareto import format_table
 
     mb = 1e6
     rows = [[l.node.name, l.node.op, ",".join(f"{k}={v}" for k, v in l.node.sizes), l.variant, f"{l.time_ms:.4g}",

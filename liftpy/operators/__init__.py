@@ -2,7 +2,7 @@
 reference and a FLOP count, explored like any program (``liftpy explore NAME -s sizes``).
 
 An entry names the program's sizes and its parameters (a stencil's boundary, a pooling window and stride);
-``liftpy.tuning.operator.library_operator("jacobi2d:boundary=mirror", {"H": 512, "W": 512})`` gives the
+``liftpy.explore.operator.library_operator("jacobi2d:boundary=mirror", {"H": 512, "W": 512})`` gives the
 engine's operator, validated against the numpy reference (so sizes far beyond the interpreter's reach can be explored).  The
 spec form ``NAME[:KEY=VALUE,...]`` is the same on the command line.  ``OPERATORS`` lists the entries.
 """

@@ -19,6 +19,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Iterable, Sequence
 
+import numpy as np
+
 from ..errors import TuningError
 from .store import REFERENCE_PREFIX, Record
 
@@ -146,7 +148,8 @@ def plot_frontier(
 ) -> Path:
     """Write a PNG: every measured point, the frontier as a staircase, and each reference as a labelled marker;
     time (ms) across, memory (MB) up."""
-    # A bare Figure renders with Agg and leaves pyplot's global backend (a notebook's, say) alone.
+    # A bare Figure renders with Agg and leaves pyplot's global backend (a notebook's, say) alone.  Imported
+    # here: matplotlib takes a second to import, which every store read and command would pay otherwise.
     from matplotlib.figure import Figure
 
     points = [r for r in records if r.measured and not r.is_reference]
@@ -197,8 +200,6 @@ def memory_note(points: Sequence[Record]) -> str:
 def _time_distribution(ax, points: Sequence[Record], references: Sequence, title: str | None) -> None:
     """A histogram of the measured times (log-spaced bins when they span a decade), the fastest and each
     reference marked: what a frontier of one point cannot show."""
-    import numpy as np
-
     times = np.array([r.time_ms for r in points])
     spread = times.max() / times.min() if times.min() > 0 else 1.0
     bins = np.geomspace(times.min(), times.max(), 30) if spread > 10 else 30

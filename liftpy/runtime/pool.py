@@ -1,11 +1,9 @@
 """Isolated evaluation: tasks run in worker processes, so a segfault, an abort or a hang in an OpenCL driver or
 compiler costs one point, never the exploration.
 
-A task names a function by ``"module:function"`` (so a notebook or a CLI can send work without pickling code)
-with picklable arguments and a time limit.  Each worker is a separate process started with ``spawn`` (or
-``forkserver``): OpenCL implementations do not survive ``fork`` once initialised.  Workers are kept warm
-between tasks, so what a task module caches at module level (OpenCL contexts, built programs) is paid for
-once per worker; a worker that crashed or timed out is killed and replaced before its next task.
+A task is a module-level function (passed by reference: it travels to the worker as its module and name) with
+picklable arguments and a time limit.  Workers are kept warm between tasks; a worker that crashed or timed
+out is killed and replaced before its next task (``liftpy.runtime.process`` is a worker's side).
 
 Every task ends in an ``Outcome`` with a ``Status``:
 
@@ -24,58 +22,38 @@ faulthandler writes on a fatal signal) go to a log file; the part written during
 
 from __future__ import annotations
 
-import importlib
-import multiprocessing
 import os
-import re
+import pickle
 import shutil
-import signal
-import sys
 import tempfile
-import threading
 import time
-import traceback as tb_module
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..errors import TuningError
-from .store import Status
+from ..results.store import Status
+from .process import quiet_context, serve, signal_name, task_name
 
-_FN_NAME = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 LOG_TAIL_CHARS = 4000
-
-
-def uncached_imports(modules: Iterable[str] = ("sympy", "numpy")) -> list[str]:
-    """The packages among ``modules`` that every new worker process compiles from source: Python keeps no
-    bytecode for them (``PYTHONDONTWRITEBYTECODE`` set, no ``__pycache__`` beside them and no
-    ``PYTHONPYCACHEPREFIX``).  On a lent H100 whose image shipped sympy so, each worker's start took 3.4-4 s
-    instead of 0.5-1.2 s, most of a resumed exploration's time to its first run."""
-    import importlib.util
-
-    if not sys.flags.dont_write_bytecode:
-        return []  # whatever is missing is written by the first process that imports it
-    out = []
-    for name in modules:
-        spec = importlib.util.find_spec(name)
-        origin = getattr(spec, "origin", None) if spec is not None else None
-        if origin and origin.endswith(".py") and not os.path.exists(importlib.util.cache_from_source(origin)):
-            out.append(name)
-    return out
 
 
 @dataclass(frozen=True)
 class Task:
-    fn: str  # "package.module:function"
+    fn: Callable  # a module-level function: it travels to the worker by reference (its module and name)
     args: tuple = ()
     kwargs: dict = field(default_factory=dict, hash=False)
     timeout_s: float | None = None  # None: the pool's default
     tag: Any = None  # the caller's identity for the task, handed back with its outcome
 
     def __post_init__(self) -> None:
-        if not isinstance(self.fn, str) or not _FN_NAME.match(self.fn):
-            raise TuningError(f"task function {self.fn!r} must be named as 'package.module:function'")
+        if not callable(self.fn):
+            raise TuningError(f"a task runs a function (a module-level one, passed by reference), got {self.fn!r}")
+
+    @property
+    def name(self) -> str:
+        """The function as messages name it: ``package.module:function``."""
+        return task_name(self.fn)
 
 
 @dataclass(frozen=True)
@@ -93,197 +71,6 @@ class Outcome:
     @property
     def ok(self) -> bool:
         return self.status is Status.OK
-
-
-def classify(exc: BaseException) -> Status:
-    """The status of a task that raised ``exc``."""
-    own = getattr(exc, "status", None)
-    if isinstance(own, Status):
-        return own
-    from ..errors import CodegenError, ConstraintError, KernelBuildError
-
-    if isinstance(exc, (KernelBuildError, CodegenError)):
-        return Status.COMPILE_ERROR
-    if isinstance(exc, ConstraintError):
-        return Status.INVALID_CONFIG
-    return Status.RUNTIME_ERROR
-
-
-def _raise_kernel_run_error() -> None:
-    """For tests: fail the way a faulting GPU kernel does."""
-    from ..errors import KernelRunError
-
-    raise KernelRunError("clWaitForEvents failed: <unknown error -9999> (simulated)")
-
-
-def _resolve(name: str):
-    module_name, _, attr = name.partition(":")
-    obj = importlib.import_module(module_name)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    if not callable(obj):
-        raise TypeError(f"{name} is not callable")
-    return obj
-
-
-def _worker_main(conn, log_path: str, initializer: str | None, init_args: tuple) -> None:
-    """The body of a worker process: run tasks sent over ``conn`` until told to stop or orphaned."""
-    import faulthandler
-
-    entered = time.time()  # after the interpreter started, imported the main module and unpickled the arguments
-
-    # Ctrl-C in the terminal is the driver's to handle; it stops workers itself.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _sigint_unblocked()
-    log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.dup2(log_fd, 1)
-    os.dup2(log_fd, 2)
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.reconfigure(line_buffering=True)
-        except (AttributeError, ValueError):
-            pass
-    faulthandler.enable(file=sys.stderr, all_threads=True)
-    steps = {}
-    try:
-        if initializer:
-            steps = _resolve(initializer)(*init_args)
-    except BaseException as e:  # noqa: BLE001 - reported to the driver, which stops the pool
-        conn.send(("init_failed", f"{type(e).__name__}: {e}", tb_module.format_exc()))
-        return
-    # What the start-up took, for a driver that wants to know what its first task waited for: the
-    # initializer may return a dict of its own steps' seconds.
-    conn.send(("ready", os.getpid(), time.time(), {"entered": entered, **(steps if isinstance(steps, dict) else {})}))
-    functions: dict[str, Any] = {}
-    while True:
-        try:
-            message = conn.recv()
-        except (EOFError, OSError):
-            return  # the driver is gone
-        if message is None:
-            return
-        task_id, fn, args, kwargs = message
-        try:
-            if fn not in functions:
-                functions[fn] = _resolve(fn)
-            reply = ("done", task_id, Status.OK.value, functions[fn](*args, **kwargs), None, None, None, False)
-        except BaseException as e:  # noqa: BLE001 - every failure of a task is its outcome
-            exc_type = f"{type(e).__module__}.{type(e).__qualname__}"
-            # An exception may say that the process that saw it cannot be trusted with more work (a GPU
-            # fault leaves the OpenCL context unusable: every later build in it fails).
-            retire = bool(getattr(e, "retires_worker", False))
-            reply = ("done", task_id, classify(e).value, None, exc_type, str(e), tb_module.format_exc(), retire)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        try:
-            conn.send(reply)
-        except Exception as e:  # noqa: BLE001 - a result that cannot be pickled is the task's error
-            conn.send(("done", task_id, Status.RUNTIME_ERROR.value, None, f"{type(e).__module__}.{type(e).__qualname__}",
-                       f"the task's result cannot be sent back to the driver: {e}", tb_module.format_exc(), False))  # fmt: skip
-
-
-@contextmanager
-def _sigint_held():
-    """SIGINT kept from a process while it is started, so that a Ctrl-C in the terminal, sent to the whole
-    process group, reaches the driver, which stops its workers, and not a worker importing its modules, which
-    printed a KeyboardInterrupt traceback each.  The driver's main thread blocks SIGINT while it starts the
-    process: the new process inherits the blocked signal through fork and exec, and keeps it blocked until the
-    worker's body ignores it (``_worker_main``); the pools' other processes keep it blocked.  The driver loses
-    nothing meanwhile: a Ctrl-C goes to another of its threads (numpy's are there), whose handler tells the
-    main thread, or waits until the main thread unblocks it; the main thread's handler runs once the process
-    is started.  Ignoring SIGINT in the driver instead, for the
-    child to inherit, lost a Ctrl-C that came while a worker started (the exploration ran on to its end).
-    Where there are no signal masks (Windows), SIGINT is ignored meanwhile, as it was.  Signal handlers
-    belong to the main thread; elsewhere nothing changes."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    if hasattr(signal, "pthread_sigmask"):
-        # Another thread's Ctrl-C runs the driver's handler in the main thread at once, which raised
-        # KeyboardInterrupt in the middle of writing the new process's start-up data: the process then
-        # printed an EOFError traceback.  The handler is deferred until the process is started.
-        # A driver that ignores SIGINT (started in the background) goes on ignoring it; a handler installed
-        # from C (``getsignal`` None) is left alone.
-        pending = []
-        previous = signal.getsignal(signal.SIGINT)
-        defer = previous is not None and previous != signal.SIG_IGN
-        if defer:
-            signal.signal(signal.SIGINT, lambda signum, frame: pending.append(signum))
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
-            yield
-        finally:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-            if defer:
-                signal.signal(signal.SIGINT, previous)
-            if pending:
-                if callable(previous):
-                    previous(signal.SIGINT, None)
-                elif previous == signal.SIG_DFL:
-                    signal.raise_signal(signal.SIGINT)
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-def _sigint_unblocked() -> None:
-    """In a started worker, once SIGINT is ignored: no longer blocked (inherited from ``_sigint_held``), so
-    that what the worker runs (a compiler, a subprocess) starts with the usual signal mask."""
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-
-
-class _QuietSpawnProcess(multiprocessing.context.SpawnProcess):
-    def start(self):
-        if os.name == "posix":
-            # multiprocessing's resource tracker, started with the first spawned process, blocks SIGINT
-            # while it starts and then unblocks it, undoing ``_sigint_held``'s block: started first.
-            from multiprocessing import resource_tracker
-
-            resource_tracker.ensure_running()
-        with _sigint_held():
-            super().start()
-
-
-class _QuietForkProcess(multiprocessing.context.ForkProcess):
-    def start(self):
-        with _sigint_held():
-            super().start()
-
-
-class _QuietSpawnContext(multiprocessing.context.SpawnContext):
-    Process = _QuietSpawnProcess
-
-
-class _QuietForkContext(multiprocessing.context.ForkContext):
-    Process = _QuietForkProcess
-
-
-def quiet_context(method: str | None = None):
-    """A multiprocessing context (``spawn`` or ``fork``; None: the platform's default) whose processes
-    leave Ctrl-C to the process that started them (``_sigint_held``): for every pool of the engine's."""
-    method = method or multiprocessing.get_start_method()
-    if method == "spawn":
-        return _QuietSpawnContext()
-    if method == "fork":
-        return _QuietForkContext()
-    return multiprocessing.get_context(method)
-
-
-def _signal_name(exitcode: int | None) -> str:
-    if exitcode is None:
-        return "unknown exit"
-    if exitcode < 0:
-        try:
-            return signal.Signals(-exitcode).name
-        except ValueError:
-            return f"signal {-exitcode}"
-    return f"exit code {exitcode}"
 
 
 class _Slot:
@@ -328,7 +115,7 @@ class WorkerPool:
     """Worker processes that run ``Task`` s in isolation; use as a context manager or call ``close``.
 
     ``workers``: how many tasks run at once (one per device is right for timing; more can overlap compiles).
-    ``initializer``: ``"module:function"`` run once in every new worker with ``init_args`` (for example to
+    ``initializer``: a module-level function run once in every new worker with ``init_args`` (for example to
     build the OpenCL context); if it raises, the pool stops with a ``TuningError``.
     ``max_tasks_per_worker``: replace a worker after this many tasks, to bound what per-process caches grow to.
     """
@@ -337,7 +124,7 @@ class WorkerPool:
         self,
         workers: int = 1,
         *,
-        initializer: str | None = None,
+        initializer: Callable | None = None,
         init_args: tuple = (),
         start_method: str = "spawn",
         default_timeout_s: float | None = None,
@@ -349,8 +136,8 @@ class WorkerPool:
             raise TuningError(f"a worker pool needs at least one worker, got {workers}")
         if start_method not in ("spawn", "forkserver"):
             raise TuningError(f"start method {start_method!r}: use 'spawn' or 'forkserver' (OpenCL does not survive fork)")
-        if initializer is not None and not _FN_NAME.match(initializer):
-            raise TuningError(f"initializer {initializer!r} must be named as 'package.module:function'")
+        if initializer is not None and not callable(initializer):
+            raise TuningError(f"the initializer {initializer!r} is not a function")
         self._ctx = quiet_context(start_method)
         self._initializer = initializer
         self._init_args = tuple(init_args)
@@ -370,7 +157,7 @@ class WorkerPool:
         parent, child = self._ctx.Pipe(duplex=True)
         open(slot.log_path, "wb").close()
         proc = self._ctx.Process(
-            target=_worker_main,
+            target=serve,
             args=(child, slot.log_path, self._initializer, self._init_args),
             name=f"liftpy-worker-{slot.index}",
             daemon=True,
@@ -401,16 +188,19 @@ class WorkerPool:
 
     def _dispatch(self, slot: _Slot, task: Task) -> bool:
         """Hand a task to an idle worker; False if the worker turned out to be dead (it is then replaced)."""
+        try:
+            data = pickle.dumps((task.fn, tuple(task.args), dict(task.kwargs)), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as e:  # noqa: BLE001 - pickling errors come as several exception types
+            raise TuningError(f"task {task.name} cannot be sent to a worker (its function must be a module-level "
+                              f"one and its arguments picklable): {e}") from None
         self._next_id += 1
         slot.log_offset = slot.log_size()
         try:
-            slot.conn.send((self._next_id, task.fn, tuple(task.args), dict(task.kwargs)))
+            slot.conn.send((self._next_id, data))
         except OSError:
             self._stop(slot, kill=True)
             self.restarts += 1
             return False
-        except Exception as e:  # noqa: BLE001 - pickling errors come as several exception types
-            raise TuningError(f"the arguments of task {task.fn} cannot be sent to a worker (they must be picklable): {e}") from None
         slot.task, slot.task_id, slot.state = task, self._next_id, "busy"
         slot.started, slot.deadline_reason = time.monotonic(), None
         limit = task.timeout_s if task.timeout_s is not None else self._default_timeout_s
@@ -466,9 +256,9 @@ class WorkerPool:
         """How many tasks run at once."""
         return len(self._slots)
 
-    def run_all(self, fn: str, args: Sequence) -> list[tuple[bool, Any]]:
-        """``fn`` (``package.module:function``) called on each of ``args`` on the workers: in the order of
-        ``args``, ``(True, result)``, or ``(False, None)`` where the call failed (its outcome's status)."""
+    def run_all(self, fn: Callable, args: Sequence) -> list[tuple[bool, Any]]:
+        """``fn`` (a module-level function) called on each of ``args`` on the workers: in the order of ``args``,
+        ``(True, result)``, or ``(False, None)`` where the call failed (its outcome's status)."""
         out: list = [(False, None)] * len(args)
         for task, outcome in self.imap_unordered(Task(fn, (a,), tag=k) for k, a in enumerate(args)):
             out[task.tag] = (outcome.ok, outcome.result if outcome.ok else None)
@@ -554,14 +344,14 @@ class WorkerPool:
                             if slot.state == "busy":
                                 task = slot.task
                                 finished.append((task, self._lost(slot, Status.CRASHED,
-                                                 f"the worker died ({_signal_name(exitcode)}) while running {task.fn}", exitcode)))  # fmt: skip
+                                                 f"the worker died ({signal_name(exitcode)}) while running {task.name}", exitcode)))  # fmt: skip
                             else:
                                 start_failures += 1
                                 log = slot.log_since(0)
                                 self._stop(slot, kill=True)
                                 if start_failures >= self._start_attempts:
                                     raise TuningError(
-                                        f"worker processes die while starting ({_signal_name(exitcode)}).  Workers are "
+                                        f"worker processes die while starting ({signal_name(exitcode)}).  Workers are "
                                         "spawned, which re-imports the main module: a script must start its work under "
                                         "`if __name__ == '__main__':`; see the traceback printed above"
                                         + (f", and the worker's log:\n{log}" if log.strip() else "")
@@ -574,7 +364,7 @@ class WorkerPool:
                                                 "total_s": slot.ready_at - slot.spawned_at}
                             start_failures = 0
                         elif message[0] == "init_failed":
-                            raise TuningError(f"the worker initializer {self._initializer} failed: {message[1]}\n{message[2]}")
+                            raise TuningError(f"the worker initializer {task_name(self._initializer)} failed: {message[1]}\n{message[2]}")
                         elif message[0] == "done":
                             _, task_id, status, result, error_type, text, trace, retire = message
                             task = slot.task
@@ -599,7 +389,7 @@ class WorkerPool:
                         task = slot.task
                         limit = slot.deadline - slot.started
                         message = (f"{slot.deadline_reason} (stopped after {limit:.1f} s)" if slot.deadline_reason
-                                   else f"{task.fn} ran past its {limit:g} s limit")
+                                   else f"{task.name} ran past its {limit:g} s limit")
                         finished.append((task, self._lost(slot, Status.TIMEOUT, message, None)))
                     elif slot.state == "starting":
                         start_failures += 1
@@ -668,7 +458,7 @@ class OnDemandPool:
         self._start, self.width, self.least = start, width, least
         self.pool: WorkerPool | None = None
 
-    def run_all(self, fn: str, args: Sequence) -> list[tuple[bool, Any]]:
+    def run_all(self, fn: Callable, args: Sequence) -> list[tuple[bool, Any]]:
         """``WorkerPool.run_all``; in this process while the pool is not started and ``args`` are few (a call
         that raises is ``(False, None)`` there too: its caller computes it again and sees the error)."""
         if self.pool is None:
@@ -688,8 +478,8 @@ class OnDemandPool:
         self.close()
 
 
-def _call_here(fn: str, arg) -> tuple[bool, Any]:
+def _call_here(fn: Callable, arg) -> tuple[bool, Any]:
     try:
-        return True, _resolve(fn)(arg)
+        return True, fn(arg)
     except Exception:  # noqa: BLE001 - reported as a failed call, as a worker's would be
         return False, None

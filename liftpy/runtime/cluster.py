@@ -30,14 +30,32 @@ must be installed on every machine of a cluster.
 from __future__ import annotations
 
 import os
+import queue
 import re
 import socket
+import threading
 import time
 from collections import Counter, deque
 from dataclasses import dataclass
 
 from ..errors import TuningError
-from .store import Status
+from ..host.device import get_device, list_devices
+from ..host.profile import DeviceProfile
+from ..results.store import Status, config_key
+from .evaluate import compile_pool, measure_pool
+from .points import (
+    abort_threshold,
+    compile_point,
+    compile_steps,
+    measure_point,
+    point_payload,
+    reference_result,
+    with_compile_steps,
+)
+from .pool import Outcome, Task
+
+# Ray is an optional dependency (the ray extra): it is imported where a cluster is asked for, and a missing one
+# is said in one line (``_ray``).
 
 RAY_HINT = "pip install -e '.[ray]'"
 MAX_POINT_LOSSES = 3  # a point whose worker died under it this often is recorded as crashed
@@ -72,7 +90,7 @@ def parse_workers(text: str) -> WorkersSpec:
 
 def _ray(spec_text: str):
     try:
-        import ray
+        import ray  # (optional: module head)
     except ImportError:
         raise TuningError(f"--workers {spec_text} runs the exploration on Ray, which is not installed: {RAY_HINT}") from None
     return ray
@@ -80,7 +98,7 @@ def _ray(spec_text: str):
 
 def _assigned_device(device):
     """The OpenCL device index a device worker measures on: the GPU Ray assigned to it, else ``device``."""
-    import ray
+    import ray  # (optional: module head; in a Ray worker it is there)
 
     gpu_ids = ray.get_gpu_ids()
     if not gpu_ids:
@@ -107,12 +125,6 @@ class DeviceWorker:
     """
 
     def __init__(self, device=None, jobs: int = 1, timeout_s: float = 300.0):
-        import queue
-        import threading
-
-        from ..host.device import get_device
-        from .evaluate import compile_pool, measure_pool
-
         dev = get_device(_assigned_device(device))
         self.index = dev.index
         self.key = dev.key
@@ -129,34 +141,27 @@ class DeviceWorker:
         self.ran_on = f"{socket.gethostname()}:{dev.index}" + (f":gpu{gpu}" if gpu else "")
 
     def describe(self) -> dict:
-        from ..host.profile import DeviceProfile
-
         return {"key": self.key, "name": self.name, "ran_on": self.ran_on, "pid": os.getpid(),
                 "host": socket.gethostname(), "profile": DeviceProfile.from_device(self.index)}
 
     def evaluate(self, op, program, placements, config: dict, seed: int, repeat: int, warmup: int, limits,
                  abort_ms):
         """The ``Outcome`` of one point: its code generated, then built, run and validated on the device."""
-        from .evaluate import COMPILE, MEASURE, compile_steps, point_payload, with_compile_steps
-        from .worker import Task
-
         payload = point_payload(op, program, placements, config, self.index, seed, repeat, warmup, limits, abort_ms)
         pool = self.compilers.get()
         try:
-            compiled = pool.run(Task(COMPILE, (payload,)))
+            compiled = pool.run(Task(compile_point, (payload,)))
         finally:
             self.compilers.put(pool)
         if not compiled.ok:
             return compiled
         payload["stages"] = compiled.result["stages"]
         with self.measuring:
-            outcome = self.measure_pool.run(Task(MEASURE, (payload,)))
+            outcome = self.measure_pool.run(Task(measure_point, (payload,)))
         return with_compile_steps(outcome, compile_steps(compiled.result))
 
     def references(self, op, seed: int) -> list[dict]:
         """The operator's references measured on this worker's device (outputs left behind)."""
-        from .evaluate import reference_result
-
         with self.measuring:
             return [reference_result(ref.run(seed), ran_on=self.ran_on) for ref in op.references()]
 
@@ -167,7 +172,7 @@ class DeviceWorker:
 
 def _gpu_ids() -> list:
     try:
-        import ray
+        import ray  # (optional: module head)
 
         return list(ray.get_gpu_ids())
     except Exception:  # noqa: BLE001 - outside a Ray worker there is no assignment
@@ -282,8 +287,6 @@ class Cluster:
         return [s.info["pid"] for s in self.slots if s.alive and s.info]
 
     def profile(self, profile_path=None):
-        from ..host.profile import DeviceProfile
-
         return DeviceProfile.load(profile_path, self.base_profile) if profile_path else self.base_profile
 
     # -- work ------------------------------------------------------------------------------------------
@@ -294,9 +297,6 @@ class Cluster:
         Each device worker holds up to ``jobs + 1`` points at once (its compile processes and its device
         busy), and gets the next point as soon as one of its own finishes.  After ``deadline`` (a
         ``time.time()``) no point is handed out; those already out still finish."""
-        from .evaluate import abort_threshold
-        from .worker import Outcome
-
         ray = self._ray
         queue = deque(chosen)
         losses: Counter = Counter()
@@ -374,13 +374,11 @@ def _where(slot: _Slot) -> dict:
 
 
 def _key(item) -> tuple:
-    from .search import config_key
-
     return item[0], config_key(item[1])
 
 
 def _is_actor_death(e: BaseException) -> bool:
-    from ray import exceptions as rx
+    from ray import exceptions as rx  # (optional: module head)
 
     kinds = tuple(getattr(rx, n) for n in ("RayActorError", "ActorDiedError", "ActorUnavailableError",
                                            "WorkerCrashedError", "NodeDiedError", "OwnerDiedError")
@@ -398,8 +396,6 @@ def _cause(e: BaseException) -> str:
 
 def _opencl_gpus() -> list:
     """The OpenCL GPUs of this machine, simulators left out."""
-    from ..host.device import list_devices
-
     return [d for d in list_devices() if "GPU" in d.type and "oclgrind" not in d.platform.lower()]
 
 

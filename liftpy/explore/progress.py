@@ -17,8 +17,8 @@ from typing import TextIO
 
 from tqdm import tqdm
 
-from .pareto import MB
-from .store import Status
+from ..results.pareto import MB
+from ..results.store import Status
 
 
 def _clock(seconds: float) -> str:

@@ -1,4 +1,6 @@
-"""The results store: one SQLite row per (device, layer, variant, configuration) explored.
+"""The results store: one SQLite row per (device, layer, variant, configuration) explored.  (The column
+``layer`` holds the problem's key, an operator's ``problem``: its name is kept so that stores written
+before operators existed stay readable.)
 
 Why SQLite: a finished point must survive the run being killed at any moment (a job reservation running
 out, SIGKILL, a driver taking the machine down), and a notebook or a second process must be able to read the
@@ -42,7 +44,7 @@ Schema ``liftpy-results/2``::
 
 ``next_batches`` holds no results, only a plan: a model search that ends saves the batch its strategy
 would propose next, so that a resumed run can start measuring it before rebuilding the strategy (see
-``liftpy.tuning.engine``).  The plan is valid only while the store holds exactly the finished points its
+``liftpy.explore.resume``).  The plan is valid only while the store holds exactly the finished points its
 strategy knew (``state``); a liftpy that does not know the table ignores it, so adding it changes no schema
 version.
 
@@ -54,12 +56,12 @@ Versions migrate forward when a store is opened for writing (``MIGRATIONS``: ver
 inside one transaction, so a concurrent opener sees the old or the new schema, never half of it; a store
 written by a newer liftpy is refused with a message.  ``Store(path, create=False)`` opens a store for
 reading only (``liftpy show``, ``liftpy pareto``): the file is never written, an old schema is read as it
-is (``liftpy.tuning.store_read``).
+is (``liftpy.results.store_read``).
 
 The file is data, never trusted: every row read is checked (its status, its configuration's names and
 values, its JSON and numbers) and a row that is not what liftpy writes is refused with one line naming the
 row, the column and the value; a damaged file gives one line naming it, never a traceback
-(``liftpy.tuning.store_read``).
+(``liftpy.results.store_read``).
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
+import hashlib
 import json
 import os
 import socket
@@ -129,6 +132,12 @@ def canonical_json(value: Any) -> str:
         raise TuningError(f"cannot store {value!r} as JSON: {e}; use numbers, strings, lists and dicts") from None
 
 
+def config_key(config: Mapping[str, Any]) -> tuple:
+    """A configuration as a hashable key (its items in name order): how searches and explorations tell points
+    apart in memory, as ``canonical_json`` does in the store."""
+    return tuple(sorted(config.items()))
+
+
 @dataclass(frozen=True)
 class Key:
     device: str
@@ -159,8 +168,6 @@ class BatchKey:
 def points_state(records: Iterable["Record"]) -> str:
     """A fingerprint of the finished points of records (their keys, statuses and times; order and
     timestamps aside): equal exactly when a search rebuilt from them would know the same."""
-    import hashlib
-
     entries = sorted((r.variant, canonical_json(dict(r.config)), r.status.value,
                       None if r.time_ms is None else repr(float(r.time_ms)))
                      for r in records if not r.is_reference and r.status.finished)
@@ -523,7 +530,7 @@ def to_pandas(records: Iterable[Record]):
     """A pandas DataFrame with one row per record and one column per field; configuration parameters and
     metrics become ``config.<name>`` and ``metrics.<name>`` columns.  Needs pandas (``pip install pandas``)."""
     try:
-        import pandas as pd
+        import pandas as pd  # optional (the notebooks extra), and 0.5 s to import: only when asked for
     except ImportError:
         raise TuningError("to_pandas needs pandas: pip install pandas (records() gives the same data as a list)") from None
     rows = []

@@ -24,8 +24,7 @@ import numpy as np
 
 from ..errors import LiftError, TuningError
 from ..loading import load_attribute
-from .operator import Reference
-from .references import ReferenceResult
+from .operator import Reference, ReferenceResult
 
 
 def load_callable(spec: str) -> Callable:
@@ -44,11 +43,11 @@ def _synchronizer(out) -> Callable[[], None]:
     first = out[0] if isinstance(out, (tuple, list)) and out else out
     module = type(first).__module__.split(".")[0]
     if module == "torch" and getattr(first, "is_cuda", False):
-        import torch
+        import torch  # (not a dependency: the user's function returned one of its arrays, so it is there)
 
         return torch.cuda.synchronize
     if module == "cupy":
-        import cupy
+        import cupy  # (likewise)
 
         return cupy.cuda.Device().synchronize
     return lambda: None

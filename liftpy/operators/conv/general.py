@@ -5,9 +5,9 @@ ReLU (``relu=1``; ``relu=6``: ReLU6) applied to the result: both fused into the 
 Layout as in the Lift paper's Listing 3 (channels innermost): input ``[H][W][C]``, weights
 ``[M][KH][KW][C/G]``, biases ``[M]``, output ``[OH][OW][M]``.  Everything before the reduction is a view:
 the padded input, the windows, the dilated taps (every ``d``-th element of a window of ``(K-1)d+1``, read
-with ``at``) and the channels of each group (``split``).  The convolution catalogue of the engine
-(``liftpy explore conv --layer ...``) keeps its own square-kernel program and its tiled GEMM-view rules;
-this one covers the shapes that catalogue cannot write.
+with ``at``) and the channels of each group (``split``).  The paper's layers (``liftpy explore conv --layer
+...``) keep their own square-kernel program (``paper``, which says why it is another program) and its tiled
+GEMM-view rules; this one covers the shapes that catalogue cannot write.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError
-from ..ir import dsl as L
-from ..ir.expr import Program
-from ..ir.types import Array, Float, size_var
-from ..ir.userfun import BUILTINS
+from ...errors import InputError
+from ...ir import dsl as L
+from ...ir.expr import Program
+from ...ir.types import Array, Float, size_var
+from ...ir.userfun import BUILTINS
 
 
 def parse_pair(text, name: str) -> tuple[int, int]:

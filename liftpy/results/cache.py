@@ -11,7 +11,7 @@ the analytical model's prediction for each) is cached the same way (``memo``), k
 the sizes, the device profile, the draw and a version of the constraint and model code: a resumed
 exploration then ranks its candidates without solving or modelling again.
 
-The kernels of the batch a model search saves for its next run (``liftpy.tuning.engine``) are kept here
+The kernels of the batch a model search saves for its next run (``liftpy.explore.resume``) are kept here
 too (``remember`` and ``recall``), by variant, configuration, sizes and device limits: the store keeps the
 points as JSON, and a resumed run on this machine sends them straight to the measuring worker.
 
@@ -44,6 +44,8 @@ from pathlib import Path
 
 import sympy
 
+from ..version import __version__
+
 KEY_FILE = "cache.key"
 KEY_BYTES = 32
 MAGIC = b"liftpy-cache-hmac-sha256\n"  # what a signed entry starts with, before its MAC
@@ -59,8 +61,6 @@ def ruleset_version(subpackages: tuple = ("rewrite", "ir")) -> str:
         for path in sorted((root / sub).rglob("*.py")):  # (a package's subpackages too: codegen's passes)
             h.update(str(path.relative_to(root)).encode())
             h.update(path.read_bytes())
-    from ..version import __version__
-
     h.update(__version__.encode())
     return h.hexdigest()[:16]
 

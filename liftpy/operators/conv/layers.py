@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from ..errors import TuningError
+from ...errors import TuningError
 
 
 @dataclass(frozen=True)

@@ -2,13 +2,13 @@
 
 An operator is a high-level program together with the sizes of one problem, how to make its inputs, what
 a correct output is, and (optionally) the vendor or library implementations to compare with.  The engine
-(``liftpy.tuning.engine``) derives the program's variants, samples or searches their configurations,
+(``liftpy.explore.loop``) derives the program's variants, samples or searches their configurations,
 runs each point in a worker process and keeps the records; it never looks inside the operator, so a
 convolution, a matrix product, a pooling or a stencil written by a user are explored the same way.
 
 ``ProgramOperator`` is the operator of any program: deterministic random inputs, and validation against
 the reference interpreter (or a numpy function the user supplies, for sizes where the interpreter is too
-slow).  The convolution (``liftpy.tuning.conv.ConvOperator``) adds its layer catalogue, its layouts and
+slow).  The convolution (``liftpy.explore.conv.ConvOperator``) adds its layer catalogue, its layouts and
 cuDNN.  Operators travel to worker processes by pickling, so everything they hold must be picklable: the
 program (user functions included, see ``liftpy.ir.userfun``), sizes, and module-level reference functions.
 """
@@ -22,22 +22,40 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from ..errors import InputError, LiftError
-from ..ir.expr import Program
-from ..ir.analysis import refuse_missing_sizes, refuse_unknown_sizes
+from ..cli_args import parse_sizes as parse_size_text
 from ..cli_args import read_program
+from ..errors import InputError
+from ..ir.analysis import refuse_missing_sizes, refuse_unknown_sizes
+from ..ir.compare import Comparison, Validation, compare  # noqa: F401 - operators validate with them
+from ..ir.expr import Program
 from ..ir.inputs import input_shapes, least_traffic, random_inputs  # noqa: F401 - the operators' inputs
+from ..ir.interpreter import evaluate
 from ..ir.types import size_var, whole_number
 from ..model.counts import count
-from ..ir.compare import Comparison, Validation, compare  # noqa: F401 - operators validate with them
+from ..operators import check_sizes as check_library_sizes
+from ..operators import parse_spec, reference_of
+from ..rewrite.explore import ExploreOptions, explore
 
 
 @dataclass(frozen=True)
 class Reference:
-    """A measured implementation to compare with: ``run(inputs) -> (output, milliseconds, bytes)``."""
+    """A measured implementation to compare with: ``run(seed) -> ReferenceResult``."""
 
     name: str
     run: Callable
+
+
+@dataclass(frozen=True)
+class ReferenceResult:
+    """What a ``Reference`` run gives: its output, its time and the memory it needs (with a breakdown)."""
+
+    name: str
+    output: np.ndarray = field(repr=False)  # on the host, in the program's output layout or the reference's
+    time_ms: float  # on a GPU the median of the runs, on the CPU the fastest (``liftpy.host.timing``)
+    times_ms: tuple[float, ...]
+    bytes: int
+    breakdown: Mapping[str, int]  # the parts of ``bytes``, by buffer
+    device: str  # where it ran, in words
 
 
 class Operator(ABC):
@@ -93,13 +111,9 @@ class Operator(ABC):
         return least_traffic(self.program(), self.sizes())
 
     def explore_options(self):
-        from ..rewrite.explore import ExploreOptions
-
         return ExploreOptions()
 
     def variants(self) -> tuple:
-        from ..rewrite.explore import explore
-
         return tuple(explore(self.program(), self.explore_options()))
 
     def variant_key(self) -> str:
@@ -155,8 +169,6 @@ class ProgramOperator(Operator):
     def expected(self, inputs: list[np.ndarray]) -> np.ndarray:
         if self.reference is not None:
             return np.asarray(self.reference(*inputs))
-        from ..ir.interpreter import evaluate
-
         out = evaluate(self.prog, *inputs, sizes=self.sizes())
         return out if isinstance(out, tuple) else np.asarray(out)  # (a tuple: several results, compared one by one)
 
@@ -180,8 +192,6 @@ class ProgramOperator(Operator):
         return float(counted) if counted.is_number and counted > 0 else None
 
     def explore_options(self):
-        from ..rewrite.explore import ExploreOptions
-
         return self.options if self.options is not None else ExploreOptions()
 
 
@@ -204,9 +214,7 @@ def _whole(program: Program, name, value) -> int:
 
 def parse_sizes(text: str | None) -> dict[str, int]:
     """``M=1024,N=512`` -> {'M': 1024, 'N': 512}; positive integers only."""
-    from ..cli_args import parse_sizes as parse
-
-    return parse(text or "")
+    return parse_size_text(text or "")
 
 
 def program_operator(spec: str, sizes: Mapping[str, int] | str) -> ProgramOperator:
@@ -216,9 +224,7 @@ def program_operator(spec: str, sizes: Mapping[str, int] | str) -> ProgramOperat
 def library_operator(spec: str, sizes: Mapping[str, int]) -> ProgramOperator:
     """The operator of a library entry (``NAME[:KEY=VALUE,...]``, see ``liftpy.operators``) at given sizes,
     validated against its numpy reference."""
-    from ..operators import check_sizes, parse_spec, reference_of
-
     entry, params = parse_spec(spec)
-    check_sizes(entry, sizes, params)
+    check_library_sizes(entry, sizes, params)
     return ProgramOperator.of(entry.program(sizes, params), sizes, reference=reference_of(entry, params),
                               flop_count=entry.flops(dict(sizes), params))
