@@ -142,6 +142,7 @@ def main(argv=None) -> int:
     from liftpy.errors import LiftError
     from liftpy.network.models import get_model
     from liftpy.network.run import network_image, network_weights, run_network
+    from liftpy.search import named
 
     only = args.only.split(",") if args.only else list(NETWORKS)
     unknown = sorted(set(only) - set(NETWORKS))
@@ -165,7 +166,7 @@ def main(argv=None) -> int:
                "torch_error": None, "device": None, "error": None}
         t = time.time()
         try:
-            run = run_network(net, db=db, samples=args.samples, search=args.search, jobs=args.jobs, device=args.device,
+            run = run_network(net, db=db, samples=args.samples, search=named(args.search), jobs=args.jobs, device=args.device,
                               budget_s=args.budget, chain_repeat=max(1, args.chain), progress=True)
         except LiftError as e:  # one network's failure is recorded; the next still runs
             rec.update(error=str(e).splitlines()[0][:500], explore_s=round(time.time() - t, 1))
