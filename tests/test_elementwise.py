@@ -35,3 +35,29 @@ def test_a_strided_vector_add_loads_and_stores_float4_a_group_apart():
     body = ks.source[ks.source.index("kernel void"):]
     assert body.count("float4*)") == 3, body  # two loads, one store
     assert "i_0 * 64" in body and "gl_0 * 4" in body, body  # 16 items of 4 floats: the next step 64 floats on
+
+
+def test_a_user_function_is_vectorized_only_where_its_body_is_known_to_suit_vectors():
+    """An expression user function (its C printed from its syntax tree) vectorizes, and its kernel defines
+    the function of the width the point gives (float<v0> at v0 = 8: float8); an OpenCL body the user wrote
+    for scalars is left scalar."""
+    import numpy as np
+
+    from liftpy.constraints import sample, solve
+    from liftpy.constraints.infer import variant_space
+    from liftpy.host.device import get_device
+    from liftpy.host.kernel import CompiledPipeline
+    from liftpy.ir.parser import parse_program
+    from liftpy.rewrite.explore import explore_all
+
+    expression = parse_program('userfun twice(a: float): float = "a + a"\ndef f(x: [float]N) = map(twice, x)\n')
+    written = parse_program('userfun double(a: float): float = opencl "return a + a;"\ndef g(x: [float]N) = map(double, x)\n')
+    assert not any("vectorizeMap" in {s.rule for s in v.trace} for v in explore_all(written)[0])
+    vectorized = [v for v in explore_all(expression)[0] if "vectorizeMap" in {s.rule for s in v.trace}]
+    assert vectorized
+    x = np.arange(64, dtype=np.float32)
+    for v in vectorized:
+        for config in sample(solve(variant_space(v, {"N": 64})), 2, seed=0):
+            pipeline = CompiledPipeline(v.program, {"N": 64, **config}, get_device(None), v.placement_map)
+            assert f"float{config['v0']} uf_twice" in pipeline.source
+            assert np.array_equal(pipeline.run(x).output, 2 * x)

@@ -141,6 +141,6 @@ def test_a_budget_spent_before_any_point_still_gives_every_layer_one(tmp_path):
     x = b.conv("input", 4)
     x = b.global_avgpool(x)
     b.fc(x, 5, relu=0)
-    run = run_network(b.build(), db=tmp_path / "r.sqlite", samples=2, search="uniform", progress=False, budget_s=1e-3)
+    run = run_network(b.build(), db=tmp_path / "r.sqlite", samples=2, search=UniformSearch, progress=False, budget_s=1e-3)
     assert run.ok, format_run(run)
     assert run.explored == len(run.layers)  # one point each: the budget stopped the rest

@@ -52,7 +52,7 @@ from ..ir.types import (
     scalar_of,
     substitute_sizes,
 )
-from ..ir.userfun import BUILTINS, UserFun
+from ..ir.userfun import BUILTINS, UserFun, vectorize
 from ..ir.values import literal_number
 from ..ir.levels import Level
 from ..views import view as V
@@ -450,6 +450,10 @@ class Emitter:
         fn: UserFun = e.fn
         arg_types = [self.type_of(a, env) for a in e.args]
         result, binding = fn.instantiate(arg_types)
+        if fn.base is not None and not fn.is_generic and fn.vector_width is not None:
+            # A user's scalar function vectorized by a rule has the tuning parameter as its width (float<v0>);
+            # the kernel defines and calls the one of the width this point gives it.
+            fn = vectorize(self.conc(fn.vector_width), fn.base)
         binding = {k: _concrete_type(v, self) for k, v in binding.items()}
         cname = fn.c_name(binding)
         args = None

@@ -15,7 +15,7 @@ from ..ir import primitives as P
 from ..ir.analysis import is_view
 from ..ir.expr import Call, Lambda, Var, apply_lambda, fresh_name, primitive_functions, rename_bound, replace_functions
 from ..ir.types import ArrayType, Float, ScalarType
-from ..ir.userfun import T, vectorize
+from ..ir.userfun import BUILTINS, T, vectorize
 from .patterns import ADD, DOT, eta_userfun, is_call, match_map2D, match_slide2D, sum_form
 from .rule import rule
 
@@ -319,6 +319,8 @@ def vectorize_map(e, site, ctx):
                 uf, zipped = b.fn, True
     if uf is None or uf.base is not None or uf.name in ("dot",):
         return None
+    if uf.tree is None and BUILTINS.get(uf.name) is not uf:
+        return None  # an OpenCL body the user wrote for scalars (an if, a scalar literal in ?:) may not build for vectors
     if not all(t == T or t == Float for t in list(uf.param_types) + [uf.result_type]):
         return None
     arrays = e.args[0].args if zipped else (e.args[0],)
