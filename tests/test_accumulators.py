@@ -1,7 +1,7 @@
 """A reduction's accumulator spread over work-items, and a reduction's value stored as a map's element.
 
 - ``mapLcl(d)`` may lower a map in a reduction's initial value only where the reduction's step spreads the
-  accumulator over the same work-items (``lowering.spread_mismatch``): each work-item then updates and
+  accumulator over the same work-items (``accumulators.spread_mismatch``): each work-item then updates and
   reads back exactly the part it initialised, as in the register-blocked matrix product.  A newcomer's
   batched product had ``mapLcl(0)`` on the initial value of a reduction that every work-item runs over the
   whole accumulator with ``mapSeq``: each item initialised its slice of its private accumulator and read
@@ -22,6 +22,7 @@ import liftpy as lp
 from liftpy import Array, Float, Int, add, make_program, map, mapLcl, mapSeq, mapWrg, mult, reduceSeq, sizes, toPrivate, zip
 from liftpy.ir import primitives as P
 from liftpy.ir.expr import Call, subterms
+from liftpy.rewrite import accumulators as A
 from liftpy.rewrite import lowering as L
 from liftpy.rewrite.checks import check_rule
 from liftpy.rewrite.explore import Variant, explore_all, refused
@@ -108,13 +109,13 @@ def test_a_variant_whose_initial_value_is_spread_otherwise_than_its_step_is_drop
     bad = make_program("p", [("x", Array(Float, H, K, W)), ("y", Array(Float, H, W))], lambda x, y: mapWrg(0, lambda p: reduceSeq(
         lambda acc, row: mapSeq(lambda q: add(q[0], q[1]), zip(acc, row)),
         toPrivate(mapLcl(0, lambda v: mult(v, 2.0), p[1])), p[0]), zip(x, y)))
-    (why,) = L.accumulator_refusals(bad)
+    (why,) = A.accumulator_refusals(bad)
     assert "mapLcl(0) at depth 0" in why and "other work-items initialised" in why
     assert refused(Variant(bad)) == why
     good = make_program("p", [("x", Array(Float, H, K, W)), ("y", Array(Float, H, W))], lambda x, y: mapWrg(0, lambda p: reduceSeq(
         lambda acc, row: mapLcl(0, lambda q: add(q[0], q[1]), zip(acc, row)),
         toPrivate(mapLcl(0, lambda v: mult(v, 2.0), p[1])), p[0]), zip(x, y)))
-    assert L.accumulator_refusals(good) == () and refused(Variant(good)) is None
+    assert A.accumulator_refusals(good) == () and refused(Variant(good)) is None
 
 
 # ------------------------------------------------------------------------------ the newcomer's product
@@ -137,7 +138,7 @@ def _batched():
 
 def _wrong_spreads(program) -> list:
     return [n for n in subterms(program.body) if isinstance(n, Call) and isinstance(n.fn, P.ReduceLike)
-            and L.spread_mismatch(n.args[0], n.fn.f) is not None]
+            and A.spread_mismatch(n.args[0], n.fn.f) is not None]
 
 
 def test_the_batched_products_mapwrg_variants_match_numpy():

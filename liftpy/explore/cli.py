@@ -74,6 +74,15 @@ def _operator(args):
     return ProgramOperator.of(read_program(target), args.sizes or "")  # a program in any form (cli_args)
 
 
+def _stored_problem_args(p) -> None:
+    """The arguments naming one problem of a results store (``pareto``, ``failures``)."""
+    p.add_argument("operator", nargs="?", default=None,
+                   help="conv (with --layer) or a program (with -s); default: the one problem the store holds")
+    _layer_args(p, required=False)
+    p.add_argument("--sizes", "-s", default=None, metavar="N=V,...")
+    p.add_argument("--db", default="results.sqlite")
+
+
 def _layer_args(p, required=True) -> None:
     p.add_argument("--layer", "-l", required=required, help="vgg16:0 ... vgg16:24, alexnet:0, or C,H,W,M,K,stride,pad")
     p.add_argument("--reduced", action="store_true", help="a smaller version of the layer (same kernel, stride, padding)")
@@ -124,21 +133,13 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_explore)
 
     p = sub.add_parser("pareto", help="the time/memory Pareto frontier of a problem in a results store")
-    p.add_argument("operator", nargs="?", default=None,
-                   help="conv (with --layer) or a program (with -s); default: the one problem the store holds")
-    _layer_args(p, required=False)
-    p.add_argument("--sizes", "-s", default=None, metavar="N=V,...")
-    p.add_argument("--db", default="results.sqlite")
+    _stored_problem_args(p)
     p.add_argument("--device-key", default=None, help="the device's key as stored (when the store has several devices)")
     p.add_argument("--plot", default=None, metavar="PNG", help="also draw the frontier to this PNG")
     p.set_defaults(func=cmd_pareto)
 
     p = sub.add_parser("failures", help="the failed points of a problem in a results store, grouped by reason")
-    p.add_argument("operator", nargs="?", default=None,
-                   help="conv (with --layer) or a program (with -s); default: the one problem the store holds")
-    _layer_args(p, required=False)
-    p.add_argument("--sizes", "-s", default=None, metavar="N=V,...")
-    p.add_argument("--db", default="results.sqlite")
+    _stored_problem_args(p)
     p.add_argument("--all", action="store_true", help="every failed point with its whole first error line")
     p.set_defaults(func=cmd_failures)
 

@@ -679,10 +679,10 @@ def refused(v: Variant) -> str | None:
     """Why code generation would refuse ``v`` at every size (a computed map read where nothing can hold
     it, a computation stored through a layout that does not invert: ``codegen.allocation.refusals``), or
     why its kernels would compute wrong results at every size (a reduction's accumulator initialised by
-    other work-items than those that read it: ``lowering.accumulator_refusals``), or None."""
+    other work-items than those that read it: ``accumulators.accumulator_refusals``), or None."""
     from ..codegen.allocation import refusals
     from ..ir.kernels import split_kernels
-    from .lowering import accumulator_refusals
+    from .accumulators import accumulator_refusals
 
     wrong = accumulator_refusals(v.program)
     if wrong:

@@ -135,13 +135,7 @@ def replace_components(node, name: str, parts: dict):
                 return parts[(n.args[0].fn.index, n.fn.index)]
             if _get_of(n, name) and (n.fn.index,) in parts:
                 return parts[(n.fn.index,)]
-            if isinstance(n.fn, Lambda):
-                fn = walk(n.fn)
-            elif isinstance(n.fn, P.Primitive):
-                fn = replace_functions(n.fn, {k: walk(lam) for k, lam in primitive_functions(n.fn)})
-            else:
-                fn = n.fn
-            return Call(fn, tuple(walk(a) for a in n.args))
+            return _rebuilt(n, walk)
         return n
 
     return walk(node)
@@ -311,6 +305,17 @@ def _fission_candidate(body, x: str):
     return walk(body, frozenset())
 
 
+def _rebuilt(n: Call, walk) -> Call:
+    """``n`` with ``walk`` applied to its function (a lambda, or a primitive's functions) and its arguments."""
+    if isinstance(n.fn, Lambda):
+        fn = walk(n.fn)
+    elif isinstance(n.fn, P.Primitive):
+        fn = replace_functions(n.fn, {k: walk(lam) for k, lam in primitive_functions(n.fn)})
+    else:
+        fn = n.fn
+    return Call(fn, tuple(walk(a) for a in n.args))
+
+
 def replace_term(node, target: Expr, new: Expr):
     """``node`` with every occurrence of ``target`` whose free variables are bound where ``target``'s
     are (none of them rebound on the way) replaced by ``new``."""
@@ -326,13 +331,7 @@ def replace_term(node, target: Expr, new: Expr):
                 return n
             return Lambda(n.params, walk(n.body))
         if isinstance(n, Call):
-            if isinstance(n.fn, Lambda):
-                fn = walk(n.fn)
-            elif isinstance(n.fn, P.Primitive):
-                fn = replace_functions(n.fn, {k: walk(lam) for k, lam in primitive_functions(n.fn)})
-            else:
-                fn = n.fn
-            return Call(fn, tuple(walk(a) for a in n.args))
+            return _rebuilt(n, walk)
         return n
 
     return walk(node)
