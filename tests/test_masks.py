@@ -284,6 +284,9 @@ def test_a_stencils_interior_reads_plainly_and_every_variant_matches(name, sizes
         interior = line.split(" ? ", 1)[1].split(" : ")[0]
         assert line.count(" ? ") >= 1 and not any(f in interior for f in ("min(", "max(", "%")), line
     g = np.random.default_rng(3).standard_normal(tuple(sizes.values())).astype(np.float32)
-    for v in variants:
+    # Every variant runs under the clamp boundary, every third under the others: their index functions
+    # differ, the variants' loops do not (PoCL builds are what this test costs; tests/test_boundaries.py
+    # samples the same way).
+    for v in variants[::1 if boundary == "clamp" else 3]:
         check = check_variant(v, program, [sizes], lambda s: [g], count=1, rtol=1e-5, atol=1e-5)
         assert check.ok, check.summary()
