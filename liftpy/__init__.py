@@ -7,6 +7,8 @@ with the numpy reference interpreter, and generate OpenCL from its low-level for
 from .errors import *  # noqa: F401,F403
 from .ir.dsl import *  # noqa: F401,F403
 from .ir.dsl import id, map, zip  # noqa: F401 - shadowing builtins on purpose: these are Lift's names
+from .cli_args import parse_sizes
+from .ir.analysis import refuse_unknown_sizes, refuse_unlowered
 from .ir.expr import Call, Expr, Lambda, Literal, Program, Var  # noqa: F401
 from .ir.interpreter import evaluate  # noqa: F401
 from .ir.parser import load_program, parse_expr, parse_program, parse_type  # noqa: F401
@@ -77,14 +79,12 @@ def compile(program: Program, sizes: dict | None = None, **kwargs):  # noqa: A00
     """Generate and build a lowered program for the given sizes (and parameter values) on a device:
     ``liftpy.compile(program, {"N": 64})`` or ``program.compile({"N": 64})``; keywords as
     ``liftpy.host.kernel.compile_program`` (``device``, ``launch``, ``placements``)."""
-    from .cli_args import parse_sizes
-    from .ir.analysis import refuse_unknown_sizes, refuse_unlowered
-
     if isinstance(sizes, str):
         sizes = parse_sizes(sizes, parameters=True)  # the command line's "N=64,s0=4"
     sizes = dict(sizes or {})
     refuse_unknown_sizes(program, sizes)
     refuse_unlowered(program, "be compiled")  # one line here, not the emitter's error nine calls down
+    # the back end (pyopencl, code generation) is loaded by the first compile, not by ``import liftpy``
     from .host.kernel import compile_program
 
     return compile_program(program, sizes, **kwargs)

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import difflib
+import inspect
+import sys
 from pathlib import Path
 
-from .errors import InputError
+from .errors import InputError, LiftError, ParseError
+from .ir.expr import Program
+from .ir.parser import parse_program
 from .loading import load_module
+from .operators import OPERATORS
 
 
 def _number(kind, low: float, strict: bool, what: str):
@@ -70,8 +76,6 @@ def parse_sizes(items: list[str] | str | None, parameters: bool = False) -> dict
 
 def read_text(path: str) -> str:
     """A file's text (standard input for ``-``); an unreadable file is a one-line error."""
-    import sys
-
     if path == "-":
         return sys.stdin.read()
     try:
@@ -93,9 +97,6 @@ def read_program(spec: str):
     (``examples/matmul.py:matmul``: an ``@program`` function, or a function of no arguments returning a
     program), or an importable module and name (``mypackage.ops:softmax``).  A Python file without a name
     gives its one program.  Every failure is a one-line error naming the file."""
-    from .errors import ParseError
-    from .ir.parser import parse_program
-
     path = Path(spec)
     python = spec.endswith(".py") or (":" in spec and spec.rsplit(":", 1)[0].endswith(".py"))
     if spec == "-" or spec.endswith(".lift") or (":" not in spec and not python and path.exists()):
@@ -114,13 +115,7 @@ def read_program(spec: str):
 
 def _library_hint(word: str) -> str:
     """A pointer to the operator library for a plain word that names no file (``maxpool`` -> ``maxpool2d``)."""
-    import difflib
-
     if "/" in word or "." in word:
-        return ""
-    try:
-        from .operators import OPERATORS
-    except ImportError:  # pragma: no cover - the library is part of liftpy
         return ""
     close = difflib.get_close_matches(word, sorted(OPERATORS), n=3, cutoff=0.5)
     return f"; did you mean the library's {' or '.join(close)}?" if close else ""
@@ -129,11 +124,6 @@ def _library_hint(word: str) -> str:
 def _program_in(module, spec: str, name: str):
     """The program ``name`` of ``module``: a Program, or a function of no arguments that returns one; without a
     name, the module's only Program."""
-    import inspect
-
-    from .errors import LiftError
-    from .ir.expr import Program
-
     if not name:
         found = sorted(k for k, v in vars(module).items() if isinstance(v, Program) and not k.startswith("_"))
         if len(found) != 1:

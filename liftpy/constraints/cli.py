@@ -18,11 +18,13 @@ def register(sub) -> None:
 
 
 def cmd_space(args) -> int:
+    # imported when the command runs, not at start-up (liftpy/cli.py says why)
     from ..cli_args import parse_sizes, read_program
     from ..host.profile import DeviceProfile, resolve_profile
     from . import explain, format_space, sample, solve
     from .infer import infer_space
 
+    # imported when the command runs, not at start-up (liftpy/cli.py says why)
     from ..ir.analysis import refuse_missing_sizes, refuse_unknown_sizes, refuse_unlowered
 
     program = read_program(args.file)

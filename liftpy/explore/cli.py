@@ -49,6 +49,7 @@ def _reduction_options(args) -> list[str]:
 
 def _operator(args):
     """The operator the arguments name: ``conv`` with ``--layer``, or a program with ``-s`` sizes."""
+    # imported when the command runs, not at start-up (liftpy/cli.py says why)
     from .conv import ConvOperator  # (the commands' imports: module head)
     from .operator import ProgramOperator, library_operator, parse_sizes
 
@@ -226,6 +227,7 @@ def _stored(db: str, op) -> int:
 
 
 def _explore(op, args):
+    # imported when the command runs, not at start-up (liftpy/cli.py says why)
     from ..search import named  # (the commands' imports: module head)
     from .loop import explore_operator
 

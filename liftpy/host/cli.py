@@ -32,6 +32,7 @@ def register(sub) -> None:
 
 
 def cmd_devices(args) -> int:
+    # imported when the command runs, not at start-up (liftpy/cli.py says why)
     from .device import _pick, build_problem, list_devices
 
     default = _pick(None)
@@ -49,17 +50,20 @@ def cmd_devices(args) -> int:
 
 
 def cmd_compile(args) -> int:
+    # imported when the command runs, not at start-up (liftpy/cli.py says why)
     from ..codegen.kernel import generate_kernel
     from .device import get_device
     from .kernel import build, device_limits
     from .profile import DeviceProfile
 
+    # imported when the command runs, not at start-up (liftpy/cli.py says why)
     from ..ir.analysis import refuse_unknown_sizes, refuse_unlowered
 
     program = read_program(args.file)
     refuse_unknown_sizes(program, parse_sizes(args.size, parameters=True))
     refuse_unlowered(program, "be compiled", args.file)
     placements = {name: "image" for name in args.image}
+    # imported when the command runs, not at start-up (liftpy/cli.py says why)
     from ..ir.kernels import kernel_count
 
     if kernel_count(program) > 1:  # a pipeline (kernel boundaries, several results): each kernel in order
@@ -79,11 +83,13 @@ def cmd_compile(args) -> int:
 
 
 def _compile_pipeline(program, args, placements) -> int:
+    # imported when the command runs, not at start-up (liftpy/cli.py says why)
     from ..codegen.kernel import generate_pipeline
     from .device import get_device
     from .kernel import build, device_limits
     from .profile import DeviceProfile
 
+    # imported when the command runs, not at start-up (liftpy/cli.py says why)
     from ..ir.typecheck import check_sizes
     from ..ir.types import as_size
 
@@ -105,12 +111,14 @@ def _compile_pipeline(program, args, placements) -> int:
 
 
 def cmd_run(args) -> int:
+    # imported when the command runs, not at start-up (liftpy/cli.py says why)
     from ..ir.compare import compare
     from ..ir.interpreter import evaluate
     from ..ir.inputs import random_inputs
     from ..ir.values import leaves
     from .kernel import compile_program
 
+    # imported when the command runs, not at start-up (liftpy/cli.py says why)
     from ..ir.analysis import refuse_unknown_sizes, refuse_unlowered
 
     program = read_program(args.file)

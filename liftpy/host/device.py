@@ -18,6 +18,8 @@ from ..errors import DeviceError
 
 def _cl():
     try:
+        # pyopencl is loaded by the first use of a device: programs are built, typed, rewritten and printed
+        # without it (and a missing pyopencl is then a one-line error, not an import failure of liftpy)
         import pyopencl as cl
     except ImportError as e:  # pragma: no cover - pyopencl is a dependency
         raise DeviceError(f"pyopencl is not installed ({e}); install liftpy with: pip install -e '.[pocl]'") from None

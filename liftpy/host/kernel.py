@@ -16,14 +16,15 @@ from typing import Mapping, NamedTuple
 
 import numpy as np
 
-from ..codegen.kernel import DeviceLimits, KernelSource, Launch, generate_kernel
+from ..codegen.kernel import DeviceLimits, KernelSource, Launch, generate_kernel, generate_pipeline
 from ..errors import DeviceError, InputError, KernelBuildError, KernelRunError, summarize
 from ..ir.expr import Program
 from ..ir.interpreter import prepare_inputs
-from ..ir.kernels import result_buffers
+from ..ir.kernels import kernel_count, result_buffers
 from ..ir.types import ArrayType, TupleType, Type, memory_bytes, memory_element, substitute_sizes
 from ..ir.values import first_leaf, from_structs, to_structs
 from .device import Device, _cl, get_device
+from .profile import DeviceProfile
 from .timing import TimingRule
 
 _build_cache: dict = {}
@@ -52,8 +53,6 @@ def build_cache_size() -> int:
 def device_limits(device: Device) -> DeviceLimits:
     """The limits code generation respects on a device: those of its profile (one source of device limits
     for code generation, constraint inference and ``liftpy show``)."""
-    from .profile import DeviceProfile
-
     return DeviceProfile.from_device(device).limits()
 
 
@@ -238,8 +237,6 @@ class CompiledPipeline:
                  stages: list | None = None, limits: DeviceLimits | None = None):
         """``stages``: the generated kernels (``codegen.kernel.generate_pipeline``), when they were made
         elsewhere (a code-generation worker); otherwise they are generated here for ``sizes``."""
-        from ..codegen.kernel import generate_pipeline
-
         self.program = program
         self.device = device
         self.placements = dict(placements or {})
@@ -350,8 +347,6 @@ def compile_program(
 ):
     """Generate and build a lowered program for the given sizes on a device: one kernel, or a pipeline
     of kernels when the program has kernel boundaries (``let(f, toGlobal(e))`` at its top)."""
-    from ..ir.kernels import kernel_count
-
     dev = get_device(device)
     if kernel_count(program) > 1:
         if launch is not None:

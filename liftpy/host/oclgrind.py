@@ -88,7 +88,7 @@ class LogCursor:
 def available() -> bool:
     """Whether pyopencl sees an Oclgrind platform."""
     try:
-        import pyopencl as cl
+        import pyopencl as cl  # (as host.device: pyopencl at a device's first use)
 
         return any(PLATFORM.lower() in p.name.lower() for p in cl.get_platforms())
     except Exception:  # noqa: BLE001 - no OpenCL at all means no Oclgrind

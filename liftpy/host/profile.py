@@ -28,7 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..codegen.kernel import DeviceLimits
 from ..errors import DeviceError
+from .device import device_info
 
 SCHEMA = "liftpy-device-profile/1"
 
@@ -79,16 +81,12 @@ class DeviceProfile:
         return None if "GPU" in self.device_type else 4 * 1024 * 1024
 
     def limits(self):
-        from ..codegen.kernel import DeviceLimits
-
         return DeviceLimits(self.max_work_group_size, tuple(self.max_work_item_sizes), self.local_mem_bytes,
                             self.private_item_limit_bytes, self.private_group_limit_bytes, self.max_alloc_bytes,
                             self.global_mem_bytes)
 
     @classmethod
     def from_device(cls, device=None) -> "DeviceProfile":
-        from .device import device_info
-
         info = device_info(device)
         sizes = tuple(info.max_work_item_sizes) + (1,) * (3 - len(info.max_work_item_sizes))
         return cls(

@@ -75,6 +75,7 @@ sample, or searches' exploration).
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -94,8 +95,6 @@ def prefetch() -> None:
     """Import scikit-learn's trees in a background thread: a resumed search with enough measurements fits
     them before its first proposal, and the import (a second or more) then overlaps with loading the
     variants, the store and the screens instead of following them."""
-    import threading
-
     def load():
         try:
             import sklearn.ensemble  # noqa: F401
@@ -152,6 +151,7 @@ class LearnedModel:
         self._shared = float(np.median([np.median(rs) for rs in by_kind.values()]))
         if n < MIN_FIT:
             return
+        # scikit-learn (a second or more) only once there is enough to fit: ``prefetch`` overlaps it
         from sklearn.ensemble import HistGradientBoostingRegressor
         from threadpoolctl import threadpool_limits
 
@@ -179,7 +179,7 @@ class LearnedModel:
         out = base + np.where(seen | (not optimistic), self._shared, 0.0)
         if self._trees is None or not seen.any():
             return out
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import threadpool_limits  # (loaded with scikit-learn by the fit above)
 
         with threadpool_limits(1):
             correction = self._trees.predict(np.asarray(features)[seen])

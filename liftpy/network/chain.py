@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import LiftError
 from ..host.device import _cl
 from ..host.kernel import CompiledPipeline, pack_image
-from ..ir.types import ArrayType
+from ..ir.types import ArrayType, substitute_sizes
 from .graph import Network
 
 
@@ -40,8 +40,6 @@ class ChainedRun:
 
 def _image_extent(param_type, bindings) -> tuple[int, int, int]:
     """(H, W, C) of an activation an image holds: its type's three dimensions at the layer's sizes."""
-    from ..ir.types import substitute_sizes
-
     dims = []
     t = param_type
     while isinstance(t, ArrayType):

@@ -23,13 +23,15 @@ import numpy as np
 
 from ..errors import LiftError
 from ..explore import explore_operator
-from ..explore.operator import input_shapes, library_operator
+from ..explore.operator import input_shapes, library_operator, random_inputs
 from ..host.device import get_device
 from ..host.kernel import CompiledPipeline
 from ..host.timing import device_timing
 from ..results.cache import cached_variants
+from ..results.pareto import format_table
 from ..search import ModelSearch, Strategy
 from ..search import find_variant
+from . import torch_ref
 from .chain import ChainedRun, chained_run
 from .graph import Network, Node
 from .memory import Tensor, check, greedy_by_size, lower_bound, naive
@@ -74,8 +76,6 @@ class NetworkRun:
 
 def _weights(node: Node, op, k: int, seed: int) -> list[np.ndarray]:
     """The operator's inputs after its activations: He-scaled weights, small biases."""
-    from ..explore.operator import random_inputs
-
     arrays = random_inputs(op.prog, op.sizes(), seed=seed + 7919 * k)[len(node.inputs):]
     out = []
     for a in arrays:
@@ -144,8 +144,6 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: typ
     explore_seconds = time.time() - t0
     # 2. The network on the device, layer by layer, each checked against its reference on the same inputs.
     image = network_image(net, seed)
-    from . import torch_ref
-
     with_torch = torch_ref.available()
     values = {"input": image}
     expected = {"input": image}
@@ -237,8 +235,6 @@ def network_frontier(net: Network, problems: dict, fixed_bytes: int, io_bytes: d
 
 def format_run(run: NetworkRun) -> str:
     """The per-layer table, the totals, the memory plan and the frontier, as text."""
-    from ..results.pareto import format_table
-
     mb = 1e6
     rows = [[l.node.name, l.node.op, ",".join(f"{k}={v}" for k, v in l.node.sizes), l.variant, f"{l.time_ms:.4g}",
              f"{l.workspace_bytes / mb:.3g}", "ok" if l.ok else f"WRONG ({l.max_error:.3g})"] for l in run.layers]

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import LiftError
+from ..operators import parse_spec
+from ..operators.conv import ConvShape
 from .graph import Network
 
 
@@ -18,6 +21,7 @@ def available() -> bool:
 
 
 def _hwc_to_nchw(a):
+    # torch: optional, imported where a reference needs it (not a liftpy dependency)
     import torch
 
     return torch.from_numpy(np.ascontiguousarray(a, dtype=np.float64)).permute(2, 0, 1)[None]
@@ -28,9 +32,8 @@ def _nchw_to_hwc(t):
 
 
 def _conv2d(ins, ws, p):
+    # torch: optional, imported where a reference needs it (not a liftpy dependency)
     import torch.nn.functional as F
-
-    from ..operators.conv import ConvShape
 
     cs = ConvShape.of(**p)
     x = F.pad(_hwc_to_nchw(ins[0]), (cs.left, cs.right, cs.top, cs.bottom))
@@ -40,6 +43,7 @@ def _conv2d(ins, ws, p):
 
 
 def _maxpool(ins, ws, p):
+    # torch: optional, imported where a reference needs it (not a liftpy dependency)
     import torch.nn.functional as F
 
     return _nchw_to_hwc(F.max_pool2d(_hwc_to_nchw(ins[0]), p["k"], p["stride"], padding=p["pad"]))
@@ -51,6 +55,7 @@ def _add(ins, ws, p):
 
 
 def _fully_connected(ins, ws, p):
+    # torch: optional, imported where a reference needs it (not a liftpy dependency)
     import torch
     import torch.nn.functional as F
 
@@ -63,10 +68,8 @@ LAYERS = {"conv2d": _conv2d, "maxpool_hwc": _maxpool, "add": _add, "fully_connec
 
 
 def forward(net: Network, image: np.ndarray, weights: dict[str, list[np.ndarray]]) -> np.ndarray:
+    # torch: optional, imported where a reference needs it (not a liftpy dependency)
     import torch
-
-    from ..errors import LiftError
-    from ..operators import parse_spec
 
     values = {"input": image.astype(np.float64)}
     with torch.no_grad():

@@ -9,8 +9,10 @@ spec form ``NAME[:KEY=VALUE,...]`` is the same on the command line.  ``OPERATORS
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ..errors import InputError
@@ -104,9 +106,6 @@ def is_library_spec(spec: str) -> bool:
 def _importable(module: str) -> bool:
     """Whether ``module`` names a Python module or file here (then ``NAME:function`` is a function of it, not
     a library entry with a parameter lacking its value, ``jacobi2d:boundary``)."""
-    import importlib.util
-    from pathlib import Path
-
     if Path(module + ".py").exists():
         return True
     try:

@@ -9,6 +9,7 @@ def register(sub) -> None:
 
 
 def cmd_operators(args) -> int:
+    # imported when the command runs, not at start-up (liftpy/cli.py says why)
     from . import describe
 
     print(describe())

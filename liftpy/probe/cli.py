@@ -62,12 +62,14 @@ def _default_out(name: str) -> Path:
 
 def cmd_probe(args) -> int:
     if args.plot:
+        # imported when the command runs, not at start-up (liftpy/cli.py says why)
         from .plot import plot_profile
 
         out = plot_profile(args.plot, args.png)
         print(f"wrote {out}")
         return 0
 
+    # imported when the command runs, not at start-up (liftpy/cli.py says why)
     from ..host.device import get_device
     from .document import profile_document, write
     from .runner import run_probes, select
@@ -97,6 +99,7 @@ def cmd_probe(args) -> int:
     print()
     print(summary_table(doc))
     failed = [r.probe for r in run.results if r.status == "failed"]
+    # imported when the command runs, not at start-up (liftpy/cli.py says why)
     from .document import has_jsonschema
 
     checked = "validated against schema.json" if has_jsonschema() else "not validated against schema.json (jsonschema is not installed)"

@@ -15,6 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..host.profile import SCHEMA
+from ..version import __version__
 from .errors import ProbeError
 from .runner import ProbeRun
 
@@ -27,8 +28,6 @@ def schema() -> dict:
 
 
 def profile_document(run: ProbeRun) -> dict:
-    from ..version import __version__
-
     measured, curves, probes = {}, {}, {}
     for r in run.results:
         for m in r.measurements:
@@ -73,7 +72,7 @@ def validate(doc: dict, require_schema: bool = True) -> None:
 
 
 def _validate_schema(doc: dict) -> None:
-    import jsonschema
+    import jsonschema  # (an optional dependency, the test extra's: the check runs where it is installed)
 
     errors = sorted(jsonschema.Draft202012Validator(schema()).iter_errors(doc), key=lambda e: list(e.absolute_path))
     if errors:

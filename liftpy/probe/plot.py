@@ -11,10 +11,11 @@ from .errors import ProbeError
 
 
 def plot_profile(path: str | Path, png: str | Path | None = None) -> Path:
+    # matplotlib (a second to import) only for a plot, never for a probe run
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # (after the backend is chosen)
 
     doc = read(path)
     groups: dict[str, list[tuple[str, dict]]] = {}

@@ -24,12 +24,15 @@ def register(sub) -> None:
 
 
 def cmd_variants(args) -> int:
+    # imported when the command runs, not at start-up (liftpy/cli.py says why)
     from pathlib import Path
 
+    # imported when the command runs, not at start-up (liftpy/cli.py says why)
     from ..cli_args import parse_sizes, read_program
     from .explore import ExploreOptions, explore_all
     from .text_rules import load_rules
 
+    # imported when the command runs, not at start-up (liftpy/cli.py says why)
     from ..ir.analysis import refuse_missing_sizes, refuse_unknown_sizes
     from ..ir.typecheck import typecheck
 
@@ -59,6 +62,7 @@ def cmd_variants(args) -> int:
         return 0
     counts = {}
     if sizes:
+        # imported when the command runs, not at start-up (liftpy/cli.py says why)
         from ..constraints import solve
         from ..constraints.infer import variant_space
         from ..host.profile import resolve_profile
@@ -79,6 +83,7 @@ def cmd_variants(args) -> int:
         variants = kept
     print(f"{program.name}: {len(variants)} distinct lowered variants" + (f" ({dropped} more have no valid configuration for these sizes)" if sizes else ""))
     if sizes and empty:
+        # imported when the command runs, not at start-up (liftpy/cli.py says why)
         from ..constraints.why import format_reasons, reasons
 
         found, looked = reasons(empty, limit=40)
