@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from liftpy.ir import printer
-from liftpy.ir import types as T
+from liftpy.ir import sizes as T
 from liftpy.ir.expr import Call, Lambda, Literal, Var
 from liftpy.ir.primitives import Get, Index, Primitive
 from liftpy.ir.types import size_str
