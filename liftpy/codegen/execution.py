@@ -286,3 +286,52 @@ class TreeExecution(ReduceExecution):
             em.add(Barrier())
             m = half
         return 1
+
+
+# ------------------------------------------------------------------------------------------------ scans
+@executes(P.ScanSeq)
+class ScanExecution(Execution):
+    """A sequential loop: a private accumulator, initialized by ``init``, takes in element i and is then
+    stored as element i of the result.  Read as an input, the result lives in a private temporary of its
+    work-item, as a computed sequential map's does."""
+
+    def temporary(self, e, at):
+        if not at.reads:
+            return None
+        if at.level != "item":
+            raise CodegenError(f"the result of {e.fn.text_name} is used as an input here; say where it lives with "
+                               f"toLocal(...) or toPrivate(...) (in {short(e)})")
+        return Temporary("private", "temporary")
+
+    def store(self, em, e, dest, env, ctx):
+        fn = e.fn
+        init, xs = e.args
+        acc_t = em.type_of(init, env)
+        acc = em.alloc(Temporary("private", "accumulator"), acc_t, ctx)
+        acc_view, acc_dest = em.mem_view(acc, acc_t), em.mem_dest(acc, acc_t)
+        em.emit_to(init, acc_dest, env, ctx)
+        xs_t = em.type_of(xs, env)
+        xs_view = em.view_of(xs, env, ctx)
+        p_acc, p_x = fn.f.params
+        var = em.loop_var(Level.SEQ)
+        items: list = []
+        with em.into(items):
+            env2 = em.bind(env, [p_acc, p_x], [acc_t, xs_t.elem], [acc_view, V.IndexView(var, xs_view)])
+            em.emit_to(fn.f.body, acc_dest, env2, ctx)
+            em.copy(acc_view, WIndex(var, dest), acc_t, ctx, registers=True)
+        body = Block(tuple(items))
+        if ctx.level == "group" and stores_to(body, "local"):
+            body = Block(body.items + (Barrier(),))
+        em.add(Loop(var, em.conc(xs_t.size), Level.SEQ, 0, body, note=fn.text_name))
+
+    def walk_store(self, walk, e, at, env):
+        fn = e.fn
+        init, xs = e.args
+        acc_t = walk.type_of(init, env)
+        acc_at = Position(at.level, "private")
+        walk.allocate(Temporary("private", "accumulator"), init, acc_t, at.level)
+        walk.store(init, acc_at, env)
+        xs_t = walk.type_of(xs, env)
+        walk.read(xs, at.level, env)
+        p_acc, p_x = fn.f.params
+        walk.store(fn.f.body, acc_at, {**env, p_acc.name: acc_t, p_x.name: xs_t.elem})

@@ -19,7 +19,7 @@ from .prims.base import (  # noqa: F401
     divisible,
     expect_array,
 )
-from .prims.folds import Fold, Reduce, ReduceLcl, ReduceLike, ReduceSeq  # noqa: F401
+from .prims.folds import Fold, Reduce, ReduceLcl, ReduceLike, ReduceSeq, ScanSeq  # noqa: F401
 from .prims.layout import (  # noqa: F401
     AsScalar,
     AsVector,

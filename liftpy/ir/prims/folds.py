@@ -1,5 +1,5 @@
-"""The reductions: ``reduce`` and its lowered forms, sequential (``reduceSeq``) and a work-group's tree
-(``reduceLcl``)."""
+"""The folds: ``reduce`` and its lowered forms, sequential (``reduceSeq``) and a work-group's tree
+(``reduceLcl``), and the prefix fold ``scanSeq``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import sympy
 from ..expr import Lambda
 from ..levels import Level
 from ..types import ArrayType, Type, types_equal
-from ..values import at_axis, lift
+from ..values import BV, at_axis, fill_batch, lift
 from .base import Primitive, check_dim, expect_array
 
 
@@ -111,3 +111,33 @@ class ReduceLcl(ReduceLike):
         if items:
             acc = lift(ev.call(self.f, [acc, items[0]], xs.batch), xs.batch)
         return at_axis(acc, lambda a, _ax: np.expand_dims(a, _ax))
+
+
+@dataclass(frozen=True, eq=True)
+class ScanSeq(Fold):
+    """``scanSeq(f, init, xs)``: the inclusive prefix fold, element ``i`` of the result is
+    ``f(...f(f(init, xs[0]), xs[1])..., xs[i])``.  ``[T]n -> [U]n`` for ``f: (U, T) -> U`` and ``init: U``;
+    computed sequentially by one work-item, in a private accumulator stored after every step."""
+
+    f: Lambda
+    name: ClassVar[str] = "scanSeq"
+    kind: ClassVar[str] = "scan"
+    level: ClassVar[Level] = Level.SEQ
+
+    def typecheck(self, args, tc):
+        return ArrayType(self.accumulator_type(args, tc), args[1].size)
+
+    def evaluate(self, args, ev):
+        acc, xs = args
+        steps = []
+        for i in range(xs.length()):
+            acc = fill_batch(lift(ev.call(self.f, [acc, self.element(xs, i)], xs.batch), xs.batch))
+            steps.append(acc.data)
+        return BV(_stack(steps, xs.axis), xs.batch)
+
+
+def _stack(steps: list, axis: int):
+    """The values of ``steps`` (trees of arrays of one shape) as one tree, a new array axis at ``axis``."""
+    if isinstance(steps[0], tuple):
+        return tuple(_stack([s[k] for s in steps], axis) for k in range(len(steps[0])))
+    return np.stack(steps, axis=axis)
