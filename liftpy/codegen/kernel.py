@@ -22,6 +22,7 @@ from typing import Mapping
 from ..errors import CodegenError
 from ..ir.analysis import input_size_symbols
 from ..ir.expr import Call, Program
+from ..ir.levels import PARALLEL_LEVELS, Level
 from ..ir.primitives import Let
 from ..ir.results import is_results
 from ..ir.printer import show_program
@@ -122,12 +123,11 @@ def _c_ident(name: str, taken: set[str], kernel: bool = False) -> str:
 
 
 def decide_launch(loops, limits: DeviceLimits, override: Launch | None) -> tuple[Launch, dict]:
-    glb: dict[int, int] = {}
-    wrg: dict[int, int] = {}
-    lcl: dict[int, int] = {}
+    extents: dict[Level, dict[int, int]] = {level: {} for level in PARALLEL_LEVELS}
     for loop in loops:
-        table = {"glb": glb, "wrg": wrg, "lcl": lcl}[loop.level.value]
+        table = extents[loop.level]
         table[loop.dim] = max(table.get(loop.dim, 0), loop.extent)
+    glb, wrg, lcl = (extents[level] for level in PARALLEL_LEVELS)
     if glb and (wrg or lcl):
         raise CodegenError("a kernel uses either mapGlb or mapWrg/mapLcl, not both")
     used = sorted(set(glb) | set(wrg) | set(lcl)) or [0]

@@ -74,8 +74,8 @@ def _extents(e: Expr, env: dict, res: Resources) -> None:
         for p, t in zip(lam.params, fn.fun_param_types(name, arg_types)):
             inner[p.name] = t
         _extents(lam.body, inner, res)
-    if isinstance(fn, (P.MapGlb, P.MapWrg, P.MapLcl)):
-        kind = {P.MapGlb: "glb", P.MapWrg: "wrg", P.MapLcl: "lcl"}[type(fn)]
+    if P.is_parallel_map(fn):
+        kind = fn.level.value
         length = _types(e.args[0], env).size
         res.extents.setdefault((kind, fn.dim), [])
         if length not in res.extents[(kind, fn.dim)]:
