@@ -34,7 +34,7 @@ from .prims.layout import (  # noqa: F401
     Transpose,
     Zip,
 )
-from .prims.maps import Map, MapGlb, MapLcl, MapLike, MapSeq, MapWrg, is_parallel_map  # noqa: F401
+from .prims.maps import Map, MapGlb, MapLcl, MapLike, MapSeq, MapWrg, is_parallel_map, map_class  # noqa: F401
 from .prims.memory import Let, ToGlobal, ToLocal, ToMem, ToPrivate  # noqa: F401
 from .prims.pad import BOUNDARIES, Pad  # noqa: F401
 from .indices import Indices, Iota  # noqa: F401, E402 - element indices as values

@@ -90,3 +90,12 @@ def is_parallel_map(fn) -> bool:
     """A map distributed over work-items or work-groups."""
     level = getattr(fn, "level", None)
     return isinstance(fn, MapLike) and level is not None and level.parallel
+
+
+def map_class(level: Level) -> type:
+    """The map primitive that runs at ``level``: the class declaring it, found rather than listed, so a
+    new level's class is all the lowering rules need."""
+    found = [cls for cls in MapLike.__subclasses__() if cls.__dict__.get("level") is level]
+    if len(found) != 1:
+        raise ValueError(f"{len(found)} map classes declare the level {level}")
+    return found[0]
