@@ -14,8 +14,11 @@ that the rest of the compiler knows of it:
 - the cost model: what its id is across the lanes of a warp (``Ids``).
 
 The emitter (``Emitter.enter``), the lowering rules (``map_to``), the launch decision, the resource
-analysis, the constraint inference and the analytical model ask the level; a new level is one member
-here and its map class (``liftpy/ir/prims/maps.py``) with its DSL builder.
+analysis, the constraint inference, the analytical model and the variant tags ask the level.  A new
+level that fits the schemes, parts and execution contexts here is one member, its map class
+(``liftpy/ir/prims/maps.py``), its DSL builder and export, and a ``Mapping`` in ``rewrite/mappings.py``
+for the exploration to try it; a new part of the NDRange (sub-groups) would also teach ``decide_launch``
+its size.
 """
 
 from __future__ import annotations
