@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from liftpy.ir import printer
-from liftpy.ir import types as T
+from liftpy.ir import sizes as T
 from liftpy.ir.expr import Call, Lambda, Literal, Var
 from liftpy.ir.primitives import Get, Index, Primitive
 from liftpy.ir.types import size_str
@@ -521,7 +521,7 @@ def test_memoised_divisibility_is_sympys_and_remembered(n, m):
     """The type checker's divisibility conditions, memoised across programs, are those sympy builds for
     the pair asked (not for an equal-looking pair asked before: a symbol with assumptions, a Python
     int), and a second question is answered from the memo; two integers are decided by Python."""
-    from liftpy.ir.primitives import _divisible, divisible
+    from liftpy.ir.prims.base import _divisible, divisible
     from liftpy.ir.types import is_integer_size
 
     if sympy.sympify(m) == 0:

@@ -424,6 +424,7 @@ def test_pad_k(mkn, biased, seed):
        st.sampled_from(["stageTiles", "stageTilesT"]), st.integers(0, 10**6))
 def test_stage_tiles(case, name, seed):
     from liftpy.rewrite.explore import Variant, _accumulators, apply_mapping, once
+    from liftpy.rewrite.mappings import group_mapping
     from liftpy.rewrite.tiling import tile2D_reduce
 
     m, n, k, params = case
@@ -431,7 +432,7 @@ def test_stage_tiles(case, name, seed):
     prog = make_program("mm", [("A", Array(Float, M, K)), ("B", Array(Float, K, N))], lambda A_, B_: map(
         lambda row: map(lambda col: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), 0.0, zip(row, col)), transpose(B_)), A_))
     v = once(tile2D_reduce)(Variant(prog))[0]
-    v = _accumulators(apply_mapping(("wlall", 2, 2))(v)[0])[0]
+    v = _accumulators(apply_mapping(group_mapping(2, 2, every_nest=True))(v)[0])[0]
     rule = L.stage_tiles if name == "stageTiles" else L.stage_tiles_t
     inputs, bindings = [floats(rng, (m, k)), floats(rng, (k, n))], {"M": m, "N": n, "K": k, **params}
     checked(rule, v.program, inputs, bindings, rtol=1e-5, atol=1e-5)

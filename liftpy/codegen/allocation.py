@@ -44,33 +44,10 @@ from ..errors import CodegenError
 from ..ir import primitives as P
 from ..ir.analysis import is_view
 from ..ir.expr import Call, Expr, Lambda, Literal, Program, Var
-from ..ir.levels import Level
 from ..ir.typecheck import type_of
 from ..ir.types import ArrayType, Type, memory_bytes
 from ..ir.userfun import UserFun
-
-
-@dataclass(frozen=True)
-class Position:
-    """Where the emitter meets an expression: stored into a destination in memory space ``dest``, or read
-    as an input (``dest`` None); ``level`` is who runs the code: 'kernel', 'group' (inside ``mapWrg``,
-    outside ``mapLcl``) or 'item'."""
-
-    level: str
-    dest: str | None = None
-
-    @property
-    def reads(self) -> bool:
-        return self.dest is None
-
-
-@dataclass(frozen=True)
-class Temporary:
-    """Memory the emitter gives an expression of its own: its space and its role in the memory plan."""
-
-    space: str  # 'local' or 'private' ('global' only to be refused: kernels write global memory once)
-    role: str  # 'accumulator' or 'temporary'
-    copies: int = 1  # 2 for a double-buffered tile (``toLocalDouble``): two halves, used alternately
+from .execution import Position, Temporary, execution_of  # noqa: F401 - Position, Temporary: found here by callers
 
 
 @dataclass(frozen=True)
@@ -109,18 +86,16 @@ def buffer_prefix(space: str, role: str) -> str:
 # ------------------------------------------------------------------------------------ the decisions
 def store_form(e: Expr) -> str:
     """How the emitter computes ``e`` into a destination: 'through' (a layout over a computation: the
-    computation is stored through the inverted layout), 'map', 'reduce', 'userfun', 'bind' (a lambda or
-    let: its arguments are read, its body stored), 'memory' (a ``toMem`` marker), or 'read' (a view of
-    ``e`` is copied)."""
+    computation is stored through the inverted layout), 'compute' (a computing primitive, stored as its
+    ``liftpy.codegen.execution`` entry says), 'userfun', 'bind' (a lambda or let: its arguments are read,
+    its body stored), 'memory' (a ``toMem`` marker), or 'read' (a view of ``e`` is copied)."""
     if not isinstance(e, Call):
         return "read"
     fn = e.fn
     if type(fn) is P.Map and is_view(fn.f.body) and not is_view(e):
         return "through"
-    if isinstance(fn, P.MapLike) and not (type(fn) is P.Map and is_view(e)):
-        return "map"
-    if isinstance(fn, P.ReduceLike):
-        return "reduce"
+    if execution_of(fn) is not None and not (type(fn) is P.Map and is_view(e)):
+        return "compute"
     if isinstance(fn, UserFun):
         return "userfun"
     if isinstance(fn, (Lambda, P.Let)):
@@ -133,13 +108,13 @@ def store_form(e: Expr) -> str:
 
 
 def inverts(fn, arg_type: Type) -> bool:
-    """Whether a computation can be stored through the layout primitive ``fn`` above it (the emitter
-    then writes it through a write view, ``liftpy.views.write``): ``join``, ``split``, ``transpose``, the
-    vector casts, and ``at(0, e)`` of a one-element array ``e`` (a reduction's result as its value,
-    ``fold``; of a longer array the other elements would have nowhere to go)."""
-    if isinstance(fn, (P.Join, P.Split, P.Transpose, P.AsScalar, P.AsVector)):
-        return True
-    return isinstance(fn, P.At) and isinstance(arg_type, ArrayType) and sympy.sympify(arg_type.size) == 1
+    """Whether a computation can be stored through the layout primitive ``fn`` above it: the emitter then
+    writes it through the write view the primitive declares (``write_view``), asked here over symbols."""
+    return fn.write_view is not None and fn.write_view(arg_type, None, _symbolic) is not None
+
+
+def _symbolic(size):
+    return size
 
 
 def not_inverted(fn) -> str:
@@ -157,7 +132,8 @@ def not_invertible_body(body: Expr) -> str:
 def read_form(e: Expr) -> str:
     """How the emitter reads ``e`` as an input: 'var', 'literal', 'layout' (a view of its arguments'
     views), 'view-map' (a map of a view function, element by element), 'userfun', 'bind', 'memory',
-    'reduce', 'map' (a computed map: a temporary) or 'unknown' (no code for it)."""
+    'compute' (a computing primitive, read as its ``liftpy.codegen.execution`` entry says) or 'unknown' (no
+    code for it)."""
     if isinstance(e, Var):
         return "var"
     if isinstance(e, Literal):
@@ -175,19 +151,9 @@ def read_form(e: Expr) -> str:
         return "bind"
     if isinstance(fn, P.ToMem):
         return "memory"
-    if isinstance(fn, P.ReduceLike):
-        return "reduce"
-    if isinstance(fn, P.MapLike):
-        return "map"
+    if execution_of(fn) is not None:
+        return "compute"
     return "unknown"
-
-
-def accumulator_init(init: Expr) -> tuple[str, Expr]:
-    """The space of a reduction's accumulator and the value that initializes it: a ``toMem`` marker on the
-    initial value names the space, private memory otherwise."""
-    if isinstance(init, Call) and isinstance(init.fn, P.ToMem):
-        return init.fn.space, init.args[0]
-    return "private", init
 
 
 def needs_temporary(e: Expr, at: Position) -> Temporary | None:
@@ -197,17 +163,10 @@ def needs_temporary(e: Expr, at: Position) -> Temporary | None:
         return None
     fn = e.fn
     form = read_form(e) if at.reads else store_form(e)
-    if form == "reduce" and type(fn) is not P.Reduce:
-        return Temporary(accumulator_init(e.args[0])[0], "accumulator")
+    if form == "compute":
+        return execution_of(fn).temporary(e, at)
     if form == "memory" and (at.reads or fn.space != at.dest):
         return Temporary(fn.space, "temporary", fn.copies)
-    if form == "map" and at.reads:
-        if P.is_parallel_map(fn) or at.level != "item":
-            raise CodegenError(
-                f"the result of {fn.text_name} is used as an input here; say where it lives with "
-                f"toLocal(...) or toPrivate(...) (in {_short(e)})"
-            )
-        return Temporary("private", "temporary")
     return None
 
 
@@ -215,11 +174,6 @@ def is_staged_view(e: Call, t: Type, level: str) -> bool:
     """A ``toLocal`` of a view at work-group level: the whole group copies it (a cooperative copy), rather
     than one work-item computing it."""
     return e.fn.space == "local" and level == "group" and is_view(e.args[0]) and isinstance(t, ArrayType)
-
-
-def inner_level(level: str, fn) -> str:
-    """Who runs the body of the map ``fn`` entered at ``level``."""
-    return level if fn.level is Level.SEQ else fn.level.inner_context
 
 
 def item_share(value: Expr, t: Type) -> Type:
@@ -257,7 +211,7 @@ def private_bytes(allocs) -> sympy.Expr:
 
 
 class _Walk:
-    """The emitter's walk (``emit_to``, ``view_of``, ``emit_reduce``) over types instead of views: the same
+    """The emitter's walk (``emit_to``, ``view_of`` and the executions of ``liftpy.codegen.execution``) over types instead of views: the same
     forms, visited in the same order, so buffers are found in the order, and with the names, the emitter
     gives them."""
 
@@ -286,10 +240,8 @@ class _Walk:
                 self.refused.append(why)
                 return  # the emitter refuses the program here
             return self.store(e.args[0], at, env)
-        if form == "map":
-            return self.map(e, at, env)
-        if form == "reduce":
-            return self.reduce(e, at, env)
+        if form == "compute":
+            return execution_of(e.fn).walk_store(self, e, at, env)
         if form == "userfun":
             return self.read_all(e.args, at.level, env)
         if form == "bind":
@@ -339,16 +291,8 @@ class _Walk:
                 self.read(e.args[0], level, env)
             else:
                 self.store(e.args[0], Position(level, tmp.space), env)
-        elif form == "reduce":
-            self.reduce(e, Position(level), env)
-        elif form == "map":
-            try:
-                tmp = needs_temporary(e, Position(level))
-            except CodegenError as err:
-                self.refused.append(str(err))
-                return  # the emitter refuses the program here: there is no kernel to describe below
-            self.allocate(tmp, e, self.type_of(e, env), level)
-            self.store(e, Position(level, tmp.space), env)
+        elif form == "compute":
+            execution_of(e.fn).walk_read(self, e, level, env)
 
     def read_all(self, args, level: str, env) -> None:
         for a in args:
@@ -363,32 +307,6 @@ class _Walk:
         types = [self.type_of(a, env) for a in e.args]
         self.read_all(e.args, level, env)
         return {**env, **{p.name: t for p, t in zip(lam.params, types)}}
-
-    def map(self, e: Call, at: Position, env) -> None:
-        fn = e.fn
-        if fn.level is None:
-            return
-        xs_t = self.type_of(e.args[0], env)
-        self.read(e.args[0], at.level, env)
-        (param,) = fn.f.params
-        inner = Position(inner_level(at.level, fn), at.dest)
-        self.store(fn.f.body, inner, {**env, param.name: xs_t.elem})
-
-    def reduce(self, e: Call, at: Position, env) -> None:
-        fn = e.fn
-        tmp = needs_temporary(e, at)
-        if tmp is None:
-            return
-        init, xs = e.args
-        acc_t = self.type_of(init, env)
-        space, src = accumulator_init(init)
-        self.allocate(tmp, src, acc_t, at.level)
-        acc_at = Position(at.level, space)
-        self.store(src, acc_at, env)
-        xs_t = self.type_of(xs, env)
-        self.read(xs, at.level, env)
-        p_acc, p_x = fn.f.params
-        self.store(fn.f.body, acc_at, {**env, p_acc.name: acc_t, p_x.name: xs_t.elem})
 
 
 def _short(e) -> str:

@@ -57,12 +57,13 @@ from ..ir.values import literal_number
 from ..ir.levels import Level
 from ..views import view as V
 from ..views.conditions import FOLDED, fold_builtin
-from ..views.write import WAsScalar, WAsVector, WIndex, WJoin, WMapped, WMem, WOnly, WSplit, WTranspose, WView
-from .allocation import (Position, Temporary, accumulator_init, buffer_prefix, is_staged_view, needs_temporary, not_invertible_body,
-                         not_inverted, read_form, store_form)
+from ..views.write import WIndex, WMapped, WMem, WView
+from .allocation import (Position, Temporary, buffer_prefix, is_staged_view, needs_temporary, not_invertible_body, not_inverted,
+                         read_form, store_form)
+from .execution import execution_of
 from .memory import Buffer, struct_definition
 from .render import literal_c
-from .stmt import Barrier, Block, CoopCopy, Declare, Loop, Store, stores_to
+from .stmt import Barrier, Block, CoopCopy, Declare, Loop, Store
 
 
 REGISTER_COPY_LIMIT = 256  # elements of a private array copied with constant indices
@@ -280,12 +281,8 @@ class Emitter:
         if form == "through":
             arg, arg_dest = self.write_through(e, dest, env)
             return self.emit_to(arg, arg_dest, env, ctx)
-        if form == "map":
-            return self.emit_map(e, dest, env, ctx)
-        if form == "reduce":
-            acc_view = self.emit_reduce(e, env, ctx, ctx.at(dest))
-            private = dest.root.space == "private" or self.private_view(acc_view)
-            return self.copy(V.UnitView(acc_view), dest, t, ctx, registers=private)
+        if form == "compute":
+            return execution_of(e.fn).store(self, e, dest, env, ctx)
         if form == "userfun":
             return self.store(dest, self.call_userfun(e, env, ctx), t)
         if form == "bind":
@@ -333,48 +330,10 @@ class Emitter:
         raise CodegenError(not_invertible_body(body))
 
     def layout_dest(self, fn, arg_type: Type, dest: WView) -> WView:
-        if isinstance(fn, P.Join):
-            return WJoin(self.conc(arg_type.elem.size), dest)
-        if isinstance(fn, P.Split):
-            return WSplit(self.conc(fn.n), dest)
-        if isinstance(fn, P.Transpose):
-            return WTranspose(dest)
-        if isinstance(fn, P.AsScalar):
-            return WAsScalar(self.conc(arg_type.elem.width), dest)
-        if isinstance(fn, P.AsVector):
-            return WAsVector(self.conc(fn.n), dest)
-        if isinstance(fn, P.At) and self.conc(arg_type.size) == 1:
-            return WOnly(dest)  # fold: a reduction's one-element result stored as its value
-        raise CodegenError(not_inverted(fn))
-
-    def emit_map(self, e: Call, dest: WView, env, ctx: Ctx) -> None:
-        fn = e.fn
-        if fn.level is None:
-            raise CodegenError(
-                "map must be lowered before code generation: use mapGlb, mapWrg/mapLcl or mapSeq "
-                f"(in {_short(e)})"
-            )
-        level = fn.level
-        dim = getattr(fn, "dim", 0)
-        inner = self.enter(level, dim, ctx)
-        xs = e.args[0]
-        xs_t = self.type_of(xs, env)
-        n = self.conc(xs_t.size)
-        xs_view = self.view_of(xs, env, ctx)
-        (param,) = fn.f.params
-        var = self.loop_var(level)
-        items: list = []
-        with self.into(items):
-            env2 = self.bind(env, [param], [xs_t.elem], [V.IndexView(var, xs_view)])
-            self.emit_to(fn.f.body, WIndex(var, dest), env2, inner)
-        body = Block(tuple(items))
-        if level is Level.SEQ and ctx.level == "group" and stores_to(body, "local"):
-            body = Block(body.items + (Barrier(),))
-        note = fn.text_name + (f"({dim})" if level.parallel else "")
-        loop = Loop(var, n, level, dim, body, unroll=level is Level.SEQ and fn.unroll, note=note)
-        self.add(loop)
-        if level is Level.LCL and not ctx.dims(Level.LCL) and stores_to(body, "local"):
-            self.add(Barrier())
+        view = fn.write_view(arg_type, dest, self.conc) if fn.write_view is not None else None
+        if view is None:
+            raise CodegenError(not_inverted(fn))
+        return view
 
     def enter(self, level: Level, dim: int, ctx: Ctx) -> Ctx:
         if level is Level.SEQ:
@@ -384,67 +343,6 @@ class Emitter:
         if problem is not None:
             raise CodegenError(problem)
         return replace(ctx, level=level.inner_context, used=ctx.used + ((level, dim),))
-
-    def emit_reduce(self, e: Call, env, ctx: Ctx, at: Position) -> V.View:
-        """Emit a sequential reduction met at ``at``; returns a view of its accumulator (type T, not [T]1)."""
-        fn = e.fn
-        if type(fn) is P.Reduce:
-            raise CodegenError(f"reduce must be lowered to reduceSeq or reduceLcl before code generation (in {_short(e)})")
-        init, xs = e.args
-        acc_t = self.type_of(init, env)
-        _, src = accumulator_init(init)
-        acc = self.alloc(needs_temporary(e, at), acc_t, ctx)
-        self.emit_to(src, self.mem_dest(acc, acc_t), env, ctx)
-        acc_view = self.mem_view(acc, acc_t)
-        acc_dest = self.mem_dest(acc, acc_t)
-        xs_t = self.type_of(xs, env)
-        n = self.conc(xs_t.size)
-        xs_view = self.view_of(xs, env, ctx)
-        p_acc, p_x = fn.f.params
-        if isinstance(fn, P.ReduceLcl):
-            # the tree leaves one value in the first element, which the accumulator then takes in
-            self.emit_tree(e, xs_view, xs_t.elem, n, env, ctx)
-            n = 1
-
-        def step(index):
-            env2 = self.bind(env, [p_acc, p_x], [acc_t, xs_t.elem], [acc_view, V.IndexView(index, xs_view)])
-            self.emit_to(fn.f.body, acc_dest, env2, ctx)
-
-        var = self.loop_var(Level.SEQ)
-        items: list = []
-        with self.into(items):
-            step(var)
-        body = Block(tuple(items))
-        if ctx.level == "group" and stores_to(body, "local"):
-            body = Block(body.items + (Barrier(),))
-        self.add(Loop(var, n, Level.SEQ, 0, body, unroll=getattr(fn, "unroll", False), note=fn.text_name))
-        return acc_view
-
-    def emit_tree(self, e: Call, xs_view: V.View, elem_t: Type, n: int, env, ctx: Ctx) -> None:
-        """The halving steps of a ``reduceLcl`` over the local array it reduces in place: while m > 1
-        values are left, the first m // 2 take in those ceil(m / 2) further on, a barrier after each step.
-        The sizes are known here, so the steps are unrolled: log2(n) loops over the work-items."""
-        fn = e.fn
-        if ctx.level != "group":
-            raise CodegenError(f"reduceLcl runs at work-group level, inside mapWrg and outside mapLcl (in {_short(e)})")
-        if not (isinstance(e.args[1], Call) and isinstance(e.args[1].fn, P.ToLocal) and isinstance(xs_view, V.MemView)):
-            raise CodegenError(f"reduceLcl reduces its array in place in local memory: its argument must be "
-                               f"toLocal(...) (in {_short(e)})")
-        dest = WMem(xs_view.buffer, xs_view.dims, xs_view.width)
-        p_acc, p_x = fn.f.params
-        inner = self.enter(Level.LCL, fn.dim, ctx)
-        m = n
-        while m > 1:
-            half = (m + 1) // 2
-            var = self.loop_var(Level.LCL)
-            items: list = []
-            with self.into(items):
-                env2 = self.bind(env, [p_acc, p_x], [elem_t, elem_t],
-                                 [V.IndexView(var, xs_view), V.IndexView(var + half, xs_view)])
-                self.emit_to(fn.f.body, WIndex(var, dest), env2, inner)
-            self.add(Loop(var, m // 2, Level.LCL, fn.dim, Block(tuple(items)), note=f"{fn.text_name}({fn.dim}): {m} -> {half}"))
-            self.add(Barrier())
-            m = half
 
     def call_userfun(self, e: Call, env, ctx: Ctx) -> V.Read:
         fn: UserFun = e.fn
@@ -522,14 +420,8 @@ class Emitter:
             else:
                 self.emit_to(e.args[0], self.mem_dest(buf, t), env, ctx)
             return self.mem_view(buf, t)
-        if form == "reduce":
-            return V.UnitView(self.emit_reduce(e, env, ctx, ctx.at()))
-        if form == "map":
-            tmp = needs_temporary(e, ctx.at())  # refuses a computed map read outside a work-item
-            t = self.type_of(e, env)
-            buf = self.alloc(tmp, t, ctx)
-            self.emit_to(e, self.mem_dest(buf, t), env, ctx)
-            return self.mem_view(buf, t)
+        if form == "compute":
+            return execution_of(fn).read(self, e, env, ctx)
         raise CodegenError(f"cannot generate code for {_short(e)}")
 
 

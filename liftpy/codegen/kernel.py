@@ -22,6 +22,7 @@ from typing import Mapping
 from ..errors import CodegenError
 from ..ir.analysis import input_size_symbols
 from ..ir.expr import Call, Program
+from ..ir.levels import PARALLEL_LEVELS, Level, Part
 from ..ir.primitives import Let
 from ..ir.results import is_results
 from ..ir.printer import show_program
@@ -122,29 +123,30 @@ def _c_ident(name: str, taken: set[str], kernel: bool = False) -> str:
 
 
 def decide_launch(loops, limits: DeviceLimits, override: Launch | None) -> tuple[Launch, dict]:
-    glb: dict[int, int] = {}
-    wrg: dict[int, int] = {}
-    lcl: dict[int, int] = {}
+    """The NDRange of a kernel and its render sizes (``level.size_key(dim)`` -> the size the emitted code
+    may assume): each part of the NDRange is the longest loop of the levels that decide it (``Part``).
+    With the driver forming the groups, only the global size is known; with the kernel fixing them, the
+    local size is its longest ``mapLcl`` per dimension as far as the device allows, and the code assumes
+    both the number of groups and their size."""
+    extents: dict[Part, dict[int, int]] = {part: {} for part in Part}
+    schemes = set()
     for loop in loops:
-        table = {"glb": glb, "wrg": wrg, "lcl": lcl}[loop.level.value]
+        table = extents[loop.level.part]
         table[loop.dim] = max(table.get(loop.dim, 0), loop.extent)
-    if glb and (wrg or lcl):
+        schemes.add(loop.level.scheme)
+    if len(schemes) > 1:
         raise CodegenError("a kernel uses either mapGlb or mapWrg/mapLcl, not both")
+    glb, wrg, lcl = extents[Part.GLOBAL], extents[Part.GROUPS], extents[Part.LOCAL]
     used = sorted(set(glb) | set(wrg) | set(lcl)) or [0]
     ndim = max(used) + 1
     if override is not None:
         g = tuple(override.global_size) + (1,) * (ndim - len(override.global_size))
         l = None if override.local_size is None else tuple(override.local_size) + (1,) * (ndim - len(override.local_size))
-        sizes = {}
-        for d in range(ndim):
-            sizes[("glb", d)] = g[d]
-            if l is not None:
-                sizes[("lcl", d)] = l[d]
-                sizes[("wrg", d)] = g[d] // l[d]
-        return Launch(g[:ndim], None if l is None else l[:ndim]), sizes
+        parts = {Part.GLOBAL: g} if l is None else {Part.GLOBAL: g, Part.LOCAL: l, Part.GROUPS: [a // b for a, b in zip(g, l)]}
+        return Launch(g[:ndim], None if l is None else l[:ndim]), _render_sizes(ndim, parts)
     if glb:
         g = tuple(glb.get(d, 1) for d in range(ndim))
-        return Launch(g, None), {("glb", d): g[d] for d in range(ndim)}
+        return Launch(g, None), _render_sizes(ndim, {Part.GLOBAL: g})
     if not (wrg or lcl):
         return Launch((1,), (1,)), {}
     local = [min(lcl.get(d, 1), limits.max_work_item_sizes[d]) for d in range(ndim)]
@@ -152,11 +154,15 @@ def decide_launch(loops, limits: DeviceLimits, override: Launch | None) -> tuple
         k = max(range(ndim), key=lambda d: local[d])
         local[k] = (local[k] + 1) // 2
     groups = [wrg.get(d, 1) for d in range(ndim)]
-    sizes = {}
-    for d in range(ndim):
-        sizes[("wrg", d)] = groups[d]
-        sizes[("lcl", d)] = local[d]
+    sizes = _render_sizes(ndim, {Part.GROUPS: groups, Part.LOCAL: local})
     return Launch(tuple(g * l for g, l in zip(groups, local)), tuple(local)), sizes
+
+
+def _render_sizes(ndim: int, parts: dict) -> dict:
+    """The size of every level in every dimension, from the sizes of the parts of the NDRange its loops
+    decide (``Part`` -> one size per dimension)."""
+    return {level.size_key(d): size[d] for d in range(ndim) for part, size in parts.items()
+            for level in PARALLEL_LEVELS if level.part is part}
 
 
 def _prod(xs) -> int:
@@ -177,7 +183,7 @@ def fit_private(chosen: Launch, render_sizes: dict, private_bytes: int, limits: 
     header that prints it) does not change.  Only the launch changes: a global kernel's code does not
     depend on its group size."""
     group = limits.private_group_bytes
-    if not render_sizes or any(k[0] != "glb" for k in render_sizes) or not group:
+    if not render_sizes or any(Level(k[0]).part is not Part.GLOBAL for k in render_sizes) or not group:
         return chosen
     if private_bytes * limits.max_work_group_size <= group:
         return Launch(chosen.global_size, None)
@@ -352,7 +358,7 @@ def generate_kernel(
     ir, chosen = low.ir, low.launch
     lines = _header(program, low.bindings, chosen)
     wg = ""
-    if chosen.local_size is not None and launch is None and any(k[0] == "lcl" for k in low.render_sizes):
+    if chosen.local_size is not None and launch is None and any(Level(k[0]).part is Part.LOCAL for k in low.render_sizes):
         ls = tuple(chosen.local_size) + (1,) * (3 - len(chosen.local_size))
         wg = f"__attribute__((reqd_work_group_size({ls[0]}, {ls[1]}, {ls[2]})))\n"
     pre, body = render_kernel(ir, low.render_sizes, wg)

@@ -147,7 +147,7 @@ def render_block(block: Block, sizes: dict, indent: int = 1) -> list[str]:
                 if item.compiler_unroll:
                     out.append(f"{pad}#pragma unroll")
                 out.append(f"{pad}for (int {var} = 0; {var} < {item.extent}; {var}++) {{{note}")
-            elif sizes.get((item.level.value, item.dim)) == item.extent:
+            elif sizes.get(item.level.size_key(item.dim)) == item.extent:
                 out.append(f"{pad}{{{note}")
                 out.append(f"{pad}  int {var} = {item.level.id_fn}({item.dim});")
             else:

@@ -29,12 +29,12 @@ import sympy
 
 from ..errors import ConstraintError
 from ..ir.expr import Program
+from ..ir.levels import PARALLEL_LEVELS, Part, Scheme
 from ..ir.typecheck import typecheck
 from ..ir.types import INT_INDEX_MAX, ArrayType, Type, as_size, flat_count, memory_bytes, subs_type
 from .forms import divisor_form
 from .resources import analyze
 from .space import Constraint, Parameter, Space
-
 
 def _bind(sizes: Mapping) -> dict:
     return {as_size(k) if isinstance(k, str) else k: int(v) for k, v in (sizes or {}).items()}
@@ -203,24 +203,25 @@ def _kernel_limits(program: Program, result: Type, profile, placements: Mapping[
     res = analyze(program)
     out = []
     ndim_local = []
-    for d in range(3):
-        ext = res.extent("lcl", d)
-        if ext is not None:
-            lim = profile.max_work_item_sizes[d]
-            out.append((sympy.Le(ext, lim), lambda d=d, ext=ext, lim=lim: f"work-items per group in dimension {d} ({ext}) must be at most {lim} on {profile.device}", "device:max_work_item_sizes"))
-            ndim_local.append(ext)
+    # The items per group are bounded by the device per dimension and together; every other extent
+    # numbers its work-items or groups with a 32-bit id.
+    for level in (level for level in PARALLEL_LEVELS if level.part is Part.LOCAL):
+        for d in range(3):
+            ext = res.extent(level, d)
+            if ext is not None:
+                lim = profile.max_work_item_sizes[d]
+                out.append((sympy.Le(ext, lim), lambda level=level, d=d, ext=ext, lim=lim: f"{level.describe_extent(d, ext)} must be at most {lim} on {profile.device}", level.limit_tag))
+                ndim_local.append(ext)
     if ndim_local:
         total = sympy.Mul(*ndim_local)
         out.append(
             (sympy.Le(total, profile.max_work_group_size), lambda total=total: f"work-items per group ({total}) must be at most {profile.max_work_group_size} on {profile.device}", "device:max_work_group_size")
         )
     for d in range(3):
-        ext = res.extent("wrg", d)
-        if ext is not None:
-            out.append((sympy.Le(ext, INT_INDEX_MAX), lambda d=d, ext=ext: f"work-groups in dimension {d} ({ext}) must fit in a 32-bit id", "device:work_groups"))
-        ext = res.extent("glb", d)
-        if ext is not None:
-            out.append((sympy.Le(ext, INT_INDEX_MAX), lambda d=d, ext=ext: f"work-items in global dimension {d} ({ext}) must fit in a 32-bit id", "device:global_size"))
+        for level in (level for level in PARALLEL_LEVELS if level.part is not Part.LOCAL):
+            ext = res.extent(level, d)
+            if ext is not None:
+                out.append((sympy.Le(ext, INT_INDEX_MAX), lambda level=level, d=d, ext=ext: f"{level.describe_extent(d, ext)} must fit in a 32-bit id", level.limit_tag))
     items = _total_items(res)
     if items is not None and profile.min_parallelism > 1:
         # A kernel whose result has fewer elements than the device wants work-items (a fully connected
@@ -281,12 +282,13 @@ def _kernel_limits(program: Program, result: Type, profile, placements: Mapping[
 
 
 def _total_items(res) -> sympy.Expr | None:
-    glb = [res.extent("glb", d) for d in range(3)]
-    if any(g is not None for g in glb):
-        return sympy.Mul(*[g for g in glb if g is not None])
-    parts = [res.extent(k, d) for k in ("wrg", "lcl") for d in range(3)]
-    parts = [p for p in parts if p is not None]
-    return sympy.Mul(*parts) if parts else None
+    """The work-items a kernel launches: the product of the extents of the scheme its maps use."""
+    for scheme in Scheme:
+        parts = [res.extent(level, d) for level in scheme.levels for d in range(3)]
+        parts = [p for p in parts if p is not None]
+        if parts:
+            return sympy.Mul(*parts)
+    return None
 
 
 def variant_space(variant, sizes: Mapping, profile=None) -> Space:

@@ -18,18 +18,19 @@ import sympy
 from ..codegen.allocation import allocations
 from ..ir import primitives as P
 from ..ir.expr import Call, Expr, Lambda, Program, primitive_functions
+from ..ir.levels import Level
 from ..ir.typecheck import type_of
 from ..ir.types import Type
 
 
 @dataclass
 class Resources:
-    extents: dict = field(default_factory=dict)  # (kind, dim) -> list of lengths
+    extents: dict = field(default_factory=dict)  # (Level, dim) -> list of lengths
     local_bytes: list = field(default_factory=list)  # (bytes expr, description), of the work-group
     private_bytes: list = field(default_factory=list)  # (bytes expr, description), of one work-item
 
-    def extent(self, kind: str, dim: int) -> sympy.Expr | None:
-        lengths = self.extents.get((kind, dim))
+    def extent(self, level: Level, dim: int) -> sympy.Expr | None:
+        lengths = self.extents.get((level, dim))
         if not lengths:
             return None
         return sympy.Max(*lengths) if len(lengths) > 1 else lengths[0]
@@ -74,9 +75,8 @@ def _extents(e: Expr, env: dict, res: Resources) -> None:
         for p, t in zip(lam.params, fn.fun_param_types(name, arg_types)):
             inner[p.name] = t
         _extents(lam.body, inner, res)
-    if isinstance(fn, (P.MapGlb, P.MapWrg, P.MapLcl)):
-        kind = {P.MapGlb: "glb", P.MapWrg: "wrg", P.MapLcl: "lcl"}[type(fn)]
+    if P.is_parallel_map(fn):
         length = _types(e.args[0], env).size
-        res.extents.setdefault((kind, fn.dim), [])
-        if length not in res.extents[(kind, fn.dim)]:
-            res.extents[(kind, fn.dim)].append(length)
+        lengths = res.extents.setdefault((fn.level, fn.dim), [])
+        if length not in lengths:
+            lengths.append(length)

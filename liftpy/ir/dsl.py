@@ -262,6 +262,11 @@ def reduceLcl(dim: int, f: Fun, init, xs) -> Call:
     return _call(P.ReduceLcl(_dim(dim), as_lambda(f, 2, "acc")), init, xs)
 
 
+def scanSeq(f: Fun, init, xs) -> Call:
+    """The inclusive prefix fold: ``[f(init, x0), f(f(init, x0), x1), ...]``, one work-item after another element."""
+    return _call(P.ScanSeq(as_lambda(f, 2, "acc")), init, xs)
+
+
 def fold(f: Fun, init, xs) -> Call:
     """The value of a reduction, for arithmetic: ``at(0, reduce(f, init, xs))``.  ``reduce`` itself gives a
     one-element array ``[T]1``, as Lift's, which composes with ``map`` and ``join`` (``join(map(row ->

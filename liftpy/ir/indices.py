@@ -17,7 +17,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..views import view as V
-from .primitives import Primitive, _array
+from .prims.base import Primitive, expect_array
 from .types import ArrayType, Int, Size, as_size, size_str
 from .values import BV
 
@@ -62,7 +62,7 @@ class Indices(Primitive):
         return Iota(t.size)
 
     def typecheck(self, args, tc):
-        return ArrayType(Int, _array(tc, args[0], "an array (whose indices it gives)").size)
+        return ArrayType(Int, expect_array(tc, args[0], "an array (whose indices it gives)").size)
 
     def evaluate(self, args, ev):
         xs = args[0]

@@ -21,7 +21,7 @@ from ..errors import LiftError, LiftTypeError, ParseError
 from . import dsl
 from .expr import MAX_NESTING, Call, Expr, Lambda, Literal, Program, Var, fresh_name
 from .typecheck import resolve_indexing
-from .primitives import BOUNDARIES, PRIMITIVES, At, Index, Let, MapLike, Pad, ReduceLike, Reverse, Stride
+from .primitives import BOUNDARIES, PRIMITIVES, At, Index, Pad, Reverse, Stride
 from .types import SCALARS, ArrayType, Bool, Float, Int, TupleType, Type, VectorType, as_size, size_str, size_var
 from .userfun import SCALAR_OF_T, T, UserFun, lookup, register, userfun, userfun_from_expression, vectorize
 
@@ -241,7 +241,6 @@ class _ToRaw(lark.Transformer):
 setattr(_ToRaw, "lambda", _ToRaw.lambda_)
 
 
-_FUN_ARITY = {MapLike: 1, ReduceLike: 2, Let: 1}
 _MACROS = {"map2D", "map3D", "slide2D", "slideStrict2D", "pad2D", "slide3D", "slideStrict3D", "pad3D"}
 
 
@@ -363,8 +362,7 @@ class _Builder:
 
     def static(self, cls, field: str, raw: _Raw, scope):
         if field == "f":
-            arity = next(a for c, a in _FUN_ARITY.items() if issubclass(cls, c))
-            return self.function(raw, arity, scope)
+            return self.function(raw, cls.fun_arity, scope)
         if field == "index" and cls is At:  # element i of an array: a number or a size expression (``N - 1``)
             return self.size(raw)
         if field in ("dim", "index"):

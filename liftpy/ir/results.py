@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from .expr import Call, Expr, Lambda, Var
-from .primitives import Let, Primitive, ToGlobal
+from .prims.base import Primitive
+from .prims.memory import Let, ToGlobal
 from .types import TupleType
 from .values import BV
 

@@ -48,7 +48,7 @@ import sympy
 
 from ..codegen import stmt as S
 from ..codegen.passes import DEFAULT_PASSES, eliminate_divmod, privatize, vectorize
-from ..ir.levels import Level
+from ..ir.levels import Ids, Level
 from ..views import view as V
 from ..views.arith import without_constant
 
@@ -183,10 +183,10 @@ class _Tally:
             env: dict = {}
             keep = None  # which work-items of the warp are inside every loop's extent (None: all)
             for lp in loops:
-                level = lp.level
-                if level is Level.SEQ or level is Level.WRG:
+                kind = lp.level.ids
+                if kind is Ids.UNIFORM:
                     env[lp.var] = randrange(max(1, lp.extent))
-                elif level is Level.GLB:
+                elif kind is Ids.GLOBAL:
                     # a work-group of the NDRange, the same for all the warp's work-items
                     d = lp.dim
                     first = local[d] * randrange(max(1, lp.extent // local[d]))
@@ -194,7 +194,7 @@ class _Tally:
                     if top[d] + first >= lp.extent:
                         inside = env[lp.var] < lp.extent
                         keep = inside if keep is None else keep & inside
-                elif level is Level.LCL:
+                elif kind is Ids.LOCAL:
                     env[lp.var] = ids[lp.dim]
                     if top[lp.dim] >= lp.extent:
                         inside = ids[lp.dim] < lp.extent

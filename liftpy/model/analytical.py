@@ -93,6 +93,7 @@ from sympy.printing.pycode import PythonCodePrinter
 from ..constraints.resources import analyze
 from ..ir.expr import Program
 from ..ir.kernels import split_kernels
+from ..ir.levels import PARALLEL_LEVELS, Part
 from ..ir.types import memory_bytes
 from .counts import count
 from .operations import OperationCounts
@@ -201,18 +202,17 @@ class Prediction:
 def _kernel_expressions(stage: Program, images: frozenset = frozenset()) -> dict[str, sympy.Expr]:
     c = count(stage, images)
     res = analyze(stage)
-    lcl = [res.extent("lcl", d) for d in range(3)]
-    wrg = [res.extent("wrg", d) for d in range(3)]
-    glb = [res.extent("glb", d) for d in range(3)]
-    if any(g is not None for g in glb):
-        total = sympy.Mul(*[g for g in glb if g is not None])
+    extents = {part: [x for level in PARALLEL_LEVELS if level.part is part for d in range(3)
+                      if (x := res.extent(level, d)) is not None] for part in Part}
+    if extents[Part.GLOBAL]:
+        total = sympy.Mul(*extents[Part.GLOBAL])
         # Unevaluated (as the constraint inference's minimum): deciding it for symbolic sizes asks
         # sympy's assumptions, and the sizes are substituted before the code is printed.
         items = sympy.Min(total, 256, evaluate=not total.free_symbols)
         groups = total / items
     else:
-        items = sympy.Mul(*[x for x in lcl if x is not None]) if any(x is not None for x in lcl) else sympy.Integer(1)
-        groups = sympy.Mul(*[x for x in wrg if x is not None]) if any(x is not None for x in wrg) else sympy.Integer(1)
+        items = sympy.Mul(*extents[Part.LOCAL])
+        groups = sympy.Mul(*extents[Part.GROUPS])
     local_bytes = sympy.Add(*[b for b, _ in res.local_bytes]) if res.local_bytes else sympy.Integer(0)
     private_bytes = sympy.Add(*[b for b, _ in res.private_bytes]) if res.private_bytes else sympy.Integer(0)
     input_bytes = sympy.Add(*[memory_bytes(t) for t in stage.param_types])

@@ -293,17 +293,17 @@ class _Counter:
             if parallel:
                 self.around.pop()
             return
-        if isinstance(fn, P.ReduceLike):
+        if isinstance(fn, P.Fold):
             init, xs = e.args
             self.walk(init, env)
             self.walk(xs, env)
             xs_t = self.type_of(xs, env)
             acc_t = self.type_of(init, env)
             k = len(self.loops)
-            cooperative = isinstance(fn, P.ReduceLcl)  # a tree over the group's items: their dimension
+            cooperative = fn.level is not None and fn.level.parallel  # a tree over the group's items: their dimension
             self.loops.append(LoopInfo(xs_t.size, cooperative, bool(getattr(fn, "unroll", False))))
             if cooperative:
-                self.enter((Level.LCL, fn.dim), xs_t.size)
+                self.enter((fn.level, fn.dim), xs_t.size)
             o = self.elem_origin(self.origin(xs, env), k)
             acc, x = fn.f.params
             self.walk(fn.f.body, self.bind(env, [acc, x], [acc_t, xs_t.elem], [Origin("private", frozenset({k})), o]))

@@ -42,9 +42,9 @@ from .allpairs import tile_all_pairs
 from .blocking import register_block2D
 from .epilogue import match_product
 from .lowering import (
-    MAP_GLB,
     MAP_LCL,
     MAP_SEQ,
+    MAP_TO,
     MAP_WRG,
     double_buffer,
     let_private,
@@ -58,6 +58,7 @@ from .lowering import (
     unroll_in_item,
     unroll_reduce,
 )
+from .mappings import Mapping, group_mapping, mapping_policies, widest_global
 from .positions import positions
 from .rule import Requirement, Rule, TraceStep, try_rule
 from .tiling import pad_k, split_k, split_k_groups, tile2D_reduce, tile2D_reduce_strided
@@ -235,24 +236,6 @@ def computing_maps(program: Program) -> int:
     return best
 
 
-def mapping_policies(depth: int) -> list[tuple[str, int, int]]:
-    """(kind, first, second): ('glb', k, 0) maps the k outer maps to mapGlb; ('wl', a, b) maps a maps to
-    mapWrg and the next b to mapLcl.  One global mapping over as many dimensions as possible, one over
-    the outermost map only (each work-item then runs a whole row sequentially), and the work-group
-    mappings that put a 1D or 2D block of work under each group."""
-    out = [("glb", min(depth, 3), 0)] if depth >= 1 else []
-    if depth >= 3:
-        out.append(("glbp", 3, 0))  # the same with the middle map fastest (dimension 0)
-    if depth >= 2:
-        out.append(("glb", 1, 0))
-        out.append(("wl", 1, 1))
-    if depth >= 4:
-        out.append(("wl", 2, 2))
-    elif depth == 3:
-        out.append(("wl", 1, 2))
-    return out
-
-
 def kernel_regions(program: Program) -> list[tuple]:
     """Path prefixes of the kernels of a program: each ``toGlobal`` value of a kernel boundary, and the
     final body."""
@@ -267,18 +250,9 @@ def kernel_regions(program: Program) -> list[tuple]:
     return out
 
 
-def apply_mapping(policy: tuple[str, int, int]) -> Strategy:
-    """Map every kernel of a program by the policy (a kernel with too few maps for it gets a global
-    mapping over the maps it has); the remaining maps and every reduction become sequential."""
-    kind, a, b = policy
-
-    def steps_for(depth: int):
-        if kind == "glbp" and depth >= 3:
-            return [MAP_GLB[1], MAP_GLB[0], MAP_GLB[2]]
-        if kind in ("glb", "glbp") or depth < a + b:
-            k = a if kind == "glb" else min(depth, 3)
-            return [MAP_GLB[d] for d in reversed(range(min(k, depth)))]
-        return [MAP_WRG[d] for d in reversed(range(a))] + [MAP_LCL[d] for d in reversed(range(b))]
+def apply_mapping(mapping: Mapping) -> Strategy:
+    """Map every kernel of a program by the mapping (``mappings.py``); the remaining maps and every
+    reduction become sequential."""
 
     def go(v: Variant) -> list[Variant]:
         for prefix in kernel_regions(v.program):
@@ -290,11 +264,11 @@ def apply_mapping(policy: tuple[str, int, int]) -> Strategy:
             def inside(path, e, region=region) -> bool:
                 return region(path, e) and not over_reduction(e)
 
-            if kind == "wlall":
-                mapped = _group_nests(v, a, b, inside)
+            if mapping.every_nest:
+                mapped = _every_nest(v, mapping, inside)
                 if mapped is None:
                     # A kernel with no nest for the work-items (the sum of split-K's partials): global mapping.
-                    for rule in [MAP_GLB[d] for d in reversed(range(min(depth, 3)))]:
+                    for rule in widest_global(depth).rules(depth):
                         nxt = once(rule, where=inside)(v)
                         if not nxt:
                             return []
@@ -302,7 +276,7 @@ def apply_mapping(policy: tuple[str, int, int]) -> Strategy:
                     continue
                 v = mapped
                 continue
-            for rule in steps_for(depth):
+            for rule in mapping.rules(depth):
                 nxt = once(rule, where=inside)(v)
                 if not nxt:
                     return []
@@ -314,20 +288,22 @@ def apply_mapping(policy: tuple[str, int, int]) -> Strategy:
     return go
 
 
-def _group_nests(v: Variant, a: int, b: int, inside) -> Variant | None:
-    """The outer ``a`` maps over work-groups, then *every* nest of maps the group computes over its
-    work-items: the outer map of each nest ``mapLcl(b-1)``, the next ``mapLcl(b-2)`` and so on.  This is
-    the mapping of a tiled matrix product, where the initialisation of the accumulators, each step of
-    the k loop and the write-out are separate nests that must give each work-item the same block.  None
-    when the group has no nest left to distribute."""
-    for d in reversed(range(a)):
-        nxt = once(MAP_WRG[d], where=inside)(v)
-        if not nxt:
-            return None
-        v = nxt[0]
+def _every_nest(v: Variant, mapping: Mapping, inside) -> Variant | None:
+    """The maps of every level but the last as the mapping says, then *every* nest of maps inside over the
+    last level: the outer map of each nest in the level's first dimension, the next in its second and so
+    on.  This is the mapping of a tiled matrix product, where the initialisation of the accumulators, each
+    step of the k loop and the write-out are separate nests that must give each work-item the same block.
+    None when no nest is left for the last level."""
+    *outer, (last, dims) = mapping.nests
+    for level, outer_dims in outer:
+        for d in outer_dims:
+            nxt = once(MAP_TO[level][d], where=inside)(v)
+            if not nxt:
+                return None
+            v = nxt[0]
     mapped_any = False
-    for d in reversed(range(b)):
-        step = once(MAP_LCL[d], where=inside)
+    for d in dims:
+        step = once(MAP_TO[last][d], where=inside)
         for _ in range(64):
             nxt = step(v)
             if not nxt:
@@ -360,8 +336,8 @@ def _kernel_depth(program: Program, prefix: tuple) -> int:
 def lower_all(v: Variant) -> list[Variant]:
     depth = max((_kernel_depth(v.program, p) for p in kernel_regions(v.program)), default=0)
     out = []
-    for policy in mapping_policies(depth) or [("glb", 0, 0)]:
-        out.extend(apply_mapping(policy)(v))
+    for mapping in mapping_policies(depth) or [widest_global(0)]:
+        out.extend(apply_mapping(mapping)(v))
     return dedup(out)
 
 
@@ -569,7 +545,7 @@ def tiled_dot(opts: ExploreOptions) -> Strategy:
     """The vendor-class shape of a matrix product (or any map of maps over a dot product): work-group
     tiles accumulated over k-chunks (``tile2DReduce``; a grouped convolution's groups moved out first,
     ``groupsOut``, one product per group on a third dimension of work-groups), every nest of the group over its work-items
-    (``wlall``), with ``pad_k`` the reduction padded with zeros first (``padK``), the chunks staged in local
+    (``every_nest``), with ``pad_k`` the reduction padded with zeros first (``padK``), the chunks staged in local
     memory as they are or transposed (``stageTiles``,
     ``stageTilesT``) or read from global memory, staged tiles double-buffered or not (``doubleBuffer``),
     and the loops over each work-item's register block unrolled (``unrollInItem``)."""
@@ -585,7 +561,7 @@ def tiled_dot(opts: ExploreOptions) -> Strategy:
         # split-K adds the chunks of the reduction as a third dimension of work-groups, a grouped
         # convolution its groups, and both (``splitKGroups``) its groups' chunks as one; OpenCL has three.
         groups = 2 + sum(1 for s in v.trace if s.rule in ("splitK", "groupsOut"))
-        return apply_mapping(("wlall", groups, 2))(v) if groups <= 3 else []
+        return apply_mapping(group_mapping(groups, 2, every_nest=True))(v) if groups <= 3 else []
 
     return seq(
         # (an epilogue over a product is a map of maps too, but one to write out, not to flatten)
@@ -622,7 +598,7 @@ def tiled_all_pairs(opts: ExploreOptions) -> Strategy:
     other array a tile at a time (``tileAllPairs``), every nest of the group over its work-items, each
     tile staged in local memory by the whole group (``localStage``) or read from global memory."""
     staging = choice(once(local_stage), lambda v: [v]) if opts.local_stage else (lambda v: [v])
-    return seq(once(tile_all_pairs), apply_mapping(("wlall", 1, 1)), _accumulators, staging)
+    return seq(once(tile_all_pairs), apply_mapping(group_mapping(1, 1, every_nest=True)), _accumulators, staging)
 
 
 def tree_reduction(opts: ExploreOptions) -> Strategy:
@@ -698,8 +674,8 @@ def explore(program: Program, options: "ExploreOptions | Strategy" = ExploreOpti
     """Distinct fully lowered variants of a high-level program, each with its parameters and trace.
 
     ``options``: the knobs of the default strategy, or a strategy itself (Elevate style), composed by the
-    caller from the combinators and rules here, e.g. ``seq(once(tile2D_reduce), apply_mapping(("wlall", 2,
-    2)), _accumulators)``; only the lowered variants it produces are kept, and of those only the ones code
+    caller from the combinators and rules here, e.g. ``seq(once(tile2D_reduce), apply_mapping(group_mapping(2,
+    2, every_nest=True)), _accumulators)``; only the lowered variants it produces are kept, and of those only the ones code
     generation accepts (``explore_all`` also returns the others, with the reason)."""
     return explore_all(program, options)[0]
 

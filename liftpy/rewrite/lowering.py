@@ -18,6 +18,7 @@ from ..ir import dsl
 from ..ir import primitives as P
 from ..ir.analysis import is_view
 from ..ir.expr import Call, Lambda, Var, fresh_name, subterms, substitute
+from ..ir.levels import PARALLEL_LEVELS, Level
 from ..ir.types import ArrayType, ScalarType, TupleType, VectorType, memory_element
 from .accumulators import init_spread_ok
 from .patterns import sum_form
@@ -28,54 +29,60 @@ def _plain_map(e) -> bool:
     return isinstance(e, Call) and type(e.fn) is P.Map and not is_view(e.fn.f.body)
 
 
-def _dims_used(site, cls) -> set[int]:
-    return {p.dim for p in site.enclosing if isinstance(p, cls)}
+def _levels_around(site) -> dict:
+    """The dimensions each parallel level already uses on the path to the position."""
+    out: dict = {}
+    for p in site.enclosing:
+        if P.is_parallel_map(p):
+            out.setdefault(p.level, set()).add(p.dim)
+    return out
 
 
 def _sequential_in_item(site) -> bool:
     """A sequential loop run by one work-item encloses the position (a ``mapSeq`` or reduction inside a
     ``mapLcl``).  Sequential loops at work-group level (the k loop of a tiled matrix product, run by all
     the items of the group in step) may hold ``mapLcl`` nests."""
-    seen_lcl = False
+    in_item = False
     for p in site.enclosing:
-        if isinstance(p, P.MapLcl):
-            seen_lcl = True
-        elif seen_lcl and isinstance(p, (P.MapSeq, P.ReduceLike)):
+        if P.is_parallel_map(p):
+            in_item = p.level.inner_context == "item"
+        elif in_item and isinstance(p, (P.MapSeq, P.ReduceLike)):
             return True
     return False
 
 
-def map_to(kind: str, dim: int | None = None) -> Rule:
-    """The rule lowering a computing ``map`` to ``kind`` (``mapGlb``, ``mapWrg``, ``mapLcl``, ``mapSeq``)."""
+def map_to(level: Level, dim: int | None = None) -> Rule:
+    """The rule lowering a computing ``map`` to the map of ``level`` (in dimension ``dim`` if parallel).
+    Where a parallel map may go is the level's ``nesting_error``; the rest is what lowering adds: a
+    parallel map computes a value that is written out, not one read inside a sequential computation,
+    except that a level inside a work-group (``mapLcl``) may sit in sequential loops the whole group runs,
+    and in a reduction's initial value only as the reduction's step spreads the accumulator."""
+    kind = level.primitive_name
     name = kind if dim is None else f"{kind}{dim}"
-    target = {"mapGlb": P.MapGlb, "mapWrg": P.MapWrg, "mapLcl": P.MapLcl, "mapSeq": P.MapSeq}[kind]
+    target = P.map_class(level)
+    outermost = level.parallel and level.rank == 0
 
     def fn(e, site, ctx):
         if not _plain_map(e):
             return None
-        seq_around = site.inside(P.MapSeq, P.ReduceLike, P.Map)
-        if kind != "mapSeq" and not site.write_position:
+        if not level.parallel:
+            return Call(target(e.fn.f), e.args)
+        # the cheap tests on the enclosing primitives first, the typing of write_position last
+        if level.nesting_error(dim, _levels_around(site)) is not None:
             return None
-        if kind == "mapGlb" and (seq_around or site.inside(P.MapWrg, P.MapLcl) or dim in _dims_used(site, P.MapGlb)):
+        if outermost and site.inside(P.MapSeq, P.ReduceLike, P.Map):
             return None
-        if kind == "mapWrg" and (seq_around or site.inside(P.MapGlb, P.MapLcl) or dim in _dims_used(site, P.MapWrg)):
+        if not outermost and (_sequential_in_item(site) or site.inside(P.Map) or not init_spread_ok(site, dim)):
             return None
-        if kind == "mapLcl" and (
-            _sequential_in_item(site) or site.inside(P.Map) or not site.inside(P.MapWrg) or site.inside(P.MapGlb)
-            or dim in _dims_used(site, P.MapLcl) or not init_spread_ok(site, dim)
-        ):
-            return None
-        new = target(e.fn.f) if kind == "mapSeq" else target(dim, e.fn.f)
-        return Call(new, e.args)
+        return Call(target(dim, e.fn.f), e.args) if site.write_position else None
 
     eq = f"map(f, x) => {kind}({'' if dim is None else f'{dim}, '}f, x)"
     return Rule(name, eq, "lowering", fn)
 
 
-MAP_GLB = [map_to("mapGlb", d) for d in range(3)]
-MAP_WRG = [map_to("mapWrg", d) for d in range(3)]
-MAP_LCL = [map_to("mapLcl", d) for d in range(3)]
-MAP_SEQ = map_to("mapSeq")
+# The lowering rules of every level, one per dimension for the parallel ones.
+MAP_TO = {level: [map_to(level, d) for d in range(3)] if level.parallel else map_to(level) for level in Level}
+MAP_GLB, MAP_WRG, MAP_LCL, MAP_SEQ = MAP_TO[Level.GLB], MAP_TO[Level.WRG], MAP_TO[Level.LCL], MAP_TO[Level.SEQ]
 
 
 @rule("reduceSeq", "reduce(f, init, x) => reduceSeq(f, init, x)", "lowering")
@@ -201,7 +208,7 @@ def _data_type(t) -> bool:
 @rule("letPrivate", "map(y -> f(x, y), ys) => let(xp -> map(y -> f(xp, y), ys), toPrivate(copy(x)))", "memory")
 def let_private(e, site, ctx):
     """A value bound outside a map and read by every iteration is fetched into private memory once."""
-    if not (isinstance(e, Call) and isinstance(e.fn, P.MapLike) and not isinstance(e.fn, (P.MapGlb, P.MapWrg, P.MapLcl))):
+    if not (isinstance(e, Call) and isinstance(e.fn, P.MapLike) and not P.is_parallel_map(e.fn)):
         return None
     if is_view(e.fn.f.body):
         return None
@@ -378,7 +385,8 @@ def double_buffer(e, site, ctx):
 
 
 def _in_item(site) -> bool:
-    return site.inside(P.MapLcl, P.MapGlb)
+    """The position is executed by single work-items (inside a map whose level runs its body per item)."""
+    return any(P.is_parallel_map(p) and p.level.inner_context == "item" for p in site.enclosing)
 
 
 @rule("unrollInItem", "mapSeq(f, x) | reduceSeq(f, init, x) inside a work-item => the unrolled loop", "lowering")
@@ -465,5 +473,5 @@ def _fields(prim) -> dict:
     return {f.name: getattr(prim, f.name) for f in dataclasses.fields(prim)}
 
 
-LOWERING_RULES = MAP_GLB + MAP_WRG + MAP_LCL + [MAP_SEQ, reduce_seq, reduce_lcl, unroll_map, unroll_reduce, unroll_in_item]
+LOWERING_RULES = [r for level in PARALLEL_LEVELS for r in MAP_TO[level]] + [MAP_SEQ, reduce_seq, reduce_lcl, unroll_map, unroll_reduce, unroll_in_item]
 MEMORY_RULES = [private_accumulator, let_private, local_stage, stage_tiles, stage_tiles_t, double_buffer]

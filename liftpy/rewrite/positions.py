@@ -145,7 +145,7 @@ class Site:
         ok = True
         for step in self.path:
             fn = e.fn if isinstance(e, Call) else None
-            if isinstance(fn, P.ReduceLike) and (step[0] == "fn" or step == ("arg", 0)):
+            if isinstance(fn, P.Fold) and (step[0] == "fn" or step == ("arg", 0)):
                 ok = True  # the accumulator is the memory written
             elif step[0] == "fn" and isinstance(fn, (P.MapLike, P.Let)):
                 pass
@@ -155,7 +155,7 @@ class Site:
                 pass
             elif step[0] == "arg" and isinstance(fn, P.ToMem):
                 ok = True  # stored into the memory the marker names, whatever reads it then
-            elif step[0] == "arg" and isinstance(fn, (P.Join, P.Split, P.Transpose, P.AsScalar, P.AsVector)):
+            elif step[0] == "arg" and isinstance(fn, P.Primitive) and fn.writes_through:
                 pass
             elif step[0] == "arg" and type(fn) is P.Map and _is_layout_lambda(fn.f):
                 pass

@@ -9,6 +9,7 @@ import hashlib
 from typing import Sequence
 
 from ..errors import TuningError
+from ..ir.levels import Level
 from ..ir.printer import show_program
 from ..results.cache import memo
 from ..rewrite.explore import features
@@ -23,12 +24,13 @@ def variant_text(v) -> str:
 _SHORT = {"tile2D": "tile", "vectorizeReduce": "vec", "partialReduce": "partial", "coalesce": "coal",
           "splitPartialKernels": "sum-kernel", "materializeInput": "pad-kernel", "padOpt": "padopt",
           "placeInImage": "image", "localStage": "local", "letPrivate": "let", "unrollReduceSeq": "unroll",
-          "mapWrg": "wrg", "mapGlb": "glb", "cropKernel": "crop-kernel", "registerBlock2D": "block",
+          "cropKernel": "crop-kernel", "registerBlock2D": "block",
           "tile2DReduce": "tiled", "tile2DReduceStrided": "tiled-strided", "stageTiles": "stage",
           "stageTilesT": "stageT", "unrollInItem": "unroll-item", "splitK": "splitK", "flattenMap2D": "flat",
           "reduceKernels": "reduce-kernels", "reduceLcl": "tree", "tileAllPairs": "allpairs-tiles", "doubleBuffer": "db",
           "padK": "padK", "groupsOut": "groups", "splitKGroups": "splitK", "dealRows": "rows",
-          "dealRowsVector": "rows-vec", "splitRows": "split-rows", "letShares": "shares"}
+          "dealRowsVector": "rows-vec", "splitRows": "split-rows", "letShares": "shares",
+          **{level.primitive_name: level.variant_tag for level in Level if level.variant_tag}}
 
 
 def variant_tags(v) -> str:
