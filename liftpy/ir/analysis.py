@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import sympy
+
+from ..errors import CodegenError, InputError
 from . import primitives as P
 from .expr import Call, Expr, Lambda, Literal, Program, Var, subterms
+from .types import ArrayType, TupleType, VectorType, free_size_symbols
 
 
 def is_view(e: Expr) -> bool:
@@ -45,8 +49,6 @@ def refuse_unlowered(program: Program, doing: str, source: str | None = None) ->
     space) needs one of its lowered variants, which ``liftpy variants`` lists and ``liftpy explore`` searches;
     ``source`` is how the command line named the program.  Without this, code generation failed deep in the
     emitter, and ``liftpy space`` counted 0 parameters."""
-    from ..errors import CodegenError
-
     left = unlowered(program)
     if left:
         kinds = sorted({"map" if type(n.fn) is P.Map else "reduce" for n in left})
@@ -62,8 +64,6 @@ def refuse_unknown_sizes(program: Program, names) -> None:
     """Raise ``InputError`` naming any of ``names`` (sizes or parameters given a value) that ``program`` does not
     mention: a misspelt size (``n`` for ``N``) would otherwise be ignored, and the one meant reported missing or
     taken for a tuning parameter."""
-    from ..errors import InputError
-
     known = size_symbols(program)
     unknown = sorted(str(k) for k in names if str(k) not in known)
     if unknown:
@@ -73,8 +73,6 @@ def refuse_unknown_sizes(program: Program, names) -> None:
 def input_size_symbols(program: Program) -> set:
     """The size symbols of ``program``'s input types: the sizes a caller gives values (the others it
     mentions are tuning parameters)."""
-    from .types import free_size_symbols
-
     out = set()
     for t in program.param_types:
         out |= free_size_symbols(t)
@@ -84,8 +82,6 @@ def input_size_symbols(program: Program) -> set:
 def refuse_missing_sizes(program: Program, names) -> None:
     """Raise ``InputError`` naming the sizes of ``program``'s inputs that ``names`` lacks: counted without
     them, a size becomes a tuning parameter of candidates 1..3 and the space answers another question."""
-    from ..errors import InputError
-
     given = {str(k) for k in names}
     missing = sorted({str(s) for s in input_size_symbols(program)} - given)
     if missing:
@@ -97,10 +93,6 @@ def refuse_missing_sizes(program: Program, names) -> None:
 def size_symbols(program: Program) -> set[str]:
     """Names of every size variable and tuning parameter a program mentions (in its input types, the
     static arguments of its primitives, and the types and values of its literals)."""
-    import sympy
-
-    from .types import ArrayType, TupleType, VectorType
-
     out: set[str] = set()
 
     def from_type(t):
@@ -129,8 +121,6 @@ def size_symbols(program: Program) -> set[str]:
 
 
 def _value_sizes(value) -> set:
-    import sympy
-
     if isinstance(value, tuple):
         return set().union(*(_value_sizes(v) for v in value)) if value else set()
     return value.free_symbols if isinstance(value, sympy.Basic) else set()

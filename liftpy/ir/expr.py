@@ -16,13 +16,10 @@ import dataclasses
 import itertools
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import Any, Iterator
 
 from ..errors import LiftTypeError
-from .types import Type
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .primitives import Primitive
+from .types import Type, literal_value
 
 _fresh_counter = itertools.count()
 
@@ -79,52 +76,14 @@ class Node:
             h = self.__dict__["_hash"] = hash(self.key)
         return h
 
-    def __str__(self) -> str:
-        from .printer import show
-
-        return show(self)
-
-
 class Expr(Node):
     """A value-producing expression."""
 
-    # Python operators give a little sugar in the embedded DSL: ``p[0]`` is ``get(p, 0)`` for a tuple and
-    # ``at(0, p)`` for an array (``xs[i]`` takes a size expression too), resolved when the program is built.
-    def __getitem__(self, index) -> "Expr":
-        from .primitives import Index
-
-        return Call(Index(index), (self,))
-
-    # Arithmetic and comparisons build calls of the built-in user functions (add, sub, mult, div, neg, lt,
-    # le, gt, ge, and for & | ~ the logical and, or, not); a Python number is a float literal.  ``==`` stays
-    # structural equality of expressions (de-duplication and caches need it): eq(a, b) compares values.
-    def _arith(self, name: str, *args) -> "Expr":
-        from .dsl import beside_value
-        from .userfun import BUILTINS
-
-        return Call(BUILTINS[name], tuple(beside_value(a, name) for a in args))
+    # Its Python operators, ``[]`` and its text (``str``) are the embedded DSL's and the printer's:
+    # installed by ``liftpy.ir.sugar``, above the modules that give them meaning.
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self}>"
-
-
-def _operator(name: str, reflected: bool = False, unary: bool = False):
-    if unary:
-        return lambda self: self._arith(name, self)
-    if reflected:
-        return lambda self, other: self._arith(name, other, self)
-    return lambda self, other: self._arith(name, self, other)
-
-
-for _dunder, _name, _reflected in (("add", "add", False), ("radd", "add", True), ("sub", "sub", False),
-                                   ("rsub", "sub", True), ("mul", "mult", False), ("rmul", "mult", True),
-                                   ("truediv", "div", False), ("rtruediv", "div", True), ("lt", "lt", False),
-                                   ("le", "le", False), ("gt", "gt", False), ("ge", "ge", False),
-                                   ("and", "and", False), ("rand", "and", True), ("or", "or", False),
-                                   ("ror", "or", True)):
-    setattr(Expr, f"__{_dunder}__", _operator(_name, _reflected))
-Expr.__neg__ = _operator("neg", unary=True)
-Expr.__invert__ = _operator("not", unary=True)  # ~c: the logical not of a condition (1 or 0), as numpy's masks
 
 
 def _not_in_the_dsl(what: str, instead: str):
@@ -161,8 +120,6 @@ class Literal(Expr):
 
     def __post_init__(self):
         # The value takes the type's scalar kind, so lit(0, Float) and 0.0f are the same literal.
-        from .types import literal_value
-
         try:
             object.__setattr__(self, "value", literal_value(self.value, self.type))
         except ValueError as e:
@@ -254,11 +211,6 @@ class Program:
             h = self.__dict__["_hash"] = hash(self.key)
         return h
 
-    def __str__(self) -> str:
-        from .printer import show_program
-
-        return show_program(self)
-
     def __repr__(self) -> str:
         return f"<Program {self.name}>"
 
@@ -269,16 +221,8 @@ class Program:
     def with_body(self, body: Expr) -> "Program":
         return dataclasses.replace(self, body=body)
 
-    # Notebook conveniences; each is a thin wrapper over the module that does the work.
-    def type(self):
-        from .typecheck import typecheck
-
-        return typecheck(self).type
-
-    def evaluate(self, *args, **kwargs):
-        from .interpreter import evaluate
-
-        return evaluate(self, *args, **kwargs)
+    # Notebook conveniences (``type()``, ``evaluate()``, ``compile()``) and the text (``str``) are installed
+    # by ``liftpy.ir.sugar`` and ``liftpy``: thin wrappers over the modules that do the work.
 
     def text(self) -> str:
         return str(self)

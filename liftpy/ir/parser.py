@@ -21,7 +21,7 @@ from ..errors import LiftError, LiftTypeError, ParseError
 from . import dsl
 from .expr import MAX_NESTING, Call, Expr, Lambda, Literal, Program, Var, fresh_name
 from .typecheck import resolve_indexing
-from .primitives import BOUNDARIES, PRIMITIVES, At, Index, Pad, Reverse, Stride
+from .primitives import BOUNDARIES, MACROS, PRIMITIVES, At, Index, Pad, Reverse, Stride
 from .types import SCALARS, ArrayType, Bool, Float, Int, TupleType, Type, VectorType, as_size, size_str, size_var
 from .userfun import SCALAR_OF_T, T, UserFun, lookup, register, userfun, userfun_from_expression, vectorize
 
@@ -241,7 +241,6 @@ class _ToRaw(lark.Transformer):
 setattr(_ToRaw, "lambda", _ToRaw.lambda_)
 
 
-_MACROS = {"map2D", "map3D", "slide2D", "slideStrict2D", "pad2D", "slide3D", "slideStrict3D", "pad3D"}
 
 
 @dataclass(frozen=True)
@@ -330,7 +329,7 @@ class _Builder:
         name = callee.value
         if name in PRIMITIVES:
             return self.primitive(name, raw, args, scope)
-        if name in _MACROS:
+        if name in MACROS:
             return self.macro(name, raw, args, scope)
         uf = self.userfun(name)
         if uf is not None:

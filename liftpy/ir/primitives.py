@@ -41,3 +41,7 @@ from .indices import Indices, Iota  # noqa: F401, E402 - element indices as valu
 from .results import Results  # noqa: F401, E402 - a program's several results
 
 PRIMITIVES = TABLE
+
+# The text form's helpers of two and three dimensions, built from the primitives above when a program is read
+# (``liftpy.ir.parser``): words of the text form as much as the primitives' names are.
+MACROS = frozenset({"map2D", "map3D", "slide2D", "slideStrict2D", "pad2D", "slide3D", "slideStrict3D", "pad3D"})

@@ -23,9 +23,10 @@ import re
 
 import sympy
 
+from .analysis import size_symbols
 from .expr import Call, Lambda, Literal, Node, Program, Var, subterms
 from .primitives import Get, Index, Primitive, Reorder, Reverse, Stride
-from .types import TEXT_KEYWORDS, ArrayType, Type, size_str
+from .types import ArrayType, Elements, ScalarType, TEXT_KEYWORDS, TupleType, Type, innermost, scalar_of, size_str
 from .userfun import BUILTINS, T, UserFun
 
 WIDTH = 100
@@ -59,8 +60,6 @@ _RESERVED = TEXT_KEYWORDS | {"def", "userfun", "opencl", "rule", "reverse", "str
 def format_value(v, t: Type | None = None) -> str:
     """A literal value as the grammar reads it back: floats keep their type and every bit (the shortest
     repr that round-trips), ``inf``/``-inf``/``nan`` included."""
-    from .types import Elements, TupleType, innermost, scalar_of
-
     if isinstance(v, Elements):
         elem = t.elem if isinstance(t, ArrayType) else None
         return "[" + ", ".join(format_value(x, elem) for x in v) + "]"
@@ -136,8 +135,6 @@ class Printer:
         if isinstance(node, Var):
             return self.env.get(node.name, node.name)
         if isinstance(node, Literal):
-            from .types import ScalarType
-
             if not isinstance(node.type, ScalarType) or _has_size(node.value):
                 return f"value({format_value(node.value, node.type)}, {node.type})"
             return format_value(node.value, node.type)
@@ -237,8 +234,6 @@ def show(node: Node, indent: int | None = None) -> str:
 
 
 def show_program(p: Program) -> str:
-    from .analysis import size_symbols
-
     # Variables never take the name of an input, a size or a tuning parameter, so the text reads back.
     pr = Printer({q.name for q in p.params} | size_symbols(p))
     params = ", ".join(f"{q.name}: {t}" for q, t in zip(p.params, p.param_types))

@@ -25,7 +25,8 @@ import sympy
 from ..errors import LiftTypeError
 from .expr import Call, Expr, Lambda, Literal, Program, Var, primitive_functions, replace_functions, subterms
 from .primitives import Index, Indices, Let, Primitive, divisible
-from .types import ArrayType, TupleType, Type, VectorType, as_size, is_integer_size, size_value, size_str, sizes_equal, subs_type, substitute_sizes
+from .printer import show
+from .types import ArrayType, Float, Int, TupleType, Type, VectorType, as_size, is_integer_size, size_value, size_str, sizes_equal, subs_type, substitute_sizes
 from .userfun import BUILTINS, UserFun
 
 SELECT = BUILTINS["select"]
@@ -83,8 +84,6 @@ class Typing:
 
 
 def _short(node) -> str:
-    from .printer import show
-
     text = " ".join(show(node).split())
     return text if len(text) <= 160 else text[:157] + "..."
 
@@ -302,8 +301,6 @@ def resolve_indexing(program: Program) -> Program:
 def _condition_conversion(arg_types: list[Type]):
     """The conversion that lets ``select``'s condition of one scalar type choose between values of the other
     (int and float), or None where the types agree or no conversion makes sense (vectors, tuples)."""
-    from .types import Float, Int
-
     if len(arg_types) == 3 and arg_types[1] == arg_types[2] and {arg_types[0], arg_types[1]} == {Int, Float}:
         return BUILTINS["toFloat"] if arg_types[1] == Float else BUILTINS["toInt"]
     return None

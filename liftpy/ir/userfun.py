@@ -17,15 +17,18 @@ as a ``.py`` file, and no more.
 from __future__ import annotations
 
 import dataclasses
+import pickle
 import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+import cloudpickle
 import numpy as np
 import sympy
 
 from ..errors import LiftError, LiftTypeError
-from .types import Float, Int, ScalarType, TupleType, Type, VectorType
+from .primitives import MACROS, PRIMITIVES
+from .types import ArrayType, Float, Int, ScalarType, TEXT_KEYWORDS, TupleType, Type, VectorType, as_size, size_str
 from .userfun_expr import Expression
 
 T = "T"  # the one type variable user functions may use: any scalar or vector type
@@ -60,8 +63,6 @@ class UserFun:
         if self.expression is not None:
             params = list(zip(self.param_names, self.param_types))
             return (userfun_from_expression, (self.name, params, self.result_type, self.expression))
-        import cloudpickle
-
         try:
             numpy_fn = cloudpickle.dumps(self.numpy)
         except Exception as e:  # noqa: BLE001 - whatever the function holds that cannot be pickled
@@ -98,19 +99,11 @@ class UserFun:
     @property
     def text_name(self) -> str:
         if self.base is not None:
-            from .types import size_str
-
             return f"vectorize({size_str(self.vector_width)}, {self.base.text_name})"
         return self.name
 
-    def __call__(self, *args):
-        """Applying a user function in the embedded DSL builds a call node."""
-        from .dsl import as_argument
-        from .expr import Call
-
-        if len(args) != self.arity:
-            raise LiftTypeError(self.name, f"expects {self.arity} arguments, got {len(args)}")
-        return Call(self, tuple(as_argument(a, self.text_name) for a in args))
+    # Applying a user function in the embedded DSL (``f(a, b)``) builds a call node: installed by
+    # ``liftpy.ir.sugar`` with the DSL's other syntax.
 
     # ----------------------------------------------------------------------------------------------
     def instantiate(self, arg_types: list[Type]) -> tuple[Type, dict]:
@@ -187,8 +180,6 @@ _INT_FLOAT_HINT = ("; a Python number or a size beside a DSL value is a float li
 def _one_element_hint(got: Type) -> str:
     """What to write when a value is a one-element array: a reduction's result is ``[T]1`` (Lift's, so that
     it composes with map and join), and arithmetic takes its element."""
-    from .types import ArrayType
-
     if isinstance(got, ArrayType) and str(got.size) == "1":
         return (" (a one-element array, as reduce gives: take its element with r[0] or at(0, r), or write "
                 "fold(f, init, xs), which is at(0, reduce(f, init, xs)))")
@@ -208,16 +199,12 @@ def _c_type(t: Type) -> str:
 
 
 def _unpickled(name, param_names, param_types, result_type, body, numpy_fn: bytes) -> UserFun:
-    import pickle
-
     return UserFun(name, param_names, param_types, result_type, body, pickle.loads(numpy_fn))
 
 
 def userfun(name: str, params: list[tuple[str, Type | str]], result: Type | str, body: str, numpy: Callable) -> UserFun:
     """Define a user function: ``userfun("mad", [("a", Float), ("b", Float), ("c", Float)], Float,
     "return a * b + c;", lambda a, b, c: a * b + c)``."""
-    from .types import ArrayType
-
     if name in BUILTINS:
         # Printed by name, it could not be told from the built-in (nor read back: the parser refuses it).
         raise LiftError(f"user function {name}: {name} is a built-in user function; give yours another name")
@@ -237,25 +224,25 @@ def userfun(name: str, params: list[tuple[str, Type | str]], result: Type | str,
 
 _WORDS: set = set()
 
+# The text form's reader of a type (``liftpy.ir.parser.parse_type``), for parameters given as text: installed
+# by ``liftpy.ir.sugar``, as the parser builds user functions with this module and so sits above it.
+READ_TYPE = None
+
 
 def _text_words() -> set:
     """The names the text form reads as something other than a user function (after the built-ins exist)."""
     if not _WORDS and "_registry" in globals():  # (the built-ins, defined before it, are named apart from these)
-        from .parser import _MACROS
-        from .primitives import PRIMITIVES
-        from .types import TEXT_KEYWORDS
-
-        _WORDS.update(PRIMITIVES, _MACROS, TEXT_KEYWORDS, {"def", "userfun", "opencl", "rule", "vectorize"})
+        _WORDS.update(PRIMITIVES, MACROS, TEXT_KEYWORDS, {"def", "userfun", "opencl", "rule", "vectorize"})
     return _WORDS
 
 
 def _type(name: str, t):
     """A parameter's or result's type; one given as text (``"float"``, ``"[float]4"``) is parsed."""
     if isinstance(t, str) and t not in (T, SCALAR_OF_T):
-        from .parser import parse_type
-
+        if READ_TYPE is None:  # pragma: no cover - liftpy.ir's import installs it
+            raise LiftError(f"user function {name}: types given as text need liftpy.ir.parser")
         try:
-            return parse_type(t)
+            return READ_TYPE(t)
         except LiftError as e:
             raise LiftError(f"user function {name}: the type {t!r} is not a type ({e})") from None
     return t
@@ -263,8 +250,6 @@ def _type(name: str, t):
 
 def vectorize(width, f: UserFun) -> UserFun:
     """The vector version of a scalar user function: same body, every scalar becomes a vector."""
-    from .types import as_size
-
     width = as_size(width)
     if f.base is not None:
         raise LiftTypeError("vectorize", f"{f.text_name} is already vectorized")

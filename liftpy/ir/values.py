@@ -17,7 +17,7 @@ import numpy as np
 import sympy
 
 from ..errors import LiftTypeError
-from .types import Elements, TupleType, Type, _cast, innermost, scalar_of, size_str, substitute_sizes
+from .types import Elements, TupleType, Type, VectorType, _cast, innermost, scalar_of, size_str, substitute_sizes
 
 
 @dataclass(frozen=True)
@@ -95,16 +95,12 @@ def at_axis(v: BV, fn: Callable[[np.ndarray, int], np.ndarray]) -> BV:
 
 
 def _field_lanes(e) -> int | None:
-    from .types import VectorType
-
     return int(e.width) if isinstance(e, VectorType) else None
 
 
 def to_structs(data, t, shape: tuple[int, ...]) -> np.ndarray:
     """The array of structs (``t.dtype``, the device's layout) holding an array of tuples given as a
     tuple of arrays (one per component, each of ``shape`` plus the component's vector lanes)."""
-    from .types import TupleType
-
     out = np.zeros(shape, dtype=t.dtype)
     for k, e in enumerate(t.elems):
         name = f"_{k}"
@@ -119,8 +115,6 @@ def to_structs(data, t, shape: tuple[int, ...]) -> np.ndarray:
 
 def from_structs(arr: np.ndarray, t):
     """The tuple of arrays an array of structs holds (the inverse of ``to_structs``)."""
-    from .types import TupleType
-
     parts = []
     for k, e in enumerate(t.elems):
         field = arr[f"_{k}"]
