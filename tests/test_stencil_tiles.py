@@ -17,6 +17,7 @@ from liftpy.ir.interpreter import evaluate
 from liftpy.ir.types import Array, Int
 from liftpy.ir.userfun import BUILTINS
 from liftpy.rewrite.checks import check_rule
+from liftpy.rewrite.rule import applications
 from liftpy.rewrite.stencil_tiles import STENCIL_RULES, local_stage_zipped, tile_sweeps, tile_zip2D
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -101,8 +102,6 @@ def test_tile_zip2D(case):
 def test_tile_zip2D_leaves_elementwise_maps_and_lone_windows():
     """Nothing to tile in a map over a zip of plain arrays (no windows), and a map over windows alone is
     ``tile2D``'s (its own tiles, its parameter the input tile): tileZip2D takes neither."""
-    from liftpy.rewrite.rule import applications
-
     a = ("a", Array(Int, 4, 4))
     plain = L.make_program("p", [a, ("b", Array(Int, 4, 4))], lambda a, b: L.map(
         lambda t: L.map(lambda p: add(L.get(p, 0), L.get(p, 1)), L.zip(L.get(t, 0), L.get(t, 1))), L.zip(a, b)))
@@ -136,6 +135,33 @@ def test_local_stage_zipped(groups, per, n, s, first, seed):
     assert len(results) == 1  # the windowed tile only: the aligned one each item reads once stays
 
 
+@RULE_SETTINGS
+@given(st.integers(1, 3), st.integers(1, 3), st.integers(1, 3), st.integers(1, 3), st.integers(1, 3), st.integers(1, 2),
+       st.integers(0, 10**6))
+def test_local_stage_zipped_2D(g1, g2, per1, per2, n, s, seed):
+    """The same over a 2D group (tileZip2D's tiles under mapLcl(1) and mapLcl(0)): the tile with its halo
+    copied row by row, by the group's rows of items, then read through the windows."""
+    rng = np.random.default_rng(seed)
+    span1, span2 = (per1 - 1) * s + n, (per2 - 1) * s + n
+    h, w = (g1 * per1 - 1) * s + n, (g2 * per2 - 1) * s + n
+
+    def program(x, y):
+        def group(q):
+            return L.mapLcl(1, lambda r: L.mapLcl(0, lambda p: add(L.at(0, L.reduceSeq(add, 0, L.join(L.get(p, 0)))),
+                                                                    mult(L.get(p, 1), 3)),
+                                                  L.zip(L.get(r, 0), L.get(r, 1))),
+                            L.zip(L.slide2D(n, s, L.get(q, 0), strict=True), L.get(q, 1)))
+
+        tiles = L.join(L.slide2D((span1, span2), (per1 * s, per2 * s), x, strict=True))
+        aligned = L.join(L.slide2D((per1, per2), (per1, per2), y, strict=True))
+        return L.mapWrg(0, group, L.zip(tiles, aligned))
+
+    prog = L.make_program("p", [("x", Array(Int, h, w)), ("y", Array(Int, g1 * per1, g2 * per2))], program)
+    checked(local_stage_zipped, prog, [ints(rng, (h, w)), ints(rng, (g1 * per1, g2 * per2))])
+    ((_, _, staged),) = applications(prog, [local_stage_zipped])
+    assert "mapLcl(1," in staged.program.text().split("toLocal(")[1]  # copied by the group's rows of items
+
+
 def test_every_stencil_rule_is_tested():
     """Runs after the property tests of this file: every rule of stencil_tiles met one."""
     missing = {r.name for r in STENCIL_RULES} - TESTED
@@ -145,7 +171,22 @@ def test_every_stencil_rule_is_tested():
 # ------------------------------------------------------------------------- the user spellings of a Jacobi step
 
 
-SPELLINGS = {"let": S.jacobi_let, "nested": S.jacobi_nested, "mask_let": S.jacobi_mask_let}
+def jacobi_zip2D():
+    """Both sweeps as ``map2D(cell, zip2D(windows, mask, g))``, the 2D zip a map of zips (``zip2DFusion``)."""
+    def cell(p):
+        nb, keep, old = L.get(p, 0), L.get(p, 1), L.get(p, 2)
+        new = (L.at(1, L.at(1, nb)) + L.at(1, L.at(0, nb)) + L.at(1, L.at(2, nb)) + L.at(0, L.at(1, nb))
+               + L.at(2, L.at(1, nb))) * 0.2
+        return BUILTINS["select"](keep, new, old)
+
+    def sweep(g):
+        zipped = L.zip(L.slide2D(3, 1, L.pad2D(1, 1, 1, 1, "clamp", g)), S._mask(), g)
+        return L.map2D(cell, L.map(lambda t: L.zip(L.get(t, 0), L.get(t, 1), L.get(t, 2)), zipped))
+
+    return L.make_program("jacobi_zip2D", [("g", S.Array(S.Float, S.M, S.N))], lambda g: sweep(sweep(g)))
+
+
+SPELLINGS = {"let": S.jacobi_let, "nested": S.jacobi_nested, "mask_let": S.jacobi_mask_let, "zip2D": jacobi_zip2D}
 
 
 @settings(max_examples=10, deadline=None, derandomize=True)
@@ -168,7 +209,8 @@ def test_every_sweep_tiled_keeps_the_results(name, m, n, data):
 
 @pytest.mark.parametrize("name", sorted(SPELLINGS))
 def test_spellings_get_tiled_and_staged_variants(name):
-    """Before tileZip2D none of these spellings had a tiled variant (tile2D matches no map over a zip)."""
+    """Before tileZip2D none of these spellings had a tiled variant (tile2D matches no map over a zip); the
+    zip2D spelling reaches the zip's shape through ``zip2DFusion``."""
     from liftpy.rewrite.explore import explore_all
 
     kept, dropped = explore_all(SPELLINGS[name]())

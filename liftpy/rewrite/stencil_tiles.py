@@ -125,6 +125,16 @@ def _windowed(e: Call, name: str) -> set[int]:
     return out
 
 
+def _group_copy(x, t: ArrayType, dim: int):
+    """A copy of ``x`` by a work-group whose items the map at ``dim`` and those inside it deal out: a 2D
+    tile over a 2D group is copied row by row over ``mapLcl(1)`` and along each row over ``mapLcl(0)``, so
+    each item copies about one element (the flat copy over ``mapLcl(0)`` alone has every row of items
+    copy the whole tile, and sizes dimension 0 of the group by the tile's area, not its width)."""
+    if dim >= 1 and isinstance(t.elem, ArrayType) and not isinstance(t.elem.elem, ArrayType):
+        return dsl.mapLcl(1, lambda r: dsl.mapLcl(0, lambda y: dsl.id(y), r), x)
+    return copy_of(x, t, parallel_dim=0)
+
+
 @rule("localStageZipped", "mapLcl(d, f, zip(W(q._i), q._j..)) => let(l -> mapLcl(d, f, zip(W(l), q._j..)), toLocal(copyLcl(q._i)))",
       "memory")
 def local_stage_zipped(e, site, ctx):
@@ -147,7 +157,7 @@ def local_stage_zipped(e, site, ctx):
                 continue
             lv = Var(fresh_name("loc"))
             body = replace_components(e, name, {(i,): lv})
-            return Call(P.Let(Lambda((lv,), body)), (dsl.toLocal(copy_of(dsl.get(Var(name), i), ct, parallel_dim=0)),))
+            return Call(P.Let(Lambda((lv,), body)), (dsl.toLocal(_group_copy(dsl.get(Var(name), i), ct, e.fn.dim)),))
     return None
 
 
