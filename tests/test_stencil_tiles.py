@@ -18,7 +18,7 @@ from liftpy.ir.types import Array, Int
 from liftpy.ir.userfun import BUILTINS
 from liftpy.rewrite.checks import check_rule
 from liftpy.rewrite.rule import applications
-from liftpy.rewrite.stencil_tiles import STENCIL_RULES, local_stage_zipped, tile_sweeps, tile_zip2D
+from liftpy.rewrite.stencil_tiles import STENCIL_RULES, local_stage_rows, local_stage_zipped, tile_sweeps, tile_zip2D
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import spellings as S  # noqa: E402
@@ -162,6 +162,33 @@ def test_local_stage_zipped_2D(g1, g2, per1, per2, n, s, seed):
     assert "mapLcl(1," in staged.program.text().split("toLocal(")[1]  # copied by the group's rows of items
 
 
+@RULE_SETTINGS
+@given(st.integers(1, 3), st.integers(1, 3), st.integers(1, 3), st.integers(1, 3), st.integers(1, 3), st.integers(1, 2),
+       st.integers(0, 10**6))
+def test_local_stage_rows(g1, g2, per1, per2, n, s, seed):
+    """tile2D's tiles under a 2D group (mapLcl(1) over rows of windows of the tile): the tile staged,
+    copied by the group's rows of items, the windows read from it; a 1D group is localStage's alone."""
+    rng = np.random.default_rng(seed)
+    span1, span2 = (per1 - 1) * s + n, (per2 - 1) * s + n
+    h, w = (g1 * per1 - 1) * s + n, (g2 * per2 - 1) * s + n
+
+    def program(x):
+        def group(tile):
+            return L.mapLcl(1, lambda r: L.mapLcl(0, lambda win: L.at(0, L.reduceSeq(add, 0, L.join(win))), r),
+                            L.slide2D(n, s, tile, strict=True))
+
+        return L.mapWrg(0, group, L.join(L.slide2D((span1, span2), (per1 * s, per2 * s), x, strict=True)))
+
+    prog = L.make_program("p", [("x", Array(Int, h, w))], program)
+    checked(local_stage_rows, prog, [ints(rng, (h, w))])
+    ((_, _, staged),) = applications(prog, [local_stage_rows])
+    assert "mapLcl(1," in staged.program.text().split("toLocal(")[1]
+    flat = L.make_program("q", [("x", Array(Int, h, w))], lambda x: L.mapWrg(0, lambda tile: L.mapLcl(
+        0, lambda win: L.at(0, L.reduceSeq(add, 0, win)), L.slide(n, s, L.join(tile))),
+        L.join(L.slide2D((span1, span2), (per1 * s, per2 * s), x, strict=True))))
+    assert applications(flat, [local_stage_rows]) == []
+
+
 def test_every_stencil_rule_is_tested():
     """Runs after the property tests of this file: every rule of stencil_tiles met one."""
     missing = {r.name for r in STENCIL_RULES} - TESTED
@@ -244,3 +271,21 @@ def test_every_tiled_jacobi_variant_compiles_and_matches():
         assert np.allclose(np.asarray(out).reshape(want.shape), want, atol=1e-5), (config, [str(s) for s in v.trace])
         ran += 1
     assert ran == len(tiled) >= 10
+
+
+@pytest.mark.slow
+def test_library_stencils_staged_by_rows_compile_and_match():
+    """jacobi2d and blur2d: their localStageRows variant on the default device against numpy."""
+    from liftpy.host.device import get_device
+    from liftpy.host.kernel import CompiledPipeline
+    from liftpy.operators import stencils as O
+    from liftpy.rewrite.explore import explore_all
+
+    x = np.random.default_rng(4).standard_normal((48, 40)).astype(np.float32)
+    for build, reference in ((O.jacobi2d, O.jacobi2d_reference), (O.blur2d, O.blur2d_reference)):
+        kept, _ = explore_all(build())
+        (v,) = [v for v in kept if any(s.rule == "localStageRows" for s in v.trace)]
+        for t in (4, 10):  # tiles of 2 and 8 outputs: both divide 48 and 40
+            out = CompiledPipeline(v.program, {"H": 48, "W": 40, "t0": t}, get_device(None), v.placement_map).run(
+                x, repeat=1, warmup=0).output
+            assert np.allclose(np.asarray(out).reshape(x.shape), reference(x), atol=1e-5), (build.__name__, t)

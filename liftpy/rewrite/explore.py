@@ -550,10 +550,11 @@ def memory_stage(opts: ExploreOptions) -> Strategy:
     if opts.let_private:
         options.append(once(let_private))
     if opts.local_stage:
-        from .stencil_tiles import local_stage_zipped
+        from .stencil_tiles import local_stage_rows, local_stage_zipped
 
         options.append(once(local_stage))
         options.append(seq(once(local_stage_zipped), normalize(local_stage_zipped)))  # every zipped tile staged
+        options.append(once(local_stage_rows))  # a stencil's tile copied by a 2D group's rows
     if opts.unroll:
         options.append(once(unroll_reduce, where=_innermost_reduce))
     return seq(_accumulators, choice(*options))

@@ -20,6 +20,9 @@ not the input tile's ``(w - 1) s + n``: several window operands of different siz
 through overlapping windows (the tile with its halo) in local memory, as ``localStage`` does for a tile
 that is not zipped; the aligned operands each item reads once stay where they are.
 
+``localStageRows`` is ``localStage`` for ``tile2D``'s tiles over a 2D work-group, with the copy spread over
+both dimensions of the group (``_group_copy``), an additional choice.
+
 ``tile_sweeps`` is the exploration's macro: every sweep of a program tiled (a time step of two sweeps is
 two stencils; tiling one of them only would leave the other's kernel as it was).
 """
@@ -161,6 +164,32 @@ def local_stage_zipped(e, site, ctx):
     return None
 
 
+def _through_slide(xs, name: str) -> bool:
+    """``name`` read, in the view ``xs`` a map deals out, from under a slide (overlapping windows)."""
+    return is_view(xs) and any(is_call(n, P.Slide) and name in n.free_vars for _, n in positions(xs))
+
+
+@rule("localStageRows", "mapLcl(1, f, W(tile)) => let(l -> mapLcl(1, f, W(l)), toLocal(mapLcl(1, r -> mapLcl(0, id, r), tile)))",
+      "memory")
+def local_stage_rows(e, site, ctx):
+    """``localStage`` of a stencil's 2D tile (``tile2D``'s) for a 2D work-group: the same staging, the
+    tile copied row by row by the group's rows of items (``_group_copy``) rather than by each row of items
+    whole.  An additional choice beside ``localStage``, whose variants stay as they were."""
+    if not (isinstance(e, Call) and isinstance(e.fn, P.MapLcl) and e.fn.dim >= 1):
+        return None
+    if not site.inside(P.MapWrg) or site.inside(P.MapLcl):
+        return None
+    for name in site.bound:
+        t = site.env[name]
+        if not (isinstance(t, ArrayType) and isinstance(t.elem, ArrayType) and _data_type(t)):
+            continue
+        if isinstance(t.elem.elem, ArrayType) or not _through_slide(e.args[0], name):
+            continue
+        lv = Var(fresh_name("loc"))
+        return Call(P.Let(Lambda((lv,), substitute(e, {name: lv}))), (dsl.toLocal(_group_copy(Var(name), t, e.fn.dim)),))
+    return None
+
+
 def tile_sweeps(rule_=tile_zip2D):
     """Every position where ``rule_`` applies in the program as it is, tiled (one variant; none when it
     applies nowhere).  The positions are rewritten last first: a rewrite changes only the positions below
@@ -185,4 +214,4 @@ def tile_sweeps(rule_=tile_zip2D):
     return go
 
 
-STENCIL_RULES = [tile_zip2D, local_stage_zipped]
+STENCIL_RULES = [tile_zip2D, local_stage_zipped, local_stage_rows]
