@@ -48,15 +48,26 @@ def _kernels(v, sizes):
 @pytest.mark.parametrize("name", list(JACOBI))
 def test_the_mask_is_a_comparison_and_the_interior_reads_are_plain(name):
     """Every variant of every spelling: no memory but the grid and the result (the mask is no buffer, no
-    private or local array), no call of ``select`` (a comparison of the positions chooses), and no clamp
-    left (``min``/``max``): inside the border every neighbour is in the grid."""
+    private or local array; a tiled variant may stage its tile of the grid, halo included, in local memory:
+    ``localStageZipped``), no call of ``select`` (a comparison of the positions chooses), and no clamp
+    left (``min``/``max``) where the cells are computed: inside the border every neighbour is in the grid
+    (the copy of a tile's halo reads the padded grid, clamped at its edge)."""
+    import re
+
     variants = _variants(name)
     assert len(variants) >= 4
     for v in variants:
+        staged = any(s.rule == "localStageZipped" for s in v.trace)
         for ks in _kernels(v, SIZES):
             body = ks.source[ks.source.index("kernel void"):]
-            assert {b.role for b in ks.plan.buffers} <= {"input", "output"}, (ks.plan.buffers, body)
-            assert "select_" not in ks.source and "min(" not in body and "max(" not in body, body
+            inputs = [b.name for b in ks.plan.buffers if b.role == "input"]
+            temps = [b for b in ks.plan.buffers if b.role not in ("input", "output")]
+            assert all(b.space == "local" for b in temps) and (staged or not temps), (ks.plan.buffers, body)
+            copies = [ln for ln in body.splitlines() if any(re.match(rf"\s*{b.name}\[", ln) for b in temps)]
+            assert len(copies) == len(temps), body  # one store each: the copy of the grid's tile
+            assert all(re.search(rf"\b({'|'.join(inputs)})\[", ln) for ln in copies), copies
+            computed = "\n".join(ln for ln in body.splitlines() if ln not in copies)
+            assert "select_" not in ks.source and "min(" not in computed and "max(" not in computed, body
             assert ">= 0" in body and "?" in body, body
 
 

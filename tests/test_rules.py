@@ -843,6 +843,30 @@ def test_zip_view_fusion(hw, fi, first, seed):
 
 
 @RULE_SETTINGS
+@given(two_d(1, 6), st.sampled_from(range(4)), st.booleans(), st.integers(0, 10**6))
+def test_zip2D_fusion(hw, fi, transposed, seed):
+    """``map2D(f, zip2D(a, b))`` with zip2D as a map of zips (a component read through a view of the row
+    or not): the rows zipped where they are read, the same values; a map of computed rows is left alone."""
+    from liftpy.rewrite.normal import zip2D_fusion
+
+    h, w = hw
+    f = INT_UNARY[fi]
+    rng = np.random.default_rng(seed)
+    if transposed:  # x's rows are [1][W]: transposed, a row of one-element arrays
+        prog = make_program("p", [("x", Array(Int, H, 1, W)), ("y", Array(Int, H, W))], lambda x, y: map(
+            lambda row: map(lambda e: add(f(e[0][0]), mult(e[1], 2)), row), map(lambda r: zip(transpose(r[0]), r[1]), zip(x, y))))
+        inputs = [ints(rng, (h, 1, w)), ints(rng, (h, w))]
+    else:  # the components swapped in the row's zip
+        prog = make_program("p", [("x", Array(Int, H, W)), ("y", Array(Int, H, W))], lambda x, y: map(
+            lambda row: map(lambda e: add(f(e[1]), mult(e[0], 2)), row), map(lambda r: zip(r[1], r[0]), zip(x, y))))
+        inputs = [ints(rng, (h, w)), ints(rng, (h, w))]
+    checked(zip2D_fusion, prog, inputs)
+    computing = make_program("p", [("x", Array(Int, H, W)), ("y", Array(Int, H, W))], lambda x, y: map(
+        lambda row: map(f, row), map(lambda r: map(lambda e: add(e[0], e[1]), zip(r[0], r[1])), zip(x, y))))
+    assert not applications(computing, [zip2D_fusion])
+
+
+@RULE_SETTINGS
 @given(MKN, st.sampled_from(range(4)), st.sampled_from(["inner", "outer", "vector", "twice"]), st.integers(0, 3), st.integers(0, 10**6))
 def test_dot_fission(mkn, ei, where, step, seed):
     """A dot product (or a row of them) leaves the function around it: the map becomes one over the dot

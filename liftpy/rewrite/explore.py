@@ -450,7 +450,10 @@ def _macros(opts: ExploreOptions) -> list[tuple[str, Strategy]]:
             block = seq(normal_form(), block, normalize(dot_fusion))
         out.append(("block", block))
     if opts.tile:
-        out.append(("tile", once(tile2D)))
+        from .stencil_tiles import tile_sweeps
+
+        # (tile2D for a map over windows alone, tileZip2D for windows zipped with other arrays: every sweep)
+        out.append(("tile", choice(once(tile2D), tile_sweeps())))
     if opts.group:
         out.append(("group", once(split_join, where=lambda path, e: not any(s[0] in ("fn", "callee") for s in path))))
         out.append(("groupZip", once(split_join, where=_over_input_zip)))
@@ -523,7 +526,11 @@ def memory_stage(opts: ExploreOptions) -> Strategy:
     if opts.let_private:
         options.append(once(let_private))
     if opts.local_stage:
+        from .stencil_tiles import local_stage_rows, local_stage_zipped
+
         options.append(once(local_stage))
+        options.append(seq(once(local_stage_zipped), normalize(local_stage_zipped)))  # every zipped tile staged
+        options.append(once(local_stage_rows))  # a stencil's tile copied by a 2D group's rows
     if opts.unroll:
         options.append(once(unroll_reduce, where=_innermost_reduce))
     return seq(_accumulators, choice(*options))

@@ -25,6 +25,9 @@ against the interpreter (tests/test_rules.py):
 - ``letOperand``: a computed array (another product's result) that a dot product reads is bound by a
   ``let`` at the top of the program, so that ``letGlobal`` makes it a kernel of its own and the product
   reading it is a product over an input;
+- ``zip2DFusion``: a map over a 2D zip written as a map of zips (``map(r -> zip(r._0, r._1), zip(A, B))``)
+  maps over the zip of rows and zips each row where it reads it (a stencil zipped with other arrays, in
+  the shape ``tileZip2D`` tiles);
 - ``letView``: a view bound by ``let`` (a padded mask bound once for two sweeps) is read where it is used;
 - ``letEpilogue``: a product bound by ``let`` and read once, by its epilogue, is inlined there (so the
   epilogue is written out by the product's tiles rather than by a second kernel);
@@ -260,6 +263,25 @@ def zip_view_fusion(e, site, ctx):
     return Call(P.Map(Lambda((q,), replace_components(body, p.name, parts))), (dsl.zip(*args),))
 
 
+@rule("zip2DFusion", "map(s -> F(s), map(r -> zip(V0(r), .., Vk(r)), zip(X0, .., Xk))) => "
+                     "map(r -> F(zip(V0(r), .., Vk(r))), zip(X0, .., Xk)), each Vi a view of r")
+def zip2D_fusion(e, site, ctx):
+    """A 2D zip written as a map of zips (``zip2D(a, b)`` as ``map(r -> zip(r._0, r._1), zip(a, b))``)
+    mapped over is a map over the zip of rows, each row zipping its components where it is read: the
+    shape of a stencil zipped with other arrays that ``tileZip2D`` tiles.  Only a view of the row moves
+    (nothing computed is duplicated, however often ``F`` reads it)."""
+    if not (_is_map(e) and _is_map(e.args[0]) and is_call(e.args[0].args[0], P.Zip)):
+        return None
+    inner = e.args[0]
+    (r,) = inner.fn.f.params
+    b = inner.fn.f.body
+    if not (is_call(b, P.Zip) and is_view(b) and b.free_vars <= {r.name}):
+        return None
+    (s,) = e.fn.f.params
+    q = Var(fresh_name(r.name.split("_")[0] or "r"))
+    return Call(P.Map(Lambda((q,), substitute(e.fn.f.body, {s.name: substitute(b, {r.name: q})}))), inner.args)
+
+
 # ------------------------------------------------------------------------------------- fission
 
 
@@ -478,7 +500,7 @@ def let_view(e, site, ctx):
 
 
 NORMAL_RULES = [let_view, let_operand, dot_accumulator, transpose_twice, zip_flatten, zip_prune, zip_view_fusion, join_singletons,
-                let_epilogue, dot_fission]
+                let_epilogue, dot_fission, zip2D_fusion]
 
 
 def normal_form(rules=None, limit: int = 500):
