@@ -15,6 +15,7 @@ from ..ir.levels import Level
 from ..ir.types import ScalarType
 from ..views import view as V
 from ..views.arith import to_c
+from . import half
 from .stmt import Barrier, Block, Comment, Declare, If, IndexDef, Kernel, Loop, Store
 
 
@@ -54,6 +55,8 @@ def value_c(r: V.Read) -> str:
     """The C expression of a value."""
     if isinstance(r, V.MemRead):
         buf = r.buffer
+        if buf.stored is not None:
+            return half.read_c(buf, to_c(r.index), r.width)
         if buf.is_scalar_variable:
             if r.index != 0:
                 raise CodegenError(f"internal: scalar {buf.name} read at index {r.index}")
@@ -100,6 +103,8 @@ def value_c(r: V.Read) -> str:
 def _store_c(s: Store) -> str:
     buf = s.buffer
     value = value_c(s.value)
+    if buf.stored is not None:
+        return half.store_c(buf, to_c(s.index), value, s.width)
     if buf.is_scalar_variable:
         return f"{buf.name} = {value};"
     if s.width == 1:
@@ -187,6 +192,8 @@ def render_kernel(kernel: Kernel, sizes: dict, attributes: str = "") -> tuple[li
     for b in kernel.params:
         if b.space == "image":
             params.append(f"read_only image2d_t {b.name}")
+        elif b.stored is not None:
+            params.append(half.param_c(b))
         elif b.role == "input":
             params.append(f"global const {b.scalar.name}* restrict {b.name}")
         else:

@@ -43,17 +43,27 @@ def check_precision(precision: str) -> str:
     return precision
 
 
+def variant_precision(placements) -> str:
+    """The precision of a variant from its placements: fp16-storage where any array is stored as half."""
+    return FP16_STORAGE if HALF_PLACEMENT in dict(placements or {}).values() else FP32
+
+
+def half_arrays(placements) -> int:
+    """How many arrays a variant stores as half: the ``k`` of its tolerance."""
+    return sum(1 for where in dict(placements or {}).values() if where == HALF_PLACEMENT)
+
+
 def widen(datas: list) -> list:
     """User-function arguments as the interpreter computes on them: half arrays as float32 (the caller rounds
     the result back to the result's type).  Anything else is left as it is."""
     return [d.astype(np.float32) if isinstance(d, np.ndarray) and d.dtype == np.float16 else d for d in datas]
 
 
-def tolerance(precision: str, half_arrays: int = 0, reduction_length: int = 1) -> float:
+def tolerance(precision: str, half_arrays: int = 0, reduction_length: int = 1, base: float = FP32_RTOL) -> float:
     """The relative tolerance of a result of ``precision`` (docs/precision.md), as ``liftpy.ir.compare`` reads
     it: each element may differ from the reference by ``tolerance * (|reference| + rms(reference))``.
 
-    fp32: ``FP32_RTOL``.  Half storage adds one unit roundoff u = 2^-11 per half array a result element's
+    fp32: ``base`` (``FP32_RTOL``, or an operator's own).  Half storage adds one unit roundoff u = 2^-11 per half array a result element's
     value passes through (``half_arrays``: inputs, intermediates and the output stored as half; each rounds
     its elements once, and a term of a sum carries the rounding of every operand it multiplies).  Half
     arithmetic adds the accumulation's growth, ``LAMBDA * sqrt(n) * u`` over a reduction of length n, and
@@ -61,8 +71,8 @@ def tolerance(precision: str, half_arrays: int = 0, reduction_length: int = 1) -
     check_precision(precision)
     u = UNIT_ROUNDOFF["half"]
     if precision == FP32:
-        return FP32_RTOL
-    tol = FP32_RTOL + half_arrays * u
+        return base
+    tol = base + half_arrays * u
     if precision == FP16:
         tol += LAMBDA * math.sqrt(max(reduction_length, 1)) * u + 2 * u
     return tol
