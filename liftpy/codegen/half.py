@@ -13,6 +13,8 @@ printer (``render.value_c``, ``render._store_c``) asks here for the text of thei
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ..errors import CodegenError
@@ -81,9 +83,18 @@ def from_device(arr: np.ndarray, buffer) -> np.ndarray:
     return arr.astype(np.float32) if is_half(buffer) else arr
 
 
-def header_note(params) -> list[str]:
-    """The kernel header's line naming the arrays stored as half (none for a float kernel: its text is as before)."""
-    names = [b.name for b in params if is_half(b)]
-    if not names:
-        return []
-    return [f"// half storage: {', '.join(names)} (vload_half / vstore_half_rte; arithmetic in float)", ""]
+def preamble(ir) -> list[str]:
+    """The lines a kernel's text starts with for half: the arrays it stores as half, and where it computes
+    in half (a half program: precision fp16) the ``cl_khr_fp16`` pragma.  None for a float kernel, whose
+    text is as before."""
+    out = []
+    names = [b.name for b in ir.params if is_half(b)]
+    if names:
+        out += [f"// half storage: {', '.join(names)} (vload_half / vstore_half_rte; arithmetic in float)", ""]
+    buffers = tuple(ir.params) + tuple(ir.locals)
+    if any(b.scalar.name == "half" for b in buffers) or any(re.search(r"\bhalf\d*\b", d) for _, d in ir.functions):
+        out += ["// half arithmetic: needs cl_khr_fp16, or the half probe (liftpy.probe.half) passed", PRAGMA, ""]
+    return out
+
+
+PRAGMA = "#pragma OPENCL EXTENSION cl_khr_fp16 : enable"

@@ -366,7 +366,7 @@ def generate_kernel(
         ls = tuple(chosen.local_size) + (1,) * (3 - len(chosen.local_size))
         wg = f"__attribute__((reqd_work_group_size({ls[0]}, {ls[1]}, {ls[2]})))\n"
     pre, body = render_kernel(ir, low.render_sizes, wg)
-    lines.extend(half.header_note(ir.params))
+    lines.extend(half.preamble(ir))
     lines.extend(pre)
     lines.extend(body)
     private = tuple(x.buffer for x in walk(ir.body) if isinstance(x, Declare))

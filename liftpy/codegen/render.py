@@ -20,7 +20,7 @@ from .stmt import Barrier, Block, Comment, Declare, If, IndexDef, Kernel, Loop, 
 
 
 def literal_c(value, scalar: ScalarType, width: int = 1) -> str:
-    if scalar.name == "float":
+    if scalar.name in ("float", "half"):
         v = float(value)
         if v != v:
             text = "NAN"
@@ -31,6 +31,8 @@ def literal_c(value, scalar: ScalarType, width: int = 1) -> str:
             if "e" not in text and "." not in text:
                 text += ".0"
             text += "f"
+        if scalar.name == "half":  # (a float constant would make the operation around it float)
+            text = f"(half){text}"
     elif scalar.name == "bool":
         text = "true" if value else "false"
     else:

@@ -562,7 +562,7 @@ def _innermost_reduce(path, e) -> bool:
 
 
 def placement_stage(program: Program, opts: ExploreOptions) -> Strategy:
-    if opts.precision != "fp32":  # (half storage: after the images, of the arrays left in buffers)
+    if opts.precision == "fp16-storage":  # (half storage: after the images, of the arrays left in buffers)
         from .half import half_storage_stage
 
         return seq(placement_stage(program, replace(opts, precision="fp32")), half_storage_stage(opts.half_each))

@@ -16,6 +16,7 @@ is within ``precision.tolerance(fp16-storage, k)`` of it (``tests/test_half_stor
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import replace
 
 import numpy as np
@@ -100,3 +101,52 @@ def evaluate_stored(program: Program, placements, *args, sizes=None, **kwargs):
 def precision_placements(precision: str) -> bool:
     """Whether variants of ``precision`` store arrays as half (fp16-storage and fp16 do)."""
     return check_precision(precision) in (FP16_STORAGE, FP16)
+
+
+# ------------------------------------------------------------------------------------ half arithmetic
+
+
+def _half_type(t):
+    from ..ir.types import ArrayType, Float, Half, TupleType, VectorType
+
+    if t == Float:
+        return Half
+    if isinstance(t, VectorType) and t.scalar == Float:
+        return VectorType(Half, t.width)
+    if isinstance(t, ArrayType):
+        return ArrayType(_half_type(t.elem), t.size)
+    if isinstance(t, TupleType):
+        return TupleType(tuple(_half_type(e) for e in t.elems))
+    return t
+
+
+def _to_half(e):
+    from ..errors import RewriteError
+    from ..ir.expr import Call, Lambda, Literal
+    from ..ir.userfun import UserFun
+
+    if isinstance(e, Literal):
+        return Literal(e.value, _half_type(e.type))
+    if isinstance(e, Lambda):
+        return Lambda(e.params, _to_half(e.body))
+    if isinstance(e, Call):
+        fn = e.fn
+        if isinstance(fn, UserFun) and any(not isinstance(t, str) and _half_type(t) != t
+                                           for t in (*fn.param_types, fn.result_type)):
+            raise RewriteError(f"half arithmetic: the user function {fn.name} is declared on float "
+                               f"({', '.join(map(str, fn.param_types))} -> {fn.result_type}); write it on the type "
+                               "variable T (as add, mult) or keep the operator in fp16-storage")
+        if isinstance(fn, Lambda):
+            fn = _to_half(fn)
+        elif dataclasses.is_dataclass(fn) and not isinstance(fn, UserFun):  # a primitive: its functions too
+            fn = dataclasses.replace(fn, **{f.name: _to_half(getattr(fn, f.name)) for f in dataclasses.fields(fn)
+                                            if isinstance(getattr(fn, f.name), (Lambda, Call, Literal))})
+        return Call(fn, tuple(_to_half(a) for a in e.args))
+    return e
+
+
+def half_arithmetic(program: Program) -> Program:
+    """``program`` computing in half: its float inputs, literals and (generic) user functions' values half
+    (precision fp16).  A user function declared on float is refused (its C body computes in float)."""
+    return Program(program.name, program.params, tuple(_half_type(t) for t in program.param_types),
+                   _to_half(program.body))
