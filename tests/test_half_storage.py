@@ -155,3 +155,29 @@ def test_operators_validate_in_half_storage_on_the_cpu_device(spec, sizes):
         assert not compare(out, reference, 1e-6).ok
         checked += 1
     assert checked
+
+
+@pytest.mark.slow
+def test_the_half_benchmark_runs_at_small_sizes(tmp_path):
+    """benchmarks/half.py --small on the CPU device: the fields the GPU run writes, float and half storage."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "half.json"
+    proc = subprocess.run([sys.executable, str(root / "benchmarks/half.py"), "--small", "--only", "add", "--samples", "2",
+                           "--json", str(out), "--db", str(tmp_path / "h.sqlite")],
+                          capture_output=True, text=True, timeout=900, cwd=root)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    records = json.loads(out.read_text())
+    assert {r["precision"] for r in records} >= {"fp32", "fp16-storage"}
+    for r in records:
+        assert {"operator", "precision", "memory_bound", "best_ms", "fp32_ms", "speedup", "max_rel_error",
+                "torch_fp16_ms"} <= set(r)
+        assert r["operator"] == "add" and r["memory_bound"] is True and r["best_ms"] > 0
+    half = next(r for r in records if r["precision"] == "fp16-storage")
+    float_ = next(r for r in records if r["precision"] == "fp32")
+    assert half["fp32_ms"] == float_["best_ms"] and half["speedup"] == pytest.approx(float_["best_ms"] / half["best_ms"])
+    assert 2**-16 < half["max_rel_error"] < 3e-3 and half["best_bytes"] * 2 == float_["best_bytes"]

@@ -43,8 +43,13 @@ def check_precision(precision: str) -> str:
     return precision
 
 
-def variant_precision(placements) -> str:
-    """The precision of a variant from its placements: fp16-storage where any array is stored as half."""
+def variant_precision(placements, program=None) -> str:
+    """The precision of a variant: fp16 where its program computes in half (half inputs), else fp16-storage
+    where its placements keep any array as half, else fp32."""
+    from .types import scalar_of
+
+    if any(getattr(scalar_of(t), "name", None) == "half" for t in getattr(program, "param_types", ())):
+        return FP16
     return FP16_STORAGE if HALF_PLACEMENT in dict(placements or {}).values() else FP32
 
 

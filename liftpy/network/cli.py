@@ -38,6 +38,10 @@ def cmd_network(args) -> int:
     from ..operators.precision import require_device
 
     require_device(args.precision, args.device)
+    if args.chain and args.precision != "fp32":
+        from ..errors import TuningError
+
+        raise TuningError("--chain passes float tensors from layer to layer; chain a network in --precision fp32")
     net = get_model(args.name, reduced=args.reduced)
     print(f"{net.name}: {len(net.nodes)} layers, {len({n.key for n in net.nodes})} distinct problems, input {net.input_shape}",
           flush=True)

@@ -41,10 +41,10 @@ def _expected(check):
     return check.expected
 
 
-def precision_metrics(output, check, placements) -> dict:
+def precision_metrics(output, check, placements, program=None) -> dict:
     """The metrics a measured point records of its precision: ``precision``, and where the reference is at
     hand (a ``Comparison``) ``max_rel_error`` and ``rms_rel_error``; integer outputs have error 0."""
-    out = {"precision": variant_precision(placements)}
+    out = {"precision": variant_precision(placements, program)}
     expected = _expected(check)
     if expected is not None and output is not None:
         worst, rms = relative_errors(output, expected)

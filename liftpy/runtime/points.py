@@ -151,7 +151,7 @@ def measure_point(payload: dict) -> dict:
     t = time.perf_counter()
     check = precision_check(check, payload.get("placements"), getattr(op, "rtol", None))  # (half storage's tolerance)
     validation = check(result.output)
-    errors = precision_metrics(result.output, check, payload.get("placements"))
+    errors = precision_metrics(result.output, check, payload.get("placements"), payload.get("program"))
     check_s = time.perf_counter() - t
     if not validation.ok:
         raise WrongResult(validation.message)
