@@ -181,3 +181,20 @@ def test_the_command_line_refuses_fp16_in_one_line(tmp_path):
     lines = [l for l in proc.stderr.splitlines() if l.startswith("liftpy")]
     assert len(lines) == 1 and "fp16-storage" in lines[0] and "half" in lines[0]
     assert "Traceback" not in proc.stderr
+
+
+def test_constraints_keep_half_arithmetic_off_a_device_without_it():
+    from liftpy.constraints.infer import variant_space
+    from liftpy.constraints.plan import plan_space
+    from liftpy.constraints.solver import is_satisfiable
+    from liftpy.host.profile import DeviceProfile
+
+    def profile(value):
+        return DeviceProfile("d", "t").with_overrides({"measured": {"half_arithmetic": {"value": value}}}, "p.json")
+
+    half = library_operator("add", {"N": 1024}, FP16)
+    stored = library_operator("add", {"N": 1024}, FP16_STORAGE)
+    v, w = half.variants()[0], stored.variants()[0]
+    assert is_satisfiable(plan_space(variant_space(v, half.sizes(), profile(False)))) is False
+    assert is_satisfiable(plan_space(variant_space(v, half.sizes(), profile(True)))) is True
+    assert is_satisfiable(plan_space(variant_space(w, stored.sizes(), profile(False)))) is True  # storage runs anywhere

@@ -98,3 +98,17 @@ def require_half_arithmetic(device_name: str, available: bool | None) -> None:
           "has no half arithmetic known (no cl_khr_fp16; run `liftpy probe --only half_arithmetic` to test it)"
     raise DeviceError(f"precision fp16 needs half arithmetic, and {device_name} {why}; use --precision fp16-storage "
                       "(arrays stored as half, arithmetic in float), which every device runs")
+
+
+def half_constraints(program, profile) -> list[tuple]:
+    """The constraint (``constraints.infer``'s form) that keeps a program computing in half off a device
+    whose profile says it has no half arithmetic (the probe ran and failed): no value of any parameter helps.
+    Where the profile does not know, ``operators.precision.require_device`` decides before an exploration."""
+    import sympy
+
+    from ..ir.precision import FP16, variant_precision
+
+    if variant_precision(None, program) != FP16 or has_half_arithmetic(profile) is not False:
+        return []
+    return [(sympy.false, lambda: f"{program.name} computes in half and {profile.device} has no half arithmetic "
+                                  "(the half probe failed): explore it in fp16-storage", "device:half_arithmetic")]
