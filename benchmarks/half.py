@@ -14,7 +14,7 @@ JSON: a list of records, one per operator and precision explored: ``operator``, 
 ``memory_bound`` (bool), ``best_ms`` (the precision's best point), ``fp32_ms`` (the fp32 best of the same
 run), ``speedup`` (fp32_ms / best_ms), ``max_rel_error`` (of the best point, ``|out - ref| / (|ref| +
 rms(ref))``), ``torch_fp16_ms``, ``torch_fp32_ms``, with ``sizes``, ``best_bytes``, ``variant``, ``config``,
-``points``, ``explore_s``, ``device`` and ``error`` (why a precision has no point).
+``points``, ``explore_s``, ``device``, ``command`` and ``error`` (why a precision has no point).
 """
 
 from __future__ import annotations
@@ -37,7 +37,11 @@ SMALL = {
     "max": {"N": 4096}, "maxpool2d": {"C": 4, "H": 16, "W": 16}, "avgpool2d": {"C": 4, "H": 16, "W": 16},
     "global_avgpool": {"H": 8, "W": 8, "C": 16}, "softmax_rows": {"M": 16, "N": 64}, "layernorm_rows": {"M": 16, "N": 64},
 }
-SMALL_CONV = {"C": 4, "H": 8, "W": 8, "M": 8}
+
+
+def small_conv(layer) -> dict:
+    """A VGG-16 layer shrunk for --small, channels and image divided by 16 (so that the nine stay distinct)."""
+    return {"C": max(layer.C // 16, 3), "H": max(layer.H // 16, 4), "W": max(layer.W // 16, 4), "M": max(layer.M // 16, 4)}
 
 
 def cases(small: bool, only: set | None):
@@ -47,7 +51,7 @@ def cases(small: bool, only: set | None):
     out = [(name, spec, SMALL[name] if small else sizes, True) for name, spec, sizes in OPERATORS]
     for name in VGG16:
         layer = get_layer(name)
-        sizes = dict(SMALL_CONV) if small else {"C": layer.C, "H": layer.H, "W": layer.W, "M": layer.M}
+        sizes = small_conv(layer) if small else {"C": layer.C, "H": layer.H, "W": layer.W, "M": layer.M}
         out.append((name, CONV_SPEC, sizes, False))
     return [c for c in out if only is None or c[0] in only]
 
@@ -116,11 +120,12 @@ def main(argv=None) -> int:
     print(f"{'operator':<20}{'precision':>14}{'best ms':>11}{'fp32 ms':>11}{'speedup':>9}{'max rel err':>13}"
           f"{'torch16 ms':>12}{'torch32 ms':>12}")
     results = Results(args.json)
+    command = "python benchmarks/half.py " + " ".join(argv if argv is not None else sys.argv[1:])
     for name, spec, sizes, memory_bound in cases(args.small, only):
         torch16, torch32 = torch_times(torch, name, spec, library_operator(spec, sizes))
         fp32_ms = None
         for precision in precisions:
-            rec = {"operator": name, "precision": precision, "memory_bound": memory_bound, "sizes": sizes, "device": device,
+            rec = {"command": command, "operator": name, "precision": precision, "memory_bound": memory_bound, "sizes": sizes, "device": device,
                    "best_ms": None, "fp32_ms": None, "speedup": None, "max_rel_error": None, "torch_fp16_ms": torch16,
                    "torch_fp32_ms": torch32, "best_bytes": None, "variant": None, "config": None, "points": 0,
                    "explore_s": 0.0, "error": None}

@@ -216,3 +216,11 @@ def test_half_arithmetic_stays_within_its_tolerance_of_the_float_program(n, seed
     got = L.evaluate(half, a, b)
     assert got.dtype == np.float16
     assert Comparison.of(np.array([exact]), tolerance(FP16, 3, n))(got.astype(np.float64)).ok
+
+
+def test_a_network_in_half_storage_is_not_chained(tmp_path, capsys):
+    from liftpy.cli import main
+
+    assert main(["network", "vgg16", "--reduced", "--precision", "fp16-storage", "--chain", "1",
+                 "--db", str(tmp_path / "r.sqlite")]) == 2
+    assert "chain a network in --precision fp32" in capsys.readouterr().err
