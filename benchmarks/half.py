@@ -57,25 +57,29 @@ def cases(small: bool, only: set | None):
 
 
 def torch_times(torch, name: str, spec: str, op) -> tuple[float | None, float | None]:
-    """PyTorch's (fp16 ms, fp32 ms) for the operator on the CUDA device (autocast to half for fp16, so that a
-    stencil's weights follow its input); (None, None) without a CUDA PyTorch."""
+    """PyTorch's (fp16 ms, fp32 ms) for the operator on the CUDA device: fp16 on half tensors (under autocast
+    too, so that a stencil's float weights follow its input); (None, None) without a CUDA PyTorch."""
     if torch is None:
         return None, None
     import torch.nn.functional as F
 
-    inputs = op.inputs(0)
-    if spec == CONV_SPEC:
-        x, w, b = (torch.from_numpy(a).cuda() for a in inputs)
+    def build(dtype):
+        xs = [torch.from_numpy(a).cuda().to(dtype) for a in op.inputs(0)]
+        if spec != CONV_SPEC:
+            return torch_fn(torch, name, xs)
+        x, w, b = xs
         x = x.permute(2, 0, 1)[None].contiguous()  # the library's [H][W][C] as NCHW
         w = w.permute(0, 3, 1, 2).contiguous()  # [M][KH][KW][C] as [M][C][KH][KW]
+        return lambda: F.conv2d(x, w, b, padding=1)
 
-        def fn():
-            return F.conv2d(x, w, b, padding=1)
-    else:
-        fn = torch_fn(torch, name, [torch.from_numpy(a).cuda() for a in inputs])
-    fp32 = torch_ms(fn)
-    with torch.autocast("cuda", dtype=torch.float16):
-        fp16 = torch_ms(fn)
+    fp32 = torch_ms(build(torch.float32))
+    fn16 = build(torch.float16)
+
+    def half():
+        with torch.autocast("cuda", dtype=torch.float16):
+            return fn16()
+
+    fp16 = torch_ms(half)
     torch.cuda.empty_cache()
     return fp16, fp32
 
