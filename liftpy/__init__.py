@@ -22,6 +22,11 @@ from .ir.types import (  # noqa: F401
     Float4,
     Float8,
     Float16,
+    Half,
+    Half2,
+    Half4,
+    Half8,
+    Half16,
     Int,
     Tuple,
     Vector,
@@ -53,7 +58,7 @@ from .version import __version__  # noqa: E402,F401
 __all__ = [
     # programs: the decorator, sizes and types
     "program", "make_program", "sizes", "size_var",
-    "Array", "Bool", "Float", "Float2", "Float4", "Float8", "Float16", "Int", "Tuple", "Vector", "Type",
+    "Array", "Bool", "Float", "Float2", "Float4", "Float8", "Float16", "Half", "Half2", "Half4", "Half8", "Half16", "Int", "Tuple", "Vector", "Type",
     # the primitives (``map``, ``zip`` and ``id`` by name only, see above)
     "reduce", "reduceSeq", "reduceSeqUnroll", "reduceLcl", "fold", "mapIdx", "iota", "indices",
     "mapSeq", "mapSeqUnroll", "mapGlb", "mapWrg", "mapLcl", "map2D", "map3D",

@@ -39,7 +39,7 @@ class _FullPrinter(printer.Printer):
         if isinstance(node, Literal):
             from liftpy.ir.types import ScalarType
 
-            if not isinstance(node.type, ScalarType):
+            if not isinstance(node.type, ScalarType) or node.type.name == "half":  # (a half literal says its type)
                 return f"value({printer.format_value(node.value, node.type)}, {node.type})"
             return printer.format_value(node.value, node.type)
         if isinstance(node, Lambda):

@@ -30,7 +30,7 @@ import liftpy as L
 from liftpy import Array, Bool, Float, Float4, Int, ParseError, parse_expr, parse_program, parse_type, typecheck
 from liftpy.ir.expr import Call, Lambda, Literal, Var
 from liftpy.ir.printer import show
-from liftpy.ir.types import ArrayType, TupleType, VectorType
+from liftpy.ir.types import ArrayType, Half, Half4, TupleType, VectorType
 
 N, M, K, S = L.sizes("N M K S")
 
@@ -97,6 +97,8 @@ class Gen:
     def literal(self, t):
         if t == Float:
             return Literal(float(self.draw(FLOATS)), Float)
+        if t == Half:  # (a value half holds exactly, as a program over half arrays would write)
+            return Literal(float(np.float16(self.draw(st.floats(-60000, 60000, width=16)))), Half)
         if t == Int:
             return Literal(int(self.draw(INTS)), Int)
         if t == Bool:
@@ -111,7 +113,7 @@ class Gen:
         return leaves, comps
 
     def available(self, t, env) -> bool:
-        return t in (Float, Int, Bool) or any(self.sources(t, env))
+        return t in (Float, Int, Bool, Half) or any(self.sources(t, env))
 
     def scalar(self, t, env, depth):
         """An expression of scalar or vector type t (Float, Int, Bool, or Float4 when one is in scope)."""
@@ -121,9 +123,9 @@ class Gen:
             choices += ["leaf", "leaf"]
         if comps:
             choices += ["get", "get"]
-        if t in (Float, Int, Bool):
+        if t in (Float, Int, Bool, Half):
             choices.append("literal")
-        if depth > 0 and t in (Float, Int, Float4):
+        if depth > 0 and t in (Float, Int, Float4, Half):
             choices += ["binop", "binop", "madd", "let"]
         if depth > 0 and t == Float:
             choices += ["relu", "rt_mad"] + (["dot"] if self.available(Float4, env) else [])
@@ -215,7 +217,7 @@ class Gen:
         ops = ["mem", "split", "slide", "reorder", "zip"]
         if depth > 0:
             ops += ["map"] * 4 + ["let"]
-            if elem in (Float, Int) or (elem == Float4 and self.available(Float4, env)):
+            if elem in (Float, Int, Half) or (elem == Float4 and self.available(Float4, env)):
                 ops += ["reduce"] * 3
         if _paddable(t):
             ops.append("pad")
@@ -298,12 +300,15 @@ INPUTS = [
     ("img", Array(Float, M, N + 2)),
     ("tri", Array(Int, 3, N, K)),
 ]
+# Half inputs, for programs of their own: added to INPUTS they would change the programs every other user of
+# ``programs()`` draws (test_codegen_fastpaths), and with them which defects those tests happen upon.
+HALF_INPUTS = [("hx", Array(Half, N)), ("hv", Array(Half4, M))]
 
 
 @st.composite
-def programs(draw):
+def programs(draw, inputs=INPUTS):
     g = Gen(draw)
-    chosen = draw(st.lists(st.sampled_from(INPUTS), min_size=1, max_size=3, unique_by=lambda p: p[0]))
+    chosen = draw(st.lists(st.sampled_from(inputs), min_size=1, max_size=3, unique_by=lambda p: p[0]))
     env = dict(chosen)
     body = g.array(env, depth=draw(st.integers(2, 3)))
     return L.Program("rt", tuple(Var(n) for n, _ in chosen), tuple(t for _, t in chosen), body)
@@ -316,8 +321,16 @@ def test_random_programs_round_trip(p):
     assert_round_trip(p)
 
 
+@settings(max_examples=100)
+@given(programs(inputs=HALF_INPUTS + INPUTS[:2]))
+def test_random_programs_with_half_inputs_round_trip(p):
+    typecheck(p)
+    assert_round_trip(p)
+
+
 def _types(depth=2):
-    leaf = st.sampled_from([Float, Int, Bool, Float4, VectorType(Float, 16), VectorType(Float, S), VectorType(Int, 2)])
+    leaf = st.sampled_from([Float, Int, Bool, Float4, VectorType(Float, 16), VectorType(Float, S), VectorType(Int, 2),
+                            Half, Half4, VectorType(Half, 16), VectorType(Half, S)])
     sizes = st.sampled_from([1, 7, N, M, N + 2, 2 * N, N / 4, N * M, N - K + 1, sympy.floor((N - 3) / 2) + 1, sympy.Mod(N, 4)])
     if depth == 0:
         return leaf

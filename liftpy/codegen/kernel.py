@@ -23,6 +23,7 @@ from ..errors import CodegenError
 from ..ir.analysis import input_size_symbols
 from ..ir.expr import Call, Program
 from ..ir.levels import PARALLEL_LEVELS, Level, Part
+from ..ir.precision import OUTPUT_KEY
 from ..ir.primitives import Let
 from ..ir.results import is_results
 from ..ir.printer import show_program
@@ -30,6 +31,7 @@ from ..ir.typecheck import check_sizes
 from ..ir.types import INT_INDEX_MAX, ArrayType, Type, VectorType, as_size, flat_count, memory_element, scalar_of, whole_number
 from ..views import view as V
 from ..views.arith import clear_memos
+from . import half
 from .emit import Ctx, Emitter
 from .memory import Buffer, MemoryPlan
 from .passes import DEFAULT_PASSES, run_passes
@@ -285,17 +287,20 @@ def lower_kernel(
         place = placements.get(p.name, "buffer")
         if place == "image":
             buf, view = _image_input(em, cname, t)
-        elif place == "buffer":
+        elif place in ("buffer", half.HALF):
+            if place == half.HALF:
+                half.check_half_storable(p.name, t)
             sym = flat_count(t)
-            buf = Buffer(cname, "global", em.element(t), em.conc(sym), sym, "input", t)
+            buf = Buffer(cname, "global", em.element(t), em.conc(sym), sym, "input", t, place if place == half.HALF else None)
             view = em.mem_view(buf, t)
         else:
-            raise CodegenError(f"input '{p.name}': unknown placement {place!r} (buffer or image)")
+            raise CodegenError(f"input '{p.name}': unknown placement {place!r} (buffer, image or half)")
         em.buffers.append(buf)
         env[p.name] = (t, view)
         input_names.append(p.name)
+    out_place = placements.get(OUTPUT_KEY) if OUTPUT_KEY not in input_names else None
     for name in placements:
-        if name not in input_names:
+        if name not in input_names and name != OUTPUT_KEY:
             raise CodegenError(f"placement given for '{name}', which is not an input of {program.name}")
     out_t = em.type_of(program.body, env)
     if is_results(_below_lets(program.body)):
@@ -306,7 +311,12 @@ def lower_kernel(
                            "scalars, vectors or tuples of them")
     out_name = _c_ident("out", taken)
     sym = flat_count(out_t)
-    out = Buffer(out_name, "global", em.element(out_t), em.conc(sym), sym, "output", out_t)
+    if out_place not in (None, "buffer", half.HALF):
+        raise CodegenError(f"the result of {program.name}: unknown placement {out_place!r} (buffer or half)")
+    if out_place == half.HALF:
+        half.check_half_storable(f"the result of {program.name}", out_t)
+    out = Buffer(out_name, "global", em.element(out_t), em.conc(sym), sym, "output", out_t,
+                 half.HALF if out_place == half.HALF else None)
     em.buffers.append(out)
     em.emit_to(program.body, em.mem_dest(out, out_t), env, Ctx())
     for b in em.buffers:  # (the constraint inference's codegen:int_index, for sizes given by hand)
@@ -362,6 +372,7 @@ def generate_kernel(
         ls = tuple(chosen.local_size) + (1,) * (3 - len(chosen.local_size))
         wg = f"__attribute__((reqd_work_group_size({ls[0]}, {ls[1]}, {ls[2]})))\n"
     pre, body = render_kernel(ir, low.render_sizes, wg)
+    lines.extend(half.preamble(ir))
     lines.extend(pre)
     lines.extend(body)
     private = tuple(x.buffer for x in walk(ir.body) if isinstance(x, Declare))
@@ -413,7 +424,11 @@ def _stages(program: Program, placements: Mapping[str, str] | None):
 
     placements = dict(placements or {})
     for st in split_kernels(program):
-        yield st.program, {k: v for k, v in placements.items() if k in {p.name for p in st.program.params}}, st.output
+        names = {p.name for p in st.program.params}
+        place = {k: v for k, v in placements.items() if k in names}
+        if st.output in placements and OUTPUT_KEY not in names:  # (a stage's result, by the buffer it writes)
+            place[OUTPUT_KEY] = placements[st.output]
+        yield st.program, place, st.output
 
 
 def _run_checked(ir: Kernel, passes, launch: "Launch", limits: DeviceLimits) -> Kernel:

@@ -26,10 +26,11 @@ class Buffer:
     symbolic: sympy.Expr  # the same count over the program's size variables
     role: str  # 'input', 'output', 'accumulator' or 'temporary'
     type: Type  # the (symbolic) type of the value stored
+    stored: str | None = None  # "half": floats kept as halves in memory (liftpy.codegen.half)
 
     @property
     def nbytes(self) -> int:
-        return self.count * self.scalar.nbytes
+        return self.count * (2 if self.stored == "half" else self.scalar.nbytes)
 
     @property
     def is_scalar_variable(self) -> bool:

@@ -15,11 +15,12 @@ from ..ir.levels import Level
 from ..ir.types import ScalarType
 from ..views import view as V
 from ..views.arith import to_c
+from . import half
 from .stmt import Barrier, Block, Comment, Declare, If, IndexDef, Kernel, Loop, Store
 
 
 def literal_c(value, scalar: ScalarType, width: int = 1) -> str:
-    if scalar.name == "float":
+    if scalar.name in ("float", "half"):
         v = float(value)
         if v != v:
             text = "NAN"
@@ -30,6 +31,8 @@ def literal_c(value, scalar: ScalarType, width: int = 1) -> str:
             if "e" not in text and "." not in text:
                 text += ".0"
             text += "f"
+        if scalar.name == "half":  # (a float constant would make the operation around it float)
+            text = f"(half){text}"
     elif scalar.name == "bool":
         text = "true" if value else "false"
     else:
@@ -54,6 +57,8 @@ def value_c(r: V.Read) -> str:
     """The C expression of a value."""
     if isinstance(r, V.MemRead):
         buf = r.buffer
+        if buf.stored is not None:
+            return half.read_c(buf, to_c(r.index), r.width)
         if buf.is_scalar_variable:
             if r.index != 0:
                 raise CodegenError(f"internal: scalar {buf.name} read at index {r.index}")
@@ -100,6 +105,8 @@ def value_c(r: V.Read) -> str:
 def _store_c(s: Store) -> str:
     buf = s.buffer
     value = value_c(s.value)
+    if buf.stored is not None:
+        return half.store_c(buf, to_c(s.index), value, s.width)
     if buf.is_scalar_variable:
         return f"{buf.name} = {value};"
     if s.width == 1:
@@ -187,6 +194,8 @@ def render_kernel(kernel: Kernel, sizes: dict, attributes: str = "") -> tuple[li
     for b in kernel.params:
         if b.space == "image":
             params.append(f"read_only image2d_t {b.name}")
+        elif b.stored is not None:
+            params.append(half.param_c(b))
         elif b.role == "input":
             params.append(f"global const {b.scalar.name}* restrict {b.name}")
         else:

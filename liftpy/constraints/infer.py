@@ -196,6 +196,9 @@ def hardware_constraints(program: Program, profile, placements: Mapping[str, str
         total_bytes += nbytes
         out.append((sympy.Le(nbytes, profile.max_alloc_bytes), lambda st=st, label=label, nbytes=nbytes: f"the buffer {st.output}{label} ({nbytes} bytes) must fit in one allocation ({profile.max_alloc_bytes} bytes)", "device:max_alloc_bytes"))
     out.append((sympy.Le(total_bytes, profile.global_mem_bytes), lambda total_bytes=total_bytes: f"all buffers together ({total_bytes} bytes) must fit in the device's {profile.global_mem_bytes} bytes", "device:global_mem_bytes"))
+    from ..probe.half import half_constraints
+
+    out.extend(half_constraints(program, profile))
     return out
 
 

@@ -53,14 +53,17 @@ def _operator(args):
     from .conv import ConvOperator  # (the commands' imports: module head)
     from .operator import ProgramOperator, library_operator, parse_sizes
 
+    from ..operators.precision import with_precision
+
     target = getattr(args, "operator", None) or "conv"
+    precision = getattr(args, "precision", "fp32")
     if target == "conv":
         if not args.layer:
             raise TuningError("conv needs --layer (vgg16:0 ... vgg16:24, alexnet:0, or C,H,W,M,K,stride,pad)")
         if getattr(args, "sizes", None):
             raise TuningError("-s is for a program or a library operator; conv takes its sizes from --layer "
                               "(vgg16:0 ... vgg16:24, alexnet:0, or C,H,W,M,K,stride,pad)")
-        return ConvOperator.of(_layer(args), relu=getattr(args, "relu", False))
+        return with_precision(ConvOperator.of(_layer(args), relu=getattr(args, "relu", False)), precision)
     if args.layer:
         raise TuningError(f"--layer is for conv; give the sizes of {target} with -s NAME=VALUE,...")
     unused = (["--reduced"] if getattr(args, "reduced", False) else []) + _reduction_options(args)
@@ -71,8 +74,8 @@ def _operator(args):
         raise TuningError(f"--relu is for conv; write the ReLU into {target} (map(relu, ...)) or use the library's "
                           "conv2d:...,relu=1")
     if is_library_spec(target):
-        return library_operator(target, parse_sizes(args.sizes))
-    return ProgramOperator.of(read_program(target), args.sizes or "")  # a program in any form (cli_args)
+        return library_operator(target, parse_sizes(args.sizes), precision)
+    return with_precision(ProgramOperator.of(read_program(target), args.sizes or ""), precision)  # a program in any form
 
 
 def _stored_problem_args(p) -> None:
@@ -101,6 +104,8 @@ def register(sub) -> None:
                                     "program: FILE.lift, FILE.py:function or module:function (with -s)")
     _layer_args(p, required=False)
     p.add_argument("--sizes", "-s", default=None, metavar="N=V,...", help="sizes of the program (e.g. M=1024,N=1024,K=1024)")
+    p.add_argument("--precision", choices=["fp32", "fp16-storage", "fp16"], default="fp32",
+                   help="fp16-storage: arrays stored as half, arithmetic in float; fp16: half arithmetic too (default fp32)")
     p.add_argument("--samples", "-n", type=positive_int, default=100, help="points to evaluate (default 100)")
     p.add_argument("--db", default="results.sqlite", help="results store (SQLite); re-running resumes (default results.sqlite)")
     p.add_argument("--device", "-d", default=None, help="device index or name fragment (see liftpy devices)")
@@ -137,6 +142,8 @@ def register(sub) -> None:
     _stored_problem_args(p)
     p.add_argument("--device-key", default=None, help="the device's key as stored (when the store has several devices)")
     p.add_argument("--plot", default=None, metavar="PNG", help="also draw the frontier to this PNG")
+    p.add_argument("--max-error", type=positive_float, default=None, metavar="X",
+                   help="only points whose largest relative error is at most X (half storage: about 1e-3)")
     p.set_defaults(func=cmd_pareto)
 
     p = sub.add_parser("failures", help="the failed points of a problem in a results store, grouped by reason")
@@ -180,6 +187,9 @@ def cmd_explore(args) -> int:
     if args.workers is not None:
         parse_workers(args.workers)  # a malformed spec is refused before any work starts
     op = _operator(args)
+    from ..operators.precision import require_device
+
+    require_device(args.precision, args.device, args.profile)  # (half arithmetic: refused in one line before any work)
     check_plot_path(args.plot or _default_plot(args.db, op.name))  # before the exploration, not after it
     try:
         result = _explore(op, args)
@@ -261,9 +271,12 @@ def cmd_pareto(args) -> int:
         name, flops = problem.name, problem.flops()
     least = problem.min_bytes() if hasattr(problem, "min_bytes") else None
     key = getattr(problem, "problem", problem)
-    front, refs, measured = frontier(args.db, problem, args.device_key)
+    front, refs, measured = frontier(args.db, problem, args.device_key, args.max_error)
     if not measured:
         raise TuningError(f"{args.db} has no measured point for {name} ({key})")
+    if not front and args.max_error is not None:
+        raise TuningError(f"no measured point of {name} ({key}) has a relative error of at most {args.max_error:g}; "
+                          "raise --max-error")
     print(f"{name} ({key}): {len(measured)} measured points, {len(front)} on the frontier")
     print(format_frontier(front, refs, flops=flops, min_bytes=least))
     note = memory_note(measured)

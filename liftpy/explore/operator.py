@@ -221,10 +221,12 @@ def program_operator(spec: str, sizes: Mapping[str, int] | str) -> ProgramOperat
     return ProgramOperator.of(load_program(spec), sizes)
 
 
-def library_operator(spec: str, sizes: Mapping[str, int]) -> ProgramOperator:
+def library_operator(spec: str, sizes: Mapping[str, int], precision: str = "fp32") -> ProgramOperator:
     """The operator of a library entry (``NAME[:KEY=VALUE,...]``, see ``liftpy.operators``) at given sizes,
-    validated against its numpy reference."""
+    validated against its numpy reference; ``precision``: fp32, fp16-storage or fp16 (``operators.precision``)."""
+    from ..operators.precision import with_precision
+
     entry, params = parse_spec(spec)
     check_library_sizes(entry, sizes, params)
-    return ProgramOperator.of(entry.program(sizes, params), sizes, reference=reference_of(entry, params),
-                              flop_count=entry.flops(dict(sizes), params))
+    return with_precision(ProgramOperator.of(entry.program(sizes, params), sizes, reference=reference_of(entry, params),
+                                             flop_count=entry.flops(dict(sizes), params)), precision)

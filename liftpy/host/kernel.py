@@ -16,6 +16,7 @@ from typing import Mapping, NamedTuple
 
 import numpy as np
 
+from ..codegen import half
 from ..codegen.kernel import DeviceLimits, KernelSource, Launch, generate_kernel, generate_pipeline
 from ..errors import DeviceError, InputError, KernelBuildError, KernelRunError, summarize
 from ..ir.expr import Program
@@ -194,7 +195,7 @@ class CompiledKernel:
         bufs = []
         nbytes = 0
         for name, buf in zip(self.ks.input_names, self.ks.inputs):
-            arr = host_array(arrays[name], buf.type)
+            arr = half.to_device(host_array(arrays[name], buf.type), half.is_half(buf))
             if self.ks.placements.get(name) == "image":
                 texels = pack_image(arr)
                 img = cl.image_from_array(ctx, texels, num_channels=4, mode="r")
@@ -203,7 +204,7 @@ class CompiledKernel:
             else:
                 bufs.append(cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=arr))
                 nbytes += arr.nbytes
-        out = np.empty(self.ks.output_shape, dtype=self.ks.output.scalar.dtype)
+        out = np.empty(self.ks.output_shape, dtype=half.storage_dtype(self.ks.output))
         out_buf = cl.Buffer(ctx, mf.WRITE_ONLY, max(out.nbytes, 1))
         nbytes += out.nbytes
         g = self.ks.launch.global_size
@@ -222,7 +223,8 @@ class CompiledKernel:
             cl.enqueue_copy(queue, out, out_buf).wait()
         except cl.Error as e:
             raise KernelRunError(f"running kernel {self.ks.name} with {self.ks.launch} failed: {e}") from None
-        return RunResult(host_result(out, self.ks.output_type), timing.of(times), tuple(times), nbytes)
+        return RunResult(host_result(half.from_device(out, self.ks.output), self.ks.output_type), timing.of(times), tuple(times),
+                         nbytes)
 
 
 def _stops(times: list, stop_above_ms: float | None) -> bool:
@@ -267,7 +269,7 @@ class CompiledPipeline:
         bindings = self.kernels[0][0].ks.bindings
         sizes = [(p.name, substitute_sizes(memory_bytes(t), bindings)) for p, t in zip(self.program.params, self.program.param_types)]
         # (An input no kernel reads may have a size only its array gives: it is left out.)
-        ins = [RunBuffer(name, "input", int(n)) for name, n in sizes if n.is_Integer]
+        ins = [RunBuffer(name, "input", int(n) // (2 if self.placements.get(name) == half.HALF else 1)) for name, n in sizes if n.is_Integer]
         outs = [RunBuffer(out, "output" if out in self.results else "intermediate", k.ks.output.nbytes) for k, out in self.kernels]
         return ins + outs
 
@@ -292,7 +294,7 @@ class CompiledPipeline:
         nbytes = 0
         types = dict(zip((p.name for p in self.program.params), self.program.param_types))
         for name, arr in arrays.items():
-            arr = host_array(arr, types[name])
+            arr = half.to_device(host_array(arr, types[name]), self.placements.get(name) == half.HALF)
             if self.placements.get(name) == "image":
                 texels = pack_image(arr)
                 buffers[name] = cl.image_from_array(ctx, texels, num_channels=4, mode="r")
@@ -328,9 +330,9 @@ class CompiledPipeline:
             results = []
             for out in self.results:
                 ks = writers[out].ks
-                result = np.empty(ks.output_shape, dtype=ks.output.scalar.dtype)
+                result = np.empty(ks.output_shape, dtype=half.storage_dtype(ks.output))
                 cl.enqueue_copy(queue, result, buffers[out]).wait()
-                results.append(host_result(result, ks.output_type))
+                results.append(host_result(half.from_device(result, ks.output), ks.output_type))
         except cl.Error as e:
             raise KernelRunError(f"running the pipeline of {self.program.name} failed: {e}") from None
         self.kernel_times_ms = tuple(timing.of(t) for t in per_kernel)

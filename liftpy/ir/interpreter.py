@@ -16,6 +16,7 @@ import sympy
 
 from ..errors import EvaluationError, InputError, LiftError
 from .expr import Call, Expr, Lambda, Literal, Program, Var
+from .precision import widen
 from .primitives import Primitive
 from .typecheck import check_sizes
 from .types import ArrayType, Elements, TupleType, Type, VectorType, as_size, innermost, scalar_of, with_leaf
@@ -99,7 +100,7 @@ def _constant(value, t: Type, shape: tuple[int, ...], ev: Evaluator):
 def _apply_userfun(fn: UserFun, args: list[BV], batch) -> BV:
     # A tuple argument reaches the numpy function as a tuple of arrays, one per component.
     datas = [a.data if isinstance(a.data, tuple) else np.asarray(a.data) for a in args]
-    out = fn.numpy(*datas)
+    out = fn.numpy(*widen(datas))  # (half arguments computed in float32: liftpy.ir.precision)
     if fn.result_type in (T, SCALAR_OF_T):
         firsts = [d for d, t in zip(datas, fn.param_types) if t == T]
         if firsts and isinstance(firsts[0], tuple):  # id of a tuple

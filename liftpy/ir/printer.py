@@ -72,7 +72,7 @@ def format_value(v, t: Type | None = None) -> str:
     scalar = scalar_of(t) if t is not None else None
     if isinstance(v, bool) or (scalar is not None and scalar.name == "bool"):
         return "true" if v else "false"
-    if isinstance(v, float) or (scalar is not None and scalar.name == "float"):
+    if isinstance(v, float) or (scalar is not None and scalar.name in ("float", "half")):
         v = float(v)
         if v != v:
             return "nan"
@@ -135,7 +135,8 @@ class Printer:
         if isinstance(node, Var):
             return self.env.get(node.name, node.name)
         if isinstance(node, Literal):
-            if not isinstance(node.type, ScalarType) or _has_size(node.value):
+            # (a bare number reads back as a float or an int: a half one says its type)
+            if not isinstance(node.type, ScalarType) or node.type.name == "half" or _has_size(node.value):
                 return f"value({format_value(node.value, node.type)}, {node.type})"
             return format_value(node.value, node.type)
         if isinstance(node, Lambda):

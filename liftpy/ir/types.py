@@ -46,7 +46,7 @@ class Type:
 
 @dataclass(frozen=True, repr=False)
 class ScalarType(Type):
-    name: str  # 'float', 'int' or 'bool'
+    name: str  # 'float', 'half', 'int' or 'bool'
 
     def __str__(self) -> str:
         return self.name
@@ -57,13 +57,12 @@ class ScalarType(Type):
 
     @property
     def dtype(self) -> np.dtype:
-        return {"float": np.dtype(np.float32), "int": np.dtype(np.int32), "bool": np.dtype(np.bool_)}[
-            self.name
-        ]
+        return {"float": np.dtype(np.float32), "half": np.dtype(np.float16), "int": np.dtype(np.int32),
+                "bool": np.dtype(np.bool_)}[self.name]
 
     @property
     def nbytes(self) -> int:
-        return {"float": 4, "int": 4, "bool": 1}[self.name]
+        return {"float": 4, "half": 2, "int": 4, "bool": 1}[self.name]
 
 
 @dataclass(frozen=True, repr=False)
@@ -183,8 +182,11 @@ Int = ScalarType("int")
 Bool = ScalarType("bool")
 Float2, Float3, Float4, Float8, Float16 = (VectorType(Float, n) for n in (2, 3, 4, 8, 16))
 Int2, Int4 = VectorType(Int, 2), VectorType(Int, 4)
+# Half precision (liftpy.ir.precision): stored as numpy float16, computed in float32 by the interpreter.
+Half = ScalarType("half")
+Half2, Half3, Half4, Half8, Half16 = (VectorType(Half, n) for n in (2, 3, 4, 8, 16))
 
-SCALARS = {"float": Float, "int": Int, "bool": Bool}
+SCALARS = {"float": Float, "half": Half, "int": Int, "bool": Bool}
 
 
 def Array(elem: Type, *dims) -> ArrayType:
@@ -242,7 +244,7 @@ def literal_value(value, t: Type):
         if not (isinstance(value, tuple) and len(value) == len(leaf.elems)):
             raise ValueError(f"a literal of type {t} needs a tuple of {len(leaf.elems)} values, got {value!r}")
         return tuple(literal_value(v, e) for v, e in zip(value, leaf.elems))
-    cast = {"float": float, "int": int, "bool": bool}[scalar_of(leaf).name]
+    cast = {"float": float, "half": float, "int": int, "bool": bool}[scalar_of(leaf).name]
     if isinstance(value, sympy.Expr):
         return _size_value_literal(value, cast, t)
     if isinstance(leaf, VectorType) and isinstance(value, tuple) and leaf.width.is_Integer:

@@ -47,6 +47,7 @@ import numpy as np
 import sympy
 
 from ..codegen import stmt as S
+from ..codegen.half import element_bytes  # (a half-stored buffer moves 2 bytes an element)
 from ..codegen.passes import DEFAULT_PASSES, eliminate_divmod, privatize, vectorize
 from ..ir.levels import Ids, Level
 from ..views import view as V
@@ -212,7 +213,7 @@ class _Tally:
                 starts = self._starts(r, env, n)
                 if starts is None:
                     continue
-                nbytes = r.buffer.scalar.nbytes * r.width
+                nbytes = element_bytes(r.buffer) * r.width
                 if r.buffer.space == "global":
                     if nbytes <= LINE:  # a request then spans one line or two
                         lines = len(set((starts // LINE).tolist()).union(((starts + nbytes - 1) // LINE).tolist()))
@@ -237,12 +238,12 @@ class _Tally:
                 except (TypeError, ValueError, ZeroDivisionError, OverflowError):
                     idx = None
             if idx is not None and (idx.dtype.kind in "iu" or np.isfinite(idx).all()):
-                return np.trunc(idx).astype(np.int64) * r.buffer.scalar.nbytes
+                return np.trunc(idx).astype(np.int64) * element_bytes(r.buffer)
         # One work-item at a time: sympy's own functions, and any index the array form could not evaluate.
         out = []
         for k in range(n):
             try:
-                out.append(int(fn(*[a[k] if isinstance(a, np.ndarray) else a for a in args]) + c) * r.buffer.scalar.nbytes)
+                out.append(int(fn(*[a[k] if isinstance(a, np.ndarray) else a for a in args]) + c) * element_bytes(r.buffer))
             except (TypeError, ValueError, ZeroDivisionError, OverflowError):
                 continue
         return np.asarray(out, dtype=np.int64) if out else None

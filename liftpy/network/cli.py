@@ -23,6 +23,8 @@ def register(sub) -> None:
     p.add_argument("--chain", type=nonnegative_int, default=0, metavar="N",
                    help="also time N forward passes with every layer chained on the device (the wall clock)")
     p.add_argument("--json", default=None, metavar="FILE", help="also write the run as JSON")
+    p.add_argument("--precision", choices=["fp32", "fp16-storage", "fp16"], default="fp32",
+                   help="fp16-storage: every layer's arrays stored as half, arithmetic in float; fp16: half arithmetic too")
     p.set_defaults(func=cmd_network)
 
 
@@ -33,11 +35,18 @@ def cmd_network(args) -> int:
     from .models import get_model
     from .run import format_run, run_network, run_record
 
+    from ..operators.precision import require_device
+
+    require_device(args.precision, args.device)
+    if args.chain and args.precision != "fp32":
+        from ..errors import TuningError
+
+        raise TuningError("--chain passes float tensors from layer to layer; chain a network in --precision fp32")
     net = get_model(args.name, reduced=args.reduced)
     print(f"{net.name}: {len(net.nodes)} layers, {len({n.key for n in net.nodes})} distinct problems, input {net.input_shape}",
           flush=True)
     run = run_network(net, db=args.db, samples=args.samples, search=named(args.search), jobs=args.jobs, device=args.device,
-                      budget_s=args.budget, chain_repeat=args.chain)
+                      budget_s=args.budget, chain_repeat=args.chain, precision=args.precision)
     print(format_run(run))
     if args.json:
         Path(args.json).write_text(json.dumps(run_record(run), indent=2) + "\n")

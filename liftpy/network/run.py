@@ -24,6 +24,7 @@ import numpy as np
 from ..errors import LiftError
 from ..explore import explore_operator
 from ..explore.operator import input_shapes, library_operator, random_inputs
+from ..results.precision import layer_check, network_tolerance
 from ..host.device import get_device
 from ..host.kernel import CompiledPipeline
 from ..host.timing import device_timing
@@ -112,9 +113,11 @@ def memory_tensors(net: Network) -> list[Tensor]:
 
 def run_network(net: Network, db="results.sqlite", samples: int = 8, search: type[Strategy] = ModelSearch, jobs: int | None = None,
                 device=None, seed: int = 0, repeat: int = 3, progress: bool = True, stream=None,
-                budget_s: float | None = None, chain_repeat: int = 0) -> NetworkRun:
+                budget_s: float | None = None, chain_repeat: int = 0, precision: str = "fp32") -> NetworkRun:
     """``budget_s``: seconds of search per distinct layer (``explore_operator``'s); ``chain_repeat``: with more
-    than 0, also time that many forward passes chained on the device (``chain.chained_run``)."""
+    than 0, also time that many forward passes chained on the device (``chain.chained_run``); ``precision``:
+    every layer's (``operators.precision``), each checked with its tolerance and the network end to end with
+    ``results.precision.network_tolerance``."""
     stream = stream or sys.stdout
     t0 = time.time()
     dev = get_device(device)
@@ -124,7 +127,7 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: typ
     for node in net.nodes:
         if node.key in problems:
             continue
-        op = library_operator(node.op, node.size_map)
+        op = library_operator(node.op, node.size_map, precision)
         ex = explore_operator(op, samples=samples, db=db, search=search, jobs=jobs, device=dev.index, references=False,
                               progress=False, seed=seed, budget_s=budget_s)
         if ex.best is None and ex.over_budget:
@@ -164,7 +167,7 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: typ
         result = compiled[node.key].run(*acts, *weights, repeat=rule.runs, warmup=1, statistic=rule.statistic,
                                         budget_ms=rule.budget_ms)
         out = np.asarray(result.output, dtype=np.float32).reshape(node.shape)
-        verdict = op.check(out, [*acts, *weights])
+        verdict = layer_check(op, best, out, [*acts, *weights])
         values[node.name] = out
         if not with_torch:  # the numpy chain is the end-to-end reference only where PyTorch is missing
             expected[node.name] = np.asarray(op.expected([*(expected[x].reshape(s) for x, s in zip(node.inputs, shapes)),
@@ -193,7 +196,7 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: typ
     peak = plan.arena_bytes + weights_bytes + max(workspaces, default=0)
     naive_bytes = naive(tensors) + weights_bytes + sum(workspaces)
     front = network_frontier(net, problems, plan.arena_bytes + weights_bytes, io_bytes)
-    ok = all(l.ok for l in layers) and e2e < 1e-3 and (chain_error is None or chain_error < 1e-5)
+    ok = all(l.ok for l in layers) and e2e < network_tolerance(precision, len(layers)) and (chain_error is None or chain_error < 1e-5)
     return NetworkRun(net, dev.key, tuple(layers), final, want, e2e, ok,
                       sum(l.time_ms for l in layers), weights_bytes, plan.arena_bytes, naive_bytes, naive(tensors), lower_bound(tensors),
                       peak, front, explored, time.time() - t0, validated_against, explore_seconds, chained, chain_error)

@@ -23,6 +23,7 @@ from .cache import probe_buffer_cache, probe_image_cache
 from .compute import probe_compute
 from .context import ProbeContext
 from .errors import ProbeError, ProbeNotApplicable
+from .half import probe_half
 from .launch import probe_launch
 from .order import probe_running_order
 from .patterns import probe_image_patterns
@@ -53,6 +54,7 @@ PROBES: tuple[Probe, ...] = (
     Probe("image_bandwidth", probe_image_bandwidth, "read_imagef bandwidth against window"),
     Probe("local_bandwidth", probe_local_bandwidth, "local-memory bandwidth"),
     Probe("constant_bandwidth", probe_constant_bandwidth, "constant-memory bandwidth"),
+    Probe("half_arithmetic", probe_half, "whether half + - * / and mad build and compute right (cl_khr_fp16)"),
 )
 
 

@@ -27,12 +27,20 @@ from .store import REFERENCE_PREFIX, Record
 MB = 1e6  # memory is reported in decimal megabytes, as the paper does
 
 
-def pareto_front(records: Iterable[Record], keep_ties: bool = False) -> list[Record]:
+def pareto_front(records: Iterable[Record], keep_ties: bool = False, max_error: float | None = None) -> list[Record]:
     """The non-dominated measured points of ``records`` (one layer on one device), fastest first.
 
-    Records that are not ``ok``, lack a time or a memory figure, or are references are ignored.
+    Records that are not ``ok``, lack a time or a memory figure, or are references are ignored; with
+    ``max_error``, so are points whose largest relative error exceeds it.  Points of several precisions (half
+    storage beside float) have a third objective, their error (``results.precision.front_with_error``).
     """
+    from .precision import front_with_error, mixed_precision, within_error
+
     points = [r for r in records if r.measured and not r.is_reference]
+    if max_error is not None:
+        points = [r for r in points if within_error(r, max_error)]
+    if mixed_precision(points):
+        return front_with_error(points, keep_ties)
     # A stable sort by (time, memory) puts every point after all points that could dominate it, and keeps
     # the input order among exact ties.
     points.sort(key=lambda r: (r.time_ms, r.bytes))
@@ -85,7 +93,11 @@ def format_frontier(
     ``speedup`` (reference time / liftpy time) and ``mem`` (reference memory / liftpy memory), above 1 where
     liftpy is better.
     """
+    from .precision import error_cells
+
     rates = (["GFLOP/s"] if flops else []) + (["GB/s"] if min_bytes else []) + (["of roofline"] if min_bytes and roofline_gb_s else [])
+    errors = error_cells(frontier)  # (precision and error columns where the frontier is not all float)
+    rates += errors.header
     header = ["#", "time ms", "memory MB"] + rates + ["variant", "configuration"]
 
     def rate_cells(time_ms: float) -> list[str]:
@@ -99,14 +111,14 @@ def format_frontier(
 
     rows = []
     for i, r in enumerate(frontier, 1):
-        rows.append([str(i), f"{r.time_ms:.4g}", f"{r.bytes / MB:.4g}", *rate_cells(r.time_ms), r.variant,
+        rows.append([str(i), f"{r.time_ms:.4g}", f"{r.bytes / MB:.4g}", *rate_cells(r.time_ms), *errors.of(r), r.variant,
                      _short_config(r.config, config_width)])
     best = min(frontier, key=lambda r: r.time_ms) if frontier else None
     for ref in references:
         note = ""
         if best is not None:
             note = f"speedup {ref.time_ms / best.time_ms:.3g}x, mem {ref.bytes / best.bytes:.3g}x vs fastest"
-        rows.append(["ref", f"{ref.time_ms:.4g}", f"{ref.bytes / MB:.4g}", *rate_cells(ref.time_ms),
+        rows.append(["ref", f"{ref.time_ms:.4g}", f"{ref.bytes / MB:.4g}", *rate_cells(ref.time_ms), *errors.blank,
                      f"{REFERENCE_PREFIX}{_label(ref)}", note])
     if not rows:
         return "no measured points"

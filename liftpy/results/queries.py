@@ -31,9 +31,11 @@ def records_of(store: Store, db, problem, device: str | None) -> list[Record]:
     return records
 
 
-def frontier(db: str | Path, problem, device: str | None = None) -> tuple[list[Record], list[Record], list[Record]]:
+def frontier(db: str | Path, problem, device: str | None = None,
+             max_error: float | None = None) -> tuple[list[Record], list[Record], list[Record]]:
     """(frontier, references, all measured records) of a problem (an operator or a problem key) in a store
-    (any device if None and only one device has results)."""
+    (any device if None and only one device has results); with ``max_error``, the frontier of the points whose
+    largest relative error is at most that."""
     with Store(db, create=False) as store:
         records = records_of(store, db, problem, device)
     devices = sorted({r.device for r in records})
@@ -41,7 +43,7 @@ def frontier(db: str | Path, problem, device: str | None = None) -> tuple[list[R
         raise TuningError(f"{db} holds results of several devices for {problem_key(problem)}; choose one with --device-key: {devices}")
     measured = [r for r in records if r.measured and not r.is_reference]
     refs = [r for r in records if r.is_reference and r.measured]
-    return pareto_front(measured), refs, measured
+    return pareto_front(measured, max_error=max_error), refs, measured
 
 
 def best(db: str | Path, problem=None, device: str | None = None) -> Record:

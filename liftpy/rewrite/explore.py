@@ -407,6 +407,8 @@ class ExploreOptions:
     tree_reduce: bool = True  # a whole-array reduction per work-group as a tree in local memory (tree_reduction)
     normal_form: bool = True  # start from the normal form (normal.py): products in the shape the tilings take
     rows: bool = True  # each row a reduction reads shared by a work-group's items (rows_strategy.cooperative_rows)
+    precision: str = "fp32"  # fp16-storage: float arrays stored as half (rewrite/half.py); fp32 leaves them float
+    half_each: bool = False  # with fp16-storage, every subset of the arrays stored as half, not only all of them
 
     def __post_init__(self):
         # A rule given twice (one rules file read twice, the same rule in two files) is one macro: as two,
@@ -543,6 +545,10 @@ def _innermost_reduce(path, e) -> bool:
 
 
 def placement_stage(program: Program, opts: ExploreOptions) -> Strategy:
+    if opts.precision == "fp16-storage":  # (half storage: after the images, of the arrays left in buffers)
+        from .half import half_storage_stage
+
+        return seq(placement_stage(program, replace(opts, precision="fp32")), half_storage_stage(opts.half_each))
     if not opts.images:
         return lambda v: [v]
     return seq(*[optional(place_in_image(name)) for name in image_candidates(program)])

@@ -37,6 +37,7 @@ from ..errors import LiftError
 from ..host.device import get_device
 from ..host.timing import device_timing
 from ..ir import parser
+from ..results.precision import precision_check, precision_metrics
 from ..results.store import Status
 
 
@@ -148,7 +149,9 @@ def measure_point(payload: dict) -> dict:
         raise Aborted(f"one run took {result.time_ms:.4g} ms, more than the {abort_ms:.4g} ms allowed", result.time_ms)
     run_s = time.perf_counter() - t
     t = time.perf_counter()
+    check = precision_check(check, payload.get("placements"), getattr(op, "rtol", None))  # (half storage's tolerance)
     validation = check(result.output)
+    errors = precision_metrics(result.output, check, payload.get("placements"), payload.get("program"))
     check_s = time.perf_counter() - t
     if not validation.ok:
         raise WrongResult(validation.message)
@@ -169,6 +172,7 @@ def measure_point(payload: dict) -> dict:
         "prepare_s": prepare_s,
         "run_s": run_s,
         "check_s": check_s,
+        **errors,
     }
 
 
