@@ -11,7 +11,12 @@ reason), recorded in the device profile; ``has_half_arithmetic`` reads it back, 
 
 from __future__ import annotations
 
+import os
+import sys
+from contextlib import contextmanager
+
 import numpy as np
+import pyopencl as cl
 
 from ..errors import DeviceError
 from .results import Measurement, ProbeResult
@@ -45,16 +50,30 @@ def expected() -> np.ndarray:
     return out.astype(np.float16).ravel()
 
 
+@contextmanager
+def _compiler_quiet():
+    """PoCL's compiler prints its diagnostics ("1 warning and 6 errors generated.") on the process's own
+    standard error, past Python: a refusal is this probe's answer, not news for the user's terminal."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def run_probe(device) -> Measurement:
     """Build and run the half kernel on ``device`` (a ``liftpy.host.device.Device``); a measurement whose
     value says whether half arithmetic builds and computes right there, and whose note says why not."""
-    import pyopencl as cl
-
     reported = "cl_khr_fp16" in (device.cl_device.extensions or "")
     method = ("built a kernel of half + - * / and mad (cl_khr_fp16 enabled) and compared its results bit for bit; "
               f"the device {'reports' if reported else 'does not report'} cl_khr_fp16")
     try:
-        program = cl.Program(device.context, SOURCE).build()
+        with _compiler_quiet():
+            program = cl.Program(device.context, SOURCE).build()
     except cl.Error as e:  # (the compiler's refusal is the answer, not a failure of the probe)
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         return Measurement(NAME, False, "bool", method, 1.0, f"the half kernel does not build: {first[:160]}")
