@@ -16,10 +16,9 @@ from ..ir.expr import Expr, Literal, Var, substitute
 from ..ir.types import Array, ArrayType, Float
 from ..ir.userfun import BUILTINS
 from .algorithmic import untile2D
-from .epilogue import match_product, scalar_results
+from .epilogue import MULT_AND_SUM_UP, match_product, scalar_results
 from .rule import rule
 
-MULT_AND_SUM_UP = BUILTINS["multAndSumUp"]
 ADD = BUILTINS["add"]
 
 
