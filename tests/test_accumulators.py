@@ -25,7 +25,8 @@ from liftpy.ir.expr import Call, subterms
 from liftpy.rewrite import accumulators as A
 from liftpy.rewrite import lowering as L
 from liftpy.rewrite.checks import check_rule
-from liftpy.rewrite.explore import Variant, explore_all, refused
+from liftpy.rewrite.derive import refused
+from liftpy.rewrite.explore import Variant, explore_all
 from liftpy.rewrite.rule import applications
 
 SETTINGS = settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])

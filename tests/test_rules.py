@@ -423,7 +423,9 @@ def test_pad_k(mkn, biased, seed):
 @given(st.sampled_from([(4, 4, 8, {"m0": 2, "n0": 4, "k0": 4, "r0": 1, "r1": 2}), (8, 4, 4, {"m0": 4, "n0": 4, "k0": 2, "r0": 2, "r1": 2})]),
        st.sampled_from(["stageTiles", "stageTilesT"]), st.integers(0, 10**6))
 def test_stage_tiles(case, name, seed):
-    from liftpy.rewrite.explore import Variant, _accumulators, apply_mapping, once
+    from liftpy.rewrite.strategy import once
+    from liftpy.rewrite.variant import Variant
+    from liftpy.rewrite.work_mapping import apply_mapping, private_accumulators
     from liftpy.rewrite.mappings import group_mapping
     from liftpy.rewrite.tiling import tile2D_reduce
 
@@ -432,7 +434,7 @@ def test_stage_tiles(case, name, seed):
     prog = make_program("mm", [("A", Array(Float, M, K)), ("B", Array(Float, K, N))], lambda A_, B_: map(
         lambda row: map(lambda col: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), 0.0, zip(row, col)), transpose(B_)), A_))
     v = once(tile2D_reduce)(Variant(prog))[0]
-    v = _accumulators(apply_mapping(group_mapping(2, 2, every_nest=True))(v)[0])[0]
+    v = private_accumulators(apply_mapping(group_mapping(2, 2, every_nest=True))(v)[0])[0]
     rule = L.stage_tiles if name == "stageTiles" else L.stage_tiles_t
     inputs, bindings = [floats(rng, (m, k)), floats(rng, (k, n))], {"M": m, "N": n, "K": k, **params}
     checked(rule, v.program, inputs, bindings, rtol=1e-5, atol=1e-5)
@@ -569,7 +571,7 @@ CONV_CASES = st.tuples(st.sampled_from([(1, 1, 0), (3, 1, 1), (3, 2, 1), (2, 2, 
 def test_pipeline_rules(case):
     """The rules that cut the convolution into kernels (padding kernel, optimisational padding, partial
     sums in global memory, crop kernel) on random layer shapes, strides and paddings."""
-    from liftpy.rewrite.explore import once
+    from liftpy.rewrite.strategy import once
     from liftpy.rewrite.pipeline import crop_kernel, materialize_input, pad_opt, split_partial_kernels
 
     (k, stride, pad), c, h, m, seed = case
@@ -587,7 +589,7 @@ def test_pipeline_rules(case):
 def test_reduce_kernels(n, dot, coalesced, init, seed):
     """A whole-array reduction cut into a kernel of partial sums and a kernel adding them (with the
     initial value), after partialReduce (and coalesce) chose the chunks."""
-    from liftpy.rewrite.explore import once
+    from liftpy.rewrite.strategy import once
     from liftpy.rewrite.pipeline import reduce_kernels
 
     prog, inputs = whole_reduction(n, dot, init, seed)
@@ -1112,7 +1114,7 @@ def test_rows_lowering_and_memory(case):
     the let-bound shares (private, local), the recomputation of let-bound maps (letInline, then
     reduceMapFusion) and the copy of shares read twice (letShares) keep the results."""
     from liftpy.rewrite import rows as R
-    from liftpy.rewrite.explore import once
+    from liftpy.rewrite.strategy import once
     from liftpy.rewrite.lowering import MAP_WRG
 
     m, n, kind, op, seed = case
@@ -1155,7 +1157,7 @@ def test_split_rows(case, batch):
     if not batch and n % 8 == 0:
         # the chunks of the first kernel are rows of their own, dealt as vectors (a zip's chunk: by component)
         from liftpy.rewrite import rows as R
-        from liftpy.rewrite.explore import once
+        from liftpy.rewrite.strategy import once
 
         split, values = _after(once(split_rows), prog, {"M": m, "N": n})
         checked(R.deal_rows_vector, split, inputs, values)

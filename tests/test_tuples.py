@@ -109,7 +109,8 @@ def test_all_pairs_gets_the_tiled_variant_with_each_tile_staged_in_local_memory(
 
 def test_tile_all_pairs_keeps_the_interpreters_result_exactly():
     from liftpy.rewrite.allpairs import tile_all_pairs
-    from liftpy.rewrite.explore import Variant, once
+    from liftpy.rewrite.strategy import once
+    from liftpy.rewrite.variant import Variant
 
     (v,) = once(tile_all_pairs)(Variant(EX.all_pairs))
     args = EX.inputs(n=24)["all_pairs"]

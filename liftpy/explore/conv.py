@@ -16,7 +16,8 @@ from ..operators.conv.layers import Layer, get_layer
 from ..operators.conv.paper import after_relu, conv_program, expectation_of, layer_inputs, layer_sizes, to_reference_layout
 from ..operators.conv.direct import NO_EPILOGUE, random_epilogue, validate
 from ..operators.conv.direct import random_inputs as random_layer_inputs
-from ..rewrite.explore import ExploreOptions, dedup, explore
+from ..rewrite.explore import ExploreOptions, explore
+from ..rewrite.strategy import dedup
 from .loop import explore_operator
 from .operator import Operator, Reference
 from .vendor import available_references, measure_reference

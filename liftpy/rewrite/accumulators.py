@@ -11,6 +11,7 @@ from ..ir import dsl
 from ..ir import primitives as P
 from ..ir.analysis import is_view
 from ..ir.expr import Call, Lambda, subterms
+from .positions import _child
 
 
 def init_levels(init) -> tuple:
@@ -101,8 +102,6 @@ def _init_depth(site):
     """Where the position is in the initial value of a reduction: ``(reduction, depth)`` on the chain of
     maps that builds the accumulator (``init_levels``; depth 0 the outermost), ``(reduction, None)``
     elsewhere in it; None outside every reduction's initial value."""
-    from .positions import _child
-
     e, found = site.program.body, None
     for i, step in enumerate(site.path):
         if isinstance(e, Call) and isinstance(e.fn, P.ReduceLike) and step == ("arg", 0):

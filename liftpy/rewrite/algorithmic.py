@@ -49,8 +49,6 @@ def map_fission(e, site, ctx):
         return None
     fn_free = set()
     if isinstance(b.fn, P.Primitive):
-        from ..ir.expr import primitive_functions
-
         for _, lam in primitive_functions(b.fn):
             fn_free |= lam.free_vars
     # The arguments that depend on y must all be the same expression g(y); it is computed by the first map.

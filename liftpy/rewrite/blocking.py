@@ -11,73 +11,21 @@ and the reduction is exact because each accumulator still sums its own products 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..ir import dsl
-from ..ir import primitives as P
-from ..ir.analysis import is_view
-from ..ir.expr import Call, Expr, Literal, Var, substitute
+from ..ir.expr import Expr, Literal, Var, substitute
 from ..ir.types import Array, ArrayType, Float
 from ..ir.userfun import BUILTINS
 from .algorithmic import untile2D
-from .patterns import is_call
+from .epilogue import MULT_AND_SUM_UP, match_product, scalar_results
 from .rule import rule
 
-MULT_AND_SUM_UP = BUILTINS["multAndSumUp"]
 ADD = BUILTINS["add"]
-
-
-@dataclass(frozen=True)
-class DotForm:
-    """``reduce(acc + x_k * y_k, init, zip(xa, xb))`` with ``xa`` a layout of ``a`` only and ``xb`` a
-    layout of ``b`` only (the flattened window and weights of a convolution, or ``a`` and ``b`` as they
-    are for a matrix product); ``init`` a literal, or a value of ``b`` alone (a convolution's bias)."""
-
-    init: Expr
-    xa: Expr
-    xb: Expr
-
-
-def _layout_of(e: Expr, v: Var) -> bool:
-    """Whether ``e`` is ``v`` under layout primitives only (a view, no computation)."""
-    return e.free_vars == frozenset({v.name}) and is_view(e)
-
-
-def _dot_reduce(e, a: Var, b: Var) -> DotForm | None:
-    if not (isinstance(e, Call) and type(e.fn) is P.Reduce):
-        return None
-    init, xs = e.args
-    if isinstance(init, Literal):
-        if init.type != Float:
-            return None
-    elif not init.free_vars <= {b.name}:
-        return None
-    if not (is_call(xs, P.Zip) and len(xs.args) == 2):
-        return None
-    x0, x1 = xs.args
-    if _layout_of(x0, a) and _layout_of(x1, b):
-        xa, xb = x0, x1
-    elif _layout_of(x0, b) and _layout_of(x1, a):
-        xa, xb = x1, x0
-    else:
-        return None
-    acc, p = e.fn.f.params
-    body = e.fn.f.body
-    if not (isinstance(body, Call) and body.fn == MULT_AND_SUM_UP and body.args[0] == acc):
-        return None
-    idx = [g.fn.index for g in body.args[1:] if is_call(g, P.Get) and g.args == (p,)]
-    # multAndSumUp is a commutative product, so either order of the zipped pair is the same dot product.
-    if sorted(idx) != [0, 1]:
-        return None
-    return DotForm(init, xa, xb)
 
 
 @rule("registerBlock2D", "map(a -> map(b -> dot(a, b), Bs), As) => untile2D(map(ac -> map(bc -> block(ac, bc), split(r2, Bs)), split(r1, As)))")
 def register_block2D(e, site, ctx):
     """Also a product with an epilogue (``epilogue.py``): each block's sums go through it, with the same
     block of the other arrays it reads, as the block is stored."""
-    from .epilogue import match_product, scalar_results
-
     found = match_product(e)
     if found is None or (found.post is not None and found.epilogue is None):
         return None

@@ -26,9 +26,59 @@ from typing import Callable
 
 from ..ir import dsl
 from ..ir import primitives as P
-from ..ir.expr import Call, Expr, Lambda, Var, fresh_name, primitive_functions, replace_functions, substitute
-from .blocking import DotForm, _dot_reduce
+from ..ir.analysis import is_view
+from ..ir.expr import Call, Expr, Lambda, Literal, Var, fresh_name, primitive_functions, replace_functions, substitute
+from ..ir.types import ArrayType, Float, ScalarType
+from ..ir.userfun import BUILTINS
 from .patterns import is_call
+
+
+MULT_AND_SUM_UP = BUILTINS["multAndSumUp"]
+
+
+@dataclass(frozen=True)
+class DotForm:
+    """``reduce(acc + x_k * y_k, init, zip(xa, xb))`` with ``xa`` a layout of ``a`` only and ``xb`` a
+    layout of ``b`` only (the flattened window and weights of a convolution, or ``a`` and ``b`` as they
+    are for a matrix product); ``init`` a literal, or a value of ``b`` alone (a convolution's bias)."""
+
+    init: Expr
+    xa: Expr
+    xb: Expr
+
+
+def _layout_of(e: Expr, v: Var) -> bool:
+    """Whether ``e`` is ``v`` under layout primitives only (a view, no computation)."""
+    return e.free_vars == frozenset({v.name}) and is_view(e)
+
+
+def _dot_reduce(e, a: Var, b: Var) -> DotForm | None:
+    if not (isinstance(e, Call) and type(e.fn) is P.Reduce):
+        return None
+    init, xs = e.args
+    if isinstance(init, Literal):
+        if init.type != Float:
+            return None
+    elif not init.free_vars <= {b.name}:
+        return None
+    if not (is_call(xs, P.Zip) and len(xs.args) == 2):
+        return None
+    x0, x1 = xs.args
+    if _layout_of(x0, a) and _layout_of(x1, b):
+        xa, xb = x0, x1
+    elif _layout_of(x0, b) and _layout_of(x1, a):
+        xa, xb = x1, x0
+    else:
+        return None
+    acc, p = e.fn.f.params
+    body = e.fn.f.body
+    if not (isinstance(body, Call) and body.fn == MULT_AND_SUM_UP and body.args[0] == acc):
+        return None
+    idx = [g.fn.index for g in body.args[1:] if is_call(g, P.Get) and g.args == (p,)]
+    # multAndSumUp is a commutative product, so either order of the zipped pair is the same dot product.
+    if sorted(idx) != [0, 1]:
+        return None
+    return DotForm(init, xa, xb)
 
 
 @dataclass(frozen=True)
@@ -226,8 +276,6 @@ def _replace_scalar(node, r: str, i0, x: Var, comps=None):
 def scalar_results(t, epi: Epilogue) -> bool:
     """``[M][N]T`` with ``T`` a scalar (``[T]1`` when the epilogue is ``wrapped``): results the tilings can
     write out one by one from their accumulators."""
-    from ..ir.types import ArrayType, ScalarType
-
     if not (isinstance(t, ArrayType) and isinstance(t.elem, ArrayType)):
         return False
     elem = t.elem.elem

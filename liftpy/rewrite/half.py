@@ -22,11 +22,14 @@ from dataclasses import replace
 import numpy as np
 
 from ..codegen.half import half_storable
-from ..ir.expr import Program
+from ..errors import RewriteError
+from ..ir.expr import Call, Lambda, Literal, Program
 from ..ir.interpreter import evaluate, prepare_inputs
 from ..ir.kernels import split_kernels
 from ..ir.precision import FP16, FP16_STORAGE, HALF_PLACEMENT, check_precision, half_arrays, variant_precision  # noqa: F401
 from ..ir.typecheck import typecheck
+from ..ir.types import ArrayType, Float, Half, TupleType, VectorType
+from ..ir.userfun import UserFun
 from .rule import TraceStep
 
 
@@ -107,8 +110,6 @@ def precision_placements(precision: str) -> bool:
 
 
 def _half_type(t):
-    from ..ir.types import ArrayType, Float, Half, TupleType, VectorType
-
     if t == Float:
         return Half
     if isinstance(t, VectorType) and t.scalar == Float:
@@ -121,10 +122,6 @@ def _half_type(t):
 
 
 def _to_half(e):
-    from ..errors import RewriteError
-    from ..ir.expr import Call, Lambda, Literal
-    from ..ir.userfun import UserFun
-
     if isinstance(e, Literal):
         return Literal(e.value, _half_type(e.type))
     if isinstance(e, Lambda):

@@ -14,15 +14,20 @@ A map whose function only rearranges data is a view and is never lowered.
 
 from __future__ import annotations
 
+import dataclasses
+
+import sympy
+
 from ..ir import dsl
 from ..ir import primitives as P
 from ..ir.analysis import is_view
-from ..ir.expr import Call, Lambda, Var, fresh_name, subterms, substitute
+from ..ir.expr import Call, Lambda, Var, fresh_name, primitive_functions, replace_functions, subterms, substitute
 from ..ir.levels import PARALLEL_LEVELS, Level
+from ..ir.typecheck import type_of
 from ..ir.types import ArrayType, ScalarType, TupleType, VectorType, memory_element
 from .accumulators import init_spread_ok
 from .patterns import sum_form
-from .rule import Rule, rule
+from .rule import Requirement, Rule, rule
 
 
 def _plain_map(e) -> bool:
@@ -101,8 +106,6 @@ def at_most(n, limit: int):
     once the sizes are substituted), which emptied the space of every variant whose unrolled loop runs
     over a length divided by two parameters.  Other forms are left as they were (same spaces, same
     samples)."""
-    import sympy
-
     n = sympy.sympify(n)
     num, den = sympy.fraction(sympy.together(n))
     return sympy.Le(num, limit * den) if len(den.free_symbols) > 1 else sympy.Le(n, limit)
@@ -261,22 +264,19 @@ def _shared(e: Call, name: str) -> bool:
 def _replace_components(node, name: str, uses: dict):
     """``node`` with every ``get(name, i)`` for ``i`` in ``uses`` replaced by ``uses[i]``; None when
     ``name`` is used otherwise (whole, or a component not in ``uses``)."""
-    from ..ir.expr import Lambda as _Lambda
-    from ..ir.expr import primitive_functions, replace_functions
-
     if name not in node.free_vars:
         return node
     if isinstance(node, Var):
         return None
-    if isinstance(node, _Lambda):
+    if isinstance(node, Lambda):
         if name in {p.name for p in node.params}:
             return node
         body = _replace_components(node.body, name, uses)
-        return None if body is None else _Lambda(node.params, body)
+        return None if body is None else Lambda(node.params, body)
     if isinstance(node, Call):
         if isinstance(node.fn, P.Get) and node.args == (Var(name),):
             return uses.get(node.fn.index)
-        if isinstance(node.fn, _Lambda):
+        if isinstance(node.fn, Lambda):
             fn = _replace_components(node.fn, name, uses)
         elif isinstance(node.fn, P.Primitive):
             lams = {}
@@ -318,8 +318,6 @@ def _stage_tiles(transposed: bool):
             return None  # staged already
         _, x = lam.params
         xt = site.type_of(e.args[1]).elem
-        from ..ir.types import TupleType
-
         if not isinstance(xt, TupleType):
             return None
         uses, staged = {}, []
@@ -410,9 +408,6 @@ UNROLLED_BODY_LIMIT = 2048  # statements an unrolled nest may expand to: beyond,
 def unrolled_nests(program) -> list:
     """(product of the lengths of nested unrolled loops, description) for every unrolled nest of a
     program: what ``unrollInItem`` must bound beyond each loop's own length."""
-    from ..ir.expr import primitive_functions
-    from ..ir.typecheck import type_of
-
     out = []
     env0 = {p.name: t for p, t in zip(program.params, program.param_types)}
 
@@ -442,8 +437,6 @@ def unrolled_nests(program) -> list:
                 inner[p.name] = t
             walk(lam.body, inner, here)
 
-    import sympy
-
     walk(program.body, env0, sympy.Integer(1))
     return out
 
@@ -451,12 +444,6 @@ def unrolled_nests(program) -> list:
 def limit_unrolled_nests(v):
     """The requirement that every unrolled nest of ``v`` expands to at most ``UNROLLED_BODY_LIMIT``
     copies of its body (a 64 x 64 x 64 register block would be a quarter of a million statements)."""
-    import dataclasses
-
-    import sympy
-
-    from .rule import Requirement
-
     reqs = []
     seen = set()
     for product, what in unrolled_nests(v.program):
@@ -468,8 +455,6 @@ def limit_unrolled_nests(v):
 
 
 def _fields(prim) -> dict:
-    import dataclasses
-
     return {f.name: getattr(prim, f.name) for f in dataclasses.fields(prim)}
 
 

@@ -45,11 +45,14 @@ from ..ir import dsl
 from ..ir import primitives as P
 from ..ir.analysis import is_view
 from ..ir.expr import Call, Expr, Lambda, Var, fresh_name, primitive_functions, replace_functions, substitute
+from ..ir.types import ArrayType
 from ..ir.userfun import BUILTINS
 from .algorithmic import transpose_twice
+from .epilogue import match_product, product_core
 from .patterns import is_call
 from .positions import positions
-from .rule import rule
+from .rule import rule, try_rule
+from .strategy import extend
 
 ADD, MULT, MULT_AND_SUM_UP = BUILTINS["add"], BUILTINS["mult"], BUILTINS["multAndSumUp"]
 
@@ -207,8 +210,6 @@ def zip_prune(e, site, ctx):
 
 def _ones(site, x) -> bool:
     """``x`` an array of one-element arrays (a row of dot products' results)."""
-    from ..ir.types import ArrayType
-
     t = site.type_of(x)
     return isinstance(t, ArrayType) and isinstance(t.elem, ArrayType) and t.elem.size == 1
 
@@ -472,8 +473,6 @@ def let_epilogue(e, site, ctx):
     """A product bound by ``let`` and read once, by an epilogue over it (``epilogue.py``), is that epilogue
     over the product itself: the tilings then write the epilogue out from their accumulators instead of
     writing the product to memory for a second kernel to read back."""
-    from .epilogue import match_product, product_core
-
     if not (is_call(e, P.Let) and product_core(e.args[0]) is not None):
         return None
     (v,) = e.fn.f.params
@@ -506,9 +505,6 @@ NORMAL_RULES = [let_view, let_operand, dot_accumulator, transpose_twice, zip_fla
 def normal_form(rules=None, limit: int = 500):
     """The strategy that applies ``rules`` (``NORMAL_RULES``) until none applies: at each step the first
     rule that applies at the first position (pre-order), as Elevate's ``normalize``."""
-    from .explore import _extend
-    from .rule import try_rule
-
     rules = NORMAL_RULES if rules is None else rules
 
     def step(v):
@@ -516,7 +512,7 @@ def normal_form(rules=None, limit: int = 500):
             for r in rules:
                 rw = try_rule(v.program, r, path)
                 if rw is not None:
-                    return _extend(v, rw)
+                    return extend(v, rw)
         return None
 
     def go(v):

@@ -38,16 +38,20 @@ from ..ir.results import Results, result_parts, with_lets
 from ..ir.typecheck import type_of
 from ..ir.types import ArrayType, Type, size_var, subs_type
 from ..ir.userfun import UserFun, vectorize
+from .derive import explore_one
+from .options import ExploreOptions
 from .pipeline import global_copy
+from .placement import placement_stage
 from .rule import Requirement, TraceStep
+from .strategy import dedup
+from .variant import Variant
 
 COMBINATIONS = 256  # at most this many variants of a program are made of its parts' variants
 
 
 def explore_results(program: Program, options):
-    """``explore_all`` for a program with several results: (variants, dropped)."""
-    from .explore import ExploreOptions, Variant, dedup, explore_all, placement_stage
-
+    """``explore_all`` for a program with several results: (variants, dropped); each part, a program with one
+    result, explored by ``derive.explore_one``."""
     parts = split_parts(program)
     strategy = not isinstance(options, ExploreOptions)
     sub_options = options if strategy else replace(options, images=False, max_variants=None)
@@ -57,7 +61,7 @@ def explore_results(program: Program, options):
         if part.copy:  # a copy has one lowering: its outer maps over global work-items
             found.append([Variant(part.program)])
             continue
-        variants, refused = explore_all(part.program, sub_options)
+        variants, refused = explore_one(part.program, sub_options)
         dropped.extend(refused)
         renamed = [_rename_apart(v, part.label, taken) for v in variants]
         for _, names in renamed:
@@ -165,9 +169,7 @@ def _choices(counts: list[int]):
             yield choice
 
 
-def _combine(program: Program, parts: list[Part], chosen) -> "Variant":
-    from .explore import Variant
-
+def _combine(program: Program, parts: list[Part], chosen) -> Variant:
     kernels: list[tuple[Var, object]] = []  # (variable, toGlobal(value)) of every kernel before the results'
     finals = []
     for part, v in zip(parts, chosen):

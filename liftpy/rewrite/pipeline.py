@@ -20,9 +20,10 @@ from ..ir import dsl
 from ..ir import primitives as P
 from ..ir.analysis import is_view
 from ..ir.expr import Call, Expr, Lambda, Var, fresh_name, substitute
+from ..ir.kernels import is_boundary
 from ..ir.types import ArrayType, ScalarType, VectorType
 from .patterns import is_call, match_map2D, match_slide2D, sum_form
-from .positions import get_at, positions, replace_at
+from .positions import Site, get_at, positions, replace_at
 from .rule import rule
 
 
@@ -160,8 +161,6 @@ def crop_kernel(e, site, ctx):
 def _below_boundaries(e):
     """The expression below a program's kernel boundaries (the let-bound buffers of earlier kernels),
     and the path to it."""
-    from ..ir.kernels import is_boundary
-
     body, prefix = e, ()
     while is_boundary(body):
         prefix += (("fn", "f"),)
@@ -173,8 +172,6 @@ class _SubSite:
     """Typing below the kernel boundaries of a program (their let-bound buffers in scope)."""
 
     def __init__(self, site, prefix):
-        from .positions import Site
-
         self.inner = Site(site.program, prefix)
 
     def type_of(self, e):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from ..ir import primitives as P
+from ..ir.analysis import is_view
 from ..ir.expr import Call, Expr, Lambda, Program, primitive_functions, replace_functions
 from ..ir.typecheck import type_of
 from ..ir.types import Type
@@ -173,8 +174,6 @@ class Site:
 
 
 def _is_layout_lambda(lam) -> bool:
-    from ..ir.analysis import is_view
-
     return is_view(lam.body)
 
 

@@ -42,13 +42,14 @@ import sympy
 from ..ir import dsl
 from ..ir import primitives as P
 from ..ir.analysis import is_view
-from ..ir.expr import (Call, Expr, Lambda, Var, fresh_name, primitive_functions, rename_bound, replace_functions,
-                       substitute, subterms)
+from ..ir.expr import (Call, Expr, Lambda, Var, apply_lambda, fresh_name, primitive_functions, rename_bound,
+                       replace_functions, substitute, subterms)
 from ..ir.typecheck import type_of
 from ..ir.types import ArrayType, ScalarType, TupleType, sizes_equal
 from ..ir.userfun import UserFun
-from .patterns import is_call, sum_form
 from .lowering import reduce_lcl
+from .patterns import is_call, sum_form
+from .positions import _child
 from .rule import rule
 
 VECTOR_WIDTHS = (2, 4, 8)  # a work-item's wide loads: 8, 16 or 32 bytes
@@ -244,8 +245,6 @@ class _Layout:
 
 def _sources(program, path) -> dict:
     """The array each map on the way to ``path`` maps over, by the name of the map's parameter."""
-    from .positions import _child
-
     out, node = {}, program.body
     for step in path:
         if step[0] == "fn" and isinstance(node, Call) and isinstance(node.fn, P.MapLike):
@@ -409,8 +408,6 @@ def reduce_map_fusion(e, site, ctx):
         return None
     f, g = e.fn.f, xs.fn.f
     acc, y = Var(fresh_name("acc")), Var(fresh_name("y"))
-    from ..ir.expr import apply_lambda
-
     body = apply_lambda(f, [acc, apply_lambda(g, [y])])
     return Call(P.Reduce(Lambda((acc, y), body)), (init, xs.args[0]))
 

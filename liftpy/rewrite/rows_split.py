@@ -27,8 +27,11 @@ from ..ir.expr import Call, Lambda, Var, fresh_name, rename_bound, substitute
 from ..ir.kernels import is_boundary
 from ..ir.typecheck import type_of
 from ..ir.types import ArrayType, ScalarType
+from .lowering import MAP_GLB
 from .patterns import sum_form
+from .regions import kernel_depth, kernel_regions, over_reduction, within
 from .rule import rule
+from .strategy import once
 
 MAX_LEVELS = 2  # maps over rows (a batch, the rows): with the chunks, OpenCL's three dimensions of groups
 
@@ -135,17 +138,14 @@ def lower_other_kernels(v, rows_path):
     """``v`` with the computing maps of every kernel but the one holding ``rows_path`` over global
     work-items (the outer three, as the global mapping policy does; a function of a reduction's result
     stays sequential), or None when one cannot be; the rest is made sequential with the rows' kernel."""
-    from .explore import _kernel_depth, _within, kernel_regions, once, over_reduction
-    from .lowering import MAP_GLB
-
     regions = kernel_regions(v.program)
     if len(regions) == 1:
         return v
     for prefix in regions:
-        region = _within(prefix, regions)
+        region = within(prefix, regions)
         if region(rows_path, None):
             continue
-        for d in reversed(range(min(_kernel_depth(v.program, prefix), 3))):
+        for d in reversed(range(min(kernel_depth(v.program, prefix), 3))):
             nxt = once(MAP_GLB[d], where=lambda p, e, region=region: region(p, e) and not over_reduction(e))(v)
             if not nxt:
                 return None

@@ -11,17 +11,21 @@ from __future__ import annotations
 from ..ir import primitives as P
 from ..ir.analysis import is_view
 from ..ir.expr import Call
-from .lowering import reduce_lcl
+from .algorithmic import map_fusion, vectorize_reduce
+from .lowering import MAP_LCL, MAP_SEQ, MAP_WRG, limit_unrolled_nests, reduce_lcl, reduce_seq, unroll_in_item
+from .positions import _child, get_at, positions
 from .rows import (deal_rows, deal_rows_vector, group_let_local, group_let_private, let_inline, let_shares,
                    reduce_lcl_shared, reduce_map_fusion)
+from .rows_split import lower_other_kernels, split_rows
+from .rule import try_rule
+from .strategy import choice, dedup, extend, normalize, once, optional, seq
+from .work_mapping import private_accumulators
 
 
 def _enclosing_maps(program, path):
     """The prefixes of ``path`` at which it enters the function of a plain ``map`` (outermost first), or
     None when it enters any other function on the way (a reduction's, a ``let``'s): a row map under those
     is not the work of a kernel's work-groups."""
-    from .positions import get_at
-
     out = []
     for i, step in enumerate(path):
         if step[0] in ("fn", "callee"):
@@ -35,8 +39,6 @@ def _enclosing_maps(program, path):
 def _group_level(program, rows_path):
     """``where`` for the positions the row's work-group runs together: inside the function of the map at
     ``rows_path``, entering no function but a ``let``'s on the way (not inside a work-item's map)."""
-    from .positions import _child, get_at
-
     body = rows_path + (("fn", "f"),)
 
     def where(path, e) -> bool:
@@ -60,8 +62,6 @@ def _inside(rows_path):
 def _exhaust(rule, where_of):
     """Apply ``rule`` where ``where_of(program)`` allows until it applies nowhere (first position each
     time): the positions move as the program is rewritten, so the predicate is rebuilt for each step."""
-    from .explore import once
-
     def go(v):
         for _ in range(200):
             nxt = once(rule, where=where_of(v.program))(v)
@@ -79,10 +79,6 @@ def lower_rows(v, rows_path, unroll: bool = True) -> list:
     each ``let``-bound array of shares in private or local memory, the shares' maps over the group's
     work-items in dimension 0, the rest sequential; with ``unroll``, variants with each item's loops
     over its share unrolled too (always, for shares in private memory and for vectors: see below)."""
-    from .explore import _accumulators, _extend, choice, dedup, normalize, seq
-    from .lowering import MAP_LCL, MAP_SEQ, MAP_WRG, limit_unrolled_nests, reduce_seq, unroll_in_item
-    from .rule import try_rule
-
     outer = _enclosing_maps(v.program, rows_path)
     if outer is None or len(outer) > 2:
         return []
@@ -90,16 +86,16 @@ def lower_rows(v, rows_path, unroll: bool = True) -> list:
         r = try_rule(v.program, MAP_WRG[d], prefix)
         if r is None:
             return []
-        v = _extend(v, r)
+        v = extend(v, r)
     r = try_rule(v.program, MAP_WRG[0], rows_path)
     if r is None:
         return []
-    v = _extend(v, r)
+    v = extend(v, r)
     group = lambda program: _group_level(program, rows_path)  # noqa: E731
     inside = lambda program: _inside(rows_path)  # noqa: E731
     combine = seq(_exhaust(reduce_lcl_shared, group), _exhaust(reduce_lcl, group))
     memory = choice(_exhaust(group_let_private, group), _exhaust(group_let_local, group))
-    rest = seq(_exhaust(MAP_LCL[0], group), normalize(MAP_SEQ), normalize(reduce_seq), _accumulators)
+    rest = seq(_exhaust(MAP_LCL[0], group), normalize(MAP_SEQ), normalize(reduce_seq), private_accumulators)
     out = []
     for w in seq(combine, memory, rest)(v):
         # Shares in registers need constant indices; an item's vectors are read as one wide load only where
@@ -120,12 +116,6 @@ def cooperative_rows(opts) -> "Strategy":  # noqa: F821
     row-long ``let``\\ s kept (in private or local memory) or recomputed where used (``letInline``), a row
     read several times copied into the items' memory first or not (``letShares``), then lowered by
     ``lower_rows`` (a second kernel over global work-items)."""
-    from .algorithmic import map_fusion, vectorize_reduce
-    from .explore import _extend, dedup, normalize, once, optional, seq
-    from .positions import positions
-    from .rows_split import lower_other_kernels, split_rows
-    from .rule import try_rule
-
     steps = []
     if opts.vectorize:
         steps.append(optional(once(vectorize_reduce)))
@@ -148,9 +138,9 @@ def cooperative_rows(opts) -> "Strategy":  # noqa: F821
                     r = try_rule(w.program, deal, path)
                     if r is None:
                         continue
-                    dealt = _extend(w, r)
+                    dealt = extend(w, r)
                     shared = try_rule(dealt.program, let_shares, path)  # a row read several times: read once
-                    for x in [dealt] + ([_extend(dealt, shared)] if shared is not None else []):
+                    for x in [dealt] + ([extend(dealt, shared)] if shared is not None else []):
                         x = lower_other_kernels(x, path)
                         if x is not None:
                             out.extend(lower_rows(x, path, opts.unroll))

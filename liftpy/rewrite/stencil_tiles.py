@@ -40,6 +40,7 @@ from .normal import component_uses, replace_components
 from .patterns import is_call, match_slide2D
 from .positions import positions
 from .rule import rule, try_rule
+from .strategy import extend
 
 
 def _is_map(e) -> bool:
@@ -194,8 +195,6 @@ def tile_sweeps(rule_=tile_zip2D):
     """Every position where ``rule_`` applies in the program as it is, tiled (one variant; none when it
     applies nowhere).  The positions are rewritten last first: a rewrite changes only the positions below
     its own, so the earlier ones (an enclosing sweep, a sweep before it) are still where they were."""
-    from .explore import _extend
-
     def go(v):
         found = []
         for path, e in positions(v.program.body):
@@ -208,7 +207,7 @@ def tile_sweeps(rule_=tile_zip2D):
         for path in reversed(found):
             r = try_rule(v.program, rule_, path)
             if r is not None:
-                v = _extend(v, r)
+                v = extend(v, r)
         return [v]
 
     return go

@@ -35,6 +35,7 @@ import dataclasses
 
 from ..ir import dsl
 from ..ir import primitives as P
+from ..ir.analysis import is_view
 from ..ir.primitives import divisible
 from ..ir.expr import Call, Expr, Literal, Var, substitute
 from ..ir.types import Array, ArrayType, Float
@@ -189,8 +190,6 @@ def _top_dot_products(e):
 def _peel_layouts(e):
     """``C[x]`` for a chain of one-argument layout primitives (and maps of layout functions) C above x:
     (a function rebuilding C around a new x, x)."""
-    from ..ir.analysis import is_view
-
     if isinstance(e, Call) and len(e.args) == 1 and (
         (isinstance(e.fn, P.Primitive) and e.fn.kind == "layout") or (type(e.fn) is P.Map and is_view(e.fn.f.body))
     ):

@@ -13,10 +13,13 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from ..constraints import sample, solve
+from ..constraints.infer import variant_space
 from ..errors import LiftError
+from ..host.kernel import compile_program
 from ..ir.expr import Program
 from ..ir.interpreter import evaluate
-from .explore import Variant
+from .variant import Variant
 
 
 @dataclass(frozen=True)
@@ -48,9 +51,6 @@ class VariantCheck:
 
 def configurations(variant: Variant, size_list: Sequence[Mapping], count: int, profile=None, seed: int = 0) -> list[tuple[dict, dict]]:
     """Up to ``count`` (sizes, parameter values) pairs, preferring distinct values on the first sizes."""
-    from ..constraints import sample, solve
-    from ..constraints.infer import variant_space
-
     out: list[tuple[dict, dict]] = []
     for sizes in size_list:
         space = variant_space(variant, sizes, profile)
@@ -76,8 +76,6 @@ def check_variant(
     atol: float = 1e-4,
 ) -> VariantCheck:
     """Compile and run ``variant`` for ``count`` configurations; compare with the interpreter on ``program``."""
-    from ..host.kernel import compile_program
-
     configs = configurations(variant, size_list, count, profile)
     if not configs:
         return VariantCheck(variant, (), feasible=False)
