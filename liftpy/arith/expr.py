@@ -1,0 +1,576 @@
+"""Integer index expressions: immutable, hash-consed nodes in a canonical form.
+
+An index is a sum of products of loop variables, constants, floor divisions and moduli by positive
+constants, C quotients and remainders the simplifier proved non-negative, minima, maxima and loads of
+an index array; a condition is a comparison of two indices, a conjunction, a disjunction, or a truth
+value.  Every constructor returns the one node of its kind and arguments alive (``_intern``), so equal
+expressions are the same object: equality is identity and hashing is ``id``, which is what lets the
+passes keep tables keyed by indices without hashing trees again (the sympy base needed eight memo
+tables and private constructors to get there).
+
+The canonical form follows sympy's, term for term (a constant first in a sum and a coefficient first in
+a product, the rest in the order of sympy's ``Basic.compare``, repeated factors as powers, a floor
+division by the greatest common divisor of its dividend's coefficients reduced): generated kernels
+are compared byte for byte with those of the sympy implementation, and the order of a sum's terms is
+the order in which the passes meet and name its parts.
+"""
+
+from __future__ import annotations
+
+import weakref
+from fractions import Fraction
+from functools import cmp_to_key
+from math import gcd
+from typing import Iterable
+
+from ..errors import LiftError
+
+Number = int | Fraction
+
+
+class ArithError(LiftError):
+    """An expression outside the index algebra (a division by a non-constant, a rational in C)."""
+
+
+_INTERNED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+class Expr:
+    """A node.  ``args``: its operands as sympy would hold them (numbers as ``Const``)."""
+
+    __slots__ = ("args", "_syms", "_count", "_key", "__weakref__")
+    kind = "?"
+    is_const = is_var = is_add = is_mul = is_pow = is_cond = False
+
+    def __init__(self, args: tuple):
+        self.args = args
+        self._syms = None
+        self._count = None
+        self._key = None
+
+    # Equality is identity (hash-consed); ``__hash__`` is object's.
+    def __eq__(self, other):
+        if isinstance(other, (int, Fraction)) and not isinstance(other, bool):
+            return self.is_const and self.value == other
+        return self is other
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        from .printer import show
+
+        return show(self)
+
+    @property
+    def free_vars(self) -> frozenset:
+        """The variables of the expression (computed once per node)."""
+        s = self._syms
+        if s is None:
+            s = frozenset().union(*(a.free_vars for a in self.args)) if self.args else frozenset()
+            self._syms = s
+        return s
+
+    # Arithmetic: the operators build canonical sums and products (``add``, ``mul``).
+    def __add__(self, other):
+        return add((self, as_expr(other)))
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return add((self, mul((as_expr(other), MINUS_ONE))))
+
+    def __rsub__(self, other):
+        return add((as_expr(other), mul((self, MINUS_ONE))))
+
+    def __mul__(self, other):
+        return mul((self, as_expr(other)))
+
+    __rmul__ = __mul__
+
+    def __neg__(self):
+        return mul((self, MINUS_ONE))
+
+    def __floordiv__(self, d: int):
+        return floordiv(self, d)
+
+    def __mod__(self, d: int):
+        return mod(self, d)
+
+
+class Const(Expr):
+    __slots__ = ("value",)
+    kind = "const"
+    is_const = True
+
+    def __init__(self, value: Number):
+        super().__init__(())
+        self.value = value
+
+    def __int__(self) -> int:
+        if not isinstance(self.value, int):
+            raise ArithError(f"{self.value} is not an integer")
+        return self.value
+
+    @property
+    def is_int(self) -> bool:
+        return isinstance(self.value, int)
+
+
+class Var(Expr):
+    """A loop variable (or a name the passes introduce); its range is the simplifier's to know."""
+
+    __slots__ = ("name",)
+    kind = "var"
+    is_var = True
+
+    def __init__(self, name: str):
+        super().__init__(())
+        self.name = name
+        self._syms = frozenset((self,))
+
+
+class Add(Expr):
+    __slots__ = ()
+    kind = "add"
+    is_add = True
+
+
+class Mul(Expr):
+    __slots__ = ()
+    kind = "mul"
+    is_mul = True
+
+
+class Pow(Expr):
+    """``base ** k`` for an integer ``k >= 2``: a product with a repeated factor (two equal moduli)."""
+
+    __slots__ = ()
+    kind = "pow"
+    is_pow = True
+
+
+class FloorDiv(Expr):
+    """``floor(num / d)`` for an integer-coefficient ``num`` and a constant ``d > 1``, right for negative
+    dividends too (printed with a helper: no bound on the dividend was known)."""
+
+    __slots__ = ()
+    kind = "floordiv"
+
+
+class Mod(Expr):
+    """``num mod d`` with the sign of ``d > 1`` (floor modulo; printed with a helper)."""
+
+    __slots__ = ()
+    kind = "mod"
+
+
+class CDiv(Expr):
+    """``num / d`` in C for a dividend the simplifier proved non-negative (so truncation is floor)."""
+
+    __slots__ = ()
+    kind = "cdiv"
+
+
+class CMod(Expr):
+    """``num % d`` in C for a dividend the simplifier proved non-negative."""
+
+    __slots__ = ()
+    kind = "cmod"
+
+
+class CLoad(Expr):
+    """``buffer[index]``: an index read from a gather's index array, whose values lie in
+    ``[0, length)``.  ``args``: (the buffer's name as a Var, the index, the length as a Const)."""
+
+    __slots__ = ()
+    kind = "cload"
+
+
+class Min(Expr):
+    __slots__ = ()
+    kind = "min"
+
+
+class Max(Expr):
+    __slots__ = ()
+    kind = "max"
+
+
+class Cond(Expr):
+    __slots__ = ()
+    is_cond = True
+
+
+class Truth(Cond):
+    __slots__ = ("value",)
+    kind = "truth"
+
+    def __init__(self, value: bool):
+        super().__init__(())
+        self.value = value
+
+
+class Rel(Cond):
+    """``lhs op rhs`` for op one of ``< <= > >= == !=``."""
+
+    __slots__ = ("op",)
+    kind = "rel"
+
+    def __init__(self, args: tuple, op: str):
+        super().__init__(args)
+        self.op = op
+
+    @property
+    def lhs(self) -> Expr:
+        return self.args[0]
+
+    @property
+    def rhs(self) -> Expr:
+        return self.args[1]
+
+
+class And(Cond):
+    __slots__ = ()
+    kind = "and"
+
+
+class Or(Cond):
+    __slots__ = ()
+    kind = "or"
+
+
+# --------------------------------------------------------------------------------------------------
+# Interning
+
+
+def _intern(cls, args: tuple, extra=None) -> Expr:
+    """The node of ``cls`` over ``args`` (and ``extra``: a constant's value, a name, an operator):
+    the one alive, or a new one.  Children are interned, so the key compares them by identity."""
+    key = (cls, extra, *map(id, args))
+    node = _INTERNED.get(key)
+    if node is None:
+        if cls is Const or cls is Var or cls is Truth:
+            node = cls(extra)
+        elif cls is Rel:
+            node = Rel(args, extra)
+        else:
+            node = cls(args)
+        _INTERNED[key] = node
+    return node
+
+
+def const(v: Number) -> Const:
+    if isinstance(v, Fraction):
+        if v.denominator == 1:
+            v = v.numerator
+    elif not isinstance(v, int) or isinstance(v, bool):
+        raise ArithError(f"{v!r} is not an integer or a fraction")
+    return _intern(Const, (), v)
+
+
+def var(name: str) -> Var:
+    return _intern(Var, (), name)
+
+
+def as_expr(x) -> Expr:
+    """An expression from an expression, an int or a Fraction."""
+    if isinstance(x, Expr):
+        return x
+    return const(x)
+
+
+ZERO, ONE, MINUS_ONE = const(0), const(1), const(-1)
+TRUE, FALSE = _intern(Truth, (), True), _intern(Truth, (), False)
+
+
+def truth(b: bool) -> Truth:
+    return TRUE if b else FALSE
+
+
+# --------------------------------------------------------------------------------------------------
+# Sums and products
+
+
+def coeff_and_rest(t: Expr) -> tuple[Number, Expr]:
+    """``(c, rest)`` with ``t = c * rest``: the coefficient of a product, 1 for anything else."""
+    if t.is_mul and t.args[0].is_const:
+        rest = t.args[1:]
+        return t.args[0].value, rest[0] if len(rest) == 1 else _intern(Mul, rest)
+    return 1, t
+
+
+def terms_of(e: Expr) -> tuple:
+    return e.args if e.is_add else (e,)
+
+
+def factors_of(e: Expr) -> tuple:
+    return e.args if e.is_mul else (e,)
+
+
+def _sorted(items: list) -> list:
+    from .order import compare
+
+    if len(items) > 1:
+        items.sort(key=cmp_to_key(compare))
+    return items
+
+
+def add(terms: Iterable) -> Expr:
+    """The canonical sum of ``terms`` (expressions or numbers): nested sums flattened, like terms
+    collected, the constant first and the other terms in canonical order."""
+    total: Number = 0
+    coeffs: dict = {}
+    stack = [as_expr(t) for t in terms]
+    stack.reverse()
+    while stack:
+        t = stack.pop()
+        if t.is_const:
+            total += t.value
+        elif t.is_add:
+            stack.extend(reversed(t.args))
+        else:
+            c, rest = coeff_and_rest(t)
+            coeffs[rest] = coeffs.get(rest, 0) + c
+    seq = [_scaled(rest, c) for rest, c in coeffs.items() if c]
+    return _sum_of(_sorted(seq), total)
+
+
+def _sum_of(seq: list, total: Number) -> Expr:
+    if total:
+        seq.insert(0, const(total))
+    if not seq:
+        return ZERO
+    return seq[0] if len(seq) == 1 else _intern(Add, tuple(seq))
+
+
+def _scaled(rest: Expr, c: Number) -> Expr:
+    """``c * rest`` for a non-number ``rest`` that is not a product with a coefficient."""
+    if c == 1:
+        return rest
+    return _intern(Mul, (const(c),) + factors_of(rest))
+
+
+def mul(factors: Iterable) -> Expr:
+    """The canonical product of ``factors``: numbers multiplied into one coefficient, distributed over a
+    sum (so that an index stays a sum of products), equal factors gathered into powers."""
+    coeff: Number = 1
+    bases: dict = {}
+    sums = []
+    for f in factors:
+        f = as_expr(f)
+        if f.is_const:
+            coeff *= f.value
+        elif f.is_add:
+            sums.append(f)
+        else:
+            for g in factors_of(f):
+                if g.is_const:
+                    coeff *= g.value
+                elif g.is_pow:
+                    bases[g.args[0]] = bases.get(g.args[0], 0) + g.args[1].value
+                else:
+                    bases[g] = bases.get(g, 0) + 1
+    if coeff == 0:
+        return ZERO
+    if sums:  # distributed: (a + b) * c = a*c + b*c
+        rest = _product(bases, coeff)
+        out = add([mul((t, rest)) for t in terms_of(sums[0])])
+        for s in sums[1:]:
+            out = add([mul((a, b)) for a in terms_of(out) for b in terms_of(s)])
+        return out
+    return _product(bases, coeff)
+
+
+def _product(bases: dict, coeff: Number) -> Expr:
+    seq = [b if k == 1 else _intern(Pow, (b, const(k))) for b, k in bases.items()]
+    _sorted(seq)
+    if coeff != 1 and seq:
+        seq.insert(0, const(coeff))
+    if not seq:
+        return const(coeff)
+    return seq[0] if len(seq) == 1 else _intern(Mul, tuple(seq))
+
+
+def scale(e: Expr, r: Number) -> Expr:
+    """``e * r`` for a number ``r``."""
+    return mul((e, const(r)))
+
+
+def without_constant(e: Expr) -> tuple[Expr, Number]:
+    """``(rest, c)`` with ``e = rest + c`` and ``c`` the constant term of a sum (0 for other nodes)."""
+    if e.is_add and e.args[0].is_const:
+        rest = e.args[1:]
+        return (rest[0] if len(rest) == 1 else _intern(Add, rest)), e.args[0].value
+    if e.is_const:
+        return ZERO, e.value
+    return e, 0
+
+
+def plus(e: Expr, k: Number) -> Expr:
+    """``e + k`` for a number ``k``."""
+    if not k:
+        return e
+    rest, c = without_constant(e)
+    if rest is ZERO:
+        return const(c + k)
+    return _sum_of(list(terms_of(rest)), c + k)
+
+
+# --------------------------------------------------------------------------------------------------
+# Divisions, moduli, extrema, loads
+
+
+def _content(num: Expr) -> int:
+    """The greatest common divisor of the integer coefficients (and constant) of ``num``; 0 if one is
+    not an integer."""
+    g = 0
+    for t in terms_of(num):
+        c = t.value if t.is_const else coeff_and_rest(t)[0]
+        if not isinstance(c, int):
+            return 0
+        g = gcd(g, c)
+    return g
+
+
+def _denominator(num: Expr) -> int:
+    """The least common multiple of the denominators of ``num``'s coefficients and constant."""
+    den = 1
+    for t in terms_of(num):
+        c = Fraction(t.value if t.is_const else coeff_and_rest(t)[0])
+        den = den * c.denominator // gcd(den, c.denominator)
+    return den
+
+
+def _divisor(d) -> int:
+    if isinstance(d, Const):
+        d = d.value
+    if not isinstance(d, int) or d <= 0:
+        raise ArithError(f"division by {d}: only positive integer divisors are index arithmetic")
+    return d
+
+
+def floordiv(num, d) -> Expr:
+    """``floor(num / d)``, numbers folded, the divisor reduced by the dividend's common factor and a
+    multiple of it in the constant taken out, as sympy's ``floor`` keeps them; nothing else decided
+    (the simplifier does, with the ranges)."""
+    num, d = as_expr(num), _divisor(d)
+    if num.is_const:
+        v = Fraction(num.value)
+        return const(v.numerator // (v.denominator * d))
+    den = _denominator(num)
+    if den > 1:  # floor(x/2 / 3) = floor(x / 6)
+        num, d = scale(num, den), d * den
+    g = gcd(_content(num), d)
+    if g > 1:
+        num, d = scale(num, Fraction(1, g)), d // g
+    if d == 1:
+        return num
+    rest, c = without_constant(num)
+    if c and c % d == 0:
+        return plus(_intern(FloorDiv, (rest, const(d))), c // d)
+    return _intern(FloorDiv, (num, const(d)))
+
+
+def mod(num, d) -> Expr:
+    """``num mod d`` (floor modulo), numbers folded."""
+    num, d = as_expr(num), _divisor(d)
+    if num.is_const:
+        return const(num.value % d)
+    if _denominator(num) > 1:
+        raise ArithError(f"{num!r} mod {d}: the dividend is not an integer")
+    if d == 1:
+        return ZERO
+    return _intern(Mod, (num, const(d)))
+
+
+def cdiv(num, d) -> Expr:
+    num, d = as_expr(num), _divisor(d)
+    return const(num.value // d) if num.is_const else _intern(CDiv, (num, const(d)))
+
+
+def cmod(num, d) -> Expr:
+    num, d = as_expr(num), _divisor(d)
+    return const(num.value % d) if num.is_const else _intern(CMod, (num, const(d)))
+
+
+def cload(buffer: str, index, length: int) -> Expr:
+    return _intern(CLoad, (var(buffer), as_expr(index), const(length)))
+
+
+def _extremum(cls, args) -> Expr:
+    from .order import ordered
+
+    flat = []
+    for a in map(as_expr, args):
+        flat.extend(a.args if isinstance(a, cls) else (a,))
+    numbers = [a.value for a in flat if a.is_const]
+    if len(numbers) == len(flat):
+        return const(max(numbers) if cls is Max else min(numbers))
+    kept = ordered(list(dict.fromkeys(flat)))
+    return kept[0] if len(kept) == 1 else _intern(cls, tuple(kept))
+
+
+def maximum(args) -> Expr:
+    return _extremum(Max, args)
+
+
+def minimum(args) -> Expr:
+    return _extremum(Min, args)
+
+
+# --------------------------------------------------------------------------------------------------
+# Conditions
+
+_DECIDE = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+           ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
+NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
+
+
+def rel(op: str, lhs, rhs) -> Cond:
+    """``lhs op rhs``, decided when both sides are numbers."""
+    lhs, rhs = as_expr(lhs), as_expr(rhs)
+    if lhs.is_const and rhs.is_const:
+        return truth(_DECIDE[op](lhs.value, rhs.value))
+    return _intern(Rel, (lhs, rhs), op)
+
+
+def conj(parts) -> Cond:
+    """The conjunction of ``parts``: false if one is, without the true ones, nested conjunctions
+    flattened, each part once, in sympy's order of ``And``'s arguments."""
+    return _lattice(And, parts, FALSE, TRUE)
+
+
+def disj(parts) -> Cond:
+    return _lattice(Or, parts, TRUE, FALSE)
+
+
+def _lattice(cls, parts, zero: Truth, unit: Truth) -> Cond:
+    from .order import ordered
+
+    flat = []
+    for p in parts:
+        if p is zero:
+            return zero
+        if p is unit:
+            continue
+        if not isinstance(p, Cond):
+            raise ArithError(f"{p!r} is not a condition")
+        flat.extend(p.args if isinstance(p, cls) else (p,))
+    flat = list(dict.fromkeys(flat))
+    if not flat:
+        return unit
+    if cls is And:  # x and not x (a comparison and its negation) is false
+        rels = {(p.op, p.args) for p in flat if isinstance(p, Rel)}
+        if any((NEGATED[op], args) in rels for op, args in rels):
+            return FALSE
+    return flat[0] if len(flat) == 1 else _intern(cls, tuple(ordered(flat)))
+
+
+def negate(c: Cond) -> Cond:
+    """``not c`` as a condition of the same kinds (De Morgan): C printing has no negation."""
+    if isinstance(c, Truth):
+        return truth(not c.value)
+    if isinstance(c, Rel):
+        return rel(NEGATED[c.op], c.lhs, c.rhs)
+    parts = [negate(a) for a in c.args]
+    return disj(parts) if isinstance(c, And) else conj(parts)
