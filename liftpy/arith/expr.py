@@ -408,6 +408,7 @@ def without_constant(e: Expr) -> tuple[Expr, Number]:
 
 def plus(e: Expr, k: Number) -> Expr:
     """``e + k`` for a number ``k``."""
+    e = as_expr(e)
     if not k:
         return e
     rest, c = without_constant(e)
@@ -559,10 +560,9 @@ def _lattice(cls, parts, zero: Truth, unit: Truth) -> Cond:
     flat = list(dict.fromkeys(flat))
     if not flat:
         return unit
-    if cls is And:  # x and not x (a comparison and its negation) is false
-        rels = {(p.op, p.args) for p in flat if isinstance(p, Rel)}
-        if any((NEGATED[op], args) in rels for op, args in rels):
-            return FALSE
+    rels = {(p.op, p.args) for p in flat if isinstance(p, Rel)}
+    if any((NEGATED[op], args) in rels for op, args in rels):
+        return zero  # x and not x is false, x or not x true
     return flat[0] if len(flat) == 1 else _intern(cls, tuple(ordered(flat)))
 
 

@@ -233,15 +233,20 @@ def fmod(num, d: int, ranges: Ranges) -> E.Expr:
         return E.cmod(r, d)
     shifted = _nonneg(num, d, ranges)
     if shifted is None:
-        return _mod_of(num, d)
+        return mod_of(num, d)
     return E.cmod(shifted[0], d)  # (a + k*d) mod d = a mod d
 
 
-def _mod_of(num: E.Expr, d: int) -> E.Expr:
-    """``num mod d`` of a dividend of unknown sign: its constant reduced into ``[0, d)``."""
+def mod_of(num: E.Expr, d: int) -> E.Expr:
+    """``num mod d`` of a dividend of unknown sign, as sympy's ``Mod`` evaluates it: the constant reduced
+    into ``[0, d)``, a factor common to the dividend and ``d`` taken out (``(2x + 4) mod 6`` is
+    ``2 * ((x + 2) mod 3)``)."""
     rest, c = E.without_constant(num)
     if isinstance(c, int) and not 0 <= c < d:
         num = E.plus(rest, c % d)
+    g = gcd(_content(num), d)
+    if g > 1:
+        return E.scale(E.mod(E.scale(num, Fraction(1, g)), d // g), g)
     return E.mod(num, d)
 
 

@@ -56,8 +56,12 @@ def _subst(e: E.Expr, mapping: dict, seen: dict) -> E.Expr:
     return hit
 
 
-def substitute_simplified(e, mapping: Mapping, ranges: Ranges, seen: dict | None = None) -> E.Expr:
-    """``simplify(substitute(e, mapping), ranges)``."""
+def substitute_simplified(e, mapping: Mapping, ranges: Ranges, seen: dict | None = None,
+                          changed: frozenset | None = None) -> E.Expr:
+    """``simplify(substitute(e, mapping), ranges)``.  ``seen``: substitutions already made with this
+    mapping.  ``changed`` (the variables whose values or ranges differ from those ``e`` was simplified
+    with) is accepted for the callers' sake: the simplifier's memo already answers for the unchanged
+    parts."""
     return simplify(substitute(e, mapping, seen), ranges)
 
 

@@ -28,7 +28,7 @@ from ..ir.printer import show_program
 from ..ir.typecheck import check_sizes
 from ..ir.types import INT_INDEX_MAX, ArrayType, Type, VectorType, as_size, flat_count, memory_element, scalar_of, whole_number
 from ..views import view as V
-from ..views.arith import clear_memos
+from .memo import clear_memos
 from .emit import Ctx, Emitter
 from .memory import Buffer, MemoryPlan
 from .passes import DEFAULT_PASSES, run_passes
@@ -214,7 +214,7 @@ _DEPTH = [0]  # generations under way in this thread of control (generate_pipeli
 
 def _without_cycle_collection(fn):
     """``fn`` with the cyclic collector paused, and the index memos emptied when the outermost
-    generation returns (``views.arith.clear_memos``), before the collector resumes: what they held is
+    generation returns (``codegen.memo.clear_memos``), before the collector resumes: what they held is
     freed then, not scanned."""
     @wraps(fn)
     def run(*args, **kwargs):

@@ -62,6 +62,8 @@ class Stride:
 
     def apply(self, i, n):
         m = sympy.Integer(n) / self.s if not isinstance(n, int) else n // int(self.s)
+        if isinstance(m, int) and not isinstance(i, sympy.Basic):  # an index of code generation (liftpy.arith)
+            return i // m + int(self.s) * (i % m)
         return sympy.floor(i / m) + self.s * sympy.Mod(i, m)
 
     def indices(self, n: int, s: int) -> np.ndarray:
