@@ -3,10 +3,10 @@
 For random index expressions of the kinds views build (affine terms, nested floor divisions and moduli
 by constants, extrema) and random ranges: the canonical orders are sympy's (``Basic.compare`` for the
 terms of a sum and the factors of a product, ``default_sort_key``); the simplified expression has the
-value of the original at every sampled point; its C text, evaluated with C's truncating ``/`` and ``%``,
-has that value too, and its C quotients and remainders only see non-negative dividends; and the C text
-and the simplification are those of the sympy-based ``liftpy.views.arith`` (the byte-identity oracle of
-the generated kernels).
+value of the original at every sampled point, with every variable bounded or with one unbounded; its C
+text, evaluated with C's truncating ``/`` and ``%``, has that value too, and its C quotients and
+remainders only see non-negative dividends.  (The byte identity of generated kernels with those of the
+sympy-based algebra this one replaced was checked on the benchmark points, ``benchmarks/codegen.py``.)
 """
 
 import ast
@@ -22,39 +22,35 @@ from liftpy.arith import order, printer
 from liftpy.arith.bridge import from_sympy, to_sympy
 from liftpy.arith.simplify import bounds, simplify
 from liftpy.arith.walk import divmod_nodes, evaluate, linear_in, substitute
-from liftpy.views import arith as old
 
 NAMES = ("i", "j", "k")
 VARS = tuple(E.var(n) for n in NAMES)
-SYMS = tuple(sympy.Symbol(n) for n in NAMES)
 
 
 def _leaf():
-    return st.one_of(st.sampled_from(list(zip(VARS, SYMS))),
-                     st.integers(-6, 9).map(lambda c: (E.const(c), sympy.Integer(c))))
+    return st.one_of(st.sampled_from(VARS), st.integers(-6, 9).map(E.const))
 
 
 def _extend(children):
     div = st.sampled_from([1, 2, 3, 4, 6, 8, 16])
     return st.one_of(
-        st.tuples(children, children).map(lambda ab: (ab[0][0] + ab[1][0], ab[0][1] + ab[1][1])),
-        st.tuples(children, st.sampled_from([-3, -1, 0, 1, 2, 3, 4, 8, 16])).map(lambda p: (p[0][0] * p[1], old.times(p[0][1], p[1]))),
-        st.tuples(children, div).map(lambda p: (E.floordiv(p[0][0], p[1]), old.floor_div(p[0][1], p[1]))),
-        st.tuples(children, div).map(lambda p: (E.mod(p[0][0], p[1]), old.floor_mod(p[0][1], p[1]))),
+        st.tuples(children, children).map(lambda ab: ab[0] + ab[1]),
+        st.tuples(children, st.sampled_from([-3, -1, 0, 1, 2, 3, 4, 8, 16])).map(lambda p: p[0] * p[1]),
+        st.tuples(children, div).map(lambda p: E.floordiv(*p)),
+        st.tuples(children, div).map(lambda p: E.mod(*p)),
         st.tuples(children, children, st.sampled_from([2, 4]), st.sampled_from([1, 2, 3]), st.booleans()).map(_split),
+        st.tuples(children, children).map(lambda ab: E.maximum(ab) if (ab[0].free_vars or ab[1].free_vars) else ab[0]),
     )
 
 
 def _split(p):
     """``(a*x + y) / (a*m)`` or its modulus: the index of a split of a joined array."""
-    (x, sx), (y, sy), a, m, quotient = p
-    if quotient:
-        return E.floordiv(x * a + y, a * m), old.floor_div(old.affine(sx, a, sy), a * m)
-    return E.mod(x * a + y, a * m), old.floor_mod(old.affine(sx, a, sy), a * m)
+    x, y, a, m, quotient = p
+    return E.floordiv(x * a + y, a * m) if quotient else E.mod(x * a + y, a * m)
 
 
-# Pairs (index expression, the same built with the sympy-based constructors views used).
-PAIRS = st.recursive(_leaf(), _extend, max_leaves=7)
+# Index expressions of the kinds views build.
+EXPRS = st.recursive(_leaf(), _extend, max_leaves=7)
 RANGES = st.lists(st.tuples(st.integers(-3, 6), st.sampled_from([0, 1, 2, 3, 7, 15])), min_size=3, max_size=3).map(
     lambda rs: [(lo, lo + w) for lo, w in rs])
 
@@ -92,22 +88,19 @@ SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[Heal
 
 
 @SETTINGS
-@given(PAIRS)
-def test_canonical_order_is_sympys(pair):
-    ours = pair[0]
+@given(EXPRS)
+def test_canonical_order_is_sympys(ours):
     theirs = to_sympy(ours)  # (sympy's constructors, evaluated: its canonical forms)
     assert from_sympy(theirs) is ours
-    assert printer.to_c(ours) == old.to_c(theirs)
     if theirs.is_Add or theirs.is_Mul:
         assert [to_sympy(a) for a in ours.args] == list(theirs.args)
     assert order.sort_key(ours) == sympy.default_sort_key(theirs)
 
 
 @SETTINGS
-@given(PAIRS, RANGES)
-def test_simplified_value_and_c_text(pair, ranges):
-    e = pair[0]
-    rmap = dict(zip(VARS, ranges))
+@given(EXPRS, RANGES, st.sampled_from([None, 0, 2]))
+def test_simplified_value_and_c_text(e, ranges, unbounded):
+    rmap = {v: r for k, (v, r) in enumerate(zip(VARS, ranges)) if k != unbounded}
     s = simplify(e, rmap)
     text = printer.to_c(s) if not s.is_const or s.is_int else None
     b = bounds(s, rmap)
@@ -121,21 +114,8 @@ def test_simplified_value_and_c_text(pair, ranges):
 
 
 @SETTINGS
-@given(PAIRS, RANGES)
-def test_same_as_sympy_implementation(pair, ranges):
-    ours, theirs = pair
-    rmap = dict(zip(VARS, ranges))
-    old_ranges = dict(zip(SYMS, ranges))
-    s_old = old.simplify(theirs, old_ranges)
-    s_new = simplify(ours, rmap)
-    assert printer.to_c(s_new) == old.to_c(s_old)
-    assert bounds(ours, rmap) == old.bounds(theirs, old_ranges)
-
-
-@SETTINGS
-@given(PAIRS, RANGES, st.integers(0, 2), st.integers(-3, 9))
-def test_substitution_agrees_with_evaluation(pair, ranges, which, value):
-    e = pair[0]
+@given(EXPRS, RANGES, st.integers(0, 2), st.integers(-3, 9))
+def test_substitution_agrees_with_evaluation(e, ranges, which, value):
     x = VARS[which]
     sub = substitute(e, {x: value})
     assert x not in sub.free_vars
@@ -144,17 +124,14 @@ def test_substitution_agrees_with_evaluation(pair, ranges, which, value):
 
 
 @SETTINGS
-@given(PAIRS, PAIRS, RANGES, st.sampled_from(["<", "<=", ">", ">=", "==", "!="]))
+@given(EXPRS, EXPRS, RANGES, st.sampled_from(["<", "<=", ">", ">=", "==", "!="]))
 def test_decided_conditions_are_right(a, b, ranges, op):
     rmap = dict(zip(VARS, ranges))
-    c = E.conj([E.rel(op, a[0], b[0]), E.rel(">=", a[0], 0)])
+    c = E.conj([E.rel(op, a, b), E.rel(">=", a, 0)])
     s = simplify(c, rmap)
     for env in _points(ranges):
         assert evaluate(s, env) == evaluate(c, env)
-    old_c = old.make_and([old.relation(getattr(sympy, {"<": "Lt", "<=": "Le", ">": "Gt", ">=": "Ge", "==": "Eq", "!=": "Ne"}[op]), a[1], b[1]),
-                          old.relation(sympy.Ge, a[1], 0)])
-    if old_c in (sympy.true, sympy.false) or isinstance(old_c, (sympy.And, sympy.Rel)):
-        assert printer.to_c(s) == old.to_c(old.simplify_condition(old_c, dict(zip(SYMS, ranges))))
+    assert evaluate(E.negate(c), env) != evaluate(c, env)
 
 
 def test_hash_consing_makes_equal_nodes_one():
@@ -187,4 +164,4 @@ def test_walks():
     with pytest.raises(E.ArithError):
         E.floordiv(i, 0)
     with pytest.raises(E.ArithError):
-        printer.to_c(i * E.const(1) / 1 if False else E.scale(i, E.Fraction(1, 2)))
+        printer.to_c(E.scale(i, E.Fraction(1, 2)))

@@ -1,6 +1,8 @@
 """Conversion between index expressions and sympy, at the boundary where sympy earns its place: the
 constraint solver and the type checker reason about symbolic sizes with it, and the property tests use
-it as the oracle.  The opaque C nodes are the sympy functions of ``liftpy.views.arith``."""
+it as the oracle.  The C quotient, remainder and load are opaque sympy functions here (``CDiv``,
+``CMod``, ``CLoad``): sympy would otherwise renormalize a dividend into something C's truncating
+division gets wrong."""
 
 from __future__ import annotations
 
@@ -15,10 +17,23 @@ _RELS = {sympy.StrictLessThan: "<", sympy.LessThan: "<=", sympy.StrictGreaterTha
 _SYMPY_RELS = {op: cls for cls, op in _RELS.items()}
 
 
-def _opaque():
-    from ..views import arith as old
+class CDiv(sympy.Function):
+    nargs = 2
+    is_integer = True
 
-    return old.CDiv, old.CMod, old.CLoad
+
+class CMod(sympy.Function):
+    nargs = 2
+    is_integer = True
+
+
+class CLoad(sympy.Function):
+    nargs = 3  # (the buffer's name as a Symbol, the index, the length of the indexed dimension)
+    is_integer = True
+
+
+def _opaque():
+    return CDiv, CMod, CLoad
 
 
 def from_sympy(s) -> E.Expr:
