@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import weakref
 from fractions import Fraction
-from functools import cmp_to_key
 from math import gcd
 from typing import Iterable
 
@@ -32,13 +31,20 @@ class ArithError(LiftError):
     """An expression outside the index algebra (a division by a non-constant, a rational in C)."""
 
 
-_INTERNED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+# The nodes alive, by kind and arguments: weak references, dropped when their node dies (what
+# ``WeakValueDictionary`` does, looked up here without its method calls: every constructor asks).
+_INTERNED: dict = {}
+
+
+def _drop(ref) -> None:
+    if _INTERNED.get(ref.key) is ref:
+        del _INTERNED[ref.key]
 
 
 class Expr:
     """A node.  ``args``: its operands as sympy would hold them (numbers as ``Const``)."""
 
-    __slots__ = ("args", "_syms", "_count", "_key", "__weakref__")
+    __slots__ = ("args", "_syms", "_count", "_key", "_rank", "_divmods", "__weakref__")
     kind = "?"
     is_const = is_var = is_add = is_mul = is_pow = is_cond = False
 
@@ -47,6 +53,8 @@ class Expr:
         self._syms = None
         self._count = None
         self._key = None
+        self._rank = None
+        self._divmods = None
 
     # Equality is identity (hash-consed); ``__hash__`` is object's.
     def __eq__(self, other):
@@ -247,7 +255,8 @@ def _intern(cls, args: tuple, extra=None) -> Expr:
     """The node of ``cls`` over ``args`` (and ``extra``: a constant's value, a name, an operator):
     the one alive, or a new one.  Children are interned, so the key compares them by identity."""
     key = (cls, extra, *map(id, args))
-    node = _INTERNED.get(key)
+    ref = _INTERNED.get(key)
+    node = None if ref is None else ref()
     if node is None:
         if cls is Const or cls is Var or cls is Truth:
             node = cls(extra)
@@ -255,11 +264,21 @@ def _intern(cls, args: tuple, extra=None) -> Expr:
             node = Rel(args, extra)
         else:
             node = cls(args)
-        _INTERNED[key] = node
+        _INTERNED[key] = weakref.KeyedRef(node, _drop, key)
     return node
 
 
+_INTS: dict = {}  # the integer constants, kept: indices meet the same few again and again
+
+
 def const(v: Number) -> Const:
+    if type(v) is int:
+        hit = _INTS.get(v)
+        if hit is None:
+            hit = _intern(Const, (), v)
+            if len(_INTS) < 1 << 16:
+                _INTS[v] = hit
+        return hit
     if isinstance(v, Fraction):
         if v.denominator == 1:
             v = v.numerator
@@ -278,6 +297,8 @@ def as_expr(x) -> Expr:
         return x
     return const(x)
 
+
+from .order import rank as _rank  # noqa: E402  (order reads the node classes above)
 
 ZERO, ONE, MINUS_ONE = const(0), const(1), const(-1)
 TRUE, FALSE = _intern(Truth, (), True), _intern(Truth, (), False)
@@ -308,10 +329,8 @@ def factors_of(e: Expr) -> tuple:
 
 
 def _sorted(items: list) -> list:
-    from .order import compare
-
     if len(items) > 1:
-        items.sort(key=cmp_to_key(compare))
+        items.sort(key=_rank)
     return items
 
 

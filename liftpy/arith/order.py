@@ -68,6 +68,19 @@ def _content(e: E.Expr) -> tuple:
     return sympy_args(e)
 
 
+def rank(e: E.Expr) -> tuple:
+    """A key whose order is ``compare``'s (once per node): the class's place (its name after all the
+    listed ones), then the length of the content, then the content, nodes by their ranks."""
+    k = e._rank
+    if k is None:
+        name = class_name(e)
+        i = _CLASS_ORDER.get(name, _UNKNOWN)
+        content = _content(e)
+        k = e._rank = ((i, name if i == _UNKNOWN else ""), len(content),
+                       tuple([rank(x) if isinstance(x, E.Expr) else x for x in content]))
+    return k
+
+
 def compare(a: E.Expr, b: E.Expr) -> int:
     """sympy's ``Basic.compare``: -1, 0 or 1."""
     if a is b:

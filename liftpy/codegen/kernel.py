@@ -196,7 +196,7 @@ def _private_total(ir) -> int:
 @contextmanager
 def _no_cycle_collection():
     """Python's cyclic garbage collector paused, and resumed as it was.  Code generation allocates some
-    hundred thousand short-lived sympy and statement objects per kernel, and each allocation burst sets
+    hundred thousand short-lived index and statement objects per kernel, and each allocation burst sets
     off collections whose cost grows with the whole heap, not with the garbage: in a search that holds
     thousands of derived variants they took a third of code generation's time, a second at a stroke.
     What generation leaves cyclic (recursive closures) is collected after it, when the collector is back."""
