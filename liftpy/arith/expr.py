@@ -44,7 +44,7 @@ def _drop(ref) -> None:
 class Expr:
     """A node.  ``args``: its operands as sympy would hold them (numbers as ``Const``)."""
 
-    __slots__ = ("args", "_syms", "_count", "_key", "_rank", "_divmods", "__weakref__")
+    __slots__ = ("args", "_syms", "_count", "_key", "_rank", "_divmods", "_split", "__weakref__")
     kind = "?"
     is_const = is_var = is_add = is_mul = is_pow = is_cond = False
 
@@ -55,6 +55,7 @@ class Expr:
         self._key = None
         self._rank = None
         self._divmods = None
+        self._split = None
 
     # Equality is identity (hash-consed); ``__hash__`` is object's.
     def __eq__(self, other):
@@ -85,18 +86,25 @@ class Expr:
     __radd__ = __add__
 
     def __sub__(self, other):
-        return add((self, mul((as_expr(other), MINUS_ONE))))
+        other = as_expr(other)
+        a, ca = without_constant(self)
+        b, cb = without_constant(other)
+        if a is b:  # two addresses of a run, or lanes: the terms cancel (one object for equal terms)
+            return const(ca - cb)
+        return add((self, scale(other, -1)))
 
     def __rsub__(self, other):
-        return add((as_expr(other), mul((self, MINUS_ONE))))
+        return add((as_expr(other), scale(self, -1)))
 
     def __mul__(self, other):
+        if isinstance(other, int) and not isinstance(other, bool):
+            return scale(self, other)
         return mul((self, as_expr(other)))
 
     __rmul__ = __mul__
 
     def __neg__(self):
-        return mul((self, MINUS_ONE))
+        return scale(self, -1)
 
     def __floordiv__(self, d: int):
         return floordiv(self, d)
@@ -313,11 +321,17 @@ def truth(b: bool) -> Truth:
 
 
 def coeff_and_rest(t: Expr) -> tuple[Number, Expr]:
-    """``(c, rest)`` with ``t = c * rest``: the coefficient of a product, 1 for anything else."""
-    if t.is_mul and t.args[0].is_const:
-        rest = t.args[1:]
-        return t.args[0].value, rest[0] if len(rest) == 1 else _intern(Mul, rest)
-    return 1, t
+    """``(c, rest)`` with ``t = c * rest``: the coefficient of a product, 1 for anything else (once per
+    node: sums are taken apart into these on every change)."""
+    split = t._split
+    if split is None:
+        if t.is_mul and t.args[0].is_const:
+            rest = t.args[1:]
+            split = (t.args[0].value, rest[0] if len(rest) == 1 else _intern(Mul, rest))
+        else:
+            split = (1, t)
+        t._split = split
+    return split
 
 
 def terms_of(e: Expr) -> tuple:
@@ -338,7 +352,7 @@ def add(terms: Iterable) -> Expr:
     """The canonical sum of ``terms`` (expressions or numbers): nested sums flattened, like terms
     collected, the constant first and the other terms in canonical order."""
     total: Number = 0
-    coeffs: dict = {}
+    coeffs: dict = {}  # rest -> [coefficient, the term itself while it is the only one]
     stack = [as_expr(t) for t in terms]
     stack.reverse()
     while stack:
@@ -349,8 +363,13 @@ def add(terms: Iterable) -> Expr:
             stack.extend(reversed(t.args))
         else:
             c, rest = coeff_and_rest(t)
-            coeffs[rest] = coeffs.get(rest, 0) + c
-    seq = [_scaled(rest, c) for rest, c in coeffs.items() if c]
+            hit = coeffs.get(rest)
+            if hit is None:
+                coeffs[rest] = [c, t]
+            else:
+                hit[0] += c
+                hit[1] = None
+    seq = [t if t is not None else _scaled(rest, c) for rest, (c, t) in coeffs.items() if c]
     return _sum_of(_sorted(seq), total)
 
 
@@ -411,8 +430,19 @@ def _product(bases: dict, coeff: Number) -> Expr:
 
 
 def scale(e: Expr, r: Number) -> Expr:
-    """``e * r`` for a number ``r``."""
-    return mul((e, const(r)))
+    """``e * r`` for a number ``r`` (the commonest product: a stride, a negation, a divisor)."""
+    if r == 1:
+        return e
+    if not r:
+        return ZERO
+    if e.is_const:
+        return const(e.value * r)
+    if e.is_add:
+        return add([scale(t, r) for t in e.args])
+    if e.is_pow or (e.is_mul and any(f.is_pow for f in e.args)):
+        return mul((e, const(r)))
+    c, rest = coeff_and_rest(e)
+    return _scaled(rest, c * r)
 
 
 def without_constant(e: Expr) -> tuple[Expr, Number]:
