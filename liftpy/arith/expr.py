@@ -44,7 +44,11 @@ def _drop(ref) -> None:
 class Expr:
     """A node.  ``args``: its operands as sympy would hold them (numbers as ``Const``)."""
 
-    __slots__ = ("args", "_syms", "_count", "_key", "_rank", "_divmods", "_split", "__weakref__")
+    # Besides the arguments, what the algebra computes of a node once: its variables, sympy's node count
+    # and sort key, its rank in canonical order, its divisions, its split into coefficient and rest, its C
+    # text, and its simplified forms and bounds by the ranges of its variables (``simplify._scoped``).
+    __slots__ = ("args", "_syms", "_count", "_key", "_rank", "_divmods", "_split", "_text", "_simplified",
+                 "_bounds", "__weakref__")
     kind = "?"
     is_const = is_var = is_add = is_mul = is_pow = is_cond = False
 
@@ -56,6 +60,9 @@ class Expr:
         self._rank = None
         self._divmods = None
         self._split = None
+        self._text = None
+        self._simplified = None
+        self._bounds = None
 
     # Equality is identity (hash-consed); ``__hash__`` is object's.
     def __eq__(self, other):

@@ -5,13 +5,12 @@ its other terms, then the constant (so the copies of an unrolled index share the
 sum without one in sympy's ``default_sort_key`` order of its terms; a term as its factors in
 canonical order, then the magnitude of its coefficient (``wg * 8``); C's ``/`` and ``%`` for the
 quotients and remainders the simplifier proved non-negative, helpers for the floor division and
-modulus of a dividend of unknown sign.  The text of a node is computed once (``_TEXT``: nodes are
+modulus of a dividend of unknown sign.  The text of a node is computed once (kept in the node: nodes are
 hash-consed, so equal nodes share it).
 """
 
 from __future__ import annotations
 
-import weakref
 from functools import reduce
 
 from . import expr as E
@@ -22,15 +21,12 @@ C_HELPERS = (
     "int floormod_(int a, int d) { int r = a % d; return r < 0 ? r + d : r; }\n"
 )
 
-_TEXT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def to_c(e) -> str:
     """``e`` as OpenCL C.  Raises ``ArithError`` for what C integers cannot say (a rational)."""
     e = E.as_expr(e)
-    hit = _TEXT.get(e)
+    hit = e._text
     if hit is None:
-        hit = _TEXT[e] = _to_c(e)
+        hit = e._text = _to_c(e)
     return hit
 
 

@@ -13,7 +13,6 @@ kept in the variables: a guard narrows a variable's range inside its branch.
 
 from __future__ import annotations
 
-import weakref
 from fractions import Fraction
 from functools import lru_cache, reduce
 from math import gcd
@@ -26,22 +25,23 @@ Ranges = Mapping[E.Var, tuple[int, int]]
 DIVMOD = (E.FloorDiv, E.Mod, E.CDiv, E.CMod)  # the nodes that divide
 
 
-def _scoped(table: weakref.WeakKeyDictionary, e: E.Expr, ranges: Ranges, compute):
-    """``compute()`` memoised for ``e`` under the ranges of its own variables: the indices of an
-    unrolled body share their terms, and the passes ask about each again."""
-    entry = table.get(e)
+def _scoped(slot: str, e: E.Expr, ranges: Ranges, compute):
+    """``compute()`` memoised in the node ``e`` (its ``slot``) under the ranges of its own variables: the
+    indices of an unrolled body share their terms, and the passes ask about each again."""
+    entry = getattr(e, slot)
     if entry is None:
-        entry = table[e] = (tuple(e.free_vars), {})
+        entry = (tuple(e.free_vars), {})
+        setattr(e, slot, entry)
     syms, results = entry
     key = tuple([ranges.get(s) for s in syms])
     hit = results.get(key)
     if hit is None:
-        hit = results[key] = compute()
-    return hit
+        hit = compute()
+        results[key] = _SAME if hit is e else hit  # (a node holding itself would be a reference cycle)
+    return e if hit is _SAME else hit
 
 
-_BOUNDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_SIMPLIFIED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_SAME = object()
 
 
 def bounds(e, ranges: Ranges) -> tuple[int, int] | None:
@@ -69,7 +69,7 @@ def bounds(e, ranges: Ranges) -> tuple[int, int] | None:
             acc = (min(p), max(p))
         return acc
     if isinstance(e, DIVMOD):
-        return _scoped(_BOUNDS, e, ranges, lambda: _division_bounds(e, ranges) or False) or None
+        return _scoped("_bounds", e, ranges, lambda: _division_bounds(e, ranges) or False) or None
     if e.is_pow:
         b = bounds(e.args[0], ranges)
         if b is None:
@@ -258,7 +258,7 @@ def simplify(e, ranges: Ranges) -> E.Expr:
         return E.const(r[0]) if r is not None and r[0] == r[1] else e
     if not e.args:
         return e
-    return _scoped(_SIMPLIFIED, e, ranges, lambda: _simplify(e, ranges))
+    return _scoped("_simplified", e, ranges, lambda: _simplify(e, ranges))
 
 
 def _simplify(e: E.Expr, ranges: Ranges) -> E.Expr:

@@ -68,11 +68,10 @@ def substitute_simplified(e, mapping: Mapping, ranges: Ranges, seen: dict | None
 def divmod_nodes(e) -> tuple:
     """The divisions and moduli in ``e``, outermost first (pre-order)."""
     e = E.as_expr(e)
-    found = e._divmods
-    if found is None:
-        inner = tuple(n for a in e.args for n in divmod_nodes(a)) if e.args else ()
-        found = e._divmods = ((e,) + inner) if isinstance(e, DIVMOD) else inner
-    return found
+    inner = e._divmods  # (the node itself left out: a node holding itself would be a reference cycle)
+    if inner is None:
+        inner = e._divmods = tuple(n for a in e.args for n in divmod_nodes(a)) if e.args else ()
+    return ((e,) + inner) if isinstance(e, DIVMOD) else inner
 
 
 def linear_in(e, x: E.Var):
