@@ -17,6 +17,7 @@ import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from liftpy.arith import cond as C
 from liftpy.arith import expr as E
 from liftpy.arith import order, printer
 from liftpy.arith.bridge import from_sympy, to_sympy
@@ -127,11 +128,11 @@ def test_substitution_agrees_with_evaluation(e, ranges, which, value):
 @given(EXPRS, EXPRS, RANGES, st.sampled_from(["<", "<=", ">", ">=", "==", "!="]))
 def test_decided_conditions_are_right(a, b, ranges, op):
     rmap = dict(zip(VARS, ranges))
-    c = E.conj([E.rel(op, a, b), E.rel(">=", a, 0)])
+    c = C.conj([C.rel(op, a, b), C.rel(">=", a, 0)])
     s = simplify(c, rmap)
     for env in _points(ranges):
         assert evaluate(s, env) == evaluate(c, env)
-    assert evaluate(E.negate(c), env) != evaluate(c, env)
+    assert evaluate(C.negate(c), env) != evaluate(c, env)
 
 
 def test_hash_consing_makes_equal_nodes_one():

@@ -1,13 +1,15 @@
-"""Index arithmetic: integer expressions over loop variables (``expr``), their simplification with the
-variables' ranges (``simplify``), walks over them (``walk``) and their C form (``printer``); ``order``
+"""Index arithmetic: integer expressions over loop variables (``expr``) and conditions on them (``cond``),
+their simplification with the variables' ranges (``simplify``), walks over them (``walk``) and their C
+form (``printer``); ``order``
 keeps sympy's canonical orders, ``bridge`` converts at the boundary with sympy (the constraint solver).
 
 The names below are what code generation uses."""
 
+from .cond import conj, disj, negate, rel
 from .expr import (FALSE, ONE, TRUE, ZERO, Add, And, ArithError, CDiv, CLoad, CMod, Cond, Const, Expr, FloorDiv, Max,
-                   Min, Mod, Mul, Or, Pow, Rel, Truth, Var, add, as_expr, cdiv, cload, cmod, coeff_and_rest, conj, const,
-                   disj, factors_of, floordiv, maximum, minimum, mod, mul, negate, plus, rel, scale, terms_of, truth,
-                   var, without_constant)
+                   Min, Mod, Mul, Or, Pow, Rel, Truth, Var, add, as_expr, cdiv, cload, cmod, coeff_and_rest, const,
+                   factors_of, floordiv, maximum, minimum, mod, mul, plus, scale, terms_of, truth, var,
+                   without_constant)
 from .printer import C_HELPERS, to_c
 from .simplify import DIVMOD, Ranges, bounds, comparison, extremum, fdiv, fmod, mod_of, simplify, simplify_condition
 from .walk import divmod_nodes, evaluate, linear_in, rebuild, substitute, substitute_simplified

@@ -10,6 +10,7 @@ from fractions import Fraction
 
 import sympy
 
+from . import cond as C
 from . import expr as E
 
 _RELS = {sympy.StrictLessThan: "<", sympy.LessThan: "<=", sympy.StrictGreaterThan: ">",
@@ -68,11 +69,11 @@ def from_sympy(s) -> E.Expr:
         make = E.maximum if isinstance(s, sympy.Max) else E.minimum
         return make(from_sympy(a) for a in s.args)
     if type(s) in _RELS:
-        return E.rel(_RELS[type(s)], from_sympy(s.lhs), from_sympy(s.rhs))
+        return C.rel(_RELS[type(s)], from_sympy(s.lhs), from_sympy(s.rhs))
     if isinstance(s, sympy.And):
-        return E.conj(from_sympy(a) for a in s.args)
+        return C.conj(from_sympy(a) for a in s.args)
     if isinstance(s, sympy.Or):
-        return E.disj(from_sympy(a) for a in s.args)
+        return C.disj(from_sympy(a) for a in s.args)
     raise E.ArithError(f"{s} ({type(s).__name__}) is not an index expression")
 
 

@@ -18,6 +18,7 @@ from functools import lru_cache, reduce
 from math import gcd
 from typing import Mapping
 
+from . import cond as C
 from . import expr as E
 
 Ranges = Mapping[E.Var, tuple[int, int]]
@@ -302,9 +303,9 @@ def simplify_condition(c, ranges: Ranges) -> E.Cond:
 
 def _simplify_condition(c: E.Cond, ranges: Ranges) -> E.Cond:
     if isinstance(c, E.And):
-        return E.conj([simplify(a, ranges) for a in c.args])
+        return C.conj([simplify(a, ranges) for a in c.args])
     if isinstance(c, E.Or):
-        return E.disj([simplify(a, ranges) for a in c.args])
+        return C.disj([simplify(a, ranges) for a in c.args])
     if isinstance(c, E.Rel):
         return comparison(c.op, c.lhs, c.rhs, ranges)
     return c
@@ -328,4 +329,4 @@ def comparison(op: str, lhs, rhs, ranges: Ranges) -> E.Cond:
             return E.TRUE
         if no:
             return E.FALSE
-    return E.rel(op, diff, E.ZERO)
+    return C.rel(op, diff, E.ZERO)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from . import cond as C
 from . import expr as E
 from .simplify import DIVMOD, Ranges, simplify
 
@@ -21,11 +22,11 @@ def rebuild(e: E.Expr, args) -> E.Expr:
     if e.is_pow:
         return E.mul([args[0]] * args[1].value)
     if isinstance(e, E.Rel):
-        return E.rel(e.op, *args)
+        return C.rel(e.op, *args)
     if isinstance(e, E.And):
-        return E.conj(args)
+        return C.conj(args)
     if isinstance(e, E.Or):
-        return E.disj(args)
+        return C.disj(args)
     if isinstance(e, E.Max):
         return E.maximum(args)
     if isinstance(e, E.Min):
@@ -127,7 +128,7 @@ def evaluate(e, env: Mapping, loads: Mapping | None = None):
     if isinstance(e, E.Min):
         return min(v)
     if isinstance(e, E.Rel):
-        return E._DECIDE[e.op](*v)
+        return C.DECIDE[e.op](*v)
     if isinstance(e, E.And):
         return all(v)
     return any(v)
