@@ -143,6 +143,16 @@ def test_hash_consing_makes_equal_nodes_one():
     assert (i + j - j) is i
 
 
+def test_pickled_and_copied_nodes_are_the_nodes_alive():
+    import copy
+    import pickle
+
+    i, j = VARS[:2]
+    e = C.conj([C.rel("<", E.cmod(4 * i + j, 8) + E.floordiv(i - j, 3), 5), C.rel(">=", E.maximum((i, j)), 0)])
+    assert pickle.loads(pickle.dumps(e)) is e
+    assert copy.deepcopy(e) is e and copy.copy(e) is e
+
+
 def test_lift_rules():
     i, j = VARS[:2]
     r = {i: (0, 99), j: (0, 3)}

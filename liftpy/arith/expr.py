@@ -72,6 +72,11 @@ class Expr:
 
     __hash__ = object.__hash__
 
+    def __reduce__(self):
+        # Unpickled (a task's result from a worker process) or copied through the constructor's table:
+        # a copy that is not the node alive for its arguments would be equal to nothing.
+        return (_reinterned, (type(self), self.args, _extra(self)))
+
     def __repr__(self) -> str:
         from .printer import show
 
@@ -284,6 +289,14 @@ def _intern(cls, args: tuple, extra=None) -> Expr:
 
 
 _INTS: dict = {}  # the integer constants, kept: indices meet the same few again and again
+
+
+def _extra(e: Expr):
+    return e.value if isinstance(e, (Const, Truth)) else e.name if isinstance(e, Var) else getattr(e, "op", None)
+
+
+def _reinterned(cls, args: tuple, extra) -> Expr:
+    return const(extra) if cls is Const else _intern(cls, tuple(args), extra)
 
 
 def const(v: Number) -> Const:
