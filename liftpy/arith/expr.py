@@ -64,7 +64,8 @@ class Expr:
         self._simplified = None
         self._bounds = None
 
-    # Equality is identity (hash-consed); ``__hash__`` is object's.
+    # Equality is identity (hash-consed); ``__hash__`` is object's.  A constant also equals its number
+    # (``index - first == 2``), which does not make the two one dictionary key.
     def __eq__(self, other):
         if isinstance(other, (int, Fraction)) and not isinstance(other, bool):
             return self.is_const and self.value == other

@@ -1,7 +1,8 @@
-"""The orders of sympy's canonical forms, on index expressions: ``compare`` (sympy's ``Basic.compare``,
-the order of a sum's terms and a product's factors) and ``sort_key`` (``default_sort_key``, the order in
-which the C printer writes a sum's terms and in which a conjunction, a disjunction or an extremum keeps
-its arguments), with ``node_count`` and ``ordered`` (sympy's ``ordered``).
+"""The orders of sympy's canonical forms, on index expressions: ``rank`` (a key in the order of sympy's
+``Basic.compare``, the order of a sum's terms and a product's factors) and ``sort_key`` (sympy's
+``default_sort_key``, the order in which the C printer writes a sum's terms and in which a conjunction,
+a disjunction or an extremum keeps its arguments), with ``node_count`` and ``ordered`` (sympy's
+``ordered``).
 
 They exist for one reason: kernels generated with this algebra are byte-identical to those generated
 with the sympy one it replaced, and the printed order of terms, conditions and arguments is sympy's.
@@ -69,8 +70,9 @@ def _content(e: E.Expr) -> tuple:
 
 
 def rank(e: E.Expr) -> tuple:
-    """A key whose order is ``compare``'s (once per node): the class's place (its name after all the
-    listed ones), then the length of the content, then the content, nodes by their ranks."""
+    """A key in the order of sympy's ``Basic.compare`` (once per node): the class's place in sympy's
+    ``ordering_of_classes`` (a name not listed after all listed ones, by name), then the length of the
+    hashable content, then the content, nodes by their ranks."""
     k = e._rank
     if k is None:
         name = class_name(e)
@@ -79,27 +81,6 @@ def rank(e: E.Expr) -> tuple:
         k = e._rank = ((i, name if i == _UNKNOWN else ""), len(content),
                        tuple([rank(x) if isinstance(x, E.Expr) else x for x in content]))
     return k
-
-
-def compare(a: E.Expr, b: E.Expr) -> int:
-    """sympy's ``Basic.compare``: -1, 0 or 1."""
-    if a is b:
-        return 0
-    n1, n2 = class_name(a), class_name(b)
-    if n1 != n2:
-        i1, i2 = _CLASS_ORDER.get(n1, _UNKNOWN), _CLASS_ORDER.get(n2, _UNKNOWN)
-        if i1 == _UNKNOWN and i2 == _UNKNOWN:
-            return (n1 > n2) - (n1 < n2)
-        return (i1 > i2) - (i1 < i2)
-    st, ot = _content(a), _content(b)
-    c = (len(st) > len(ot)) - (len(st) < len(ot))
-    if c:
-        return c
-    for x, y in zip(st, ot):
-        c = compare(x, y) if isinstance(x, E.Expr) else (x > y) - (x < y)
-        if c:
-            return c
-    return 0
 
 
 def node_count(e: E.Expr) -> int:
