@@ -134,6 +134,11 @@ def _divisible(n, m) -> sympy.Basic:
 # --------------------------------------------------------------------------------------------------
 
 
+# The printed fields of each primitive class, in order (``Primitive.static_args``): printing a program asked
+# ``dataclasses.fields`` for them at every call node.
+_STATIC_FIELDS: dict = {}
+
+
 class Primitive(abc.ABC):
     name: ClassVar[str]
     kind: ClassVar[str]  # 'map', 'reduce', 'layout', 'memory', 'let'
@@ -146,7 +151,10 @@ class Primitive(abc.ABC):
 
     def static_args(self) -> list[tuple[str, Any]]:
         """Fields printed before the data arguments, in order, with flags left out."""
-        return [(f.name, getattr(self, f.name)) for f in dataclasses.fields(self) if f.name not in self.flags]
+        names = _STATIC_FIELDS.get(type(self))
+        if names is None:
+            names = _STATIC_FIELDS[type(self)] = tuple(f.name for f in dataclasses.fields(self) if f.name not in self.flags)
+        return [(n, getattr(self, n)) for n in names]
 
     @abc.abstractmethod
     def typecheck(self, args: list[Type], tc) -> Type:
