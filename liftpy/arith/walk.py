@@ -16,17 +16,22 @@ def rebuild(e: E.Expr, args) -> E.Expr:
     if all(a is b for a, b in zip(args, e.args)):
         return e
     if e.is_add:
-        return E.add(args)
+        return _sum_with_constants(e, args)
     if e.is_mul:
+        if all(a.is_const for a in args):  # (``E.mul`` of numbers: their product)
+            value = 1
+            for a in args:
+                value *= a.value
+            return E.const(value)
         return E.mul(args)
     if e.is_pow:
         return E.mul([args[0]] * args[1].value)
     if isinstance(e, E.Rel):
         return C.rel(e.op, *args)
     if isinstance(e, E.And):
-        return C.conj(args)
+        return _lattice_with_truths(e, args, E.FALSE, E.TRUE, C.conj)
     if isinstance(e, E.Or):
-        return C.disj(args)
+        return _lattice_with_truths(e, args, E.TRUE, E.FALSE, C.disj)
     if isinstance(e, E.Max):
         return E.maximum(args)
     if isinstance(e, E.Min):
@@ -35,6 +40,41 @@ def rebuild(e: E.Expr, args) -> E.Expr:
         return E.cload(e.args[0].name, args[1], e.args[2].value)
     make = {E.FloorDiv: E.floordiv, E.Mod: E.mod, E.CDiv: E.cdiv, E.CMod: E.cmod}[type(e)]
     return make(args[0], e.args[1].value)
+
+
+def _sum_with_constants(e: E.Expr, args: list) -> E.Expr:
+    """``E.add(args)`` for the new arguments of the canonical sum ``e``.  When every argument that changed
+    became a number (a counter given a copy's value), the others are terms of ``e``: already collected
+    (no two with the same rest) and in canonical order, which the stable sort keeps; so the sum is they
+    with the constants added up, what ``E.add`` builds, without collecting and sorting them again."""
+    total = 0
+    kept = []
+    for a, b in zip(args, e.args):
+        if a.is_const:
+            total += a.value
+        elif a is b:
+            kept.append(a)
+        else:
+            return E.add(args)
+    return E._sum_of(kept, total)
+
+
+def _lattice_with_truths(e: E.Expr, args: list, zero, unit, make) -> E.Expr:
+    """``make(args)`` (``C.conj`` or ``C.disj``) for the new parts of the canonical ``e``.  When every part
+    that changed was decided (a copy's counter decides a bound), the result is ``zero`` if one is, else
+    the parts kept: each once, without a part and its negation, in the order ``make`` sorts them into (a
+    subsequence of a sorted list, which the stable sort keeps), so ``make`` would return them as they are."""
+    kept = []
+    for a, b in zip(args, e.args):
+        if a is b:
+            kept.append(a)
+        elif a is zero:
+            return zero
+        elif a is not unit:
+            return make(args)
+    if not kept:
+        return unit
+    return kept[0] if len(kept) == 1 else E._intern(type(e), tuple(kept))
 
 
 def substitute(e, mapping: Mapping, seen: dict | None = None) -> E.Expr:
