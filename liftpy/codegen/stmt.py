@@ -216,13 +216,16 @@ def substitute(s: Stmt, mapping: dict, seen: dict | None = None) -> Stmt:
 
 
 def walk(s: Stmt) -> Iterator[Stmt]:
-    """Every statement of ``s``, parents before children."""
-    yield s
-    if isinstance(s, Block):
-        for x in s.items:
-            yield from walk(x)
-    elif isinstance(s, CONTAINERS):
-        yield from walk(s.body)
+    """Every statement of ``s``, parents before children (with a stack, not a generator per enclosing
+    statement: an unrolled body's statements passed up through one per block and loop around them)."""
+    stack = [s]
+    while stack:
+        s = stack.pop()
+        yield s
+        if isinstance(s, Block):
+            stack.extend(reversed(s.items))
+        elif isinstance(s, CONTAINERS):
+            stack.append(s.body)
 
 
 def reads(r: V.Read) -> Iterator[V.Read]:
