@@ -207,17 +207,21 @@ def test_search_spaces_measure_many_points_in_worker_processes(tmp_path, monkeyp
 
 def test_index_functions_evaluate_for_all_work_items_at_once_as_sympy_does():
     """The tally evaluates each index for a warp's work-items in one call (numpy), compiled from its own
-    Python form: the values are sympy's, exact divisions included (49 * x / 49 is not 49 * x * (1/49))."""
+    Python form: the values are sympy's (the oracle, through ``arith.bridge``), exact divisions included
+    (49 * x / 49 is not 49 * x * (1/49))."""
+    from fractions import Fraction
+
     import numpy as np
     import sympy
 
+    from liftpy import arith
+    from liftpy.arith.bridge import CDiv, CMod, to_sympy
     from liftpy.model.access import _index_fn
-    from liftpy.views.arith import CDiv, CMod
 
-    x, y, k = sympy.symbols("x y k", integer=True, nonnegative=True)
-    exprs = [3 * x + 7 * y + 2, sympy.floor(x / 4) + sympy.Mod(y, 3), 49 * x / 49 + sympy.Rational(3, 7) * x * 7,
-             CDiv(5 * x + y, 3) * 11 + CMod(x + 2 * y, 8), sympy.floor(sympy.Rational(1, 49) * (49 * x + k)),
-             sympy.Max(x - 3, 0) + sympy.Min(y, 5) + k ** 2]
+    x, y, k = arith.var("x"), arith.var("y"), arith.var("k")
+    exprs = [3 * x + 7 * y + 2, arith.floordiv(x, 4) + arith.mod(y, 3), arith.scale(x * 49, Fraction(1, 49)) + arith.scale(x, Fraction(3, 7)) * 7,
+             arith.cdiv(5 * x + y, 3) * 11 + arith.cmod(x + 2 * y, 8), arith.floordiv(49 * x + k, 49),
+             arith.maximum((x - 3, 0)) + arith.minimum((y, 5)) + k * k]
     xs, ys = np.arange(32), (np.arange(32) * 7) % 13
     for e in exprs:
         syms, fn, vector = _index_fn(e)
@@ -225,8 +229,9 @@ def test_index_functions_evaluate_for_all_work_items_at_once_as_sympy_does():
         env = {x: xs, y: ys, k: 5}
         got = np.broadcast_to(np.asarray(fn(*[env[s] for s in syms])), (32,))
         # CDiv and CMod are opaque to sympy (C's division of a non-negative dividend): floor division here.
-        c = e.replace(CDiv, lambda a, d: sympy.floor(a / d)).replace(CMod, lambda a, d: sympy.Mod(a, d))
-        want = [int(c.subs({x: int(a), y: int(b), k: 5})) for a, b in zip(xs, ys)]
+        c = to_sympy(e).replace(CDiv, lambda a, d: sympy.floor(a / d)).replace(CMod, lambda a, d: sympy.Mod(a, d))
+        sx, sy, sk = sympy.symbols("x y k")
+        want = [int(c.subs({sx: int(a), sy: int(b), sk: 5})) for a, b in zip(xs, ys)]
         assert [int(v) for v in np.trunc(got)] == want, e
 
 

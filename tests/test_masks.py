@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,7 +21,8 @@ from liftpy.codegen.passes.guards import guard_clamps, refine
 from liftpy.ir.types import Float, Int
 from liftpy.ir.userfun import BUILTINS
 from liftpy.views import view as V
-from liftpy.views.arith import extremum, in_bounds, simplify, substitute
+from liftpy import arith as A
+from liftpy.arith import extremum, in_bounds, simplify, substitute
 from liftpy.views.conditions import fold_builtin
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -114,26 +114,25 @@ def test_a_select_over_indices_is_a_comparison():
 
 # ------------------------------------------------------------------------------ folding, by its semantics
 
-I = sympy.Symbol("i", integer=True)
+I = A.var("i")
 N_RANGE = 9  # i in [0, 9)
 
 
 def _value(r, env, mem=None):
     """The value of a read for the loop variables ``env`` (``arith.substitute`` folds C's division and
     remainder of numbers), as C computes it (``?:`` evaluates one branch; a read of ``mem`` outside it fails)."""
-    env = {k: sympy.Integer(v) for k, v in env.items()}
     if isinstance(r, V.ConstRead):
         return r.value
     if isinstance(r, V.IndexRead):
-        return int(substitute(sympy.sympify(r.index), env))
+        return int(substitute(r.index, env))
     if isinstance(r, V.CondRead):
-        c = substitute(sympy.sympify(r.cond), env)
-        assert c in (sympy.true, sympy.false), c
-        return _value(r.then if c is sympy.true else r.other, env, mem)
+        c = substitute(r.cond, env)
+        assert c in (A.TRUE, A.FALSE), c
+        return _value(r.then if c is A.TRUE else r.other, env, mem)
     if isinstance(r, V.FunCall):
         return BUILTINS[r.name].numpy(*[np.asarray(_value(a, env, mem)) for a in r.args])
     if isinstance(r, V.MemRead):
-        k = int(substitute(sympy.sympify(r.index), env))
+        k = int(substitute(r.index, env))
         assert 0 <= k < len(mem), f"read {r.buffer}[{k}] outside the array"
         return mem[k]
     raise AssertionError(r)
@@ -144,8 +143,7 @@ def _cond_on_i(draw):
     kind = draw(st.sampled_from(["ge", "lt", "eq", "in"]))
     if kind == "in":
         return in_bounds(I - a, draw(st.integers(0, N_RANGE)))
-    return {"ge": sympy.Ge(I - a, 0, evaluate=False), "lt": sympy.Lt(I - a, 0, evaluate=False),
-            "eq": sympy.Eq(I - a, 0, evaluate=False)}[kind]
+    return A.rel({"ge": ">=", "lt": "<", "eq": "=="}[kind], I - a, 0)
 
 
 @st.composite
@@ -222,9 +220,9 @@ def guarded_stencils(draw):
     conds = []
     for kind in parts:
         a = draw(st.integers(-1, n))
-        conds.append({"ge": sympy.Ge(I - a, 0, evaluate=False), "lt": sympy.Lt(I - a, 0, evaluate=False),
+        conds.append({"ge": A.rel(">=", I - a, 0), "lt": A.rel("<", I - a, 0),
                       "in": in_bounds(I - a, draw(st.integers(1, n)))}[kind])
-    cond = sympy.And(*conds)
+    cond = A.conj(conds)
 
     def neighbours(k):
         reads = []
@@ -262,14 +260,14 @@ def test_guards_keep_every_value_and_read_inside_the_array(case):
 
 
 def test_a_clamp_is_gone_where_the_condition_proves_it_needless():
-    j = sympy.Symbol("j", integer=True)
+    j = A.var("j")
     ranges = {I: (0, 15), j: (0, 7)}
-    assert extremum(sympy.Max, [sympy.Integer(0), I], ranges) == I
-    assert extremum(sympy.Min, [sympy.Integer(15), I + 1], ranges) == sympy.Min(15, I + 1)
+    assert extremum(A.Max, [A.ZERO, I], ranges) is I
+    assert extremum(A.Min, [A.const(15), I + 1], ranges) is A.minimum((15, I + 1))
     # a split loop's row 8*i + j - 1, inside 8*i + j - 1 >= 0 and 8*i + j - 127 < 0: its clamps go
     row = 8 * I + j - 1
-    read = V.CondRead(sympy.And(sympy.Ge(row, 0), sympy.Lt(8 * I + j - 127, 0)),
-                      V.MemRead("g", sympy.Min(127, sympy.Max(0, row)), 1), V.ConstRead(0.0, Float))
+    read = V.CondRead(A.conj((A.rel(">=", row, 0), A.rel("<", 8 * I + j - 127, 0))),
+                      V.MemRead("g", A.minimum((127, A.maximum((0, row)))), 1), V.ConstRead(0.0, Float))
     assert refine(read, ranges, ()).then == V.MemRead("g", row, 1)
 
 

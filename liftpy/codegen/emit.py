@@ -34,6 +34,7 @@ from typing import Mapping
 
 import sympy
 
+from .. import arith as A
 from ..errors import CodegenError
 from ..ir import primitives as P
 from ..ir.analysis import is_view
@@ -236,7 +237,7 @@ class Emitter:
 
     def store(self, dest: WView, value: V.Read, t: Type) -> None:
         loc = dest.locate(())
-        self.add(Store(loc.buffer, sympy.sympify(loc.index), value, self.leaf_width(t)))
+        self.add(Store(loc.buffer, A.as_expr(loc.index), value, self.leaf_width(t)))
 
     def copy(self, view: V.View, dest: WView, t: Type, ctx: Ctx, registers: bool = False) -> None:
         """Store every element of ``view`` through ``dest`` (sequentially, in the current work-item).
@@ -260,10 +261,8 @@ class Emitter:
     def private_view(view: V.View) -> bool:
         return isinstance(view, V.MemView) and view.buffer.space == "private"
 
-    def loop_var(self, level: Level) -> sympy.Symbol:
-        # Plain symbols, on purpose: with ``integer=True`` sympy 1.14 rewrites Mod(Mod(4*i + 2, 8), 4)
-        # to 2*Mod(2*i + 1, 4), which is wrong for odd i.  The simplifier knows the ranges instead.
-        return sympy.Symbol(self.fresh(level.prefix))
+    def loop_var(self, level: Level) -> A.Var:
+        return A.var(self.fresh(level.prefix))
 
     def is_view(self, e: Expr) -> bool:
         return is_view(e)

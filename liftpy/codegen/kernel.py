@@ -30,8 +30,8 @@ from ..ir.printer import show_program
 from ..ir.typecheck import check_sizes
 from ..ir.types import INT_INDEX_MAX, ArrayType, Type, VectorType, as_size, flat_count, memory_element, scalar_of, whole_number
 from ..views import view as V
-from ..views.arith import clear_memos
 from . import half
+from .memo import clear_memos
 from .emit import Ctx, Emitter
 from .memory import Buffer, MemoryPlan
 from .passes import DEFAULT_PASSES, run_passes
@@ -204,7 +204,7 @@ def _private_total(ir) -> int:
 @contextmanager
 def _no_cycle_collection():
     """Python's cyclic garbage collector paused, and resumed as it was.  Code generation allocates some
-    hundred thousand short-lived sympy and statement objects per kernel, and each allocation burst sets
+    hundred thousand short-lived index and statement objects per kernel, and each allocation burst sets
     off collections whose cost grows with the whole heap, not with the garbage: in a search that holds
     thousands of derived variants they took a third of code generation's time, a second at a stroke.
     What generation leaves cyclic (recursive closures) is collected after it, when the collector is back."""
@@ -222,7 +222,7 @@ _DEPTH = [0]  # generations under way in this thread of control (generate_pipeli
 
 def _without_cycle_collection(fn):
     """``fn`` with the cyclic collector paused, and the index memos emptied when the outermost
-    generation returns (``views.arith.clear_memos``), before the collector resumes: what they held is
+    generation returns (``codegen.memo.clear_memos``), before the collector resumes: what they held is
     freed then, not scanned."""
     @wraps(fn)
     def run(*args, **kwargs):

@@ -8,13 +8,13 @@ dereference a vector pointer; others use ``vloadN``/``vstoreN``.
 
 from __future__ import annotations
 
-import sympy
 
 from ..errors import CodegenError
 from ..ir.levels import Level
 from ..ir.types import ScalarType
 from ..views import view as V
-from ..views.arith import to_c
+from .. import arith as A
+from ..arith import to_c
 from . import half
 from .stmt import Barrier, Block, Comment, Declare, If, IndexDef, Kernel, Loop, Store
 
@@ -73,7 +73,7 @@ def value_c(r: V.Read) -> str:
     if isinstance(r, V.ConstRead):
         return literal_c(r.value, r.scalar, r.width)
     if isinstance(r, V.IndexRead):  # an element of iota: the index, an int
-        return f"({to_c(r.index)})" if not sympy.sympify(r.index).is_Atom else to_c(r.index)
+        return to_c(r.index) if A.as_expr(r.index).args == () else f"({to_c(r.index)})"
     if isinstance(r, V.CondRead):
         return f"(({to_c(r.cond)}) ? {value_c(r.then)} : {value_c(r.other)})"
     if isinstance(r, V.FunCall):
@@ -81,8 +81,8 @@ def value_c(r: V.Read) -> str:
     if isinstance(r, V.VecRead):
         return f"(({r.scalar.name}{len(r.lanes)})({', '.join(value_c(l) for l in r.lanes)}))"
     if isinstance(r, V.LaneRead):
-        lane = sympy.sympify(r.lane)
-        if not lane.is_Integer:
+        lane = A.as_expr(r.lane)
+        if not lane.is_const:
             raise CodegenError(f"a lane of the computed vector {value_c(r.vector)} is chosen at run time ({lane}); "
                                "store the vector first (toPrivate) to pick its lanes by index")
         return f"({value_c(r.vector)}).s{int(lane):x}"
@@ -95,8 +95,8 @@ def value_c(r: V.Read) -> str:
         texel = f"read_imagef({r.image.name}, sampler, (int2)({to_c(r.x)}, {to_c(r.y)}))"
         if r.lane is None:
             return texel
-        lane = sympy.sympify(r.lane)
-        if lane.is_Integer:
+        lane = A.as_expr(r.lane)
+        if lane.is_const:
             return f"{texel}.s{int(lane)}"
         return f"lane4({texel}, {to_c(lane)})"
     raise CodegenError(f"internal: cannot print {r!r}")
@@ -187,9 +187,7 @@ def render_kernel(kernel: Kernel, sizes: dict, attributes: str = "") -> tuple[li
         pre.append(definition)
         pre.append("")
     if any("floordiv_(" in line or "floormod_(" in line for line in body):
-        from ..views.arith import C_HELPERS
-
-        pre.append(C_HELPERS)
+        pre.append(A.C_HELPERS)
     params = []
     for b in kernel.params:
         if b.space == "image":

@@ -3,8 +3,8 @@
 A kernel is a tree of statements (loops with their level, dimension and extent; declarations of private
 arrays; stores of a value at an index; barriers; integer definitions for address arithmetic) over
 *values*, which are the ``Read`` trees the views resolve to (memory reads, constants, conditional reads,
-lane-built vectors, image texels, user-function calls).  Indices and conditions are sympy expressions over
-loop variables, so a pass can ask their ranges, substitute, split or hoist them.
+lane-built vectors, image texels, user-function calls).  Indices and conditions are integer expressions over
+loop variables (``liftpy.arith``), so a pass can ask their ranges, substitute, split or hoist them.
 
 Nodes are frozen: a pass is a function ``Kernel -> Kernel`` (``liftpy.codegen.passes``), as TVM's TIR
 passes are ``PrimFunc -> PrimFunc``; printing to OpenCL C is the last pass (``liftpy.codegen.render``).
@@ -18,12 +18,12 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-import sympy
 
 from ..ir.levels import Level
 from ..views import view as V
-from ..views.arith import bounds
-from ..views.arith import substitute as _substitute_expr
+from .. import arith as A
+from ..arith import bounds
+from ..arith import substitute as _substitute_expr
 from .memory import Buffer
 
 
@@ -44,7 +44,7 @@ class Loop(Stmt):
     NDRange dimension ``dim``.  ``unroll`` asks the unrolling pass to replace the loop by its copies;
     ``compiler_unroll`` leaves it a loop, printed with ``#pragma unroll`` for the OpenCL compiler to unroll."""
 
-    var: sympy.Symbol
+    var: A.Var
     extent: int
     level: Level
     dim: int
@@ -66,7 +66,7 @@ class Store(Stmt):
     """``buffer[index .. index + width) = value``; ``aligned`` when the index is a multiple of the width."""
 
     buffer: Buffer
-    index: sympy.Expr
+    index: A.Expr
     value: V.Read
     width: int = 1
     aligned: bool = False
@@ -76,15 +76,15 @@ class Store(Stmt):
 class IndexDef(Stmt):
     """``int var = value;``: address arithmetic computed once where it is invariant."""
 
-    var: sympy.Symbol
-    value: sympy.Expr
+    var: A.Var
+    value: A.Expr
 
 
 @dataclass(frozen=True)
 class If(Stmt):
     """``if (cond) body``: the guard of a cooperative copy whose length is no multiple of the group."""
 
-    cond: sympy.Basic
+    cond: A.Cond
     body: Block
 
 
@@ -175,12 +175,12 @@ def body_ranges(s: Stmt, ranges: dict) -> dict:
     return ranges
 
 
-def map_read(r: V.Read, fn: Callable[[sympy.Expr], sympy.Expr]) -> V.Read:
+def map_read(r: V.Read, fn: Callable[[A.Expr], A.Expr]) -> V.Read:
     """The value ``r`` with ``fn`` applied to every index, coordinate and condition in it."""
     return V.transform(r, lambda x: x.map_exprs(fn))
 
 
-def map_exprs(s: Stmt, fn: Callable[[sympy.Expr], sympy.Expr]) -> Stmt:
+def map_exprs(s: Stmt, fn: Callable[[A.Expr], A.Expr]) -> Stmt:
     """The statement ``s`` with ``fn`` applied to every index expression and condition in it."""
     # Unchanged statements are kept, containers included (an unrolled copy rewrites only what uses its
     # counter): nothing is rebuilt for nothing, and the passes' memos by identity keep their entries.
@@ -207,7 +207,7 @@ def map_exprs(s: Stmt, fn: Callable[[sympy.Expr], sympy.Expr]) -> Stmt:
 def substitute(s: Stmt, mapping: dict, seen: dict | None = None) -> Stmt:
     """``s`` with loop variables replaced (``{i: 3}`` when unrolling, ``{i: 4*a + b}`` when splitting).
     ``seen``: the substitutions already made with this mapping, shared by the caller between statements
-    (``views.arith.substitute``)."""
+    (``arith.substitute``)."""
     if not mapping:
         return s
     if seen is None:
@@ -216,13 +216,16 @@ def substitute(s: Stmt, mapping: dict, seen: dict | None = None) -> Stmt:
 
 
 def walk(s: Stmt) -> Iterator[Stmt]:
-    """Every statement of ``s``, parents before children."""
-    yield s
-    if isinstance(s, Block):
-        for x in s.items:
-            yield from walk(x)
-    elif isinstance(s, CONTAINERS):
-        yield from walk(s.body)
+    """Every statement of ``s``, parents before children (with a stack, not a generator per enclosing
+    statement: an unrolled body's statements passed up through one per block and loop around them)."""
+    stack = [s]
+    while stack:
+        s = stack.pop()
+        yield s
+        if isinstance(s, Block):
+            stack.extend(reversed(s.items))
+        elif isinstance(s, CONTAINERS):
+            stack.append(s.body)
 
 
 def reads(r: V.Read) -> Iterator[V.Read]:

@@ -30,7 +30,6 @@ from typing import Mapping, Sequence
 import sympy
 
 from ..errors import ConstraintError
-from ..views.arith import bounds
 from .compile import compile_expression, compile_predicate, pow2_imageset
 from .forms import divisor_form, divisors, linear_bounds, linear_form, symbol_named
 from .space import Constraint, Parameter, Space
@@ -298,7 +297,59 @@ def interval(expr, hulls: Mapping[str, tuple[int, int]]) -> tuple[int, int] | No
     None when the expression's form is not handled (sound: never narrower than the truth).  Parameters
     are matched by name, so the symbols' assumptions do not matter."""
     e = sympy.sympify(expr)
-    return bounds(e, {s: hulls[s.name] for s in e.free_symbols if s.name in hulls})
+    return _bounds(e, {s: hulls[s.name] for s in e.free_symbols if s.name in hulls})
+
+
+def _bounds(e, ranges: Mapping) -> tuple[int, int] | None:
+    """Inclusive integer bounds of a sympy expression over parameters with the ``ranges`` (sums,
+    products, integer powers, floors and moduli, extrema), or None.  Constraints are sympy's: a
+    modulus by a parameter (``Mod(N, p)``) is bounded by the parameter's range."""
+    if e.is_Integer:
+        return (int(e), int(e))
+    if e.is_Symbol:
+        return ranges.get(e)
+    if e.is_Add or e.is_Mul:
+        acc = (0, 0) if e.is_Add else (1, 1)
+        for a in e.args:
+            if a.is_Rational and not a.is_Integer:
+                return None
+            b = _bounds(a, ranges)
+            if b is None:
+                return None
+            if e.is_Add:
+                acc = (acc[0] + b[0], acc[1] + b[1])
+            else:
+                p = (acc[0] * b[0], acc[0] * b[1], acc[1] * b[0], acc[1] * b[1])
+                acc = (min(p), max(p))
+        return acc
+    if isinstance(e, sympy.floor):
+        num, den = sympy.fraction(sympy.together(e.args[0]))
+        b = _bounds(sympy.expand(num), ranges) if den.is_Integer and int(den) > 0 else None
+        return None if b is None else (b[0] // int(den), b[1] // int(den))
+    if isinstance(e, sympy.Mod):
+        m = _bounds(e.args[1], ranges)  # the sign of the divisor; a divisor whose range holds 0 bounds nothing
+        if m is None or m[0] <= 0 <= m[1]:
+            return None
+        if m[0] < 0:
+            return (m[0] + 1, 0)
+        b = _bounds(e.args[0], ranges)
+        if b is not None and 0 <= b[0] and b[1] < m[0]:
+            return b
+        return (0, m[1] - 1)
+    if isinstance(e, sympy.Pow) and e.exp.is_Integer and int(e.exp) >= 0:
+        b = _bounds(e.base, ranges)
+        if b is None:
+            return None
+        k = int(e.exp)
+        ends = (b[0] ** k, b[1] ** k)
+        return (0, max(ends)) if k % 2 == 0 and b[0] <= 0 <= b[1] else (min(ends), max(ends))
+    if isinstance(e, (sympy.Max, sympy.Min)):
+        bs = [_bounds(a, ranges) for a in e.args]
+        if None in bs:
+            return None
+        f = max if isinstance(e, sympy.Max) else min
+        return (f(b[0] for b in bs), f(b[1] for b in bs))
+    return None
 
 
 def _materialize(prm: Parameter, e: _Effect, unary: Sequence[Constraint]) -> Domain:

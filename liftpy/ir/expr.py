@@ -396,15 +396,17 @@ def rename_bound(lam: Lambda) -> Lambda:
 
 
 def subterms(node: Node) -> Iterator[Node]:
-    """All nodes below and including ``node``, parents before children."""
-    yield node
-    if isinstance(node, Lambda):
-        yield from subterms(node.body)
-    elif isinstance(node, Call):
-        if isinstance(node.fn, Lambda):
-            yield from subterms(node.fn)
-        else:
-            for _, lam in primitive_functions(node.fn):
-                yield from subterms(lam)
-        for a in node.args:
-            yield from subterms(a)
+    """All nodes below and including ``node``, parents before children (with a stack of the nodes to
+    visit, not a generator per level: each node passed up through one per enclosing node)."""
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, Lambda):
+            stack.append(node.body)
+        elif isinstance(node, Call):
+            stack.extend(reversed(node.args))
+            if isinstance(node.fn, Lambda):
+                stack.append(node.fn)
+            else:
+                stack.extend(reversed([lam for _, lam in primitive_functions(node.fn)]))

@@ -419,9 +419,8 @@ def _decided_by_symbolic_typing(program: Program, bindings: Mapping) -> Typing |
                 or (sym.is_nonnegative and value < 0):
             return None
         numbers[sym] = int(value)
-    try:
-        symbolic = typecheck(program)
-    except LiftTypeError:
+    symbolic = _symbolic_typing(program)
+    if symbolic is None:
         return None
     for r in symbolic.requirements:
         if _evaluated(r.predicate, numbers) is not True:
@@ -431,6 +430,27 @@ def _decided_by_symbolic_typing(program: Program, bindings: Mapping) -> Typing |
         if v is None or isinstance(v, bool) or v < 1 or v != int(v):
             return None
     return Typing(subs_type(symbolic.type, {k: sympy.Integer(v) for k, v in numbers.items()}), (), ())
+
+
+def _symbolic_typing(program: Program) -> Typing | None:
+    """``typecheck(program)`` without values, None where it fails; remembered by the program's identity
+    (which the entry keeps alive), as ``ir.kernels.split_kernels`` remembers its stages: code generation
+    checks the same stage programs at every configuration of a variant, and each check typed the whole
+    program again (a twentieth of code generation).  Not by equality: equal programs may differ in the
+    names of their bound variables, which the requirements' messages name."""
+    hit = _SYMBOLIC.get(id(program))
+    if hit is None or hit[0] is not program:
+        if len(_SYMBOLIC) >= 1024:
+            _SYMBOLIC.clear()
+        try:
+            typing = typecheck(program)
+        except LiftTypeError:
+            typing = None
+        hit = _SYMBOLIC[id(program)] = (program, typing)
+    return hit[1]
+
+
+_SYMBOLIC: dict = {}
 
 
 _COMPARISONS = {sympy.Eq: operator.eq, sympy.Ne: operator.ne, sympy.Ge: operator.ge, sympy.Gt: operator.gt,

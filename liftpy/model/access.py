@@ -40,18 +40,19 @@ from __future__ import annotations
 
 import functools
 import math
+from fractions import Fraction
 import random
 from typing import Mapping, NamedTuple
 
 import numpy as np
-import sympy
 
 from ..codegen import stmt as S
 from ..codegen.half import element_bytes  # (a half-stored buffer moves 2 bytes an element)
 from ..codegen.passes import DEFAULT_PASSES, eliminate_divmod, privatize, vectorize
 from ..ir.levels import Ids, Level
 from ..views import view as V
-from ..views.arith import without_constant
+from .. import arith as A
+from ..arith import without_constant
 
 LINE = 128  # bytes: the unit in which a warp's request is served from the L1 cache
 WARP = 32
@@ -67,10 +68,6 @@ SAMPLES = 3  # sampled iterations of the loops around each group of reads
 # that, but counts SGEMM's vector loads as strided scalars: the factors differed at 31 of 60 points.)
 PASSES = tuple(p for p in DEFAULT_PASSES[: DEFAULT_PASSES.index(vectorize) + 1] if p not in (privatize, eliminate_divmod))
 
-_NUMERIC = {"CDiv": lambda a, d: int(a) // int(d), "CMod": lambda a, d: int(a) % int(d),
-            "floor": math.floor, "Min": min, "Max": max, "Mod": lambda a, d: a % d, "Integer": int}
-
-
 def _lanes(dims: tuple[int, int, int]) -> list[tuple[int, ...]]:
     """The local ids of a work-group's first warp, dimension 0 fastest."""
     out = []
@@ -79,50 +76,50 @@ def _lanes(dims: tuple[int, int, int]) -> list[tuple[int, ...]]:
     return out
 
 
-def _index_fn(expr: sympy.Expr):
-    """``expr`` as a function of its symbols, sorted by name, and whether it takes arrays (one value per
-    work-item) as well as numbers.  Compiled from its printed form, with numpy for the integer divisions
-    and moduli: sympy's ``lambdify`` took half of the tally's time (a kernel's reads have hundreds of
-    distinct indices), and what indices hold (sums, products, integer divisions and moduli) prints as
-    Python."""
-    syms = sorted(expr.free_symbols, key=str)
-    names = [str(x) for x in syms]
+def _index_fn(expr):
+    """``expr`` as a function of its variables, sorted by name, and whether it takes arrays (one value
+    per work-item) as well as numbers: compiled from its Python form, with numpy for the integer
+    divisions and moduli (a kernel's reads have hundreds of distinct indices).  An index Python cannot
+    say (a gather's load) gets a function that raises ``TypeError``: its reads are not counted."""
+    syms = sorted(expr.free_vars, key=lambda x: x.name)
+    names = [x.name for x in syms]
     if all(n.isidentifier() and n not in _VECTOR for n in names):
         try:
             return syms, eval(f"lambda {', '.join(names)}: {_source(expr)}", dict(_VECTOR)), True  # noqa: S307 - our own printed index
         except (SyntaxError, ValueError):
             pass
-    return syms, sympy.lambdify(syms, expr, modules=[_NUMERIC, "math"]), False
+    return syms, _unknown, False
 
 
-_CALLS = ("floor", "Mod", "CDiv", "CMod", "Min", "Max")
+def _unknown(*args):
+    raise TypeError("an index without a Python form")
+
+
+_CALLS = {A.FloorDiv: "FloorDiv", A.Mod: "Mod", A.CDiv: "CDiv", A.CMod: "CMod", A.Min: "Min", A.Max: "Max"}
 
 
 def _source(e) -> str:
-    """An index expression as Python source, without sympy's printer (which sorts terms and weighs
-    precedence: most of the tally's time).  A rational coefficient multiplies first and divides last,
-    as sympy prints it, so that a division that is exact stays exact in floating point."""
-    if e.is_Symbol:
+    """An index expression as Python source.  A rational coefficient multiplies first and divides last,
+    so that a division that is exact stays exact in floating point."""
+    if e.is_var:
         return e.name
-    if e.is_Integer:
-        return str(int(e))
-    if e.is_Rational:
-        return f"({e.p}/{e.q})"
-    if e.is_Add:
+    if e.is_const:
+        v = e.value
+        return str(v) if isinstance(v, int) else f"({v.numerator}/{v.denominator})"
+    if e.is_add:
         return "(" + " + ".join(_source(a) for a in e.args) + ")"
-    if e.is_Mul:
-        coeff, rest = e.as_coeff_Mul()
-        factors = [_source(a) for a in sympy.Mul.make_args(rest)]
-        if not coeff.is_Rational:
-            raise ValueError(f"coefficient {coeff}")
-        text = "*".join(([str(coeff.p)] if coeff.p != 1 else []) + factors)
-        return f"({text})" if coeff.q == 1 else f"(({text})/{coeff.q})"
-    if e.is_Pow and e.exp.is_Integer and e.exp > 0:
-        return f"({_source(e.base)}**{int(e.exp)})"
-    name = type(e).__name__
-    if name in _CALLS:
+    if e.is_mul:
+        coeff, rest = A.coeff_and_rest(e)
+        coeff = Fraction(coeff)
+        factors = [_source(a) for a in A.factors_of(rest)]
+        text = "*".join(([str(coeff.numerator)] if coeff.numerator != 1 else []) + factors)
+        return f"({text})" if coeff.denominator == 1 else f"(({text})/{coeff.denominator})"
+    if e.is_pow:
+        return f"({_source(e.args[0])}**{e.args[1].value})"
+    name = _CALLS.get(type(e))
+    if name is not None:
         return f"{name}(" + ", ".join(_source(a) for a in e.args) + ")"
-    raise ValueError(f"no Python form for {name}")
+    raise ValueError(f"no Python form for {type(e).__name__}")
 
 
 def _whole(a):
@@ -133,9 +130,9 @@ def _whole(a):
     return int(a)
 
 
-_VECTOR = {"CDiv": lambda a, d: _whole(a) // _whole(d), "CMod": lambda a, d: _whole(a) % _whole(d),
-           "floor": np.floor, "Min": lambda *a: functools.reduce(np.minimum, a),
-           "Max": lambda *a: functools.reduce(np.maximum, a), "Mod": lambda a, d: a % d, "Integer": int}
+_VECTOR = {"CDiv": lambda a, d: _whole(a) // d, "CMod": lambda a, d: _whole(a) % d,
+           "FloorDiv": lambda a, d: np.floor(a / d), "Min": lambda *a: functools.reduce(np.minimum, a),
+           "Max": lambda *a: functools.reduce(np.maximum, a), "Mod": lambda a, d: a % d}
 
 
 class AccessFactors(NamedTuple):
@@ -239,7 +236,7 @@ class _Tally:
                     idx = None
             if idx is not None and (idx.dtype.kind in "iu" or np.isfinite(idx).all()):
                 return np.trunc(idx).astype(np.int64) * element_bytes(r.buffer)
-        # One work-item at a time: sympy's own functions, and any index the array form could not evaluate.
+        # One work-item at a time: any index the array form could not evaluate.
         out = []
         for k in range(n):
             try:

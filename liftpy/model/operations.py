@@ -39,8 +39,8 @@ from __future__ import annotations
 
 from typing import Mapping, NamedTuple
 
-import sympy
-
+from .. import arith as A
+from ..arith.order import sympy_args
 from ..codegen import stmt as S
 from ..views import view as V
 
@@ -55,20 +55,24 @@ class OperationCounts(NamedTuple):
     image_calls: float = 0.0
 
 
-_SELECTS = (sympy.Min, sympy.Max, sympy.Piecewise, sympy.floor, sympy.Mod)
+_SELECTS = (A.Min, A.Max, A.FloorDiv, A.Mod, A.CDiv, A.CMod, A.Rel)
 
 
 def _arithmetic(e) -> int:
     """The operations an index or condition computes: a sum or product of n terms is n - 1, a minimum,
-    maximum, selection, division, remainder or comparison one."""
-    if not isinstance(e, sympy.Basic) or e.is_Atom:
+    maximum, division, remainder or comparison one.  Counted on the nodes as sympy held them (a floor
+    division over its rational sum), as the model was fitted."""
+    if not isinstance(e, A.Expr) or not e.args:
         return 0
     n = 0
-    for x in sympy.preorder_traversal(e):
-        if isinstance(x, (sympy.Add, sympy.Mul)):
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if x.is_add or x.is_mul:
             n += len(x.args) - 1
-        elif isinstance(x, _SELECTS) or x.is_Relational or type(x).__name__ in ("CDiv", "CMod"):
+        elif isinstance(x, _SELECTS):
             n += 1
+        stack.extend(sympy_args(x))
     return n
 
 

@@ -9,7 +9,7 @@ still builds a float, compares it with zero, and computes ``new`` and ``old`` bo
 
 Here the built-in comparisons, logical operators, ``select`` and the int/float conversions are folded at code generation when their
 operands' values are decided by positions and constants alone: the result is a conditional read on the
-sympy condition (``rows && cols ? new : old``), which the passes simplify with the loop ranges like any
+index condition (``rows && cols ? new : old``), which the passes simplify with the loop ranges like any
 padding condition (decided, it disappears) and C evaluates lazily (only the branch taken is computed).
 The value is the one the function computes: ``select(c, x, y)`` is ``x`` where ``c != 0``, comparisons give
 1 or 0, ``and``/``or``/``not`` work on non-zero as "yes" (``liftpy.ir.userfun``).  Scalars only: on
@@ -20,50 +20,30 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import numpy as np
-import sympy
+from fractions import Fraction
 
-from .arith import make_and, relation
+import numpy as np
+
+from .. import arith as A
 from .view import CondRead, ConstRead, IndexRead, Read
 
 # The built-ins folded here (``liftpy.ir.userfun.BUILTINS``), by name.
-_RELATIONS = {"lt": sympy.StrictLessThan, "le": sympy.LessThan, "gt": sympy.StrictGreaterThan,
-              "ge": sympy.GreaterThan, "eq": sympy.Eq, "ne": sympy.Ne}
-_NEGATED = {sympy.StrictLessThan: sympy.GreaterThan, sympy.LessThan: sympy.StrictGreaterThan,
-            sympy.StrictGreaterThan: sympy.LessThan, sympy.GreaterThan: sympy.StrictLessThan,
-            sympy.Eq: sympy.Ne, sympy.Ne: sympy.Eq}
+_RELATIONS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 FOLDED = frozenset(_RELATIONS) | {"and", "or", "not", "select", "toFloat", "toInt"}
 
 
 def negate(c):
-    """``not c`` for the conditions views build (comparisons, ``And``, ``Or``, true, false), as a condition
-    of the same kinds (De Morgan): ``arith.to_c`` prints no ``Not``.  None for any other condition."""
-    if c is sympy.true:
-        return sympy.false
-    if c is sympy.false:
-        return sympy.true
-    if isinstance(c, (sympy.And, sympy.Or)):
-        parts = [negate(a) for a in c.args]
-        if any(p is None for p in parts):
-            return None
-        return disjunction(parts) if isinstance(c, sympy.And) else conjunction(parts)
-    if getattr(c, "is_Relational", False) and type(c) in _NEGATED:
-        return relation(_NEGATED[type(c)], c.lhs, c.rhs)
-    return None
+    """``not c`` for the conditions views build (comparisons, conjunctions, disjunctions, truth values), as
+    a condition of the same kinds (De Morgan): C printing has no negation.  None for anything else."""
+    return A.negate(c) if isinstance(c, A.Cond) else None
 
 
 def conjunction(parts: Sequence):
-    if any(p is sympy.false for p in parts):
-        return sympy.false
-    parts = [p for p in parts if p is not sympy.true]
-    return make_and(parts) if len(parts) > 1 else (parts[0] if parts else sympy.true)
+    return A.conj(parts)
 
 
 def disjunction(parts: Sequence):
-    if any(p is sympy.true for p in parts):
-        return sympy.true
-    parts = [p for p in parts if p is not sympy.false]
-    return sympy.Or(*parts) if len(parts) > 1 else (parts[0] if parts else sympy.false)
+    return A.disj(parts)
 
 
 def choose(c, then, other):
@@ -71,18 +51,18 @@ def choose(c, then, other):
     (None where ``c`` has no negation this module can write)."""
     if then is other or then == other:
         return then
-    if c is sympy.true or c is sympy.false:
-        return then if c is sympy.true else other
-    if then is sympy.true:
+    if c is A.TRUE or c is A.FALSE:
+        return then if c is A.TRUE else other
+    if then is A.TRUE:
         return disjunction([c, other])
-    if other is sympy.false:
+    if other is A.FALSE:
         return conjunction([c, then])
     not_c = negate(c)
     if not_c is None:
         return None
-    if then is sympy.false:
+    if then is A.FALSE:
         return conjunction([not_c, other])
-    if other is sympy.true:
+    if other is A.TRUE:
         return disjunction([not_c, then])
     return disjunction([conjunction([c, then]), conjunction([not_c, other])])
 
@@ -94,9 +74,9 @@ def truth(r: Read):
     if isinstance(r, ConstRead):
         if r.width != 1 or isinstance(r.value, (tuple, list)):
             return None
-        return sympy.true if r.value != 0 else sympy.false  # (NaN is non-zero: C's c != 0 is true for it)
+        return A.TRUE if r.value != 0 else A.FALSE  # (NaN is non-zero: C's c != 0 is true for it)
     if isinstance(r, IndexRead):
-        return relation(sympy.Ne, r.index, 0)
+        return A.rel("!=", r.index, 0)
     if isinstance(r, CondRead):
         then = truth(r.then)
         if then is None:
@@ -107,26 +87,26 @@ def truth(r: Read):
 
 
 def _number(r: Read):
-    """The value of ``r`` as an exact sympy number or integer index expression, or None: an element index,
+    """The value of ``r`` as an exact number or integer index expression, or None: an element index,
     or a scalar constant (a float compared with a float constant is compared exactly as the kernel does,
     both being the same float)."""
     if isinstance(r, IndexRead):
-        return sympy.sympify(r.index)
+        return A.as_expr(r.index)
     if isinstance(r, ConstRead) and r.width == 1 and isinstance(r.value, (int, float)) and not isinstance(r.value, bool):
         v = r.value
-        if isinstance(v, float) and not v == v:  # NaN: every comparison but != is false, which sympy cannot say
+        if isinstance(v, float) and not v == v:  # NaN: every comparison but != is false, which exact numbers cannot say
             return None
         if isinstance(v, float) and r.scalar.name == "float":
             v = float(np.float32(v))  # the kernel compares the float the literal rounds to
-        return sympy.Integer(v) if isinstance(v, int) or float(v).is_integer() else sympy.Rational(v)
+        return A.const(int(v) if isinstance(v, int) or float(v).is_integer() else Fraction(v))
     return None
 
 
 def _indicator(cond, scalar) -> Read:
     """1 where ``cond`` holds and 0 elsewhere, of type ``scalar`` (a comparison's result)."""
     one, zero = (ConstRead(1, scalar), ConstRead(0, scalar)) if scalar.name == "int" else (ConstRead(1.0, scalar), ConstRead(0.0, scalar))
-    if cond is sympy.true or cond is sympy.false:
-        return one if cond is sympy.true else zero
+    if cond is A.TRUE or cond is A.FALSE:
+        return one if cond is A.TRUE else zero
     return CondRead(cond, one, zero)
 
 
@@ -160,8 +140,8 @@ def fold_builtin(name: str, args: tuple[Read, ...], scalar) -> Read | None:
         cond = truth(c)
         if cond is None:
             return None
-        if cond is sympy.true or cond is sympy.false:
-            return x if cond is sympy.true else y
+        if cond is A.TRUE or cond is A.FALSE:
+            return x if cond is A.TRUE else y
         return CondRead(cond, x, y)
     if name in ("toFloat", "toInt"):  # (a comparison's 1 or 0 made a float to choose floats with)
         return _converted(args[0], scalar)
@@ -169,7 +149,7 @@ def fold_builtin(name: str, args: tuple[Read, ...], scalar) -> Read | None:
         a, b = (_number(r) for r in args)
         if a is None or b is None:
             return None
-        return _indicator(relation(_RELATIONS[name], a, b), scalar)
+        return _indicator(A.rel(_RELATIONS[name], a, b), scalar)
     conds = [truth(r) for r in args]
     if any(c is None for c in conds):
         return None

@@ -5,8 +5,8 @@ element means walking the view chain with an *access path*: the array indices an
 consumer applies, outermost first (Lift's two stacks, kept as one path of ``int``-like index expressions
 and ``Field`` steps).  Each view rewrites the front of the path and passes it to the view below, until
 memory (a buffer and a flat index), a constant (padding) or a computed scalar is reached.  The result is a
-small tree of ``Read`` nodes that the emitter prints; index expressions are sympy expressions over loop
-variables, simplified afterwards with the loop ranges (``liftpy.views.arith``).
+small tree of ``Read`` nodes that the emitter prints; index expressions are integer expressions over loop
+variables (``liftpy.arith``), simplified afterwards with the loop ranges.
 
 Views work on concrete integer sizes: the emitter builds them after the program's size variables and
 tuning parameters have values.
@@ -19,10 +19,9 @@ import abc
 from dataclasses import dataclass
 from typing import Any, Callable
 
-import sympy
-
+from .. import arith as A
+from ..arith import affine, in_bounds, row_major
 from ..errors import CodegenError
-from .arith import affine, floor_div, floor_mod, in_bounds, plus_constant, row_major
 
 
 def cached_hash(cls):
@@ -71,7 +70,7 @@ class Read:
     def with_children(self, kids: tuple["Read", ...]) -> "Read":
         return self
 
-    def map_exprs(self, fn: Callable[[sympy.Expr], sympy.Expr]) -> "Read":
+    def map_exprs(self, fn: Callable[[A.Expr], A.Expr]) -> "Read":
         """This read with ``fn`` applied to its own expressions (not its children's)."""
         return self
 
@@ -99,7 +98,7 @@ def walk_reads(r: Read):
 @dataclass(frozen=True)
 class MemRead(Read):
     buffer: Any  # codegen.memory.Buffer
-    index: sympy.Expr  # in scalar elements of the buffer
+    index: A.Expr  # in scalar elements of the buffer
     width: int  # 1 for a scalar, n for an n-vector starting at index
     aligned: bool = False  # a vector read whose address is a multiple of its size (set by vectorization)
 
@@ -114,7 +113,7 @@ class IndexRead(Read):
     """An element index as an int value (an element of ``iota``): the index expression itself, computed where
     it is used, simplified and unrolled as every other index."""
 
-    index: sympy.Expr
+    index: A.Expr
 
     def map_exprs(self, fn):
         index = fn(self.index)
@@ -132,7 +131,7 @@ class ConstRead(Read):
 @cached_hash
 @dataclass(frozen=True)
 class CondRead(Read):
-    cond: sympy.Basic
+    cond: A.Cond
     then: Read
     other: Read
 
@@ -183,7 +182,7 @@ class LaneRead(Read):
     """One lane of a computed vector value (``v.s2``, or chosen by comparisons for a variable lane)."""
 
     vector: Read
-    lane: sympy.Expr
+    lane: A.Expr
 
     def children(self):
         return (self.vector,)
@@ -248,9 +247,9 @@ class ImageRead(Read):
     """One float4 texel of an OpenCL image, or one lane of it."""
 
     image: Any  # codegen.memory.Buffer with space 'image'
-    x: sympy.Expr
-    y: sympy.Expr
-    lane: sympy.Expr | None  # None: the whole texel
+    x: A.Expr
+    y: A.Expr
+    lane: A.Expr | None  # None: the whole texel
 
     def map_exprs(self, fn):
         x, y, lane = fn(self.x), fn(self.y), None if self.lane is None else fn(self.lane)
@@ -396,7 +395,7 @@ class JoinView(View):
     def access(self, path: tuple) -> Read:
         _need(path, 1, "join")
         i, rest = path[0], path[1:]
-        return self.inner.access((floor_div(i, self.n), floor_mod(i, self.n)) + rest)
+        return self.inner.access((A.floordiv(i, self.n), A.mod(i, self.n)) + rest)
 
 
 @dataclass(frozen=True)
@@ -415,12 +414,12 @@ def boundary_index(boundary: str, j, n):
     padded with a boundary, as min/max arithmetic (no branch): clamp repeats the edges, mirror reflects
     (edge included; amounts at most ``n``), wrap repeats periodically (amounts at most ``n``)."""
     if boundary == "clamp":
-        return sympy.Min(sympy.Max(j, 0), n - 1)
+        return A.minimum((A.maximum((j, 0)), n - 1))
     if boundary == "mirror":
-        a = sympy.Max(j, -1 - j)
-        return sympy.Min(a, 2 * n - 1 - a)
+        a = A.maximum((j, -1 - j))
+        return A.minimum((a, 2 * n - 1 - a))
     if boundary == "wrap":
-        return sympy.Mod(j + n, n)
+        return A.mod_of(j + n, n)
     raise CodegenError(f"internal: unknown boundary {boundary!r}")
 
 
@@ -437,7 +436,7 @@ class PadView(View):
     def access(self, path: tuple) -> Read:
         _need(path, 1, "pad")
         i, rest = path[0], path[1:]
-        j = plus_constant(i, -self.left)
+        j = A.plus(i, -self.left)
         if isinstance(self.value, str):  # a boundary: an index function, every read is a read of the array
             return self.inner.access((boundary_index(self.value, j, self.length),) + rest)
         inside = self.inner.access((j,) + rest)
@@ -457,14 +456,12 @@ class GatherView(View):
     inner: View
 
     def access(self, path: tuple) -> Read:
-        from .arith import CLoad
-
         _need(path, 1, "gather")
         r = self.indices.access((path[0],))
         if not (isinstance(r, MemRead) and r.width == 1 and not r.buffer.is_scalar_variable):
             raise CodegenError(f"gather reads its indices from an array in memory; here they are {type(r).__name__} "
                                "(computed or padded): store them first (toGlobal or toPrivate)")
-        return self.inner.access((CLoad(sympy.Symbol(r.buffer.name), r.index, sympy.sympify(self.length)),) + path[1:])
+        return self.inner.access((A.cload(r.buffer.name, r.index, int(self.length)),) + path[1:])
 
 
 @dataclass(frozen=True)
@@ -547,8 +544,8 @@ class AsScalarView(View):
         i, rest = path[0], path[1:]
         if rest:
             raise CodegenError("internal: asScalar accessed below its scalar elements")
-        whole = self.inner.access((floor_div(i, self.n),))
-        lane = floor_mod(i, self.n)
+        whole = self.inner.access((A.floordiv(i, self.n),))
+        lane = A.mod(i, self.n)
         return _lane_of(whole, lane, self.n)
 
 
@@ -564,12 +561,12 @@ def _lane_of(r: Read, lane, n: int) -> Read:
     if isinstance(r, ImageRead) and r.lane is None:
         return ImageRead(r.image, r.x, r.y, lane)
     if isinstance(r, VecRead):
-        if isinstance(lane, (int, sympy.Integer)):
+        if isinstance(lane, int) or (isinstance(lane, A.Expr) and lane.is_const):
             return r.lanes[int(lane)]
         # Choose the lane by comparisons; with the loop ranges known most of them fold away.
         out = r.lanes[-1]
         for t in range(len(r.lanes) - 2, -1, -1):
-            out = CondRead(sympy.Eq(lane, t), r.lanes[t], out)
+            out = CondRead(A.rel("==", lane, t), r.lanes[t], out)
         return out
     raise CodegenError(f"internal: cannot take lane {lane} of {r!r}")
 
@@ -600,7 +597,7 @@ class ImageView(View):
             raise CodegenError(f"image {self.image.name} accessed with {len(path)} indices, expected 3")
         y, x, c = path
         groups = self.channels // 4
-        return ImageRead(self.image, affine(x, groups, floor_div(c, 4)), y, floor_mod(c, 4))
+        return ImageRead(self.image, affine(x, groups, A.floordiv(c, 4)), y, A.mod(c, 4))
 
 
 @dataclass(frozen=True)

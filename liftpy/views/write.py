@@ -14,16 +14,16 @@ import abc
 from dataclasses import dataclass
 from typing import Any
 
-import sympy
 
 from ..errors import CodegenError
-from .arith import affine, floor_div, floor_mod, row_major
+from .. import arith as A
+from ..arith import affine, row_major
 
 
 @dataclass(frozen=True)
 class Loc:
     buffer: Any
-    index: sympy.Expr  # in scalars
+    index: A.Expr  # in scalars
 
 
 class WView(abc.ABC):
@@ -84,7 +84,7 @@ class WSplit(WView):
 
     def locate(self, path: tuple) -> Loc:
         i = path[0]
-        return self.inner.locate((floor_div(i, self.n), floor_mod(i, self.n)) + path[1:])
+        return self.inner.locate((A.floordiv(i, self.n), A.mod(i, self.n)) + path[1:])
 
 
 @dataclass(frozen=True)
@@ -116,8 +116,8 @@ class WAsVector(WView):
 
     def locate(self, path: tuple) -> Loc:
         i = path[0]
-        loc = self.inner.locate((floor_div(i, self.n),) + path[1:])
-        return Loc(loc.buffer, loc.index + floor_mod(i, self.n))
+        loc = self.inner.locate((A.floordiv(i, self.n),) + path[1:])
+        return Loc(loc.buffer, loc.index + A.mod(i, self.n))
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ when no further barrier follows in the block (the end of a loop body protects th
 
 from __future__ import annotations
 
+from ... import arith as A
 from ...views import view as V
 from ..stmt import Barrier, Block, CoopCopy, Kernel, Store, descend, reads, walk
 
@@ -17,9 +18,7 @@ def _reads_local(s) -> bool:
         if isinstance(x, Store) and any(isinstance(r, V.MemRead) and r.buffer.space == "local" for r in reads(x.value)):
             return True
         if isinstance(x, CoopCopy):
-            import sympy
-
-            path = tuple(sympy.Symbol(f"p_{k}") for k in range(len(x.dims)))
+            path = tuple(A.var(f"p_{k}") for k in range(len(x.dims)))
             if any(isinstance(r, V.MemRead) and r.buffer.space == "local" for r in reads(x.source.access(path))):
                 return True
     return False

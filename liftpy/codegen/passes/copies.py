@@ -23,12 +23,14 @@ from functools import lru_cache
 
 import sympy
 
+from ... import arith as A
 from ...errors import CodegenError
 from ...ir.levels import Level
 from ...ir.types import VectorType
 from ...views import view as V
-from ...views.arith import Memo, affine, difference, floor_div, floor_mod, plus_constant, row_major, substitute, times
-from ...views.arith import simplify as simplify_index
+from ...arith import affine, row_major, substitute
+from ...arith import simplify as simplify_index
+from ..memo import Memo
 from ..memory import Buffer
 from ..stmt import Block, CoopCopy, Declare, If, Kernel, Loop, Store, descend
 
@@ -51,8 +53,7 @@ def _mem_index(r: V.Read):
 
 
 # The reads of a copy's source at the paths the plan and the lowering ask for, for one generation (the
-# index memos are emptied with it).  Each access walks the source's views, building its indices through
-# sympy (a millisecond for a padded window), and the same paths come back: the element at the symbolic
+# memos are emptied with it).  Each access walks the source's views, building its indices, and the same paths come back: the element at the symbolic
 # path and its neighbour along the fastest dimension for the order and for the vector width, the same
 # tile's loads for step 0 and for the next step when the copy is pipelined.  Keyed by the source's
 # identity (views are hashed through their whole chain), which the entry keeps alive.
@@ -72,7 +73,7 @@ def source_read(copy: CoopCopy, path: tuple) -> V.Read:
 
 def element_path(copy: CoopCopy) -> tuple:
     """The symbolic path of an element of the copied array: ``c_0, c_1, ...``."""
-    return tuple(sympy.Symbol(f"c_{k}") for k in range(len(copy.dims)))
+    return tuple(A.var(f"c_{k}") for k in range(len(copy.dims)))
 
 
 def _contiguous_dim(copy: CoopCopy) -> int:
@@ -87,9 +88,9 @@ def _contiguous_dim(copy: CoopCopy) -> int:
         if copy.dims[k] < 2:
             continue
         moved = list(syms)
-        moved[k] = plus_constant(syms[k], 1)
+        moved[k] = A.plus(syms[k], 1)
         nxt = _mem_index(source_read(copy, tuple(moved)))
-        if nxt is not None and simplify_index(difference(nxt, base), ranges) == 1:
+        if nxt is not None and simplify_index(nxt - base, ranges) == 1:
             return k
     return n - 1
 
@@ -128,9 +129,9 @@ def plan_copy(copy: CoopCopy, group: tuple[int, ...]) -> CopyPlan:
         base = _mem_index(source_read(copy, syms))
         for t in range(1, 4):
             moved = list(syms)
-            moved[fast] = plus_constant(syms[fast], t)
+            moved[fast] = A.plus(syms[fast], t)
             nxt = _mem_index(source_read(copy, tuple(moved)))
-            if base is None or nxt is None or simplify_index(difference(nxt, base), ranges) != t:
+            if base is None or nxt is None or simplify_index(nxt - base, ranges) != t:
                 width = 1
                 break
     units = tuple(dims[k] // width if k == fast else dims[k] for k in order)
@@ -152,21 +153,19 @@ def lower_copy(copy: CoopCopy, plan: CopyPlan, k: int, phase: str = "copy", regs
     from ..stmt import map_read
 
     dims, n, fast, width = copy.dims, len(copy.dims), plan.fast, plan.width
-    # The indices are built with the fast constructors of ``views.arith`` (the same expressions as
-    # sympy's operators build, without their assumption queries).
-    lids = [sympy.Symbol(f"lc{k}_{d}") for d in range(len(plan.group))]
+    lids = [A.var(f"lc{k}_{d}") for d in range(len(plan.group))]
     flat_id = row_major(tuple(reversed(lids)), tuple(reversed(plan.group)))
-    s = sympy.Symbol(f"s{k}")
+    s = A.var(f"s{k}")
     f = affine(s, plan.group_size, flat_id)
     idx = {}
     rest = f
     for pos in reversed(range(n)):
         dim = plan.order[pos]
         u = plan.units[pos]
-        idx[dim] = floor_mod(rest, u) if pos > 0 else rest
-        rest = floor_div(rest, u)
+        idx[dim] = A.mod(rest, u) if pos > 0 else rest
+        rest = A.floordiv(rest, u)
     if width > 1:
-        idx[fast] = times(idx[fast], width)
+        idx[fast] = idx[fast] * width
 
     def dest_index(path):
         return row_major(path, dims, copy.width)
@@ -179,7 +178,7 @@ def lower_copy(copy: CoopCopy, plan: CopyPlan, k: int, phase: str = "copy", regs
     lane_paths = []
     for t in range(width):
         p = list(path)
-        p[fast] = plus_constant(path[fast], t)
+        p[fast] = A.plus(path[fast], t)
         lane_paths.append(tuple(p))
     scalar = copy.dest.scalar
     vwidth = width * copy.width  # scalars per moved unit
@@ -204,13 +203,13 @@ def lower_copy(copy: CoopCopy, plan: CopyPlan, k: int, phase: str = "copy", regs
             if phase == "copy":
                 tmp = Buffer(f"cp{k}", "private", scalar, width, sympy.Integer(width), "temporary", VectorType(scalar, width))
                 body.append(Declare(tmp))
-                body.append(Store(tmp, sympy.Integer(0), V.VecRead(tuple(lane(t) for t in range(width)), scalar), width))
-                src = lambda t: V.MemRead(tmp, sympy.Integer(t), 1)  # noqa: E731
+                body.append(Store(tmp, A.ZERO, V.VecRead(tuple(lane(t) for t in range(width)), scalar), width))
+                src = lambda t: V.MemRead(tmp, A.const(t), 1)  # noqa: E731
             for t in range(width):
                 body.append(Store(copy.dest, dest_index(lane_paths[t]), src(t)))
     inner: object = Block(tuple(body))
     if plan.total % plan.group_size:
-        inner = Block((If(sympy.Lt(f, plan.total), inner),))
+        inner = Block((If(A.rel("<", f, plan.total), inner),))
     unrolled = phase != "copy" or plan.steps <= UNROLL_COPY_STEPS
     loop: object = Loop(s, plan.steps, Level.SEQ, 0, inner, unroll=unrolled and not COMPILER_UNROLLS_COPIES,
                         note=f"cooperative copy ({phase})" if phase != "copy" else "cooperative copy",

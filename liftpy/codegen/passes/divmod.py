@@ -21,10 +21,10 @@ from __future__ import annotations
 import dataclasses
 from math import gcd
 
-import sympy
-
+from ... import arith as A
+from ...arith import divmod_nodes
 from ...ir.levels import Level
-from ...views.arith import CDiv, CMod, Memo, divmod_nodes, expand_index, free_symbols
+from ..memo import Memo
 from ..stmt import Block, If, IndexDef, Kernel, Loop, Store, body_ranges, descend, map_stmts, reads, walk
 from .simplify import simplify_substituted
 
@@ -82,10 +82,10 @@ _INFO = Memo(100_000)
 
 
 def _expr_info(e) -> tuple[tuple, frozenset]:
-    """``(divmod_nodes(e), free_symbols(e))`` in one memo lookup: every statement asks both of each of
+    """``(divmod_nodes(e), e.free_vars)`` in one memo lookup: every statement asks both of each of
     its expressions, and most expressions are shared by many statements."""
     hit = _INFO.table.get(e)
-    return hit if hit is not None else _INFO.get(e, lambda: (divmod_nodes(e), free_symbols(e)))
+    return hit if hit is not None else _INFO.get(e, lambda: (divmod_nodes(e), A.as_expr(e).free_vars))
 
 
 # What each statement's subtree holds (its own and every statement ``walk`` finds below it), by
@@ -125,16 +125,6 @@ def _uses(s, var) -> bool:
     return var in _tree(s)[1]
 
 
-def _divisor(node):
-    if isinstance(node, (CDiv, CMod)):
-        return node.args[0], int(node.args[1])
-    if isinstance(node, sympy.Mod):
-        m = node.args[1]
-        return (node.args[0], int(m)) if m.is_Integer else (None, 0)
-    num, den = sympy.fraction(sympy.together(node.args[0]))
-    return (num, int(den)) if den.is_Integer else (None, 0)
-
-
 _PERIODS = Memo(100_000)
 
 
@@ -143,11 +133,17 @@ def _period(node, var) -> int:
     has an integer coefficient c of ``var``: k = d / gcd(c, d)), or 0; memoised, since the same nodes
     are asked about for every loop and every trial split."""
     def compute():
-        dividend, d = _divisor(node)
-        if dividend is None or d <= 1:
+        dividend, d = node.args[0], node.args[1].value
+        if d <= 1:
             return 0
-        c = expand_index(dividend).coeff(var)
-        return d // gcd(abs(int(c)), d) if c.is_Integer and c != 0 else 0
+        c = 0
+        for t in A.terms_of(dividend):
+            k, rest = A.coeff_and_rest(t)
+            if rest is var:
+                c += k
+            elif var in rest.free_vars:
+                return 0  # var in a product or under a division: no period
+        return d // gcd(abs(c), d) if isinstance(c, int) and c != 0 else 0
 
     return _PERIODS.get((node, var), compute)
 
@@ -164,8 +160,8 @@ def _candidates(loop: Loop) -> list[int]:
 def split_loop(loop: Loop, d: int, ranges: dict) -> Loop:
     """``loop`` as a loop over ``q`` around a loop over ``r`` of ``d`` iterations, its counter ``d*q + r`` in
     the body, each statement that used it substituted and simplified with the ranges in scope."""
-    q = sympy.Symbol(f"{loop.var.name}q")
-    r = sympy.Symbol(f"{loop.var.name}r")
+    q = A.var(f"{loop.var.name}q")
+    r = A.var(f"{loop.var.name}r")
     mapping = {loop.var: d * q + r}
     inner_ranges = dict(ranges)
     inner_ranges[q] = (0, loop.extent // d - 1)
@@ -188,7 +184,7 @@ def _count_using(s, syms) -> int:
     n = 0
     for x in walk(s):
         for node in _own(x)[0]:
-            if not free_symbols(node).isdisjoint(syms):
+            if not node.free_vars.isdisjoint(syms):
                 n += 1
     return n
 

@@ -26,11 +26,9 @@ Runs after ``simplify``, which decided what the ranges alone decide.
 
 from __future__ import annotations
 
-import sympy
-
+from ... import arith as A
+from ...arith import bounds, extremum, rebuild, simplify, simplify_condition, substitute
 from ...views import view as V
-from ...views.arith import (CMod, bounds, difference, extremum, free_symbols, plus_constant, rebuild, relation, simplify,
-                            simplify_condition, substitute)
 from ...views.conditions import conjunction, disjunction, negate
 from ..stmt import Kernel, Store, map_stmts, store_with
 
@@ -72,7 +70,7 @@ def guard_clamps(r: V.Read, ranges) -> V.Read:
     if not parts or len(parts) > MAX_GUARD_PARTS:
         return r
     cond = simplify_condition(conjunction(list(parts)), ranges)
-    if cond is sympy.true or cond is sympy.false:
+    if cond is A.TRUE or cond is A.FALSE:
         return r
     return V.CondRead(cond, r, r)
 
@@ -81,41 +79,40 @@ def _clamp_conditions(e, parts: dict, ranges) -> None:
     """Into ``parts``: for each maximum or minimum in ``e``, that it chooses the argument it chooses in the
     middle of the ranges (a clamp's ``i + k``, a mirror's ``i - 1`` over ``-i``); for each modulus by a
     constant, that it subtracts the multiple of the period it subtracts there (``kn <= x < (k + 1)n``)."""
-    if not isinstance(e, sympy.Basic) or e.is_Atom:
+    if not isinstance(e, A.Expr) or not e.args:
         return
-    if isinstance(e, (sympy.Max, sympy.Min)):
+    if isinstance(e, (A.Max, A.Min)):
         mids = [_middle(a, ranges) for a in e.args]
         if None not in mids:
-            pick = mids.index(max(mids) if isinstance(e, sympy.Max) else min(mids))
+            pick = mids.index(max(mids) if isinstance(e, A.Max) else min(mids))
             x = e.args[pick]
             for i, other in enumerate(e.args):
                 if i != pick:
-                    cls = sympy.GreaterThan if isinstance(e, sympy.Max) else sympy.LessThan
-                    parts[relation(cls, difference(x, other), 0)] = None
-    elif isinstance(e, (sympy.Mod, CMod)) and e.args[1].is_Integer:
-        n = int(e.args[1])
+                    parts[A.rel(">=" if isinstance(e, A.Max) else "<=", x - other, 0)] = None
+    elif isinstance(e, (A.Mod, A.CMod)):
+        n = e.args[1].value
         k = _period(e.args[0], n, ranges)
         if k is not None and _mostly_in_period(e.args[0], n, k, ranges):
-            x = plus_constant(e.args[0], -k * n)  # in [0, n): x mod n is x - kn
-            parts[relation(sympy.GreaterThan, x, 0)] = None
-            parts[relation(sympy.StrictLessThan, plus_constant(x, -n), 0)] = None
+            x = A.plus(e.args[0], -k * n)  # in [0, n): x mod n is x - kn
+            parts[A.rel(">=", x, 0)] = None
+            parts[A.rel("<", A.plus(x, -n), 0)] = None
     for a in e.args:
         _clamp_conditions(a, parts, ranges)
 
 
 def _middle(e, ranges):
     """The value of ``e`` with every symbol in the middle of its range, or None (a symbol without one)."""
-    syms = free_symbols(e)
+    syms = e.free_vars
     if any(x not in ranges for x in syms):
         return None
-    v = substitute(e, {x: sympy.Integer((ranges[x][0] + ranges[x][1]) // 2) for x in syms})
-    return v if v.is_Number else None
+    v = substitute(e, {x: (ranges[x][0] + ranges[x][1]) // 2 for x in syms})
+    return v.value if v.is_const else None
 
 
 def _in_period(x, n: int, ranges, at_least) -> bool:
     """Whether the facts put ``x`` in the period ``_period`` names: ``x mod n`` is then ``x - kn``."""
     k = _period(x, n, ranges)
-    return k is not None and at_least(plus_constant(x, -k * n)) and at_least(plus_constant(-x, (k + 1) * n - 1))
+    return k is not None and at_least(A.plus(x, -k * n)) and at_least(A.plus(-x, (k + 1) * n - 1))
 
 
 def _mostly_in_period(x, n: int, k: int, ranges) -> bool:
@@ -137,12 +134,12 @@ def _period(x, n: int, ranges):
 def facts_of(c, ranges=None) -> tuple:
     """The integer expressions ``c`` proves non-negative: each comparison of a conjunction, as ``x >= 0``;
     ``x != 0`` where the ranges put ``x`` on one side of 0 (``i != 0`` for a counter is ``i - 1 >= 0``)."""
-    if isinstance(c, sympy.And):
+    if isinstance(c, A.And):
         return tuple(f for a in c.args for f in facts_of(a, ranges))
-    if not getattr(c, "is_Relational", False):
+    if not isinstance(c, A.Rel):
         return ()
-    d = difference(c.lhs, c.rhs)
-    op = c.rel_op
+    d = c.lhs - c.rhs
+    op = c.op
     if op == ">=":
         return (d,)
     if op == ">":
@@ -165,9 +162,9 @@ def refine(r: V.Read, ranges, facts: tuple) -> V.Read:
     """``r`` with what ``facts`` (and, in each conditional read's branches, its condition) decide decided."""
     if isinstance(r, V.CondRead):
         c = decide(r.cond, ranges, facts) if facts else r.cond
-        if c is sympy.true:
+        if c is A.TRUE:
             return refine(r.then, ranges, facts)
-        if c is sympy.false:
+        if c is A.FALSE:
             return refine(r.other, ranges, facts)
         then = refine(r.then, ranges, facts + facts_of(c, ranges))
         other = refine(r.other, ranges, facts + facts_of(negate(c), ranges))  # (None: nothing known)
@@ -189,7 +186,7 @@ def _known(facts, ranges):
     """Whether ``x >= 0`` follows from one of ``facts`` and the ranges: ``x - f`` is never negative."""
     def at_least(x) -> bool:
         for f in facts:
-            b = bounds(difference(x, f), ranges)
+            b = bounds(x - f, ranges)
             if b is not None and b[0] >= 0:
                 return True
         return False
@@ -199,24 +196,24 @@ def _known(facts, ranges):
 
 def decide(c, ranges, facts: tuple):
     """The condition ``c`` with the comparisons ``facts`` decide replaced by true or false."""
-    if c is sympy.true or c is sympy.false:
+    if c is A.TRUE or c is A.FALSE:
         return c
-    if isinstance(c, sympy.And):
+    if isinstance(c, A.And):
         parts = [decide(a, ranges, facts) for a in c.args]
         return c if all(a is b for a, b in zip(parts, c.args)) else conjunction(parts)
-    if isinstance(c, sympy.Or):
+    if isinstance(c, A.Or):
         parts = [decide(a, ranges, facts) for a in c.args]
         return c if all(a is b for a, b in zip(parts, c.args)) else disjunction(parts)
-    if not getattr(c, "is_Relational", False):
+    if not isinstance(c, A.Rel):
         return c
     at_least = _known(facts, ranges)
-    for outcome, test in ((sympy.true, c), (sympy.false, negate(c))):
-        if test is sympy.true:  # (a comparison of numbers)
+    for outcome, test in ((A.TRUE, c), (A.FALSE, negate(c))):
+        if test is A.TRUE:  # (a comparison of numbers)
             return outcome
-        if not getattr(test, "is_Relational", False):
+        if not isinstance(test, A.Rel):
             continue
-        if test.rel_op == "!=":  # d != 0 where d >= 1 or d <= -1
-            d = difference(test.lhs, test.rhs)
+        if test.op == "!=":  # d != 0 where d >= 1 or d <= -1
+            d = test.lhs - test.rhs
             if at_least(d - 1) or at_least(-d - 1):
                 return outcome
             continue
@@ -229,20 +226,20 @@ def decide(c, ranges, facts: tuple):
 def _refined(e, ranges, facts: tuple, memo: dict):
     """The index expression ``e`` with the maxima, minima, moduli and conditions ``facts`` decide gone (a
     modulus proven to subtract one multiple of its period is that subtraction)."""
-    if not isinstance(e, sympy.Basic) or e.is_Atom:
+    if not isinstance(e, A.Expr) or not e.args:
         return e
     hit = memo.get(e)
     if hit is not None:
         return hit
-    if isinstance(e, sympy.logic.boolalg.Boolean) and (e.is_Relational or isinstance(e, (sympy.And, sympy.Or))):
+    if isinstance(e, (A.Rel, A.And, A.Or)):
         out = decide(e, ranges, facts)
     else:
         args = [_refined(a, ranges, facts, memo) for a in e.args]
         at_least = _known(facts, ranges)
-        if isinstance(e, (sympy.Max, sympy.Min)):
-            out = extremum(type(e), args, ranges, e, at_least)
-        elif isinstance(e, (sympy.Mod, CMod)) and args[1].is_Integer and _in_period(args[0], int(args[1]), ranges, at_least):
-            out = plus_constant(args[0], -_period(args[0], int(args[1]), ranges) * int(args[1]))
+        if isinstance(e, (A.Max, A.Min)):
+            out = extremum(type(e), args, ranges, at_least)
+        elif isinstance(e, (A.Mod, A.CMod)) and _in_period(args[0], e.args[1].value, ranges, at_least):
+            out = A.plus(args[0], -_period(args[0], e.args[1].value, ranges) * e.args[1].value)
         elif all(a is b for a, b in zip(args, e.args)):
             out = e
         else:

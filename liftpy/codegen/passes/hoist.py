@@ -11,9 +11,8 @@ from __future__ import annotations
 import dataclasses
 import itertools
 
-import sympy
-
-from ...views.arith import DIVMOD, divmod_nodes, free_symbols, make_and, plus_constant, rebuild, relation, without_constant
+from ... import arith as A
+from ...arith import DIVMOD, divmod_nodes, rebuild, without_constant
 from ..stmt import Block, If, IndexDef, Kernel, Loop, Store, map_read, store_with
 
 
@@ -24,14 +23,14 @@ def hoist(kernel: Kernel) -> Kernel:
     def name_of(e):
         sym = names.get(e)
         if sym is None:
-            sym = sympy.Symbol(f"a_{next(counter)}")
+            sym = A.var(f"a_{next(counter)}")
             names[e] = sym
         return sym
 
     memo: dict = {}
 
     def replace_in(e, innermost, lifted):
-        if not isinstance(e, sympy.Basic) or e.is_Atom:  # a number or a name (an unrolled copy's private
+        if not isinstance(e, A.Expr) or not e.args:  # a number or a name (an unrolled copy's private
             return e  # index): nothing to name
         # Unrolled bodies repeat the same indices many times: each is rewritten once per loop variable.
         key = (e, innermost)
@@ -43,7 +42,7 @@ def hoist(kernel: Kernel) -> Kernel:
         rest, c = without_constant(e)
         if c:  # the rest once for all the copies of an unrolled index, which differ in the constant only
             named = replace_in(rest, innermost, mine)
-            out = e if named is rest else plus_constant(named, c)
+            out = e if named is rest else A.plus(named, c)
         else:
             out = _replace_in(e, innermost, mine)
         memo[key] = (out, mine)
@@ -60,9 +59,9 @@ def hoist(kernel: Kernel) -> Kernel:
         for x in block.items:
             if isinstance(x, Loop):
                 body, inner = visit(x.body, loop_vars + (x.var,))
-                here = [(sym, e) for e, sym in inner.items() if x.var in free_symbols(e)]
+                here = [(sym, e) for e, sym in inner.items() if x.var in e.free_vars]
                 for e, sym in inner.items():
-                    if x.var not in free_symbols(e):
+                    if x.var not in e.free_vars:
                         lifted[e] = sym
                 defs = tuple(IndexDef(sym, e) for sym, e in sorted(here, key=lambda p: p[0].name))
                 items.append(dataclasses.replace(x, body=Block(defs + body.items)))
@@ -94,18 +93,14 @@ def hoist(kernel: Kernel) -> Kernel:
 def _named(x, innermost, lifted: dict, name_of):
     """``x`` with every division or modulus that has symbols but not ``innermost`` replaced by its name
     (``name_of``), recorded in ``lifted``."""
-    if isinstance(x, DIVMOD) and free_symbols(x) and innermost not in free_symbols(x):
+    if isinstance(x, DIVMOD) and x.free_vars and innermost not in x.free_vars:
         sym = name_of(x)
         lifted[x] = sym
         return sym
-    if not x.args or x.is_Atom or not divmod_nodes(x):  # nothing to name below
+    if not x.args or not divmod_nodes(x):  # nothing to name below
         return x
     args = tuple(_named(a, innermost, lifted, name_of) for a in x.args)
     if all(a is b for a, b in zip(args, x.args)):
         return x
-    if x.is_Relational:
-        return relation(x.func, *args)
-    if isinstance(x, sympy.And):  # a padding condition: sympy's And sorts its parts through sort keys
-        return make_and(args)
     return rebuild(x, args)
 

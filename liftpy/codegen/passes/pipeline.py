@@ -28,6 +28,7 @@ import itertools
 
 import sympy
 
+from ... import arith as A
 from ...ir.levels import Level
 from ...views import view as V
 from ..memory import Buffer
@@ -72,7 +73,7 @@ def _is_double(copy: CoopCopy) -> bool:
 
 def _double_buffered(loop: Loop, dests: list, body: tuple) -> list:
     """The loop with its copies' destinations alternating halves, its closing barrier moved after it."""
-    half = sympy.Mod(loop.var, 2)
+    half = A.mod(loop.var, 2)
     for d in dests:
         body = tuple(_shifted(x, d, half * (d.count // 2)) for x in body)
     if isinstance(body[-1], Barrier):
@@ -109,11 +110,11 @@ def pipeline_copies(kernel: Kernel) -> Kernel:
             n = plan.steps * plan.width * copy.width
             regs = Buffer(f"pf{k}", "private", copy.dest.scalar, n, sympy.Integer(n), "temporary", None)
             pre.append(Declare(regs))
-            pre.extend(lower_copy(copy, plan, k, "load", regs, {kt: sympy.Integer(0)}))
+            pre.extend(lower_copy(copy, plan, k, "load", regs, {kt: A.ZERO}))
             stores.extend(lower_copy(copy, plan, k, "store", regs))
             nxt.extend(lower_copy(copy, plan, k, "load", regs, {kt: kt + 1}))
         rest = loop.body.items[len(found):]
-        body = tuple(stores) + (rest[0], If(sympy.Lt(kt, loop.extent - 1), Block(tuple(nxt)))) + tuple(rest[1:])
+        body = tuple(stores) + (rest[0], If(A.rel("<", kt, loop.extent - 1), Block(tuple(nxt)))) + tuple(rest[1:])
         done.append(loop.note)
         return pre, body
 

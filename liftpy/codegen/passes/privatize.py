@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import dataclasses
 
-import sympy
 
 from ...ir.levels import Level
 from ...views import view as V
-from ...views.arith import Memo, bounds, expand_index, linear_in
+from ...arith import bounds, linear_in
+from ..memo import Memo
 from ..memory import Buffer
 from ..stmt import CONTAINERS, Block, Declare, Kernel, Loop, Store, bind_index, body_ranges, descend, reads, walk
 
@@ -56,7 +56,7 @@ def _split(index, loops):
 
 
 def _split_of(index, loops):
-    e = expand_index(index)
+    e = index
     coeffs = {}
     for lp in loops:
         # A local id under a division, a modulus or a product with another symbol is no block of

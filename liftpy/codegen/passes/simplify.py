@@ -1,17 +1,14 @@
 """Simplification of every index and condition with the ranges of the loop variables in scope
-(``liftpy.views.arith``): ``floor((4*i + j)/4)`` becomes ``i`` when ``j < 4``, a padding condition that
+(``liftpy.arith``): ``floor((4*i + j)/4)`` becomes ``i`` when ``j < 4``, a padding condition that
 holds for the whole range of a loop disappears, and a conditional read whose condition is decided becomes
 the branch taken."""
 
 from __future__ import annotations
 
-
-import sympy
-
+from ... import arith as A
+from ...arith import simplify as simplify_index
+from ...arith import simplify_condition, substitute_simplified
 from ...views import view as V
-from ...views.arith import simplify as simplify_index
-from ...views.arith import simplify_condition
-from ...views.arith import substitute_simplified
 from ..stmt import If, IndexDef, Kernel, Store, map_stmts, store_with
 
 
@@ -21,9 +18,9 @@ def rewrite_read(r: V.Read, index, cond) -> V.Read:
     def one(x: V.Read) -> V.Read:
         if isinstance(x, V.CondRead):
             c = cond(x.cond)
-            if c is sympy.true:
+            if c is A.TRUE:
                 return x.then
-            if c is sympy.false:
+            if c is A.FALSE:
                 return x.other
             return V.CondRead(c, x.then, x.other)
         return x.map_exprs(index)
@@ -37,9 +34,9 @@ def rewrite_stmt(s, index, cond):
     body's statements, one that became false nothing."""
     if isinstance(s, If):
         c = cond(s.cond)
-        if c is sympy.true:
+        if c is A.TRUE:
             return s.body.items
-        if c is sympy.false:
+        if c is A.FALSE:
             return ()
         return If(c, s.body)
     if isinstance(s, Store):
@@ -62,7 +59,7 @@ def _stmt(s, ranges):
 def simplify_substituted(s, mapping: dict, done: dict, ranges: dict):
     """``s`` with ``mapping`` substituted and simplified with ``ranges``, in one walk of each value (a trial
     split rewrote every read twice, and built the substituted one only to rebuild it).  ``done``: the
-    indices and conditions substituted and simplified already (``views.arith.substitute_simplified``),
+    indices and conditions substituted and simplified already (``arith.substitute_simplified``),
     shared between statements."""
     return rewrite_stmt(s, lambda e: substitute_simplified(e, mapping, ranges, done),
                         lambda c: substitute_simplified(c, mapping, ranges, done))

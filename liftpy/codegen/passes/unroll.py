@@ -65,11 +65,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import sympy
 
 from ...errors import CodegenError
 from ...ir.levels import Level
-from ...views.arith import free_symbols, linear_in, plus_constant, substitute_simplified
+from ... import arith as A
+from ...arith import linear_in, substitute_simplified
 from ...views.view import ImageRead, MemRead, walk_reads
 from ..stmt import Block, If, IndexDef, Kernel, Loop, Store, bind_index, body_ranges, descend, flatten, map_stmts, walk
 from .divmod import split_loop
@@ -98,7 +98,7 @@ VECTOR = 4  # the lanes of the vector loads the vectorization pass makes of side
 
 def _next_to_next(index, var) -> bool:
     """Whether an access at ``index`` may lie next to the same access in the next iteration of ``var``."""
-    if var not in free_symbols(index):
+    if var not in A.as_expr(index).free_vars:
         return False
     lin = linear_in(index, var)
     return lin is None or abs(lin[1]) == 1
@@ -285,7 +285,7 @@ def _changed(loop: Loop) -> frozenset:
     definitions of its body computed from them."""
     changed = {loop.var}
     for s in walk(loop.body):
-        if isinstance(s, IndexDef) and not free_symbols(s.value).isdisjoint(changed):
+        if isinstance(s, IndexDef) and not s.value.free_vars.isdisjoint(changed):
             changed.add(s.var)
     return frozenset(changed)
 
@@ -296,7 +296,7 @@ _KEEP, _SHIFT, _SIMPLIFY = 0, 1, 2
 def _plan(e, var, changed: frozenset, alone: bool) -> tuple:
     """What the copies of ``e`` need: nothing (``_KEEP``), another constant (``_SHIFT``, with the rest and
     the counter's coefficient), or substituting and simplifying (``_SIMPLIFY``)."""
-    syms = free_symbols(e)
+    syms = e.free_vars
     if syms.isdisjoint(changed):
         return (_KEEP,)
     if var in syms and (alone or len(syms & changed) == 1):
@@ -314,7 +314,7 @@ def _copy(loop: Loop, k: int, ranges: dict, changed: frozenset, plans: dict) -> 
     as simple as before.  Only the others (the counter under a division or a modulus, or an index
     definition computed from it) are simplified again, with the copy's ranges."""
     var = loop.var
-    mapping = {var: sympy.Integer(k)}
+    mapping = {var: A.const(k)}
     done: dict = {}  # indices and conditions made for this copy: its statements share most of their terms
     alone = len(changed) == 1  # no index definition computed from the counter (before hoisting: nearly always)
 
@@ -328,7 +328,7 @@ def _copy(loop: Loop, k: int, ranges: dict, changed: frozenset, plans: dict) -> 
             if plan[0] == _KEEP:
                 return e
             if plan[0] == _SHIFT:
-                return plus_constant(plan[1], plan[2] * k)
+                return A.plus(plan[1], plan[2] * k)
             return substitute_simplified(e, mapping, scope, done, changed)
 
         return rewrite_stmt(s, copy, copy)

@@ -22,8 +22,9 @@ import dataclasses
 
 import sympy
 
+from ... import arith as A
 from ...views import view as V
-from ...views.arith import Memo, difference, expand_index, plus_constant
+from ..memo import Memo
 from ..stmt import Block, Kernel, Store, descend, flatten, reads, store_with
 
 # Widths of the vector stores runs of scalar stores become.  Not 16: no GPU stores more than 128 bits per
@@ -38,7 +39,7 @@ def merge_lanes(lanes: list) -> V.Read | None:
     n, first = len(lanes), lanes[0]
     if all(isinstance(l, V.MemRead) and l.width == 1 and l.buffer == first.buffer for l in lanes):
         if first.buffer.space != "private" or first.buffer.count > 1:
-            if all(difference(l.index, first.index) == t for t, l in enumerate(lanes)):
+            if all(l.index - first.index == t for t, l in enumerate(lanes)):
                 return V.MemRead(first.buffer, first.index, n)
         return None
     if all(isinstance(l, V.ConstRead) and l.width == 1 and l.value == first.value for l in lanes):
@@ -58,7 +59,7 @@ def merge_lanes(lanes: list) -> V.Read | None:
 
 
 # The answers of ``is_multiple`` and ``_split_lane`` for the indices of one generation (emptied with the
-# index algebra's memos, ``arith.clear_memos``).  Tables kept across generations (``lru_cache``) found the
+# passes' memos, ``codegen.memo.clear_memos``).  Tables kept across generations (``lru_cache``) found the
 # indices of earlier kernels equal to new ones, objects apart, and compared them term by term.
 _MULTIPLES, _LANES = Memo(), Memo()
 
@@ -75,10 +76,9 @@ def is_multiple(index, width: int) -> bool:
 def _is_multiple(index, width: int) -> bool:
     if width not in (2, 4, 8, 16):
         return False
-    index = expand_index(index)
-    for term in sympy.Add.make_args(index):
-        c, _ = term.as_coeff_Mul()
-        if not c.is_Integer or int(c) % width:
+    for term in A.terms_of(A.as_expr(index)):
+        c = term.value if term.is_const else A.coeff_and_rest(term)[0]
+        if not isinstance(c, int) or c % width:
             return False
     return True
 
@@ -118,7 +118,7 @@ def _group_stores(items: tuple) -> tuple:
                 run = items[i : i + w]
                 if len(run) < w or not all(isinstance(x, Store) and x.width == 1 and x.buffer == s.buffer for x in run):
                     continue
-                if not all(difference(x.index, s.index) == t for t, x in enumerate(run)):
+                if not all(x.index - s.index == t for t, x in enumerate(run)):
                     continue
                 if any(_reads_buffer(x.value, s.buffer) for x in run):
                     continue
@@ -144,17 +144,11 @@ def _split_lane(index):
 
 
 def _lane_split(index):
-    e = expand_index(index)
-    c = 0
-    for term in sympy.Add.make_args(e):
-        if term.is_Integer:
-            c = int(term)
-    # e - c and rest + (c - c % 4) built from e's other terms, without Add.flatten.
-    rest = expand_index(plus_constant(e, -c))
-    if not is_multiple(rest, 4) and rest != 0:
+    rest, c = A.without_constant(A.as_expr(index))
+    if not isinstance(c, int) or (not is_multiple(rest, 4) and rest is not A.ZERO):
         return None
     k = c - c % 4
-    return expand_index(plus_constant(rest, k)), c % 4
+    return A.plus(rest, k), c % 4
 
 
 def _unguarded(r: V.Read):
@@ -205,7 +199,7 @@ def _combine_loads(items: tuple, counter) -> tuple:
         k = next(counter)
         tmp = Buffer(f"v{k}", "private", buf.scalar, 4, sympy.Integer(4), "temporary", None)
         chosen[key] = tmp
-        load = Store(tmp, sympy.Integer(0), V.MemRead(buf, base, 4, True), 4)
+        load = Store(tmp, A.ZERO, V.MemRead(buf, base, 4, True), 4)
         loads_at.setdefault(first_use[key], []).extend([Declare(tmp), load])
 
     loaded = {id(buf) for buf, _ in chosen}
@@ -216,7 +210,7 @@ def _combine_loads(items: tuple, counter) -> tuple:
         if isinstance(r, V.MemRead) and r.width == 1 and id(r.buffer) in loaded:
             split = _split_lane(r.index)
             if split is not None and (r.buffer, split[0]) in chosen:
-                return V.MemRead(chosen[(r.buffer, split[0])], sympy.Integer(split[1]), 1)
+                return V.MemRead(chosen[(r.buffer, split[0])], A.const(split[1]), 1)
         return r
 
     def swap(r):

@@ -52,6 +52,8 @@ class Stride:
 
     def apply(self, i, n):
         m = sympy.Integer(n) / self.s if not isinstance(n, int) else n // int(self.s)
+        if isinstance(m, int) and not isinstance(i, sympy.Basic):  # an index of code generation (liftpy.arith)
+            return i // m + int(self.s) * (i % m)
         return sympy.floor(i / m) + self.s * sympy.Mod(i, m)
 
     def indices(self, n: int, s: int) -> np.ndarray:
@@ -123,6 +125,11 @@ def _divisible(n, m) -> sympy.Basic:
 TABLE: dict[str, tuple[type, dict[str, Any]]] = {}
 
 
+# The printed fields of each primitive class, in order (``Primitive.static_args``): printing a program asked
+# ``dataclasses.fields`` for them at every call node.
+_STATIC_FIELDS: dict = {}
+
+
 class Primitive(abc.ABC):
     name: ClassVar[str]
     kind: ClassVar[str]  # 'map', 'reduce', 'scan', 'layout', 'memory', 'let', 'result'
@@ -154,7 +161,10 @@ class Primitive(abc.ABC):
 
     def static_args(self) -> list[tuple[str, Any]]:
         """Fields printed before the data arguments, in order, with flags left out."""
-        return [(f.name, getattr(self, f.name)) for f in dataclasses.fields(self) if f.name not in self.flags]
+        names = _STATIC_FIELDS.get(type(self))
+        if names is None:
+            names = _STATIC_FIELDS[type(self)] = tuple(f.name for f in dataclasses.fields(self) if f.name not in self.flags)
+        return [(n, getattr(self, n)) for n in names]
 
     @abc.abstractmethod
     def typecheck(self, args: list[Type], tc) -> Type:

@@ -1,0 +1,182 @@
+"""The orders of sympy's canonical forms, on index expressions: ``rank`` (a key in the order of sympy's
+``Basic.compare``, the order of a sum's terms and a product's factors) and ``sort_key`` (sympy's
+``default_sort_key``, the order in which the C printer writes a sum's terms and in which a conjunction,
+a disjunction or an extremum keeps its arguments), with ``node_count`` and ``ordered`` (sympy's
+``ordered``).
+
+They exist for one reason: kernels generated with this algebra are byte-identical to those generated
+with the sympy one it replaced, and the printed order of terms, conditions and arguments is sympy's.
+Each node is compared as the sympy object it stands for (``sympy_args``): a floor division
+``floor(num / d)`` as ``floor`` of the rational sum ``num / d``, a constant as the sympy number of its
+value (``Zero``, ``One``, ``Integer``, ``Rational``... are distinct classes there).  The property tests
+hold both orders against sympy's on random expressions.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from . import expr as E
+
+# sympy's ``ordering_of_classes``, the part of it index expressions meet; names not in it are ordered
+# after all of them, by name.
+_CLASS_ORDER = {name: k for k, name in enumerate((
+    "Zero", "One", "Half", "Infinity", "NaN", "NegativeOne", "NegativeInfinity", "Integer", "Rational",
+    "Float", "Exp1", "Pi", "ImaginaryUnit", "Symbol", "Wild", "Pow", "Mul", "Add", "Derivative",
+    "Integral", "Abs", "Sign", "Sqrt", "Floor", "Ceiling", "Re", "Im", "Arg", "Conjugate", "Exp", "Log",
+    "Sin", "Cos", "Tan", "Cot", "ASin", "ACos", "ATan", "ACot", "Sinh", "Cosh", "Tanh", "Coth", "ASinh",
+    "ACosh", "ATanh", "ACoth", "RisingFactorial", "FallingFactorial", "factorial", "binomial", "Gamma",
+    "LowerGamma", "UpperGamma", "PolyGamma", "Erf", "Chebyshev", "Chebyshev2", "Function",
+    "WildFunction", "Lambda", "Order", "Equality", "Unequality", "StrictGreaterThan", "StrictLessThan",
+    "GreaterThan", "LessThan"))}
+_UNKNOWN = len(_CLASS_ORDER) + 1
+
+_REL_CLASS = {"<": "StrictLessThan", "<=": "LessThan", ">": "StrictGreaterThan", ">=": "GreaterThan",
+              "==": "Equality", "!=": "Unequality"}
+_NAMES = {E.Var: "Symbol", E.Add: "Add", E.Mul: "Mul", E.Pow: "Pow", E.FloorDiv: "floor", E.Mod: "Mod",
+          E.CDiv: "CDiv", E.CMod: "CMod", E.CLoad: "CLoad", E.Min: "Min", E.Max: "Max", E.And: "And",
+          E.Or: "Or"}
+
+
+def class_name(e: E.Expr) -> str:
+    """The name of the sympy class of ``e``."""
+    if e.is_const:
+        v = e.value
+        if isinstance(v, int):
+            return {0: "Zero", 1: "One", -1: "NegativeOne"}.get(v, "Integer")
+        return "Half" if v == Fraction(1, 2) else "Rational"
+    if isinstance(e, E.Rel):
+        return _REL_CLASS[e.op]
+    if isinstance(e, E.Truth):
+        return "BooleanTrue" if e.value else "BooleanFalse"
+    return _NAMES[type(e)]
+
+
+def sympy_args(e: E.Expr) -> tuple:
+    """``e``'s arguments as sympy holds them: a floor division's is the rational sum ``num / d``."""
+    if isinstance(e, E.FloorDiv):
+        return (E.scale(e.args[0], Fraction(1, e.args[1].value)),)
+    return e.args
+
+
+def _content(e: E.Expr) -> tuple:
+    """sympy's ``_hashable_content``."""
+    if e.is_const:
+        v = Fraction(e.value)
+        return (v.numerator, v.denominator)
+    if e.is_var:
+        return (e.name, ("commutative", True))  # the assumptions of a plain Symbol
+    return sympy_args(e)
+
+
+def rank(e: E.Expr) -> tuple:
+    """A key in the order of sympy's ``Basic.compare`` (once per node): the class's place in sympy's
+    ``ordering_of_classes`` (a name not listed after all listed ones, by name), then the length of the
+    hashable content, then the content, nodes by their ranks."""
+    k = e._rank
+    if k is None:
+        name = class_name(e)
+        i = _CLASS_ORDER.get(name, _UNKNOWN)
+        content = _content(e)
+        k = e._rank = ((i, name if i == _UNKNOWN else ""), len(content),
+                       tuple([rank(x) if isinstance(x, E.Expr) else x for x in content]))
+    return k
+
+
+def node_count(e: E.Expr) -> int:
+    """sympy's ``_node_count`` (the first key of ``ordered``), once per node."""
+    n = e._count
+    if n is None:
+        n = e._count = 1 + sum(map(node_count, sympy_args(e)))
+    return n
+
+
+def ordered(items: list) -> list:
+    """sympy's ``ordered`` for distinct items: by node count, then by ``sort_key``, ties kept."""
+    if len(items) < 2:
+        return list(items)
+    return sorted(items, key=lambda x: (node_count(x), sort_key(x)))
+
+
+def _number_key(v) -> tuple:
+    return ((1, 0, "Number"), (0, ()), (), v)
+
+
+_ONE_KEY = _number_key(1)
+_CLASS_KEYS = {"Add": (3, 1, "Add"), "Mul": (3, 0, "Mul"), "Pow": (3, 2, "Pow"), "Symbol": (2, 0, "Symbol")}
+
+
+def _class_key(e: E.Expr) -> tuple:
+    name = class_name(e)
+    hit = _CLASS_KEYS.get(name)
+    if hit is not None:
+        return hit
+    if isinstance(e, (E.FloorDiv, E.Mod, E.CDiv, E.CMod, E.CLoad)):
+        return (4, 10000, name)  # sympy functions with a fixed number of arguments
+    return (5, 0, name)
+
+
+def sort_key(e: E.Expr) -> tuple:
+    """sympy's ``default_sort_key`` (once per node)."""
+    k = e._key
+    if k is None:
+        k = e._key = _sort_key(e)
+    return k
+
+
+def _sort_key(e: E.Expr) -> tuple:
+    if e.is_const:
+        return _number_key(e.value)
+    if e.is_var:
+        return (_CLASS_KEYS["Symbol"], (1, (e.name,)), _ONE_KEY, 1)
+    if e.is_cond:  # Basic.sort_key
+        args = tuple(sort_key(a) for a in e.args)
+        return (_class_key(e), (len(args), args), _ONE_KEY, 1)
+    coeff, rest = E.coeff_and_rest(e)  # Expr.sort_key
+    exp = _ONE_KEY
+    if rest.is_pow:
+        rest, exp = rest.args[0], _number_key(rest.args[1].value)
+    if rest.is_var:
+        args = (rest.name,)
+    else:
+        if rest.is_add:
+            parts = ordered_terms(rest)
+        elif rest.is_mul:
+            parts = sorted(rest.args, key=sort_key)
+        else:
+            parts = sympy_args(rest)
+        args = tuple(sort_key(a) for a in parts)
+    return (_class_key(rest), (len(args), args), exp, coeff)
+
+
+def ordered_terms(e: E.Expr) -> list:
+    """sympy's ``Add.as_ordered_terms()``: by the lexicographic order of the terms' monomials over the
+    generators (the factors, in ``sort_key`` order), higher powers first, then by coefficient."""
+    terms = list(e.args)
+    if len(terms) == 2 and terms[0].is_const and terms[0].value > 0 and terms[1].is_mul:
+        c = terms[1].args[0]
+        if c.is_const and c.value < 0:  # sympy's special case: 3 - 2*x stays in that order
+            return terms
+    split = []
+    gens = set()
+    for t in terms:
+        if t.is_const:
+            split.append((t.value, {}))
+            continue
+        coeff, rest = E.coeff_and_rest(t)
+        powers = {}
+        for f in E.factors_of(rest):
+            base, k = (f.args[0], f.args[1].value) if f.is_pow else (f, 1)
+            powers[base] = k
+            gens.add(base)
+        split.append((coeff, powers))
+    index = {g: k for k, g in enumerate(sorted(gens, key=sort_key))}
+
+    def key(item):
+        coeff, powers = item[1]
+        monom = [0] * len(index)
+        for base, k in powers.items():
+            monom[index[base]] = -k
+        return tuple(monom), (), ((False, 0.0), (float(coeff), 0.0))
+
+    return [t for t, _ in sorted(zip(terms, split), key=key)]
