@@ -8,11 +8,14 @@ The names below are what code generation uses."""
 from .cond import conj, disj, negate, rel
 from .expr import (FALSE, ONE, TRUE, ZERO, Add, And, ArithError, CDiv, CLoad, CMod, Cond, Const, Expr, FloorDiv, Max,
                    Min, Mod, Mul, Or, Pow, Rel, Truth, Var, add, as_expr, cdiv, cload, cmod, coeff_and_rest, const,
-                   factors_of, floordiv, maximum, minimum, mod, mul, plus, scale, terms_of, truth, var,
+                   factors_of, floordiv, mod, mul, plus, scale, terms_of, truth, var,
                    without_constant)
-from .printer import C_HELPERS, to_c
+from .order import maximum, minimum
+from .printer import C_HELPERS, show, to_c
 from .simplify import DIVMOD, Ranges, bounds, comparison, extremum, fdiv, fmod, mod_of, simplify, simplify_condition
 from .walk import divmod_nodes, evaluate, linear_in, rebuild, substitute, substitute_simplified
+
+Expr.__repr__ = lambda self: show(self)  # (the printer builds on ``expr``: its text is installed from here)
 
 
 def affine(i, n: int, j) -> Expr:

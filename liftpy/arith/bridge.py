@@ -12,6 +12,7 @@ import sympy
 
 from . import cond as C
 from . import expr as E
+from . import order as O
 
 _RELS = {sympy.StrictLessThan: "<", sympy.LessThan: "<=", sympy.StrictGreaterThan: ">",
          sympy.GreaterThan: ">=", sympy.Eq: "==", sympy.Ne: "!="}
@@ -66,7 +67,7 @@ def from_sympy(s) -> E.Expr:
     if isinstance(s, cload):
         return E.cload(s.args[0].name, from_sympy(s.args[1]), _int(s.args[2]))
     if isinstance(s, (sympy.Max, sympy.Min)):
-        make = E.maximum if isinstance(s, sympy.Max) else E.minimum
+        make = O.maximum if isinstance(s, sympy.Max) else O.minimum
         return make(from_sympy(a) for a in s.args)
     if type(s) in _RELS:
         return C.rel(_RELS[type(s)], from_sympy(s.lhs), from_sympy(s.rhs))

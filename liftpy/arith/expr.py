@@ -78,10 +78,8 @@ class Expr:
         # a copy that is not the node alive for its arguments would be equal to nothing.
         return (_reinterned, (type(self), self.args, _extra(self)))
 
-    def __repr__(self) -> str:
-        from .printer import show
-
-        return show(self)
+    # ``repr`` is the C-like text of ``arith.printer``, installed by the package (the printer builds on
+    # this module).
 
     @property
     def free_vars(self) -> frozenset:
@@ -566,24 +564,3 @@ def cmod(num, d) -> Expr:
 
 def cload(buffer: str, index, length: int) -> Expr:
     return _intern(CLoad, (var(buffer), as_expr(index), const(length)))
-
-
-def _extremum(cls, args) -> Expr:
-    from .order import ordered
-
-    flat = []
-    for a in map(as_expr, args):
-        flat.extend(a.args if isinstance(a, cls) else (a,))
-    numbers = [a.value for a in flat if a.is_const]
-    if len(numbers) == len(flat):
-        return const(max(numbers) if cls is Max else min(numbers))
-    kept = ordered(list(dict.fromkeys(flat)))
-    return kept[0] if len(kept) == 1 else _intern(cls, tuple(kept))
-
-
-def maximum(args) -> Expr:
-    return _extremum(Max, args)
-
-
-def minimum(args) -> Expr:
-    return _extremum(Min, args)

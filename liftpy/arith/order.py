@@ -180,3 +180,23 @@ def ordered_terms(e: E.Expr) -> list:
         return tuple(monom), (), ((False, 0.0), (float(coeff), 0.0))
 
     return [t for t, _ in sorted(zip(terms, split), key=key)]
+
+
+# Extremums keep their arguments in sympy's order (``ordered``), so they are built here.
+def _extremum(cls, args) -> E.Expr:
+    flat = []
+    for a in map(E.as_expr, args):
+        flat.extend(a.args if isinstance(a, cls) else (a,))
+    numbers = [a.value for a in flat if a.is_const]
+    if len(numbers) == len(flat):
+        return E.const(max(numbers) if cls is E.Max else min(numbers))
+    kept = ordered(list(dict.fromkeys(flat)))
+    return kept[0] if len(kept) == 1 else E._intern(cls, tuple(kept))
+
+
+def maximum(args) -> E.Expr:
+    return _extremum(E.Max, args)
+
+
+def minimum(args) -> E.Expr:
+    return _extremum(E.Min, args)

@@ -20,6 +20,7 @@ from typing import Mapping
 
 from . import cond as C
 from . import expr as E
+from . import order as O
 
 Ranges = Mapping[E.Var, tuple[int, int]]
 
@@ -292,7 +293,7 @@ def extremum(cls, args: list, ranges: Ranges, at_least=None) -> E.Expr:
     for a in list(args):
         if len(kept) > 1 and any(b is not a and never(a, b) for b in kept):
             kept.remove(a)
-    return E.maximum(kept) if cls is E.Max else E.minimum(kept)
+    return O.maximum(kept) if cls is E.Max else O.minimum(kept)
 
 
 def simplify_condition(c, ranges: Ranges) -> E.Cond:

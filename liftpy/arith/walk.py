@@ -7,6 +7,7 @@ from typing import Mapping
 
 from . import cond as C
 from . import expr as E
+from . import order as O
 from .simplify import DIVMOD, Ranges, simplify
 
 
@@ -33,9 +34,9 @@ def rebuild(e: E.Expr, args) -> E.Expr:
     if isinstance(e, E.Or):
         return _lattice_with_truths(e, args, E.TRUE, E.FALSE, C.disj)
     if isinstance(e, E.Max):
-        return E.maximum(args)
+        return O.maximum(args)
     if isinstance(e, E.Min):
-        return E.minimum(args)
+        return O.minimum(args)
     if isinstance(e, E.CLoad):
         return E.cload(e.args[0].name, args[1], e.args[2].value)
     make = {E.FloorDiv: E.floordiv, E.Mod: E.mod, E.CDiv: E.cdiv, E.CMod: E.cmod}[type(e)]
