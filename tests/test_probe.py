@@ -54,7 +54,8 @@ def test_every_probe_runs(run):
     assert set(status) == {p.name for p in PROBES}
     assert all(s == "ok" for s, _ in status.values()), status
     for r in run.results:
-        assert r.measurements and r.curves, r.probe
+        # A probe that builds a kernel and compares its results (half arithmetic) gives an answer, not a curve.
+        assert r.measurements and (r.curves or all(m.unit == "bool" for m in r.measurements)), r.probe
         for m in r.measurements:
             assert 0.0 <= m.confidence <= 1.0 and m.method and m.unit
 
