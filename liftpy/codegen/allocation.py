@@ -48,6 +48,7 @@ from ..ir.typecheck import type_of
 from ..ir.types import ArrayType, Type, memory_bytes
 from ..ir.userfun import UserFun
 from .execution import Position, Temporary, execution_of  # noqa: F401 - Position, Temporary: found here by callers
+from ..ir.printer import show
 
 
 @dataclass(frozen=True)
@@ -310,7 +311,5 @@ class _Walk:
 
 
 def _short(e) -> str:
-    from ..ir.printer import show
-
     text = " ".join(show(e).split())
     return text if len(text) <= 120 else text[:117] + "..."

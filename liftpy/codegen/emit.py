@@ -65,6 +65,7 @@ from .execution import execution_of
 from .memory import Buffer, struct_definition
 from .render import literal_c
 from .stmt import Barrier, Block, CoopCopy, Declare, Loop, Store
+from ..ir.printer import show
 
 
 REGISTER_COPY_LIMIT = 256  # elements of a private array copied with constant indices
@@ -431,7 +432,5 @@ def _concrete_type(t: Type, em: Emitter) -> Type:
 
 
 def _short(e) -> str:
-    from ..ir.printer import show
-
     text = " ".join(show(e).split())
     return text if len(text) <= 120 else text[:117] + "..."

@@ -19,22 +19,24 @@ from dataclasses import dataclass, field
 from functools import lru_cache, wraps
 from typing import Mapping
 
-from ..errors import CodegenError
+from ..errors import CodegenError, ConstraintError, summarize
 from ..ir.analysis import input_size_symbols
 from ..ir.expr import Call, Program
+from ..ir.kernels import split_kernels
 from ..ir.levels import PARALLEL_LEVELS, Level, Part
 from ..ir.precision import OUTPUT_KEY
 from ..ir.primitives import Let
-from ..ir.results import is_results
 from ..ir.printer import show_program
+from ..ir.results import is_results
 from ..ir.typecheck import check_sizes
 from ..ir.types import INT_INDEX_MAX, ArrayType, Type, VectorType, as_size, flat_count, memory_element, scalar_of, whole_number
+from ..version import __version__
 from ..views import view as V
 from . import half
-from .memo import clear_memos
 from .emit import Ctx, Emitter
+from .memo import clear_memos
 from .memory import Buffer, MemoryPlan
-from .passes import DEFAULT_PASSES, run_passes
+from .passes import DEFAULT_PASSES, run_passes, unroll
 from .render import render_kernel
 from .stmt import Declare, Kernel, parallel_loops, walk
 
@@ -420,8 +422,6 @@ def lower_pipeline(
 
 def _stages(program: Program, placements: Mapping[str, str] | None):
     """The kernels' programs, each with the placements of its own inputs and the buffer it writes."""
-    from ..ir.kernels import split_kernels
-
     placements = dict(placements or {})
     for st in split_kernels(program):
         names = {p.name for p in st.program.params}
@@ -435,8 +435,6 @@ def _run_checked(ir: Kernel, passes, launch: "Launch", limits: DeviceLimits) -> 
     """``run_passes``, with the private memory declared so far checked before unrolling: the passes after
     it only add private arrays (vector temporaries), so a kernel over the limit there is refused by the
     final check anyway, and here it is refused before its copies are made (some 0.1 ms each)."""
-    from .passes import unroll
-
     if unroll not in passes:
         return run_passes(ir, passes)
     at = passes.index(unroll)
@@ -449,8 +447,6 @@ def _check_memory(plan: MemoryPlan, launch: "Launch", limits: DeviceLimits, name
     """The memory the kernel really allocates (every buffer of its plan, pass temporaries included)
     against the device: the constraint inference estimates the same from the program before any code
     exists, and this is the check that makes an underestimate an invalid point, not a crashed driver."""
-    from ..errors import ConstraintError, summarize
-
     if limits.local_mem_bytes is not None and plan.local_bytes > limits.local_mem_bytes:
         listing = summarize((b.name, b.nbytes) for b in plan.of_space("local"))
         raise ConstraintError(f"kernel {name} needs {plan.local_bytes} bytes of local memory ({listing}); "
@@ -461,8 +457,6 @@ def _check_memory(plan: MemoryPlan, launch: "Launch", limits: DeviceLimits, name
 def _check_private(private, launch: "Launch", limits: DeviceLimits, name: str) -> None:
     """The private buffers of a kernel (of one work-item) against the device's limits, per work-item and
     per work-group."""
-    from ..errors import ConstraintError, summarize
-
     total = sum(b.nbytes for b in private)
     if limits.private_item_bytes is not None and total > limits.private_item_bytes:
         listing = summarize((b.name, b.nbytes) for b in private)
@@ -507,8 +501,6 @@ def _program_text(program: Program) -> str:
 
 
 def _header(program: Program, bindings: dict, launch: Launch) -> list[str]:
-    from ..version import __version__
-
     size_syms = input_size_symbols(program)
     sizes = {k: v for k, v in bindings.items() if k in size_syms}
     params = {k: v for k, v in bindings.items() if k not in size_syms}

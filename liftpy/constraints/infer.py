@@ -29,9 +29,11 @@ import sympy
 
 from ..errors import ConstraintError
 from ..ir.expr import Program
+from ..ir.kernels import split_kernels
 from ..ir.levels import PARALLEL_LEVELS, Part, Scheme
 from ..ir.typecheck import typecheck
 from ..ir.types import INT_INDEX_MAX, ArrayType, Type, as_size, flat_count, memory_bytes, subs_type
+from ..probe.half import half_constraints
 from .forms import divisor_form
 from .resources import analyze
 from .space import Constraint, Parameter, Space
@@ -165,8 +167,6 @@ def index_constraints(program: Program, placements: Mapping[str, str]) -> list[t
     ``INT_INDEX_MAX`` elements, since kernels index with 32-bit ints.  Code generation's limit, not a
     device's: it holds with or without a profile (``liftpy variants --no-device`` counted valid variants
     that code generation then refused)."""
-    from ..ir.kernels import split_kernels
-
     buffers = [(f"input {p.name}", flat_count(t)) for p, t in zip(program.params, program.param_types)
                if placements.get(p.name, "buffer") == "buffer"]
     stages = split_kernels(program)
@@ -181,8 +181,6 @@ def index_constraints(program: Program, placements: Mapping[str, str]) -> list[t
 def hardware_constraints(program: Program, profile, placements: Mapping[str, str]) -> list[tuple]:
     """(predicate, origin, primitive) for the device limits a program's launch and memory must respect;
     for a pipeline, those of each of its kernels.  ``origin`` is a function making the message."""
-    from ..ir.kernels import split_kernels
-
     out = []
     stages = split_kernels(program)
     total_bytes = sympy.Add(*[memory_bytes(t) for t in program.param_types])
@@ -196,7 +194,6 @@ def hardware_constraints(program: Program, profile, placements: Mapping[str, str
         total_bytes += nbytes
         out.append((sympy.Le(nbytes, profile.max_alloc_bytes), lambda st=st, label=label, nbytes=nbytes: f"the buffer {st.output}{label} ({nbytes} bytes) must fit in one allocation ({profile.max_alloc_bytes} bytes)", "device:max_alloc_bytes"))
     out.append((sympy.Le(total_bytes, profile.global_mem_bytes), lambda total_bytes=total_bytes: f"all buffers together ({total_bytes} bytes) must fit in the device's {profile.global_mem_bytes} bytes", "device:global_mem_bytes"))
-    from ..probe.half import half_constraints
 
     out.extend(half_constraints(program, profile))
     return out

@@ -17,6 +17,7 @@ from functools import cached_property
 import sympy
 
 from ..errors import ConstraintError
+from ..ir.types import size_var
 
 KINDS = ("algorithmic", "hardware", "range")
 
@@ -78,8 +79,6 @@ class Parameter:
 
     @property
     def symbol(self) -> sympy.Symbol:
-        from ..ir.types import size_var
-
         return size_var(self.name)
 
 

@@ -53,6 +53,7 @@ def _operator(args):
     from .conv import ConvOperator  # (the commands' imports: module head)
     from .operator import ProgramOperator, library_operator, parse_sizes
 
+    # imported when the command runs, not at start-up (liftpy/cli.py says why)
     from ..operators.precision import with_precision
 
     target = getattr(args, "operator", None) or "conv"
@@ -187,6 +188,7 @@ def cmd_explore(args) -> int:
     if args.workers is not None:
         parse_workers(args.workers)  # a malformed spec is refused before any work starts
     op = _operator(args)
+    # imported when the command runs, not at start-up (liftpy/cli.py says why)
     from ..operators.precision import require_device
 
     require_device(args.precision, args.device, args.profile)  # (half arithmetic: refused in one line before any work)

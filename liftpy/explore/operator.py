@@ -35,6 +35,7 @@ from ..model.counts import count
 from ..operators import check_sizes as check_library_sizes
 from ..operators import parse_spec, reference_of
 from ..rewrite.explore import ExploreOptions, explore
+from ..operators.precision import with_precision
 
 
 @dataclass(frozen=True)
@@ -224,8 +225,6 @@ def program_operator(spec: str, sizes: Mapping[str, int] | str) -> ProgramOperat
 def library_operator(spec: str, sizes: Mapping[str, int], precision: str = "fp32") -> ProgramOperator:
     """The operator of a library entry (``NAME[:KEY=VALUE,...]``, see ``liftpy.operators``) at given sizes,
     validated against its numpy reference; ``precision``: fp32, fp16-storage or fp16 (``operators.precision``)."""
-    from ..operators.precision import with_precision
-
     entry, params = parse_spec(spec)
     check_library_sizes(entry, sizes, params)
     return with_precision(ProgramOperator.of(entry.program(sizes, params), sizes, reference=reference_of(entry, params),

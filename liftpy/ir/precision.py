@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from .types import scalar_of
 
 FP32, FP16_STORAGE, FP16 = "fp32", "fp16-storage", "fp16"
 PRECISIONS = (FP32, FP16_STORAGE, FP16)
@@ -46,8 +47,6 @@ def check_precision(precision: str) -> str:
 def variant_precision(placements, program=None) -> str:
     """The precision of a variant: fp16 where its program computes in half (half inputs), else fp16-storage
     where its placements keep any array as half, else fp32."""
-    from .types import scalar_of
-
     if any(getattr(scalar_of(t), "name", None) == "half" for t in getattr(program, "param_types", ())):
         return FP16
     return FP16_STORAGE if HALF_PLACEMENT in dict(placements or {}).values() else FP32

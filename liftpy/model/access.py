@@ -53,6 +53,7 @@ from ..ir.levels import Ids, Level
 from ..views import view as V
 from .. import arith as A
 from ..arith import without_constant
+from ..codegen.kernel import lower_pipeline
 
 LINE = 128  # bytes: the unit in which a warp's request is served from the L1 cache
 WARP = 32
@@ -294,6 +295,4 @@ def kernel_factors(kernel: S.Kernel, local_size: tuple[int, ...] | None, seed: i
 
 def access_factors(program, bindings: Mapping) -> tuple[AccessFactors, ...]:
     """How the reads of each kernel of a lowered program are served, at concrete sizes and parameter values."""
-    from ..codegen.kernel import lower_pipeline
-
     return tuple(kernel_factors(k.ir, k.launch.local_size) for k in lower_pipeline(program, bindings, passes=PASSES))

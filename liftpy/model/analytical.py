@@ -91,12 +91,14 @@ import sympy
 from sympy.printing.pycode import PythonCodePrinter
 
 from ..constraints.resources import analyze
+from ..errors import LiftError
 from ..ir.expr import Program
 from ..ir.kernels import split_kernels
 from ..ir.levels import PARALLEL_LEVELS, Part
 from ..ir.types import memory_bytes
+from .access import access_factors
 from .counts import count
-from .operations import OperationCounts
+from .operations import OperationCounts, operation_counts
 
 OVERLAP_NORM = 4  # how the terms of a kernel's time combine (``predict_kernel``; module docstring)
 PARTIAL_WARP_LANES = 4  # a warp's cache requests count as issued whole from a quarter of its lanes on
@@ -390,10 +392,6 @@ def measure_at(program: Program, bindings: Mapping, placements: Mapping[str, str
     """What the model measures of a lowered program at one configuration, per kernel: on a GPU how its reads
     are served (``liftpy.model.access``), on a CPU the operations its code executes
     (``liftpy.model.operations``, given the variant's ``placements``); None where the emitter refuses it."""
-    from ..errors import LiftError
-    from .access import access_factors
-    from .operations import operation_counts
-
     try:
         return operation_counts(program, bindings, placements) if cpu else access_factors(program, bindings)
     except LiftError:

@@ -42,6 +42,7 @@ from typing import Mapping, NamedTuple
 from .. import arith as A
 from ..arith.order import sympy_args
 from ..codegen import stmt as S
+from ..codegen.kernel import lower_pipeline
 from ..views import view as V
 
 
@@ -121,6 +122,4 @@ def kernel_operations(kernel: S.Kernel) -> OperationCounts:
 def operation_counts(program, bindings: Mapping, placements: Mapping[str, str] | None = None) -> tuple[OperationCounts, ...]:
     """The operations of each kernel of a lowered program, at concrete sizes and parameter values, as the
     emitter generates its code (``placements``: the variant's)."""
-    from ..codegen.kernel import lower_pipeline
-
     return tuple(kernel_operations(k.ir) for k in lower_pipeline(program, bindings, placements=placements))

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from ..cli_args import nonnegative_int, positive_float, positive_int
+from ..errors import TuningError
 
 
 def register(sub) -> None:
@@ -35,12 +36,11 @@ def cmd_network(args) -> int:
     from .models import get_model
     from .run import format_run, run_network, run_record
 
+    # imported when the command runs, not at start-up (liftpy/cli.py says why)
     from ..operators.precision import require_device
 
     require_device(args.precision, args.device)
     if args.chain and args.precision != "fp32":
-        from ..errors import TuningError
-
         raise TuningError("--chain passes float tensors from layer to layer; chain a network in --precision fp32")
     net = get_model(args.name, reduced=args.reduced)
     print(f"{net.name}: {len(net.nodes)} layers, {len({n.key for n in net.nodes})} distinct problems, input {net.input_shape}",

@@ -13,15 +13,18 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import TuningError
+from ..host.device import get_device
+from ..host.profile import resolve_profile
 from ..ir.precision import FP16, FP16_STORAGE, FP32, check_precision, tolerance
+from ..ir.typecheck import typecheck
+from ..ir.types import flat_count, size_var, substitute_sizes
+from ..probe.half import has_half_arithmetic, require_half_arithmetic, run_probe
+from ..rewrite.half import half_arithmetic
 
 
 def reduction_length(op) -> int:
     """The terms summed into one output element, from the operator's FLOPs (a multiply-add two) over its output
     elements: K for a matrix product, C*KH*KW for a convolution, 1 for elementwise operators."""
-    from ..ir.types import flat_count, substitute_sizes, size_var
-    from ..ir.typecheck import typecheck
-
     flops = op.flops()
     if not flops:
         return 1
@@ -43,7 +46,6 @@ def with_precision(op, precision: str = FP32):
     options = op.explore_options()
     if precision == FP16_STORAGE:
         return replace(op, options=replace(options, precision=FP16_STORAGE))
-    from ..rewrite.half import half_arithmetic
 
     arrays = len(op.prog.params) + 1
     return replace(op, prog=half_arithmetic(op.prog), options=replace(options, precision=FP16),
@@ -55,9 +57,6 @@ def require_device(precision: str, device=None, profile_path=None) -> None:
     answer (``--profile``), else the device's extension string, else the probe run now (one small build)."""
     if precision != FP16:
         return
-    from ..host.device import get_device
-    from ..host.profile import resolve_profile
-    from ..probe.half import has_half_arithmetic, require_half_arithmetic, run_probe
 
     dev = get_device(device)
     available = has_half_arithmetic(resolve_profile(dev.index, profile_path))

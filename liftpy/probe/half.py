@@ -19,7 +19,9 @@ import numpy as np
 import pyopencl as cl
 
 from ..errors import DeviceError
+from ..ir.precision import FP16, variant_precision
 from .results import Measurement, ProbeResult
+import sympy
 
 NAME = "half_arithmetic"
 
@@ -123,9 +125,6 @@ def half_constraints(program, profile) -> list[tuple]:
     """The constraint (``constraints.infer``'s form) that keeps a program computing in half off a device
     whose profile says it has no half arithmetic (the probe ran and failed): no value of any parameter helps.
     Where the profile does not know, ``operators.precision.require_device`` decides before an exploration."""
-    import sympy
-
-    from ..ir.precision import FP16, variant_precision
 
     if variant_precision(None, program) != FP16 or has_half_arithmetic(profile) is not False:
         return []

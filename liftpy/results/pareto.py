@@ -22,6 +22,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..errors import TuningError
+from .precision import error_cells, front_with_error, mixed_precision, within_error
 from .store import REFERENCE_PREFIX, Record
 
 MB = 1e6  # memory is reported in decimal megabytes, as the paper does
@@ -34,8 +35,6 @@ def pareto_front(records: Iterable[Record], keep_ties: bool = False, max_error: 
     ``max_error``, so are points whose largest relative error exceeds it.  Points of several precisions (half
     storage beside float) have a third objective, their error (``results.precision.front_with_error``).
     """
-    from .precision import front_with_error, mixed_precision, within_error
-
     points = [r for r in records if r.measured and not r.is_reference]
     if max_error is not None:
         points = [r for r in points if within_error(r, max_error)]
@@ -93,8 +92,6 @@ def format_frontier(
     ``speedup`` (reference time / liftpy time) and ``mem`` (reference memory / liftpy memory), above 1 where
     liftpy is better.
     """
-    from .precision import error_cells
-
     rates = (["GFLOP/s"] if flops else []) + (["GB/s"] if min_bytes else []) + (["of roofline"] if min_bytes and roofline_gb_s else [])
     errors = error_cells(frontier)  # (precision and error columns where the frontier is not all float)
     rates += errors.header

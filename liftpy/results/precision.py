@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..ir.compare import Comparison
 from ..ir.precision import FP16_STORAGE, FP32, FP32_RTOL, half_arrays, relative_errors, tolerance, variant_precision
+import math
 
 _SCALED: dict = {}  # (id of the check, tolerance) -> (check, its rescaled Comparison): one per problem and k
 
@@ -68,8 +69,6 @@ def error_class(record) -> int:
     that points whose errors are within a factor of two tie on it (two float points differ by noise, a float
     and a half point by orders of magnitude).  A point without a recorded error (an older store's, a float
     point) counts as fp32's unit roundoff."""
-    import math
-
     error = point_error(record)
     if error is None or error <= 0:
         error = 2.0**-24

@@ -24,15 +24,14 @@ from functools import lru_cache
 import sympy
 
 from ... import arith as A
+from ...arith import affine, row_major, simplify as simplify_index, substitute
 from ...errors import CodegenError
 from ...ir.levels import Level
 from ...ir.types import VectorType
 from ...views import view as V
-from ...arith import affine, row_major, substitute
-from ...arith import simplify as simplify_index
 from ..memo import Memo
 from ..memory import Buffer
-from ..stmt import Block, CoopCopy, Declare, If, Kernel, Loop, Store, descend
+from ..stmt import Block, CoopCopy, Declare, If, Kernel, Loop, Store, descend, map_read
 
 UNROLL_COPY_STEPS = 16
 
@@ -150,8 +149,6 @@ def lower_copy(copy: CoopCopy, plan: CopyPlan, k: int, phase: str = "copy", regs
     into the private array ``regs`` (software pipelining: the next tile's loads, issued early); 'store'
     writes ``regs`` to the destination.  ``shift`` substitutes loop variables in the source (``{k: k + 1}``
     reads the next step's tile)."""
-    from ..stmt import map_read
-
     dims, n, fast, width = copy.dims, len(copy.dims), plan.fast, plan.width
     lids = [A.var(f"lc{k}_{d}") for d in range(len(plan.group))]
     flat_id = row_major(tuple(reversed(lids)), tuple(reversed(plan.group)))

@@ -32,15 +32,13 @@ from ... import arith as A
 from ...ir.levels import Level
 from ...views import view as V
 from ..memory import Buffer
-from ..stmt import Barrier, Block, CoopCopy, Declare, If, Kernel, Loop, Store, descend, map_stmts
+from ..stmt import Barrier, Block, CoopCopy, Declare, If, Kernel, Loop, Store, descend, map_stmts, reads
 from .copies import element_path, group_of, lower_copy, plan_copy, source_read
 
 MAX_PREFETCH = 64  # floats of prefetched tiles per work-item
 
 
 def _reads_inputs_only(copy: CoopCopy) -> bool:
-    from ..stmt import reads
-
     # The element at the path the copy's plan has read already (which buffers an element reads does not
     # depend on the names of the path's symbols).
     for r in reads(source_read(copy, element_path(copy))):

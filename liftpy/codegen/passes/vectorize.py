@@ -25,7 +25,9 @@ import sympy
 from ... import arith as A
 from ...views import view as V
 from ..memo import Memo
-from ..stmt import Block, Kernel, Store, descend, flatten, reads, store_with
+from ..memory import Buffer
+from ..stmt import Block, Declare, Kernel, Store, descend, flatten, reads, store_with
+import itertools
 
 # Widths of the vector stores runs of scalar stores become.  Not 16: no GPU stores more than 128 bits per
 # work-item at once, and PoCL 3.0 on a CPU without AVX-512 builds a kernel with a float16 store into a
@@ -162,9 +164,6 @@ def _unguarded(r: V.Read):
 
 def _combine_loads(items: tuple, counter) -> tuple:
     """Groups of scalar reads of four consecutive, aligned addresses become one vector load."""
-    from ..memory import Buffer
-    from ..stmt import Declare
-
     written = {id(x.buffer) for x in items if isinstance(x, Store)}
     # Whether the lanes of each buffer read may be loaded together, decided once per buffer (by its
     # identity: a buffer's hash is a Python call, and a block reads its few buffers thousands of times).
@@ -237,6 +236,4 @@ def _go(s, counter):
 
 
 def vectorize(kernel: Kernel) -> Kernel:
-    import itertools
-
     return kernel.replace(body=_go(kernel.body, itertools.count()))
