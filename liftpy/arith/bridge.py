@@ -41,7 +41,10 @@ def _opaque():
 def from_sympy(s) -> E.Expr:
     """The index expression of a sympy integer expression or condition (``ArithError`` for anything
     outside the algebra: a symbolic divisor, a float, a power with a symbolic exponent)."""
-    s = sympy.sympify(s)
+    if isinstance(s, (bool, int)):
+        s = sympy.sympify(s)  # (a Python number: never text, which sympify would evaluate)
+    elif not isinstance(s, sympy.Basic):
+        raise E.ArithError(f"not an index expression: {type(s).__name__} {str(s)[:60]!r}")
     cdiv, cmod, cload = _opaque()
     if s is sympy.true or s is sympy.false:
         return E.truth(bool(s))
