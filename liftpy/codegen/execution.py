@@ -20,6 +20,7 @@ computing primitive is executed by adding one entry here.
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass
 
 from ..errors import CodegenError
@@ -67,14 +68,15 @@ def inner_level(level: str, fn) -> str:
     return level if fn.level is Level.SEQ else fn.level.inner_context
 
 
-class Execution:
+class Execution(abc.ABC):
     """The defaults: a computed array read as an input gets a temporary, filled as if stored."""
 
     def temporary(self, e: Call, at) -> Temporary | None:
         return None
 
+    @abc.abstractmethod
     def store(self, em, e: Call, dest, env, ctx) -> None:
-        raise NotImplementedError
+        """The code computing ``e`` into the write view ``dest``."""
 
     def read(self, em, e: Call, env, ctx) -> V.View:
         tmp = self.temporary(e, ctx.at())
@@ -83,8 +85,9 @@ class Execution:
         em.emit_to(e, em.mem_dest(buf, t), env, ctx)
         return em.mem_view(buf, t)
 
+    @abc.abstractmethod
     def walk_store(self, walk, e: Call, at, env) -> None:
-        raise NotImplementedError
+        """``store``'s buffers, found over symbolic types for the allocation analysis."""
 
     def walk_read(self, walk, e: Call, level: str, env) -> None:
         try:

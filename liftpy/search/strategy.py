@@ -20,8 +20,10 @@ A strategy that learns from other problems of the same variants (``liftpy.explor
 
 from __future__ import annotations
 
+import abc
 
-class Strategy:
+
+class Strategy(abc.ABC):
     """The protocol of a search strategy, with the defaults of one that proposes points in batches."""
 
     name: str = "strategy"  # its name on the command line (``--search``) and in a saved batch's key
@@ -43,9 +45,9 @@ class Strategy:
         processes per device, ``width`` devices."""
         return samples
 
+    @abc.abstractmethod
     def propose(self, n: int, taken: set) -> list[tuple[int, dict]]:
         """Up to ``n`` points (variant index, configuration) not in ``taken`` (variant, ``config_key``)."""
-        raise NotImplementedError
 
     def observe(self, i: int, config: dict, time_ms: float | None) -> None:
         """Point (``i``, ``config``) was measured: ``time_ms``, or None where it failed."""
