@@ -18,7 +18,7 @@ import numpy as np
 
 from ..views import view as V
 from .prims.base import Primitive, expect_array
-from .types import ArrayType, Int, Size, as_size, size_str
+from .types import ArrayType, Int, Size, size_str
 from .values import BV
 
 
@@ -30,9 +30,6 @@ class Iota(Primitive):
     name: ClassVar[str] = "iota"
     kind: ClassVar[str] = "layout"
     nargs: ClassVar[int] = 0
-
-    def __post_init__(self):
-        object.__setattr__(self, "n", as_size(self.n))
 
     def typecheck(self, args, tc):
         # (A length beyond the kernel's 32-bit indices is refused where sizes get values, as for any array.)

@@ -35,7 +35,7 @@ import sympy
 from ...errors import LiftError
 from ...views import view as V
 from ..levels import Level
-from ..sizes import Size, is_integer_size, size_str
+from ..sizes import Size, as_size, is_integer_size, size_str
 from ..types import ArrayType, Type
 
 # --------------------------------------------------------------------------------------------------
@@ -130,6 +130,11 @@ TABLE: dict[str, tuple[type, dict[str, Any]]] = {}
 _STATIC_FIELDS: dict = {}
 
 
+@lru_cache(maxsize=None)
+def _size_fields(cls) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls) if f.type in ("Size", Size))
+
+
 class Primitive(abc.ABC):
     name: ClassVar[str]
     kind: ClassVar[str]  # 'map', 'reduce', 'scan', 'layout', 'memory', 'let', 'result'
@@ -138,6 +143,12 @@ class Primitive(abc.ABC):
     flags: ClassVar[tuple[str, ...]] = ()  # the fields ``text_forms`` fix: named, not printed as arguments
     fun_arity: ClassVar[int] = 0  # parameters of its function argument ``f``, if it has one
     level: ClassVar[Level | None] = None  # who executes it, for computing primitives (None: not lowered yet)
+
+    def __post_init__(self):
+        # A field declared ``Size`` holds a size whatever the caller gave (an int, a name, an expression);
+        # written once here for every primitive (``at`` and ``[]`` read their index their own way).
+        for name in _size_fields(type(self)):
+            object.__setattr__(self, name, as_size(getattr(self, name)))
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

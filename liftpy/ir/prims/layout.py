@@ -197,9 +197,6 @@ class Split(Primitive):
     kind: ClassVar[str] = "layout"
     nargs: ClassVar[int] = 1
 
-    def __post_init__(self):
-        object.__setattr__(self, "n", as_size(self.n))
-
     def typecheck(self, args, tc):
         xs = expect_array(tc, args[0])
         tc.require_positive(self.n, lambda: f"the chunk size {size_str(self.n)} must be positive")
@@ -262,10 +259,6 @@ class Slide(Primitive):
     text_forms: ClassVar[dict] = {"slide": {"strict": False}, "slideStrict": {"strict": True}}
     kind: ClassVar[str] = "layout"
     nargs: ClassVar[int] = 1
-
-    def __post_init__(self):
-        object.__setattr__(self, "size", as_size(self.size))
-        object.__setattr__(self, "step", as_size(self.step))
 
 
     def typecheck(self, args, tc):
@@ -362,9 +355,6 @@ class AsVector(Primitive):
     name: ClassVar[str] = "asVector"
     kind: ClassVar[str] = "layout"
     nargs: ClassVar[int] = 1
-
-    def __post_init__(self):
-        object.__setattr__(self, "n", as_size(self.n))
 
     def typecheck(self, args, tc):
         xs = expect_array(tc, args[0], "an array of scalars")

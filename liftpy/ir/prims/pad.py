@@ -11,7 +11,7 @@ import sympy
 
 from ...errors import EvaluationError
 from ...views import view as V
-from ..sizes import INT_INDEX_MAX, Size, as_size, size_str
+from ..sizes import INT_INDEX_MAX, Size, size_str
 from ..types import ArrayType, VectorType, contains_tuple, innermost, scalar_of
 from ..values import at_axis
 from .base import Primitive, expect_array
@@ -48,10 +48,6 @@ class Pad(Primitive):
     name: ClassVar[str] = "pad"
     kind: ClassVar[str] = "layout"
     nargs: ClassVar[int] = 1
-
-    def __post_init__(self):
-        object.__setattr__(self, "left", as_size(self.left))
-        object.__setattr__(self, "right", as_size(self.right))
 
     @property
     def boundary(self) -> str:
