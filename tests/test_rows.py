@@ -89,6 +89,32 @@ def test_matrix_vector_rows_validate_on_pocl(build, shape):
         assert check.ok, (kind, check.summary(), [c.message for c in check.checks])
 
 
+@pytest.mark.parametrize("spelling", ["atax_let", "atax_nested", "axpby_zip_rows", "axpby_two_products"])
+def test_matrix_vector_spellings_share_rows_and_validate(spelling):
+    """The users' spellings of ``benchmarks/spellings.py``: A^T (A x) with ``A x`` bound by let or written
+    inside the map over the columns (``letInvariant`` binds it once), alpha A x + beta B x over zip(A, B)
+    or as two products zipped (``zipMapFusion``): each has variants whose work-groups share A's rows (a
+    kernel of its own for ``A x``), and every kind of them matches the interpreter on PoCL."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import spellings as S
+
+    program = getattr(S, spelling)()
+    shape = {"M": 16, "N": 256}
+    rng = np.random.default_rng(3)
+    inputs = [rng.standard_normal([int(d.subs({sympy.Symbol(k, integer=True, positive=True): v for k, v in shape.items()}))
+                                   for d in t.dims]).astype(np.float32) for t in program.param_types]
+    shared = _cooperative(explore(program))
+    assert shared, f"{spelling}: no variant shares its rows"
+    kinds = {frozenset(features(v) & (COOPERATIVE | {"vectorizeReduce", "splitRows", "letGlobal", "zipMapFusion"})): v for v in shared}
+    for kind, v in kinds.items():
+        check = check_variant(v, program, [shape], lambda s: inputs, count=1, profile=resolve_profile(None), rtol=1e-3,
+                              atol=1e-3)
+        assert check.ok, (spelling, sorted(kind), check.summary(), [c.message for c in check.checks])
+
+
 def _indices(source: str, buffer: str) -> list[sympy.Expr]:
     """The index expressions of every read of ``buffer`` (``A[...]``, or ``(global const float4*)(A + ...)``)."""
     scalar = re.findall(rf"\b{buffer}\[([^\]]+)\]", source)

@@ -925,6 +925,81 @@ def test_let_operand(mkn, ei, operand, seed):
 
 
 @RULE_SETTINGS
+@given(MKN, st.sampled_from(range(4)), st.sampled_from(["atax", "sum", "reduce_step", "nested_map"]), st.integers(0, 10**6))
+def test_let_invariant(mkn, ei, form, seed):
+    """A computed array inside a loop's function that reads only inputs is bound once at the top, the same
+    value: A^T (A x) with A x inside the map over the columns, a whole input's sum read by every element,
+    one inside a reduction's step, one two maps deep."""
+    from liftpy.rewrite.normal import let_invariant
+
+    epi = INT_UNARY[ei]
+    m, k, _ = mkn
+    rng = np.random.default_rng(seed)
+
+    def ax(A_, x):
+        return join(map(lambda row: _idot(row, x), A_))
+
+    if form == "atax":
+        prog = make_program("atax", [("A", Array(Int, M, K)), ("x", Array(Int, K))],
+                            lambda A_, x: join(map(lambda col: map(epi, _idot(col, ax(A_, x))), transpose(A_))))
+        inputs = [ints(rng, (m, k)), ints(rng, (k,))]
+    elif form == "sum":
+        prog = make_program("shift", [("A", Array(Int, M, K)), ("b", Array(Int, K))],
+                            lambda A_, b: map(lambda row: map(lambda v: add(epi(v), reduce(add, dsl.lit(0, Int), b)[0]), row), A_))
+        inputs = [ints(rng, (m, k)), ints(rng, (k,))]
+    elif form == "reduce_step":
+        prog = make_program("steps", [("A", Array(Int, M, K)), ("b", Array(Int, K))],
+                            lambda A_, b: map(lambda row: reduce(lambda acc, v: add(acc, mult(v, reduce(add, dsl.lit(0, Int), map(epi, b))[0])),
+                                                                 dsl.lit(0, Int), row), A_))
+        inputs = [ints(rng, (m, k)), ints(rng, (k,))]
+    else:
+        prog = make_program("deep", [("A", Array(Int, M, K)), ("x", Array(Int, K))],
+                            lambda A_, x: map(lambda row: map(lambda v: map(lambda t: add(t, v), ax(A_, x)), row), A_))
+        inputs = [ints(rng, (m, k)), ints(rng, (k,))]
+    checked(let_invariant, prog, inputs)
+    mm = make_program("mm", [("A", Array(Int, M, K)), ("B", Array(Int, K, N))],
+                      lambda A_, B_: map(lambda row: map(lambda col: _idot(row, col), transpose(B_)), A_))
+    assert not applications(mm, [let_invariant])  # what reads a loop's variable stays where it is
+
+
+@RULE_SETTINGS
+@given(MKN, st.sampled_from(range(4)), st.sampled_from(["two_products", "product_and_view", "nested_get", "read_twice"]),
+       st.integers(0, 10**6))
+def test_zip_map_fusion(mkn, ei, form, seed):
+    """A map over a zip of computed maps computes each element where it is read, the same values; a
+    component read twice, or read inside a loop, stays computed where it is."""
+    from liftpy.rewrite.rows import zip_map_fusion
+
+    epi = INT_UNARY[ei]
+    m, k, _ = mkn
+    rng = np.random.default_rng(seed)
+    params = [("A", Array(Int, M, K)), ("B", Array(Int, M, K)), ("x", Array(Int, K))]
+    inputs = [ints(rng, (m, k)), ints(rng, (m, k)), ints(rng, (k,))]
+
+    def dots(X, x):
+        return map(lambda row: _idot(row, x), X)
+
+    if form == "two_products":
+        prog = make_program("axpby", params, lambda A_, B_, x: map(lambda q: add(epi(q[0][0]), mult(q[1][0], 3)),
+                                                                    zip(dots(A_, x), dots(B_, x))))
+    elif form == "product_and_view":
+        prog = make_program("epi", params, lambda A_, B_, x: map(lambda q: add(epi(q[0][0]), q[1][0]),
+                                                                  zip(dots(A_, x), B_)))
+    elif form == "nested_get":
+        prog = make_program("pairs", params, lambda A_, B_, x: map(lambda q: map(lambda v: add(v, q[0][0]), q[1]),
+                                                                    zip(dots(A_, x), B_)))
+    else:
+        prog = make_program("twice", params, lambda A_, B_, x: map(lambda q: add(q[0][0], epi(q[1][0])),
+                                                                    zip(dots(A_, x), map(lambda r: map(epi, r), B_))))
+    if form == "nested_get":  # read inside the map over q._1: computed at every element if fused
+        assert not applications(prog, [zip_map_fusion])
+        prog = make_program("pairs", params, lambda A_, B_, x: map(lambda q: add(q[0][0], q[1][0]), zip(dots(A_, x), B_)))
+    checked(zip_map_fusion, prog, inputs)
+    twice = make_program("t", params, lambda A_, B_, x: map(lambda q: add(q[0][0], q[0][0]), zip(dots(A_, x), B_)))
+    assert not applications(twice, [zip_map_fusion])
+
+
+@RULE_SETTINGS
 @given(two_d(1, 6), st.sampled_from(range(4)), st.sampled_from(["mask", "transpose", "pad", "twice"]), st.integers(0, 10**6))
 def test_let_view(hw, fi, form, seed):
     """A view bound by let (a mask of ones padded with zeros, read by one step or by two; a padded or a

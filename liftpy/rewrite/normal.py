@@ -28,6 +28,9 @@ against the interpreter (tests/test_rules.py):
 - ``zip2DFusion``: a map over a 2D zip written as a map of zips (``map(r -> zip(r._0, r._1), zip(A, B))``)
   maps over the zip of rows and zips each row where it reads it (a stencil zipped with other arrays, in
   the shape ``tileZip2D`` tiles);
+- ``letInvariant``: a computed array inside a loop's function that reads only the program's inputs is
+  bound once by a ``let`` at the top (loop-invariant code motion: ``A^T (A x)`` with ``A x`` written
+  inside the map over the columns);
 - ``letView``: a view bound by ``let`` (a padded mask bound once for two sweeps) is read where it is used;
 - ``letEpilogue``: a product bound by ``let`` and read once, by its epilogue, is inlined there (so the
   epilogue is written out by the product's tiles rather than by a second kernel);
@@ -456,6 +459,42 @@ def let_operand(e, site, ctx):
     return None
 
 
+def _invariant_part(node, inputs: frozenset, in_loop: bool):
+    """The first (outermost) computed array under a loop's function in ``node`` that reads nothing but the
+    program's inputs, or None.  Every primitive's function is a loop body except a ``let``'s."""
+    if in_loop and (_is_map(node) or is_call(node, P.Reduce)) and node.free_vars and node.free_vars <= inputs \
+            and not is_view(node):
+        return node
+    if not isinstance(node, Call):
+        return None
+    if isinstance(node.fn, Lambda):
+        bodies = [(node.fn.body, in_loop)]
+    elif isinstance(node.fn, P.Primitive):
+        bodies = [(lam.body, in_loop or not isinstance(node.fn, P.Let)) for _, lam in primitive_functions(node.fn)]
+    else:
+        bodies = []
+    for sub, loop in bodies + [(a, in_loop) for a in node.args]:
+        found = _invariant_part(sub, inputs, loop)
+        if found is not None:
+            return found
+    return None
+
+
+@rule("letInvariant", "P[map(x -> F[c], X)] => let(v -> P[map(x -> F[v], X)], c), c computed from inputs only", "memory")
+def let_invariant(e, site, ctx):
+    """A computed array inside a loop's function that reads only the program's inputs (``A^T (A x)`` written
+    with ``A x`` inside the map over A's columns) is the same array at every iteration: it is bound once at
+    the top of the program, where ``letGlobal`` makes it a kernel of its own, instead of being recomputed
+    by every work-item (loop-invariant code motion; the spelling with ``let`` is the same program)."""
+    if site.path:
+        return None
+    c = _invariant_part(e, frozenset(p.name for p in site.program.params), False)
+    if c is None:
+        return None
+    v = Var(fresh_name("invariant"))
+    return dsl.let(Lambda((v,), replace_term(e, c, v)), c)
+
+
 def _occurrences(node, name: str) -> int:
     """How many times the variable ``name`` is read in ``node`` (not counting where a lambda rebinds it)."""
     if name not in node.free_vars:
@@ -498,7 +537,7 @@ def let_view(e, site, ctx):
     return substitute(e.fn.f.body, {v.name: e.args[0]})
 
 
-NORMAL_RULES = [let_view, let_operand, dot_accumulator, transpose_twice, zip_flatten, zip_prune, zip_view_fusion, join_singletons,
+NORMAL_RULES = [let_view, let_operand, let_invariant, dot_accumulator, transpose_twice, zip_flatten, zip_prune, zip_view_fusion, join_singletons,
                 let_epilogue, dot_fission, zip2D_fusion]
 
 

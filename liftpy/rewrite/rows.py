@@ -48,6 +48,7 @@ from ..ir.typecheck import type_of
 from ..ir.types import ArrayType, ScalarType, TupleType, sizes_equal
 from ..ir.userfun import UserFun
 from .lowering import reduce_lcl
+from .normal import component_uses, replace_components
 from .patterns import is_call, sum_form
 from .positions import _child
 from .rule import rule
@@ -395,6 +396,8 @@ def let_inline(e, site, ctx):
     if not (isinstance(value, Call) and type(value.fn) is P.Map and not is_view(value.fn.f.body)):
         return None
     (x,) = e.fn.f.params
+    if any(_reads(e.fn.f.body, lambda n: isinstance(n, Var) and n.name == x.name, x.name)):
+        return None  # read inside a loop's function: inlined, it would be computed at every iteration
     return substitute(e.fn.f.body, {x.name: value})
 
 
@@ -410,6 +413,60 @@ def reduce_map_fusion(e, site, ctx):
     acc, y = Var(fresh_name("acc")), Var(fresh_name("y"))
     body = apply_lambda(f, [acc, apply_lambda(g, [y])])
     return Call(P.Reduce(Lambda((acc, y), body)), (init, xs.args[0]))
+
+
+def _reads(node, is_read, name: str, in_loop: bool = False) -> list[bool]:
+    """For each read of the variable ``name`` that ``is_read`` picks (the variable, or one component of
+    it) in ``node``: whether it is inside a loop's function (any primitive's function but a ``let``'s),
+    where a value computed in its place would be computed again at every iteration."""
+    if name not in node.free_vars:
+        return []
+    if isinstance(node, Lambda):
+        return [] if name in {p.name for p in node.params} else _reads(node.body, is_read, name, in_loop)
+    if is_read(node):
+        return [in_loop]
+    if not isinstance(node, Call):
+        return []
+    out = []
+    if isinstance(node.fn, Lambda):
+        out += _reads(node.fn, is_read, name, in_loop)
+    elif isinstance(node.fn, P.Primitive):
+        for _, lam in primitive_functions(node.fn):
+            out += _reads(lam, is_read, name, in_loop or not isinstance(node.fn, P.Let))
+    for a in node.args:
+        out += _reads(a, is_read, name, in_loop)
+    return out
+
+
+def _component_reads(node, name: str, index: int) -> list[bool]:
+    return _reads(node, lambda n: is_call(n, P.Get) and n.fn.index == index and isinstance(n.args[0], Var)
+                  and n.args[0].name == name, name)
+
+
+@rule("zipMapFusion", "map(q -> F(.., q._i, ..), zip(.., map(g, X), ..)) => map(p -> F(.., g(p._i), ..), zip(.., X, ..))")
+def zip_map_fusion(e, site, ctx):
+    """A map over a zip of computed arrays computes each element where its function reads it (once, outside
+    any loop of the function, so nothing is computed twice): ``alpha A x + beta B x`` written as two
+    products zipped is one map over the rows of A and B, whose rows a work-group can share (``dealRows``),
+    as the spelling over ``zip(A, B)`` is.  The inverse of the fission the normal form does
+    (``dotFission``), so it belongs to the strategies that want one nest per kernel."""
+    if not (isinstance(e, Call) and type(e.fn) is P.Map and is_call(e.args[0], P.Zip)):
+        return None
+    (q,) = e.fn.f.params
+    body, parts_in = e.fn.f.body, e.args[0].args
+    uses = component_uses(body, q.name)
+    if uses is None:
+        return None
+    fused = [i for i, a in enumerate(parts_in)
+             if isinstance(a, Call) and type(a.fn) is P.Map and not is_view(a.fn.f.body)
+             and _component_reads(body, q.name, i) == [False] and all(u == (i,) for u in uses if u[0] == i)]
+    if not fused:
+        return None
+    p = Var(fresh_name("q"))
+    parts = {(i,): apply_lambda(parts_in[i].fn.f, [dsl.get(p, i)]) if i in fused else dsl.get(p, i)
+             for i in range(len(parts_in))}
+    args = [a.args[0] if i in fused else a for i, a in enumerate(parts_in)]
+    return Call(P.Map(Lambda((p,), replace_components(body, q.name, parts))), (dsl.zip(*args),))
 
 
 @rule("letShares", "map(r -> B(D(r), D(r)), xs) => map(r -> let(s -> B(s, s), map(c -> map(id, c), D(r))), xs)",
@@ -460,4 +517,4 @@ def _replace(node, target, new):
 
 
 ROW_RULES = [deal_rows, deal_rows_vector, reduce_lcl_shared, group_let_private, group_let_local, let_inline,
-             reduce_map_fusion, let_shares]
+             reduce_map_fusion, let_shares, zip_map_fusion]

@@ -14,8 +14,9 @@ from ..ir.expr import Call
 from .algorithmic import map_fusion, vectorize_reduce
 from .lowering import MAP_LCL, MAP_SEQ, MAP_WRG, limit_unrolled_nests, reduce_lcl, reduce_seq, unroll_in_item
 from .positions import _child, get_at, positions
+from .pipeline import let_global
 from .rows import (deal_rows, deal_rows_vector, group_let_local, group_let_private, let_inline, let_shares,
-                   reduce_lcl_shared, reduce_map_fusion)
+                   reduce_lcl_shared, reduce_map_fusion, zip_map_fusion)
 from .rows_split import lower_other_kernels, split_rows
 from .rule import try_rule
 from .strategy import choice, dedup, extend, normalize, once, optional, seq
@@ -125,6 +126,12 @@ def cooperative_rows(opts) -> "Strategy":  # noqa: F821
     computing = lambda path, e: not is_view(e)  # noqa: E731
     steps.append(optional(seq(once(let_inline), normalize(let_inline), normalize(reduce_map_fusion),
                               _exhaust(map_fusion, lambda program: computing))))
+    # Rows the normal form took apart (two products zipped, a product and its epilogue) are one row map
+    # again, which a work-group deals as one; a let left at the top is a kernel boundary (letGlobal), so
+    # the rows of the kernel that computes it are dealt while the rest is lowered over global items.
+    steps.append(optional(seq(once(zip_map_fusion), normalize(zip_map_fusion))))
+    if opts.let_global:
+        steps.append(normalize(let_global))
     front = seq(*steps)
     deals = (deal_rows, deal_rows_vector) if opts.vectorize else (deal_rows,)
 
