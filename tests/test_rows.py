@@ -108,11 +108,28 @@ def test_matrix_vector_spellings_share_rows_and_validate(spelling):
                                    for d in t.dims]).astype(np.float32) for t in program.param_types]
     shared = _cooperative(explore(program))
     assert shared, f"{spelling}: no variant shares its rows"
-    kinds = {frozenset(features(v) & (COOPERATIVE | {"vectorizeReduce", "splitRows", "letGlobal", "zipMapFusion"})): v for v in shared}
+    kinds = {frozenset(features(v) & (COOPERATIVE | {"vectorizeReduce", "splitRows", "letGlobal", "zipMapFusion", "splitColumns"})): v for v in shared}
     for kind, v in kinds.items():
         check = check_variant(v, program, [shape], lambda s: inputs, count=1, profile=resolve_profile(None), rtol=1e-3,
                               atol=1e-3)
         assert check.ok, (spelling, sorted(kind), check.summary(), [c.message for c in check.checks])
+
+
+def test_column_reductions_are_split_over_blocks_of_rows():
+    """A global average pool over [H][W][C] reduces columns: one work-item per channel is all the
+    parallelism it had (``splitColumns``: blocks of rows in one kernel, their results in the next); on a
+    GPU-like device every block size that divides the rows is valid, and the variants match the
+    interpreter on PoCL."""
+    entry, params = parse_spec("global_avgpool")
+    shape = {"H": 8, "W": 16, "C": 64}
+    program = entry.program(shape, params)
+    split = [v for v in explore(program) if "splitColumns" in features(v)]
+    assert split
+    assert any(solve(variant_space(v, {"H": 256, "W": 256, "C": 1024}, GPU)).size.valid for v in split)
+    x = np.random.default_rng(4).standard_normal((8, 16, 64)).astype(np.float32)
+    for v in split[:: max(1, len(split) // 4)]:
+        check = check_variant(v, program, [shape], lambda s: [x], count=2, profile=resolve_profile(None), rtol=1e-3, atol=1e-4)
+        assert check.ok, (check.summary(), [c.message for c in check.checks])
 
 
 def _indices(source: str, buffer: str) -> list[sympy.Expr]:

@@ -1000,6 +1000,37 @@ def test_zip_map_fusion(mkn, ei, form, seed):
 
 
 @RULE_SETTINGS
+@given(MKN, st.sampled_from(range(4)), st.sampled_from(["sum", "max", "dot", "scaled", "init"]), st.integers(0, 10**6))
+def test_split_columns(mkn, ei, form, seed):
+    """Each column's reduction split over blocks of rows, the blocks' results reduced after: the same
+    values for sums (from zero, or from another start), maxima, dot products with a vector of the rows
+    (A^T y), a closed function after the sum (a mean); the rows' count split by every divisor."""
+    from liftpy.rewrite.columns import split_columns
+
+    epi = INT_UNARY[ei]
+    m, k, _ = mkn
+    rng = np.random.default_rng(seed)
+    params = [("A", Array(Int, M, K)), ("y", Array(Int, M))]
+    inputs = [ints(rng, (m, k)), ints(rng, (m,))]
+    if form == "dot":
+        body = lambda A_, y: join(map(lambda c: _idot(c, y), transpose(A_)))  # noqa: E731
+    elif form == "max":
+        body = lambda A_, y: join(map(lambda c: reduce(lambda a, v: fmax(a, epi(v)), dsl.lit(-100, Int), c), transpose(A_)))  # noqa: E731
+    elif form == "scaled":
+        body = lambda A_, y: join(map(lambda c: map(epi, reduce(add, dsl.lit(0, Int), c)), transpose(A_)))  # noqa: E731
+    elif form == "init":
+        body = lambda A_, y: join(map(lambda c: reduce(lambda a, v: add(a, epi(v)), dsl.lit(7, Int), c), transpose(A_)))  # noqa: E731
+    else:
+        body = lambda A_, y: map(lambda c: reduce(add, dsl.lit(0, Int), c), transpose(A_))  # noqa: E731
+    checked(split_columns, make_program("cols", params, body), inputs)
+    rows = make_program("rows", params, lambda A_, y: join(map(lambda r: reduce(add, dsl.lit(0, Int), r), A_)))
+    assert not applications(rows, [split_columns])  # a row's reduction is the rows strategy's
+    mm = make_program("mm", [("A", Array(Int, M, K)), ("B", Array(Int, K, N))],
+                      lambda A_, B_: map(lambda row: map(lambda col: _idot(row, col), transpose(B_)), A_))
+    assert not applications(mm, [split_columns])  # B's columns once per row of A: not a kernel's columns
+
+
+@RULE_SETTINGS
 @given(two_d(1, 6), st.sampled_from(range(4)), st.sampled_from(["mask", "transpose", "pad", "twice"]), st.integers(0, 10**6))
 def test_let_view(hw, fi, form, seed):
     """A view bound by let (a mask of ones padded with zeros, read by one step or by two; a padded or a
@@ -1251,7 +1282,9 @@ def test_every_rule_is_tested():
     from liftpy.rewrite.rows import ROW_RULES
     from liftpy.rewrite.rows_split import split_rows
 
-    library |= {r.name for r in NORMAL_RULES + [dot_fusion] + ROW_RULES + [split_rows]}
+    from liftpy.rewrite.columns import COLUMN_RULES
+
+    library |= {r.name for r in NORMAL_RULES + [dot_fusion] + ROW_RULES + [split_rows] + COLUMN_RULES}
     missing = library - TESTED
     assert not missing, f"rules without a property test run: {sorted(missing)}"
 

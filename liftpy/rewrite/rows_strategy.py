@@ -12,6 +12,7 @@ from ..ir import primitives as P
 from ..ir.analysis import is_view
 from ..ir.expr import Call
 from .algorithmic import map_fusion, vectorize_reduce
+from .columns import split_columns
 from .lowering import MAP_LCL, MAP_SEQ, MAP_WRG, limit_unrolled_nests, reduce_lcl, reduce_seq, unroll_in_item
 from .positions import _child, get_at, positions
 from .pipeline import let_global
@@ -130,6 +131,8 @@ def cooperative_rows(opts) -> "Strategy":  # noqa: F821
     # again, which a work-group deals as one; a let left at the top is a kernel boundary (letGlobal), so
     # the rows of the kernel that computes it are dealt while the rest is lowered over global items.
     steps.append(optional(seq(once(zip_map_fusion), normalize(zip_map_fusion))))
+    if opts.partial:  # a column reduction in another kernel (A^T y after A x) over blocks of rows
+        steps.append(optional(once(split_columns)))
     if opts.let_global:
         steps.append(normalize(let_global))
     front = seq(*steps)

@@ -10,6 +10,7 @@ from ..ir import primitives as P
 from ..ir.expr import Call, Var
 from .algorithmic import coalesce, partial_reduce, split_join, split_strided, tile2D, vectorize_map, vectorize_reduce
 from .blocking import register_block2D
+from .columns import split_columns
 from .lowering import let_private, local_stage, unroll_reduce
 from .normal import dot_fusion, normal_form
 from .options import ExploreOptions
@@ -32,6 +33,10 @@ def _macros(opts: ExploreOptions) -> list[tuple[str, Strategy]]:
     if opts.partial:
         partial = once(partial_reduce)
         out.append(("partial", choice(partial, seq(partial, once(coalesce))) if opts.coalesce else partial))
+    if opts.partial:
+        # Each column of a row-major array reduced by blocks of rows in one kernel, the blocks' results in
+        # the next: more work-items than columns, neighbours still on neighbouring columns.
+        out.append(("columns", once(split_columns)))
     if opts.partial and opts.reduce_kernels:
         # A whole-array reduction in parallel: partial sums (coalesced or not) in one kernel, their sum in
         # the next (applies only where the program's result is one reduction).
