@@ -131,7 +131,7 @@ def cooperative_rows(opts) -> "Strategy":  # noqa: F821
     # again, which a work-group deals as one; a let left at the top is a kernel boundary (letGlobal), so
     # the rows of the kernel that computes it are dealt while the rest is lowered over global items.
     steps.append(optional(seq(once(zip_map_fusion), normalize(zip_map_fusion))))
-    if opts.partial:  # a column reduction in another kernel (A^T y after A x) over blocks of rows
+    if opts.partial and opts.let_global:  # a column reduction in another kernel (A^T y after A x) over blocks of rows
         steps.append(optional(once(split_columns)))
     if opts.let_global:
         steps.append(normalize(let_global))

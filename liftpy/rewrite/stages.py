@@ -33,7 +33,7 @@ def _macros(opts: ExploreOptions) -> list[tuple[str, Strategy]]:
     if opts.partial:
         partial = once(partial_reduce)
         out.append(("partial", choice(partial, seq(partial, once(coalesce))) if opts.coalesce else partial))
-    if opts.partial:
+    if opts.partial and opts.let_global:
         # Each column of a row-major array reduced by blocks of rows in one kernel, the blocks' results in
         # the next: more work-items than columns, neighbours still on neighbouring columns.
         out.append(("columns", once(split_columns)))
