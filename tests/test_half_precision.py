@@ -43,6 +43,23 @@ def test_a_half_point_is_judged_with_its_precisions_tolerance():
     assert not precision_check(check, {"out": "half"})(three_roundings).ok  # one half array allows less
 
 
+def test_half_inputs_are_judged_as_the_kernel_received_them():
+    """A variant keeping its input as half computes on the rounded input; softmax carries |x| + |max| of
+    that rounding into its result, beyond a few half roundings of the float reference for rows of large
+    values (around 30 here).  The verdict uses the reference on the rounded input (the kernel's own roundings allowed), so
+    an exact kernel passes and a wrong one still fails; the error recorded stays the end-to-end one."""
+    op = library_operator("softmax_rows", {"M": 2, "N": 64}, FP16_STORAGE)
+    rng = np.random.default_rng(5)
+    x = (30 + rng.standard_normal((2, 64))).astype(np.float32)  # (half's spacing at 30 is 2^-6)
+    check = Comparison.of(op.expected([x]), op.rtol)
+    placements = {"x": "half", "out": "half"}
+    exact = op.expected([x.astype(np.float16).astype(np.float32)]).astype(np.float16).astype(np.float32)
+    assert not precision_check(check, placements, op.rtol)(exact).ok  # judged against the float input: fails
+    assert precision_check(check, placements, op.rtol, op, [x])(exact).ok
+    assert not precision_check(check, placements, op.rtol, op, [x])(exact * 1.01).ok
+    assert precision_metrics(exact, check, placements)["max_rel_error"] > 2**-11 * 4  # end to end, recorded
+
+
 def test_points_record_their_precision_and_errors():
     expected = np.array([1.0, 2.0, 4.0])
     check = Comparison.of(expected, 1e-3)
