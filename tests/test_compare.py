@@ -6,8 +6,10 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from liftpy.ir.compare import compare
+from liftpy.ir.compare import Comparison, compare
 
 NAN, INF = float("nan"), float("inf")
 
@@ -63,3 +65,29 @@ def test_run_and_explore_accept_a_kernel_whose_true_result_holds_nans(tmp_path):
                          references=False)
     points = [r for r in ex.records if not r.is_reference]
     assert points and all(r.status is Status.OK for r in points), [(r.status, r.error) for r in points]
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.integers(1, 300), st.floats(1e-6, 1e-1), st.sampled_from(["noise", "nan_out", "nan_ref", "zeros"]), st.integers(0, 10**6))
+def test_recorded_errors_from_the_comparison_equal_the_general_ones(n, noise, form, seed):
+    """The relative errors a measured point records, worked out from the comparison's allowed errors (one
+    buffer), equal the general function's; where a value is not finite the comparison declines and the
+    general function answers."""
+    from liftpy.ir.precision import relative_errors
+
+    rng = np.random.default_rng(seed)
+    want = rng.standard_normal(n).astype(np.float32)
+    if form == "zeros":
+        want[:] = 0.0
+    got = (want * (1 + noise * rng.standard_normal(n)) + noise * rng.standard_normal(n)).astype(np.float32)
+    if form == "nan_out":
+        got[n // 2] = np.nan
+    if form == "nan_ref":
+        want[n // 2] = np.inf
+    c = Comparison.of(want, 1e-3)
+    fast = c.relative_errors(got)
+    if form != "noise":
+        assert fast is None  # (a reference of zeros: the general function's scale is the smallest float)
+        return
+    general = relative_errors(got, want)
+    assert fast == pytest.approx(general, rel=1e-9, abs=1e-300)
