@@ -314,3 +314,23 @@ def test_compile_workers_can_build_the_kernels_ahead_into_the_compilers_caches(m
     out = points.compile_and_build_point(payload)
     assert [k.source for k, _ in out["stages"]] == [k.source for k, _ in points.compile_point(payload)["stages"]]
     assert len(built) == 1 and built[0] is out["stages"]
+
+
+@pytest.mark.slow
+def test_explorations_share_the_devices_workers(tmp_path):
+    """A network explores its layers one after another with the device's workers started once
+    (``SharedWorkers``): the same measuring and code-generation processes serve two problems, each point
+    validated against its own problem's reference, and the workers stop when the context closes."""
+    from liftpy.explore.devices import SharedWorkers
+    from liftpy.explore.operator import library_operator
+
+    with SharedWorkers(None, jobs=2) as workers:
+        measuring, compiling = workers.measuring.pids(), workers.compiling.pids()
+        assert len(measuring) == 1 and len(compiling) == 2
+        for spec, sizes in (("add", {"N": 4096}), ("gemv", {"M": 16, "N": 64})):
+            ex = explore_operator(library_operator(spec, sizes), samples=2, db=tmp_path / "r.sqlite", shared=workers,
+                                  references=False, progress=False, search=UniformSearch)
+            points = [r for r in ex.records if not r.is_reference]
+            assert len(points) == 2 and all(r.status is Status.OK for r in points), [(r.variant, r.error) for r in points]
+        assert workers.measuring.pids() == measuring and workers.compiling.pids() == compiling
+    assert not workers.measuring.pids()

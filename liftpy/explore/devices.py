@@ -53,10 +53,17 @@ class LocalDevice:
         # than a batch has points: the worker's start-up (a GPU context, the reference) is what a resumed
         # search of one point waits for, and fifteen idle compile workers importing beside it took seconds
         # from it on a 16-core host.  The worker resolves ``device`` as this process does, to the same index.
-        self.measuring = stack.enter_context(measure_pool(getattr(o.device, "index", o.device), o.timeout_s, (op, o.seed)))
+        shared = o.shared
+        if shared is not None:  # (a network's layers: the workers of the first layer's exploration serve the next)
+            self.measuring = shared.measuring
+        else:
+            self.measuring = stack.enter_context(measure_pool(getattr(o.device, "index", o.device), o.timeout_s, (op, o.seed)))
         info = device_info(o.device)
-        self.jobs = default_jobs(info) if o.jobs is None else o.jobs
-        self.compiling = stack.enter_context(compile_pool(min(self.jobs, o.batch or self.jobs), o.timeout_s)) if self.jobs > 1 else None
+        if shared is not None:
+            self.jobs, self.compiling = shared.jobs, shared.compiling
+        else:
+            self.jobs = default_jobs(info) if o.jobs is None else o.jobs
+            self.compiling = stack.enter_context(compile_pool(min(self.jobs, o.batch or self.jobs), o.timeout_s)) if self.jobs > 1 else None
         self.proposing = self.compiling
         here = cores()
         if self.compiling is None and o.search.proposes_with_workers and info.on_host_cpu and here > 1:
@@ -94,12 +101,33 @@ class LocalDevice:
 
     def measure_ready_s(self, t0: float) -> float | None:
         ready = self.measuring.ready_at
-        return min(ready) - t0 if ready else None
+        return max(0.0, min(ready) - t0) if ready else None  # (0: shared workers started before this run)
 
     @property
     def measure_start_steps(self) -> dict | None:
         steps = self.measuring.start_steps
         return steps[0] if steps else None
+
+
+class SharedWorkers:
+    """The measuring worker and the code-generation workers of this machine's device, started once and
+    handed to several explorations (``ExplorationOptions.shared``): a network explores each distinct layer in
+    turn, and starting the workers again for each (their imports, the device context) took seconds per
+    layer, a third of a short per-layer budget.  A context manager: the workers stop when it closes."""
+
+    def __init__(self, device=None, jobs: int | None = None, timeout_s: float = 300.0):
+        self._stack = contextlib.ExitStack()
+        info = device_info(device)
+        self.device = info.index
+        self.jobs = default_jobs(info) if jobs is None else jobs
+        self.measuring = self._stack.enter_context(measure_pool(info.index, timeout_s))
+        self.compiling = self._stack.enter_context(compile_pool(self.jobs, timeout_s)) if self.jobs > 1 else None
+
+    def __enter__(self) -> "SharedWorkers":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stack.close()
 
 
 class RayDevices:

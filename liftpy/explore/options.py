@@ -39,7 +39,8 @@ class ExplorationOptions:
     derivation; ``workers``: spread the points over device workers on Ray (``local:N``, ``ray://HOST:PORT``,
     ``ray`` or a ``runtime.cluster.Cluster``), ``jobs`` code-generation processes each; ``baselines``:
     Python callables to time on the same inputs (``module:function``, see ``liftpy.explore.baseline``), kept
-    in the store as references.
+    in the store as references; ``shared``: this machine's device workers shared by several explorations
+    (``devices.SharedWorkers``, as a network's layers use them), instead of workers of this exploration's own.
     """
 
     samples: int = 100
@@ -63,6 +64,7 @@ class ExplorationOptions:
     variants: Sequence | None = None
     workers: object = None
     baselines: Sequence[str] = ()
+    shared: object = None
 
     def __post_init__(self) -> None:
         if not (isinstance(self.search, type) and issubclass(self.search, Strategy)):
@@ -74,6 +76,8 @@ class ExplorationOptions:
             raise TuningError(f"samples must be a positive number of points, got {self.samples}")
         if self.abort_factor is not None and not self.abort_factor > 0:
             raise TuningError(f"the abort factor must be positive, got {self.abort_factor:g}")
+        if self.shared is not None and self.workers is not None:
+            raise TuningError("shared local workers and device workers on Ray exclude each other")
         if self.workers is not None and self.device is not None:
             raise TuningError("choose the device or the device workers, not both: with workers, each measures on "
                               "the device Ray assigns it")

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..errors import LiftError
 from ..explore import explore_operator
+from ..explore.devices import SharedWorkers
 from ..explore.operator import input_shapes, library_operator, random_inputs
 from ..results.precision import layer_check, network_tolerance
 from ..host.device import get_device
@@ -121,29 +122,34 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: typ
     stream = stream or sys.stdout
     t0 = time.time()
     dev = get_device(device)
-    # 1. The best implementation of every distinct problem (explored if the store lacks it).
+    # 1. The best implementation of every distinct problem (explored if the store lacks it), the device's
+    # workers started once for all of them.
     problems: dict = {}
     explored = 0
-    for node in net.nodes:
-        if node.key in problems:
-            continue
-        op = library_operator(node.op, node.size_map, precision)
-        ex = explore_operator(op, samples=samples, db=db, search=search, jobs=jobs, device=dev.index, references=False,
-                              progress=False, seed=seed, budget_s=budget_s)
-        if ex.best is None and ex.over_budget:
-            # The budget ran out before any point of this layer ran well (deriving and screening a convolution's
-            # variants can take longer than a short budget): a network needs every layer, so one point more.
+    with SharedWorkers(dev.index, jobs) as workers:
+        for node in net.nodes:
+            if node.key in problems:
+                continue
+            op = library_operator(node.op, node.size_map, precision)
+            ex = explore_operator(op, samples=samples, db=db, search=search, device=dev.index, references=False,
+                                  progress=False, seed=seed, budget_s=budget_s, shared=workers)
+            if ex.best is None and ex.over_budget:
+                # The budget ran out before any point of this layer ran well (deriving and screening a
+                # convolution's variants can take longer than a short budget): a network needs every layer, so
+                # one point more.
+                explored += ex.ran
+                ex = explore_operator(op, samples=len([r for r in ex.records if r.status.finished]) + 1, db=db,
+                                      search=search, device=dev.index, references=False, progress=False, seed=seed,
+                                      shared=workers)
             explored += ex.ran
-            ex = explore_operator(op, samples=len([r for r in ex.records if r.status.finished]) + 1, db=db,
-                                  search=search, jobs=jobs, device=dev.index, references=False, progress=False, seed=seed)
-        explored += ex.ran
-        if ex.best is None:
-            raise LiftError(f"{net.name}: no implementation of layer {node.name} ({node.op} at {node.size_map}) ran "
-                            f"correctly; statuses: {sorted({r.status.value for r in ex.records})}")
-        measured = [r for r in ex.records if r.measured and not r.is_reference]
-        problems[node.key] = (op, ex.best, measured)
-        if progress:
-            print(f"  {node.name:12s} {node.op:52s} best {ex.best.time_ms:.4g} ms of {len(measured)} measured", file=stream, flush=True)
+            if ex.best is None:
+                raise LiftError(f"{net.name}: no implementation of layer {node.name} ({node.op} at {node.size_map}) ran "
+                                f"correctly; statuses: {sorted({r.status.value for r in ex.records})}")
+            measured = [r for r in ex.records if r.measured and not r.is_reference]
+            problems[node.key] = (op, ex.best, measured)
+            if progress:
+                print(f"  {node.name:12s} {node.op:52s} best {ex.best.time_ms:.4g} ms of {len(measured)} measured",
+                      file=stream, flush=True)
     explore_seconds = time.time() - t0
     # 2. The network on the device, layer by layer, each checked against its reference on the same inputs.
     image = network_image(net, seed)
