@@ -124,6 +124,22 @@ def test_signed_entries_in_a_folder_or_file_others_may_write_are_misses(cache_he
     assert cache.recall("kind", "benign", CODE) == [1, 2]
 
 
+def test_entries_kept_in_the_process_are_read_again_when_their_file_changes(cache_here, tmp_path):
+    """Variants, read once, are kept in the process (a network's layers share them); a planted or re-moded
+    entry is read again, with every check, never served from what was kept."""
+    marker = tmp_path / "marker"
+    cache.remember("variants", "v", (1, 2), CODE)
+    first = cache.recall("variants", "v", CODE)
+    assert first == (1, 2) and cache.recall("variants", "v", CODE) is first  # kept: not unpickled again
+    entry = cache._entry("variants", "v", CODE)
+    os.chmod(entry.parent, 0o777)
+    assert cache.recall("variants", "v", CODE) is None
+    os.chmod(entry.parent, 0o700)
+    assert cache.recall("variants", "v", CODE) == (1, 2)
+    entry.write_bytes(_signed(entry, _planted_bytes(marker), key=os.urandom(cache.KEY_BYTES)))
+    assert cache.recall("variants", "v", CODE) is None and not marker.exists()
+
+
 @pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="giving a file away needs root")
 def test_entries_and_folders_of_another_user_are_misses(cache_here):
     cache.remember("kind", "benign", "value", CODE)

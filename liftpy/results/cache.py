@@ -39,6 +39,7 @@ import secrets
 import stat
 import sys
 import threading
+from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
 
@@ -217,11 +218,41 @@ def _mac(key: bytes, path: Path, data) -> bytes:
     return mac.digest()
 
 
+# Entries of immutable values kept in this process once read: a network's layers share one convolution's
+# variants, and unpickling the same tens of megabytes for each layer took seconds.  Kept with the entry's
+# file identity and the key, so a changed, replaced or re-keyed entry is read (and its signature checked) again.
+_KEPT_KINDS = ("variants",)
+_KEPT: OrderedDict = OrderedDict()  # path -> (signature, value)
+_KEPT_MAX = 8
+
+
 def _load(path: Path):
     """The value of a signed entry of this user's, else ``_MISSING`` (and nothing is unpickled)."""
     key = _key(path.parent.parent)
     if key is None:
         return _MISSING
+    if path.parent.name not in _KEPT_KINDS:
+        return _load_signed(path, key)
+    try:
+        info, folder = os.stat(path), os.stat(path.parent)
+    except OSError:
+        return _MISSING
+    # (ctime and modes: a chmod or chown of the entry or its folder reads the entry again, with its checks)
+    signature = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_mode, info.st_uid,
+                 folder.st_ino, folder.st_mode, folder.st_uid, hashlib.sha256(key).digest())
+    kept = _KEPT.get(path)
+    if kept is not None and kept[0] == signature:
+        _KEPT.move_to_end(path)
+        return kept[1]
+    value = _load_signed(path, key)
+    if value is not _MISSING:
+        _KEPT[path] = (signature, value)
+        while len(_KEPT) > _KEPT_MAX:
+            _KEPT.popitem(last=False)
+    return value
+
+
+def _load_signed(path: Path, key: bytes):
     try:
         if _not_private(os.stat(path.parent), "folder", stat.S_ISDIR) is not None:
             return _MISSING
