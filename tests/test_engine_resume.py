@@ -121,3 +121,16 @@ def test_saved_batch_is_unused_once_the_store_changed_or_the_search_differs(tmp_
         store.put(dataclasses.replace(latest, time_ms=latest.time_ms * 2, finished_at=None))
     changed = explore_program(MATMUL, SMALL, samples=8, **kw)
     assert changed.from_saved_batch == 0 and changed.ran == 1
+
+
+@pytest.mark.slow
+def test_an_exploration_told_not_to_save_its_next_batch_saves_none(tmp_path):
+    """A network reads a finished layer's best point and never resumes it, so its explorations skip choosing
+    and generating the batch a resumed run would start with (``save_batch=False``): no batch is saved and
+    none is built ahead; by default one is."""
+    db = tmp_path / "r.sqlite"
+    kw = dict(search=ModelSearch, progress=False, repeat=1, warmup=0, references=False, batch=2, jobs=2)
+    skipped = explore_program(MATMUL, SMALL, samples=2, db=db, save_batch=False, **kw)
+    assert skipped.ran == 2 and skipped.prebuilt == 0 and not _saved_batches(db)
+    saved = explore_program(MATMUL, SMALL, samples=2, db=tmp_path / "s.sqlite", **kw)
+    assert saved.ran == 2 and _saved_batches(tmp_path / "s.sqlite")

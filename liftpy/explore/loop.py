@@ -160,7 +160,8 @@ class _Run:
             self._plan()
             self._measure()
             self.bar.close()
-            self._save_next_batch()
+            if o.save_batch:
+                self._save_next_batch()
             if o.references:
                 measure_references(store, op, devices.key, o.seed, devices.references)
             records = store.records(device=devices.key, layer=op.problem)

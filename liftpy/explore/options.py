@@ -40,7 +40,9 @@ class ExplorationOptions:
     ``ray`` or a ``runtime.cluster.Cluster``), ``jobs`` code-generation processes each; ``baselines``:
     Python callables to time on the same inputs (``module:function``, see ``liftpy.explore.baseline``), kept
     in the store as references; ``shared``: this machine's device workers shared by several explorations
-    (``devices.SharedWorkers``, as a network's layers use them), instead of workers of this exploration's own.
+    (``devices.SharedWorkers``, as a network's layers use them), instead of workers of this exploration's own;
+    ``save_batch``: choose the batch a resumed run would start with, and generate its kernels, at the end (a
+    network never resumes a layer it finished: it reads the layer's best point from the store).
     """
 
     samples: int = 100
@@ -65,6 +67,7 @@ class ExplorationOptions:
     workers: object = None
     baselines: Sequence[str] = ()
     shared: object = None
+    save_batch: bool = True
 
     def __post_init__(self) -> None:
         if not (isinstance(self.search, type) and issubclass(self.search, Strategy)):

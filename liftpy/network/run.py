@@ -132,7 +132,7 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: typ
                 continue
             op = library_operator(node.op, node.size_map, precision)
             ex = explore_operator(op, samples=samples, db=db, search=search, device=dev.index, references=False,
-                                  progress=False, seed=seed, budget_s=budget_s, shared=workers)
+                                  progress=False, seed=seed, budget_s=budget_s, shared=workers, save_batch=False)
             if ex.best is None and ex.over_budget:
                 # The budget ran out before any point of this layer ran well (deriving and screening a
                 # convolution's variants can take longer than a short budget): a network needs every layer, so
@@ -140,7 +140,7 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: typ
                 explored += ex.ran
                 ex = explore_operator(op, samples=len([r for r in ex.records if r.status.finished]) + 1, db=db,
                                       search=search, device=dev.index, references=False, progress=False, seed=seed,
-                                      shared=workers)
+                                      shared=workers, save_batch=False)
             explored += ex.ran
             if ex.best is None:
                 raise LiftError(f"{net.name}: no implementation of layer {node.name} ({node.op} at {node.size_map}) ran "
