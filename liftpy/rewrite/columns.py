@@ -45,17 +45,6 @@ def _reduction(body, inputs_free):
     return None
 
 
-def _in_loop(body, path) -> bool:
-    """Whether ``path`` enters the function of any primitive but a ``let`` (there the rewritten map would be
-    computed once per iteration of that loop, not once per kernel)."""
-    for i, step in enumerate(path):
-        if step[0] in ("fn", "callee"):
-            node = get_at(body, path[:i])
-            if not (isinstance(node, Call) and isinstance(node.fn, P.Let)):
-                return True
-    return False
-
-
 @rule("splitColumns", "W(map(c -> G(reduce(f, z, zip(c, Y..))), transpose(X))) => let(p -> W(map(c -> G(reduce((+), z, c)), "
                       "transpose(map(join, p)))), map(b -> map(c -> reduce(f, id, zip(c, b._1..)), transpose(b._0)), "
                       "zip(split(r, X), split(r, Y)..)))", "algorithmic")
@@ -65,8 +54,8 @@ def split_columns(e, site, ctx):
         return None
     if site.path and _column_map(get_at(site.program.body, site.path[:-1])) is not None:
         return None  # the wrapper's position rewrites it, so that the let is where letGlobal finds it
-    if _in_loop(site.program.body, site.path):
-        return None  # (a column map per row of A B: its partial results would need memory per row)
+    if any(isinstance(p, P.Primitive) and not isinstance(p, P.Let) for p in site.enclosing):
+        return None  # inside a loop (a column map per row of A B): its partial results would need memory per row
     wrappers, m = found
     (c,) = m.fn.f.params
     x = m.args[0].args[0]

@@ -53,7 +53,7 @@ from ..ir.userfun import BUILTINS
 from .algorithmic import transpose_twice
 from .epilogue import match_product, product_core
 from .patterns import is_call
-from .positions import positions
+from .positions import loop_positions, positions
 from .rule import rule, try_rule
 from .strategy import extend
 
@@ -459,25 +459,11 @@ def let_operand(e, site, ctx):
     return None
 
 
-def _invariant_part(node, inputs: frozenset, in_loop: bool):
-    """The first (outermost) computed array under a loop's function in ``node`` that reads nothing but the
-    program's inputs, or None.  Every primitive's function is a loop body except a ``let``'s."""
-    if in_loop and (_is_map(node) or is_call(node, P.Reduce)) and node.free_vars and node.free_vars <= inputs \
-            and not is_view(node):
-        return node
-    if not isinstance(node, Call):
-        return None
-    if isinstance(node.fn, Lambda):
-        bodies = [(node.fn.body, in_loop)]
-    elif isinstance(node.fn, P.Primitive):
-        bodies = [(lam.body, in_loop or not isinstance(node.fn, P.Let)) for _, lam in primitive_functions(node.fn)]
-    else:
-        bodies = []
-    for sub, loop in bodies + [(a, in_loop) for a in node.args]:
-        found = _invariant_part(sub, inputs, loop)
-        if found is not None:
-            return found
-    return None
+def _invariant_part(e, inputs: frozenset):
+    """The first (outermost) computed array under a loop's function in ``e`` that reads nothing but the
+    program's inputs, or None."""
+    return next((n for n, loop in loop_positions(e) if loop and (_is_map(n) or is_call(n, P.Reduce)) and n.free_vars
+                 and n.free_vars <= inputs and not is_view(n)), None)
 
 
 @rule("letInvariant", "P[map(x -> F[c], X)] => let(v -> P[map(x -> F[v], X)], c), c computed from inputs only", "memory")
@@ -488,7 +474,7 @@ def let_invariant(e, site, ctx):
     by every work-item (loop-invariant code motion; the spelling with ``let`` is the same program)."""
     if site.path:
         return None
-    c = _invariant_part(e, frozenset(p.name for p in site.program.params), False)
+    c = _invariant_part(e, frozenset(p.name for p in site.program.params))
     if c is None:
         return None
     v = Var(fresh_name("invariant"))

@@ -41,6 +41,26 @@ def positions(e: Expr, path: Path = ()) -> Iterator[tuple[Path, Expr]]:
         yield from positions(child, path + (step,))
 
 
+def loop_positions(e: Expr, name: str | None = None) -> Iterator[tuple[Expr, bool]]:
+    """Every sub-expression, parents first, with whether it lies inside a loop's function (the function of any
+    primitive but a ``let``: what is computed there is computed at every iteration); with ``name``, nothing
+    below a lambda that binds ``name`` again."""
+    stack = [(e, False)]
+    while stack:
+        node, loop = stack.pop()
+        yield node, loop
+        if not isinstance(node, Call):
+            continue
+        if isinstance(node.fn, Lambda):
+            bodies = [(node.fn, loop)]
+        elif isinstance(node.fn, P.Primitive):
+            bodies = [(lam, loop or not isinstance(node.fn, P.Let)) for _, lam in primitive_functions(node.fn)]
+        else:
+            bodies = []
+        kids = [(lam.body, inner) for lam, inner in bodies if name is None or name not in {q.name for q in lam.params}]
+        stack.extend(reversed(kids + [(a, loop) for a in node.args]))
+
+
 def get_at(e: Expr, path: Path) -> Expr:
     for step in path:
         e = _child(e, step)

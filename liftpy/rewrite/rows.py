@@ -50,7 +50,7 @@ from ..ir.userfun import UserFun
 from .lowering import reduce_lcl
 from .normal import component_uses, replace_components
 from .patterns import is_call, sum_form
-from .positions import _child
+from .positions import _child, loop_positions
 from .rule import rule
 
 VECTOR_WIDTHS = (2, 4, 8)  # a work-item's wide loads: 8, 16 or 32 bytes
@@ -415,27 +415,11 @@ def reduce_map_fusion(e, site, ctx):
     return Call(P.Reduce(Lambda((acc, y), body)), (init, xs.args[0]))
 
 
-def _reads(node, is_read, name: str, in_loop: bool = False) -> list[bool]:
-    """For each read of the variable ``name`` that ``is_read`` picks (the variable, or one component of
-    it) in ``node``: whether it is inside a loop's function (any primitive's function but a ``let``'s),
-    where a value computed in its place would be computed again at every iteration."""
-    if name not in node.free_vars:
-        return []
-    if isinstance(node, Lambda):
-        return [] if name in {p.name for p in node.params} else _reads(node.body, is_read, name, in_loop)
-    if is_read(node):
-        return [in_loop]
-    if not isinstance(node, Call):
-        return []
-    out = []
-    if isinstance(node.fn, Lambda):
-        out += _reads(node.fn, is_read, name, in_loop)
-    elif isinstance(node.fn, P.Primitive):
-        for _, lam in primitive_functions(node.fn):
-            out += _reads(lam, is_read, name, in_loop or not isinstance(node.fn, P.Let))
-    for a in node.args:
-        out += _reads(a, is_read, name, in_loop)
-    return out
+def _reads(node, is_read, name: str) -> list[bool]:
+    """For each read of the variable ``name`` that ``is_read`` picks (the variable, or one component of it) in
+    ``node``: whether it is inside a loop's function, where a value computed in its place would be computed
+    again at every iteration."""
+    return [loop for n, loop in loop_positions(node, name) if is_read(n)]
 
 
 def _component_reads(node, name: str, index: int) -> list[bool]:

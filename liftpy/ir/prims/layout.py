@@ -18,6 +18,12 @@ from ..values import BV, at_axis, first_leaf, tmap
 from .base import VECTOR_WIDTHS, IndexFun, Primitive, Reverse, Stride, expect_array
 
 
+def _split_axis(x, n: int):
+    """The array axis of ``x`` (its values' axis, ``values.at_axis``) cut into rows of ``n``: what ``split``
+    and ``asVector`` mean on values."""
+    return at_axis(x, lambda a, ax: a.reshape(a.shape[:ax] + (a.shape[ax] // n, n) + a.shape[ax + 1 :]))
+
+
 @dataclass(frozen=True, eq=True)
 class Zip(Primitive):
     """``zip(a, b, ...)``: ``[T1]n, [T2]n, ... -> [(T1, T2, ...)]n``."""
@@ -208,8 +214,7 @@ class Split(Primitive):
         return ArrayType(ArrayType(xs.elem, self.n), xs.size / self.n)
 
     def evaluate(self, args, ev):
-        n = int(ev.concrete(self.n))
-        return at_axis(args[0], lambda a, ax: a.reshape(a.shape[:ax] + (a.shape[ax] // n, n) + a.shape[ax + 1 :]))
+        return _split_axis(args[0], int(ev.concrete(self.n)))
 
     def view(self, views, types, conc):
         return V.SplitView(conc(self.n), views[0])
@@ -372,8 +377,7 @@ class AsVector(Primitive):
         return ArrayType(VectorType(xs.elem, self.n), xs.size / self.n)
 
     def evaluate(self, args, ev):
-        n = int(ev.concrete(self.n))
-        return at_axis(args[0], lambda a, ax: a.reshape(a.shape[:ax] + (a.shape[ax] // n, n) + a.shape[ax + 1 :]))
+        return _split_axis(args[0], int(ev.concrete(self.n)))
 
     def view(self, views, types, conc):
         return V.AsVectorView(conc(self.n), types[0].elem, views[0])
