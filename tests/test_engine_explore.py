@@ -126,6 +126,27 @@ def test_other_problems_inform_the_search(tmp_path):
         again = Spy()
         use_other_problems(store, again, same, small.device, position, VariantIds(variants))
         assert again.hints == [] and again.learned == []
+    # A problem of another program with the same sizes (its own variants): its fastest points are offered to
+    # this program's variants of the same kind and parameters, and teach nothing (their models are another
+    # program's).
+    from types import SimpleNamespace
+
+    from liftpy.explore.transfer import KINDRED_HINTS
+    from liftpy.search.variants import variant_tags
+
+    twice = explore_operator(ProgramOperator.of(twice_matmul(), {"M": 32, "N": 32, "K": 16}), samples=4,
+                             db=tmp_path / "twice.sqlite", search=UniformSearch, progress=False, repeat=1, warmup=0,
+                             references=False)
+    twice_ok = sorted((r for r in twice.records if r.status is Status.OK), key=lambda r: r.time_ms)
+    kindred = Spy()
+    kindred.spaces = SimpleNamespace(variants=variants)
+    with Store(tmp_path / "twice.sqlite") as store:
+        use_other_problems(store, kindred, op, small.device, position, VariantIds(variants))
+    assert kindred.hints and kindred.learned == []
+    offered = {(r.variant.split("#")[0], config_key(r.config)) for r in twice_ok[:KINDRED_HINTS]}
+    for i, config in kindred.hints:
+        assert (variant_tags(variants[i]), config) in offered
+        assert {str(p) for p in variants[i].params} == {k for k, _ in config}
     gpu = gpu_profile()
     search = ModelSearch(Spaces(variants, op.sizes(), gpu, 0), 0)
     for r in fastest:

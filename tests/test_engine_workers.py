@@ -334,3 +334,25 @@ def test_explorations_share_the_devices_workers(tmp_path):
             assert len(points) == 2 and all(r.status is Status.OK for r in points), [(r.variant, r.error) for r in points]
         assert workers.measuring.pids() == measuring and workers.compiling.pids() == compiling
     assert not workers.measuring.pids()
+
+
+@pytest.mark.slow
+def test_shared_workers_derive_the_variants_into_the_cache(tmp_path, monkeypatch):
+    """A network's distinct layer kinds are derived at once on the code-generation workers
+    (``SharedWorkers.derive``), into the disk cache where each exploration then reads them: afterwards the
+    cache holds each kind, the same variants this process would derive, and a kind already there is not
+    derived again."""
+    from liftpy.explore.devices import SharedWorkers
+    from liftpy.explore.operator import library_operator
+    from liftpy.results.cache import cached_variants, variants_cached
+
+    monkeypatch.setenv("LIFTPY_CACHE_DIR", str(tmp_path / "cache"))
+    ops = [library_operator("add", {"N": 4096}), library_operator("gemv", {"M": 16, "N": 64}),
+           library_operator("add", {"N": 64})]  # the same kind as the first: derived once
+    assert not any(variants_cached(op) for op in ops)
+    with SharedWorkers(None, jobs=2) as workers:
+        assert workers.derive(ops) == 2
+        assert all(variants_cached(op) for op in ops)
+        assert workers.derive(ops) == 0
+    for op in ops[:2]:
+        assert [v.program.text() for v in cached_variants(op)] == [v.program.text() for v in op.variants()]

@@ -234,6 +234,9 @@ class _Run:
         o, v = self.o, self.v
         spaces = Spaces(v.variants, self.op.sizes(), self.devices.profile, o.seed, v.keys, program=self.op.program())
         strategy = self.search(spaces, o.seed)
+        proposing = None if in_thread else self.devices.proposing  # (the main thread may be using them)
+        if proposing is not None:  # what the store says of other problems is modelled there (``use_other_problems``)
+            spaces.use_workers(proposing.run_all, proposing.width)
         for i, config, time_ms in self.observed:
             strategy.observe(i, config, time_ms)
         # A thread needs its own connection (SQLite's are not shared between threads).

@@ -8,9 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..results.store import Status
+from ..search.variants import variant_tags
 
 
 HINTS_PER_PROBLEM = 3
+# Of a problem of other variants: its fastest points, each offered to at most this many variants of its kind
+# here (checking a hint infers that variant's space: some 0.1-0.8 s each where the search had not).
+KINDRED_HINTS = 2
+KINDRED_VARIANTS = 2
 # Measurements of other problems that train a model search's learned correction: offline on the H100 stores of
 # VGG-16 layers 12, 10, 5 and 24 (each ranked by its own 50 points and the other layers'), held-out Kendall tau
 # rose with how many (the most recent 256: 0.74-0.82; 1,024: 0.79-0.86; ``liftpy.model.learned``).  Each costs
@@ -35,17 +40,26 @@ def use_other_problems(store, strategy, op, device_key: str, position: dict, ids
         return 0, 0
     problem = op.problem
     by_problem: dict[str, list] = {}
+    kindred: dict[str, list] = {}  # problems of other variants (another operator spec), by problem
     for r in store.records(device=device_key):
         if r.layer == problem or r.is_reference or r.status is not Status.OK or r.time_ms is None:
             continue
         i = position.get(r.metrics.get("variant_index", -1))
         if i is not None and ids[i] == r.variant:
             by_problem.setdefault(r.layer, []).append((i, r))
+        elif hint is not None and _size_names(r.layer) == _size_names(problem):  # (a convolution: not a pooling)
+            kindred.setdefault(r.layer, []).append(r)
     sizes = {p: op.problem_sizes(p) for p in by_problem}
     if hint is not None:
-        for points in by_problem.values():
-            for i, r in sorted(points, key=lambda p: p[1].time_ms)[:HINTS_PER_PROBLEM]:
-                hint(i, r.config)
+        hints = [(i, r.config) for points in by_problem.values()
+                 for i, r in sorted(points, key=lambda p: p[1].time_ms)[:HINTS_PER_PROBLEM]]
+        hints += _kindred_hints(strategy, kindred)
+        # Checking a hint infers its variant's space, which the workers do at once where there are some.
+        prefetch = getattr(getattr(strategy, "spaces", None), "prefetch_models", None)
+        if prefetch is not None:
+            prefetch([i for i, _ in hints])
+        for i, config in hints:
+            hint(i, config)
     if learn is not None:
         recent = sorted(((i, r) for p, points in by_problem.items() if sizes[p] for i, r in points),
                         key=lambda p: p[1].finished_at or 0)[-TRANSFER_POINTS:]
@@ -55,6 +69,29 @@ def use_other_problems(store, strategy, op, device_key: str, position: dict, ids
         for i, r in recent:
             learn(i, r.config, r.time_ms, sizes[r.layer])
     return len(by_problem), sum(len(points) for points in by_problem.values())
+
+
+def _size_names(problem: str) -> frozenset:
+    """The names of a problem key's sizes (``name#digest:C=64,H=56``)."""
+    _, _, sizes = problem.partition(":")
+    return frozenset(part.split("=")[0] for part in sizes.split(",") if part)
+
+
+def _kindred_hints(strategy, kindred: dict) -> list[tuple[int, dict]]:
+    """The fastest points of problems of other variants, offered as candidates of the variants here of the same
+    kind (the same main rules, ``variant_tags``, and the same parameter names): a convolution without its
+    ReLU is another operator with other variants, but its fastest tilings are the fastest tilings of the
+    convolution with it (ResNet-18 on an H200, 8 points a layer: each of the three later 3x3 convolutions
+    without a ReLU took 2.0-3.7x the time of its twin with one, neither told of the other's points).  The
+    strategy keeps only those its constraints allow."""
+    variants = getattr(getattr(strategy, "spaces", None), "variants", None)
+    if variants is None or not kindred:
+        return []
+    kinds: dict = {}
+    for i, v in enumerate(variants):
+        kinds.setdefault((variant_tags(v), frozenset(str(p) for p in v.params)), []).append(i)
+    return [(i, r.config) for records in kindred.values() for r in sorted(records, key=lambda r: r.time_ms)[:KINDRED_HINTS]
+            for i in kinds.get((r.variant.split("#")[0], frozenset(r.config)), ())[:KINDRED_VARIANTS]]
 
 
 def print_others(others: tuple[int, int], op, search: str, db, progress: bool, say) -> None:

@@ -127,10 +127,12 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: typ
     problems: dict = {}
     explored = 0
     with SharedWorkers(dev.index, jobs) as workers:
+        ops = {node.key: library_operator(node.op, node.size_map, precision) for node in net.nodes}
+        workers.derive(ops.values())
         for node in net.nodes:
             if node.key in problems:
                 continue
-            op = library_operator(node.op, node.size_map, precision)
+            op, started = ops[node.key], time.time()
             ex = explore_operator(op, samples=samples, db=db, search=search, device=dev.index, references=False,
                                   progress=False, seed=seed, budget_s=budget_s, shared=workers, save_batch=False)
             if ex.best is None and ex.over_budget:
@@ -148,8 +150,8 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: typ
             measured = [r for r in ex.records if r.measured and not r.is_reference]
             problems[node.key] = (op, ex.best, measured)
             if progress:
-                print(f"  {node.name:12s} {node.op:52s} best {ex.best.time_ms:.4g} ms of {len(measured)} measured",
-                      file=stream, flush=True)
+                print(f"  {node.name:12s} {node.op:52s} best {ex.best.time_ms:.4g} ms of {len(measured)} measured "
+                      f"({time.time() - started:.1f} s)", file=stream, flush=True)
     explore_seconds = time.time() - t0
     # 2. The network on the device, layer by layer, each checked against its reference on the same inputs.
     image = network_image(net, seed)

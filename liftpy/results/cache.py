@@ -81,10 +81,19 @@ def cache_dir() -> Path | None:
     return directory if directory is not None and _key(directory) is not None else None
 
 
+# codegen too: derivation drops the variants code generation refuses (``codegen.allocation``).
+VARIANT_CODE = ("rewrite", "ir", "codegen")
+
+
 def cached_variants(op) -> tuple:
     """The operator's variants, from the cache when derived before with the same rules."""
-    # codegen too: derivation drops the variants code generation refuses (``codegen.allocation``).
-    return tuple(memo("variants", op.variant_key(), lambda: tuple(op.variants()), ("rewrite", "ir", "codegen")))
+    return tuple(memo("variants", op.variant_key(), lambda: tuple(op.variants()), VARIANT_CODE))
+
+
+def variants_cached(op) -> bool:
+    """Whether ``cached_variants(op)`` would read its variants from the disk cache (without reading them)."""
+    path = _entry("variants", op.variant_key(), VARIANT_CODE)
+    return path is not None and path.exists()
 
 
 SCREEN_CODE = ("rewrite", "ir", "constraints", "model", "views", "codegen")

@@ -282,14 +282,20 @@ class Spaces:
                 continue
             asked.add(key)
             todo.append((key, i, dict(sizes), dict(config)))
-        if len(todo) < PREFETCH_AT_MIN or jobs < 2:
+        warm = self._workers is not None  # the exploration's workers, started already (``use_workers``)
+        if len(todo) < (2 if warm else PREFETCH_AT_MIN) or (jobs < 2 and not warm):
             return  # predict_at makes them one by one: fewer than starting the processes costs
         args = [(self.variants[i].program, sizes, self.variants[i].params, config, self.variants[i].placement_map, self.cpu)
                 for _, i, sizes, config in todo]
-        # Spawned, not forked: a resumed search rebuilds its strategy in a thread beside the main one, and a
-        # fork copies whatever lock another thread holds at that moment.
-        with ProcessPoolExecutor(min(jobs, len(todo)), mp_context=quiet_context("spawn")) as pool:
-            codes = list(pool.map(_model_code_of, args, chunksize=max(1, len(todo) // (4 * jobs))))
+        if warm:
+            # A network's layers learn from the layers before them, each layer's new points: new processes
+            # for each (their imports: seconds) cost more than the models.
+            codes = [code if ok else None for ok, code in self._workers[0](_model_code_of, args)]
+        else:
+            # Spawned, not forked: a resumed search rebuilds its strategy in a thread beside the main one, and a
+            # fork copies whatever lock another thread holds at that moment.
+            with ProcessPoolExecutor(min(jobs, len(todo)), mp_context=quiet_context("spawn")) as pool:
+                codes = list(pool.map(_model_code_of, args, chunksize=max(1, len(todo) // (4 * jobs))))
         for (key, i, sizes, config), code in zip(todo, codes):
             if code is None:
                 continue  # predict_at meets the refusal itself, as it would have
