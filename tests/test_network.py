@@ -65,6 +65,22 @@ def test_models_have_their_shapes(name, layers, out):
         assert sum(n.op.startswith("add") for n in net.nodes) == 8
 
 
+def test_layers_doing_most_of_the_arithmetic_get_more_points():
+    """Points per layer kind scale with its share of the network's arithmetic (every layer of the kind
+    counted), between the asked number and ``HEAVY_SAMPLES`` times it: VGG-16's poolings get 8, its heaviest
+    convolutions (a kind used twice, each 3.7 GFLOP) 24."""
+    from liftpy.explore.operator import library_operator
+    from liftpy.network.run import HEAVY_SAMPLES, layer_samples
+
+    net = get_model("vgg16")
+    ops = {n.key: library_operator(n.op, n.size_map) for n in net.nodes}
+    points = layer_samples(net, ops, 8)
+    assert set(points) == set(ops) and all(8 <= p <= 8 * HEAVY_SAMPLES for p in points.values())
+    by_name = {n.name: points[n.key] for n in net.nodes}
+    assert by_name["02_maxpool"] == 8 and by_name["20_fc"] == 8 and by_name["07_conv"] == 8 * HEAVY_SAMPLES
+    assert by_name["04_conv"] > by_name["00_conv"]
+
+
 @pytest.mark.slow
 def test_unknown_network_and_too_small_input_are_refused():
     with pytest.raises(InputError, match="choose one of vgg16, resnet18, mobilenet_v2"):
