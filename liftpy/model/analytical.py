@@ -130,6 +130,13 @@ SHARE_OF = "_per_"  # joins an operation and what it is a share of in a model's 
 OPERATION_SHARES = {"private_reads": "flops", "address_ops": "flops", "conditional_reads": "flops", "local_writes": "copy_elements",
                     "image_calls": "image_elements"}
 
+# Unprobed, a GPU's seconds per work-group and compute unit: starting a group costs the unit time whatever the
+# group does.  Adding two 2^26-float arrays on an H200 (132 units) in groups of 32 items, or of 8 items with
+# float4, took 1.27 ms, and in half as large groups 2.53 ms: 2M and 4M groups, 84 ns each per unit, where the
+# same arrays in groups of 256 items with float4 took 0.20 ms (benchmarks/results/h200-half.json's stores).
+# Without it every group size predicted the DRAM time, and searches measured the smallest groups first.
+GPU_GROUP_S = 84e-9
+
 FEATURES = ("flops", "global_reads", "local_reads", "copy_bytes", "written", "items", "groups", "local_bytes", "private_bytes",
             "input_bytes", "global_traffic", "local_traffic")
 
@@ -157,6 +164,9 @@ class Machine:
     # Work-items a CPU driver runs as the lanes of one vector instruction (PoCL vectorizes the loop over a
     # group's work-items where it can; module docstring); 1 on a GPU, whose warps the model counts apart.
     vector_lanes: int = 1
+    # Seconds per work-group and compute unit (``GPU_GROUP_S``); 0 on a CPU, whose per-group cost the
+    # operation counts carry (``CPU_OPERATION_S``).
+    group_s: float = 0.0
 
     @classmethod
     def from_profile(cls, profile) -> "Machine":
@@ -190,13 +200,14 @@ class Machine:
             is_gpu=gpu,
             image_reads_per_s=None if gpu else (image * 1e9 / TEXEL_BYTES if image else cus * CPU_IMAGE_READS_PER_CU),
             vector_lanes=1 if gpu else int(m.get("fp32_vector_width") or CPU_VECTOR_LANES),
+            group_s=GPU_GROUP_S if gpu else 0.0,
         )
 
 
 @dataclass(frozen=True)
 class Prediction:
     seconds: float
-    bound: str  # which term dominated: compute, local, cache, dram, or invalid
+    bound: str  # which term dominated: compute, local, cache, dram, image, groups, or invalid
     occupancy: int  # groups per compute unit
     features: dict
 
@@ -273,6 +284,8 @@ def predict_kernel(f: Mapping[str, float], machine: Machine) -> Prediction:
         "cache": float(f.get("global_traffic", f["global_reads"])) / (machine.cache_bytes_per_s * cache_lanes),
         "dram": (float(f["input_bytes"]) + float(f["written"])) / machine.dram_bytes_per_s,
     }
+    if machine.group_s:
+        terms["groups"] = groups / machine.compute_units * machine.group_s
     if machine.image_reads_per_s and f.get("image_reads"):
         # Each element read from an image is one emulated ``read_imagef`` (a texel, one lane of it used).
         terms["image"] = float(f["image_reads"]) / 4 / machine.image_reads_per_s
