@@ -93,13 +93,25 @@ def min_bytes(inputs, output_nbytes: int) -> int:
 
 
 class Results:
-    """A JSON list written again after each record."""
+    """A JSON list written again after each record.  ``replace``: a field naming what a record measures
+    (``"network"``): the file's records from earlier commands are kept, but for those measuring the same,
+    which a new record replaces (one network per device command, one file for the three)."""
 
-    def __init__(self, path: str | None):
+    def __init__(self, path: str | None, replace: str | None = None):
         self.path = Path(path) if path else None
+        self.replace = replace
         self.records: list[dict] = []
+        if replace is not None and self.path is not None and self.path.exists():
+            try:
+                earlier = json.loads(self.path.read_text())
+            except ValueError:
+                earlier = None
+            if isinstance(earlier, list):
+                self.records = [r for r in earlier if isinstance(r, dict)]
 
     def add(self, record: dict) -> None:
+        if self.replace is not None:
+            self.records = [r for r in self.records if r.get(self.replace) != record.get(self.replace)]
         self.records.append(record)
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -155,7 +155,7 @@ def main(argv=None) -> int:
     db = Path(args.db) if args.db else Path(tempfile.mkdtemp()) / "networks.sqlite"
     print(f"{'network':<14}{'liftpy ms':>10}{'wall ms':>9}{'graph ms':>9}{'eager ms':>9}{'vs graph':>9}{'explore s':>10}"
           f"{'peak MB':>9}{'points':>7}  check", flush=True)
-    results = Results(args.json)
+    results = Results(args.json, replace="network")  # one network per command adds to the file
     status = 0
     for name in only:
         net = get_model(name, resolution=args.resolution, width=args.width, classes=args.classes)

@@ -58,3 +58,23 @@ def test_a_tiny_vgg16_is_measured_and_recorded(tmp_path):
 def test_an_unknown_network_is_refused():
     r = _run("--only", "alexnet", timeout=300)
     assert r.returncode == 2 and "unknown network(s) alexnet" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_one_network_per_command_adds_to_the_file(tmp_path):
+    """``--json`` names one file for the three networks measured one per device command: a record replaces
+    an earlier one of the same network only, and a file that is not a list of records is written anew."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from gpu_common import Results
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    path = tmp_path / "n.json"
+    Results(str(path), replace="network").add({"network": "vgg16", "liftpy_ms": 3.0})
+    Results(str(path), replace="network").add({"network": "resnet18", "liftpy_ms": 1.4})
+    Results(str(path), replace="network").add({"network": "vgg16", "liftpy_ms": 2.0})
+    assert json.loads(path.read_text()) == [{"network": "resnet18", "liftpy_ms": 1.4}, {"network": "vgg16", "liftpy_ms": 2.0}]
+    path.write_text("not json")
+    Results(str(path), replace="network").add({"network": "mobilenet_v2", "liftpy_ms": 0.7})
+    assert json.loads(path.read_text()) == [{"network": "mobilenet_v2", "liftpy_ms": 0.7}]
+    Results(str(path)).add({"operator": "add"})  # without ``replace``: the file is this command's records
+    assert json.loads(path.read_text()) == [{"operator": "add"}]
