@@ -302,6 +302,14 @@ _builtin(
     "multAndSumUp", [("acc", T), ("x", T), ("y", T)], T, "return acc + x * y;", lambda acc, x, y: acc + x * y
 )
 _builtin("dot", [("x", T), ("y", T)], SCALAR_OF_T, "return dot(x, y);", _dot)
+# The lanes of a float4 combined (``vectorizeSum``: a sum, maximum or minimum read four elements at a time).
+_FLOAT4 = VectorType(Float, 4)
+_builtin("lanesum4", [("x", _FLOAT4)], Float, "return (x.s0 + x.s1) + (x.s2 + x.s3);",
+         lambda x: (np.asarray(x)[..., 0] + np.asarray(x)[..., 1]) + (np.asarray(x)[..., 2] + np.asarray(x)[..., 3]))
+_builtin("lanemax4", [("x", _FLOAT4)], Float, "return max(max(x.s0, x.s1), max(x.s2, x.s3));",
+         lambda x: np.max(np.asarray(x), axis=-1))
+_builtin("lanemin4", [("x", _FLOAT4)], Float, "return min(min(x.s0, x.s1), min(x.s2, x.s3));",
+         lambda x: np.min(np.asarray(x), axis=-1))
 _builtin(
     "relu", [("x", Float)], Float, "return max(x, 0.0f);", lambda x: np.maximum(x, np.float32(0))
 )

@@ -8,7 +8,8 @@ import itertools
 
 from ..ir import primitives as P
 from ..ir.expr import Call, Var
-from .algorithmic import coalesce, partial_reduce, split_join, split_strided, tile2D, vectorize_map, vectorize_reduce
+from .algorithmic import (coalesce, partial_reduce, split_join, split_strided, tile2D, vectorize_map, vectorize_reduce,
+                          vectorize_sum)
 from .blocking import register_block2D
 from .columns import split_columns
 from .lowering import let_private, local_stage, unroll_reduce
@@ -26,7 +27,8 @@ def _macros(opts: ExploreOptions) -> list[tuple[str, Strategy]]:
     """The optional algorithmic macros, in the order they are applied when combined."""
     out: list[tuple[str, Strategy]] = []
     if opts.vectorize:
-        out.append(("vectorize", once(vectorize_reduce)))
+        # (a dot product's, or a plain sum's, maximum's or minimum's four elements at a time)
+        out.append(("vectorize", choice(once(vectorize_reduce), once(vectorize_sum))))
         # An elementwise map over floats on vectors (float4 loads and stores); with ``group`` after it, each
         # work-item takes several vectors.
         out.append(("vectorizeMap", once(vectorize_map)))

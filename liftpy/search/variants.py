@@ -21,7 +21,10 @@ def variant_text(v) -> str:
     return show_program(v.program) + place
 
 
-_SHORT = {"tile2D": "tile", "vectorizeReduce": "vec", "partialReduce": "partial", "coalesce": "coal",
+# What a variant's id depends on: its derivation, and the short names below (a name added here changes ids).
+ID_CODE = ("rewrite", "ir", "search")
+
+_SHORT = {"tile2D": "tile", "vectorizeReduce": "vec", "vectorizeSum": "vec4", "partialReduce": "partial", "coalesce": "coal",
           "splitPartialKernels": "sum-kernel", "materializeInput": "pad-kernel", "padOpt": "padopt",
           "placeInImage": "image", "localStage": "local", "letPrivate": "let", "unrollReduceSeq": "unroll",
           "cropKernel": "crop-kernel", "registerBlock2D": "block",
@@ -101,5 +104,5 @@ class VariantIds:
             if self.keys is None:
                 self._ids[i] = variant_id(self.variants[i])
             else:
-                self._ids[i] = memo("variant-ids", self.keys[i], lambda: variant_id(self.variants[i]))
+                self._ids[i] = memo("variant-ids", self.keys[i], lambda: variant_id(self.variants[i]), ID_CODE)
         return self._ids[i]
