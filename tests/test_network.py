@@ -68,7 +68,7 @@ def test_models_have_their_shapes(name, layers, out):
 def test_layers_doing_most_of_the_arithmetic_get_more_points():
     """Points per layer kind scale with its share of the network's arithmetic (every layer of the kind
     counted), between the asked number and ``HEAVY_SAMPLES`` times it: VGG-16's poolings get 8, its heaviest
-    convolutions (a kind used twice, each 3.7 GFLOP) 24."""
+    convolutions (a kind used twice, each 3.7 GFLOP) the most."""
     from liftpy.explore.operator import library_operator
     from liftpy.network.run import HEAVY_SAMPLES, layer_samples
 

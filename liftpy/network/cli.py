@@ -14,7 +14,7 @@ def register(sub) -> None:
                                        "layer (exploring missing ones), validated, with its memory plan and frontier")
     p.add_argument("name", help="vgg16, resnet18 or mobilenet_v2")
     p.add_argument("--reduced", action="store_true", help="32 x 32 images, an eighth of the channels, 10 classes")
-    p.add_argument("--samples", "-n", type=positive_int, default=8, help="points per layer the store should hold (default 8; up to 3x for the layers doing "
+    p.add_argument("--samples", "-n", type=positive_int, default=8, help="points per layer the store should hold (default 8; up to 2x for the layers doing "
                    "most of the arithmetic)")
     p.add_argument("--search", choices=["model", "uniform"], default="model")
     p.add_argument("--jobs", "-j", type=positive_int, default=None,
