@@ -14,10 +14,32 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+import copyreg
+
 import sympy
+from sympy.core import relational
+from sympy.sets.contains import Contains
 
 from ..errors import ConstraintError
 from ..ir.types import size_var
+
+
+def _unevaluated(cls, args):
+    return cls(*args, evaluate=False)
+
+
+def _reduce_unevaluated(e):
+    return _unevaluated, (type(e), e.args)
+
+
+# A space's constraints cross processes (a worker's screen comes back with its space) and the disk cache
+# pickled.  sympy rebuilds a relation by constructing it again, which asks its assumptions whether it
+# holds: 21,000 relations unpickled took 13 s of a 205 s network exploration's main process on the 2-core
+# machine.  A pickled relation was not decided when it was made (it would be True or False), so it is
+# rebuilt as it was, unevaluated: the same object, without the questions.
+for _cls in (relational.GreaterThan, relational.LessThan, relational.StrictGreaterThan, relational.StrictLessThan,
+             relational.Equality, relational.Unequality, Contains):
+    copyreg.pickle(_cls, _reduce_unevaluated)
 
 KINDS = ("algorithmic", "hardware", "range")
 
