@@ -61,3 +61,17 @@ def _workers_here(task, pick, seen: list, inside: list):
             inside[0] = False
 
     return run_all
+
+
+def pid_of_a_slow_leaver(_):
+    """A worker task: this process's id; the process takes two seconds to exit (an interpreter tearing
+    down large caches)."""
+    import atexit
+    import os
+    import time
+
+    global _LEAVES_SLOWLY
+    if not globals().get("_LEAVES_SLOWLY"):
+        atexit.register(time.sleep, 2.0)
+        _LEAVES_SLOWLY = True
+    return os.getpid()

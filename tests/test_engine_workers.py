@@ -356,3 +356,35 @@ def test_shared_workers_derive_the_variants_into_the_cache(tmp_path, monkeypatch
         assert workers.derive(ops) == 0
     for op in ops[:2]:
         assert [v.program.text() for v in cached_variants(op)] == [v.program.text() for v in op.variants()]
+
+
+@pytest.mark.slow
+def test_a_worker_replaced_after_its_tasks_leaves_without_holding_the_pool():
+    """A worker that ran ``max_tasks_per_worker`` tasks is replaced at once and reaped later: the pool does
+    not wait for its interpreter to exit (a second or more each), and closing the pool reaps every one."""
+    from engine_helpers import pid_of_a_slow_leaver
+    from liftpy.runtime.pool import WorkerPool
+
+    pool = WorkerPool(1, default_timeout_s=60, max_tasks_per_worker=1)
+    try:
+        pids = [pid for ok, pid in pool.run_all(pid_of_a_slow_leaver, range(3))]
+        assert len(set(pids)) == 3
+        leaving = [p.pid for p, _ in pool._retired]
+        assert leaving and all(_alive(pid) for pid in leaving)  # still exiting: nobody waited for them
+    finally:
+        pool.close()
+    assert not pool._retired and not any(_alive(pid) for pid in pids)
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is not alive: it left, nobody reaped it
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
