@@ -254,3 +254,26 @@ def test_relu_after_the_dot_product_is_fused_into_tiles_and_the_sum_kernel():
         out = CompiledPipeline(v.program, sizes_, dev, v.placement_map, stages=stages).run(A, B).output
         assert np.allclose(out.reshape(16, 16), want, rtol=1e-4, atol=1e-4), kind
         assert (out >= 0).all() and (want == 0).any()
+
+
+def test_kindred_hints_come_from_the_problems_measured_last():
+    """Hints from problems of other variants come from the ``KINDRED_PROBLEMS`` measured last (a network's
+    later layers would otherwise check hints from every layer before them), the fastest ``KINDRED_HINTS`` of
+    each, offered to the variants of their kind and parameter names."""
+    from types import SimpleNamespace
+
+    from liftpy.explore.transfer import KINDRED_HINTS, KINDRED_PROBLEMS, KINDRED_VARIANTS, _kindred_hints
+    from liftpy.search.variants import variant_tags
+
+    variants = ProgramOperator.of(load_program(str(MATMUL)), {"M": 64, "N": 64, "K": 32}).variants()
+    v = next(v for v in variants if v.params)
+    tags, names = variant_tags(v), sorted(str(p) for p in v.params)
+    kind = [i for i, w in enumerate(variants) if variant_tags(w) == tags and sorted(str(p) for p in w.params) == names]
+    config = dict.fromkeys(names, 4)
+    kindred = {f"p{k}": [SimpleNamespace(variant=f"{tags}#{k:010d}", config=config, time_ms=1.0 + j, finished_at=100.0 * k + j)
+                         for j in range(3)] for k in range(10)}
+    kindred["other-kind"] = [SimpleNamespace(variant="nosuchkind#0", config=config, time_ms=0.1, finished_at=1e6)]
+    hints = _kindred_hints(SimpleNamespace(spaces=SimpleNamespace(variants=variants)), kindred)
+    per_problem = KINDRED_HINTS * min(KINDRED_VARIANTS, len(kind))
+    assert len(hints) == (KINDRED_PROBLEMS - 1) * per_problem  # the last measured is of no kind here
+    assert {i for i, _ in hints} <= set(kind) and all(c == config for _, c in hints)

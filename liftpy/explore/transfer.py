@@ -16,6 +16,9 @@ HINTS_PER_PROBLEM = 3
 # here (checking a hint infers that variant's space: some 0.1-0.8 s each where the search had not).
 KINDRED_HINTS = 2
 KINDRED_VARIANTS = 2
+# and only the problems measured last: a network's later layers would otherwise check hints from every layer
+# before them, a cost growing with the layers (MobileNetV2 has 37 distinct ones).
+KINDRED_PROBLEMS = 6
 # Measurements of other problems that train a model search's learned correction: offline on the H100 stores of
 # VGG-16 layers 12, 10, 5 and 24 (each ranked by its own 50 points and the other layers'), held-out Kendall tau
 # rose with how many (the most recent 256: 0.74-0.82; 1,024: 0.79-0.86; ``liftpy.model.learned``).  Each costs
@@ -90,7 +93,8 @@ def _kindred_hints(strategy, kindred: dict) -> list[tuple[int, dict]]:
     kinds: dict = {}
     for i, v in enumerate(variants):
         kinds.setdefault((variant_tags(v), frozenset(str(p) for p in v.params)), []).append(i)
-    return [(i, r.config) for records in kindred.values() for r in sorted(records, key=lambda r: r.time_ms)[:KINDRED_HINTS]
+    last = sorted(kindred.values(), key=lambda records: max(r.finished_at or 0 for r in records))[-KINDRED_PROBLEMS:]
+    return [(i, r.config) for records in last for r in sorted(records, key=lambda r: r.time_ms)[:KINDRED_HINTS]
             for i in kinds.get((r.variant.split("#")[0], frozenset(r.config)), ())[:KINDRED_VARIANTS]]
 
 
