@@ -496,7 +496,7 @@ def test_a_parameter_ranging_over_a_billion_values_is_narrowed_to_divisors_witho
 
 
 def test_relations_cross_processes_unevaluated_and_unchanged():
-    """A space's relations are pickled to be rebuilt unevaluated (sympy's own pickling constructs them again
+    """A space's relations, moduli, floors and extrema are pickled to be rebuilt unevaluated (sympy's own pickling constructs them again
     and asks their assumptions whether they hold: 13 s of a network exploration's main process): what comes
     back prints and compares as what sympy's way gives, and holds where the original holds."""
     import copyreg
@@ -510,7 +510,9 @@ def test_relations_cross_processes_unevaluated_and_unchanged():
 
     r0, r1, n = sympy.symbols("r0 r1 N", positive=True, integer=True)
     relations = [sympy.Le(56 * (r1 + 128), 4194304, evaluate=False), sympy.Ge(r0 * r1, n), sympy.Eq(sympy.Mod(n, r0), 0),
-                 sympy.Ne(r0, r1), sympy.Lt(r0, 2 * r1), sympy.Gt(r1, 3), Contains(r0, sympy.FiniteSet(2, 4))]
+                 sympy.Ne(r0, r1), sympy.Lt(r0, 2 * r1), sympy.Gt(r1, 3), Contains(r0, sympy.FiniteSet(2, 4)),
+                 sympy.Mod(4 * r0 + r1, 4), sympy.floor((r0 + 3) / 4), sympy.ceiling(n / r0), sympy.Min(r0, 256, n),
+                 sympy.Max(1, r1 - 2)]
     ours = pickle.loads(pickle.dumps(relations))
     assert all(pickle.dumps(r)[:200].count(b"_unevaluated") for r in relations)
     classes = [c for c in copyreg.dispatch_table if copyreg.dispatch_table[c] is space_module._reduce_unevaluated]
@@ -521,4 +523,4 @@ def test_relations_cross_processes_unevaluated_and_unchanged():
         copyreg.dispatch_table.update(saved)
     assert [str(r) for r in ours] == [str(r) for r in theirs] and ours == theirs
     for values in ({r0: 2, r1: 64, n: 128}, {r0: 4, r1: 4, n: 7}):
-        assert [bool(r.subs(values)) for r in ours] == [bool(r.subs(values)) for r in relations]
+        assert [r.subs(values) for r in ours] == [r.subs(values) for r in relations]

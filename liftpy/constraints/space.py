@@ -32,13 +32,16 @@ def _reduce_unevaluated(e):
     return _unevaluated, (type(e), e.args)
 
 
-# A space's constraints cross processes (a worker's screen comes back with its space) and the disk cache
-# pickled.  sympy rebuilds a relation by constructing it again, which asks its assumptions whether it
-# holds: 21,000 relations unpickled took 13 s of a 205 s network exploration's main process on the 2-core
-# machine.  A pickled relation was not decided when it was made (it would be True or False), so it is
-# rebuilt as it was, unevaluated: the same object, without the questions.
+# A space's constraints and a model's expressions cross processes (a worker's screen comes back with its
+# space) and the disk cache pickled.  sympy rebuilds a relation, a modulus, a floor or an extremum by
+# constructing it again, which asks its assumptions what it is: 21,000 relations unpickled took 13 s of a
+# 205 s network exploration's main process on the 2-core machine.  What was pickled is what evaluating made
+# of it, so it is rebuilt as it was, unevaluated: the same text (590 spaces and models of two convolution
+# kinds compared), five times faster to unpickle.  (Not sums and products: sympy pickles an unevaluated
+# product as one it evaluates again, and keeping it unevaluated would change the constraints' text.)
 for _cls in (relational.GreaterThan, relational.LessThan, relational.StrictGreaterThan, relational.StrictLessThan,
-             relational.Equality, relational.Unequality, Contains):
+             relational.Equality, relational.Unequality, Contains, sympy.Mod, sympy.floor, sympy.ceiling, sympy.Min,
+             sympy.Max):
     copyreg.pickle(_cls, _reduce_unevaluated)
 
 KINDS = ("algorithmic", "hardware", "range")
