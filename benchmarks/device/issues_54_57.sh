@@ -1,0 +1,28 @@
+#!/bin/bash
+# The measurements issues 54 and 57 still need, sized for the lent GPU's 10-minute commands (carry .whl):
+#   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh networks    # ResNet-18, VGG-16, MobileNetV2
+#   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh memory      # add and max on the roofline, half storage
+# Each benchmark writes its JSON under $OUT as it goes (the networks into one file, one record per network),
+# every output line stamped with the seconds since the command started; each part has its own time limit,
+# so one that overruns leaves the others their time.
+set -u
+export PYTHONPYCACHEPREFIX=/tmp/pyc
+unset PYTHONDONTWRITEBYTECODE
+OUT=${OUT:-/tmp}
+t0=$(date +%s)
+stamp() { while IFS= read -r line; do echo "$(( $(date +%s) - t0 )) $line"; done; }
+case "${1:-}" in
+  networks)
+    for n in resnet18 vgg16 mobilenet_v2; do
+      timeout 190 python benchmarks/networks.py --only "$n" --samples 8 --jobs 14 --json "$OUT/h200-networks.json" 2>&1 \
+        | grep -v -i warn | stamp
+    done ;;
+  memory)
+    timeout 200 python benchmarks/roofline.py --only add,max,sum --samples 24 --budget 40 --jobs 14 \
+      --json "$OUT/h200-roofline.json" 2>&1 | grep -v -i warn | stamp
+    timeout 330 python benchmarks/half.py --only add,sum,max,gemv,softmax_rows,layernorm_rows --samples 24 --budget 20 \
+      --jobs 14 --db "$OUT/half.sqlite" --json "$OUT/h200-half.json" 2>&1 | grep -v -i warn | stamp ;;
+  *)
+    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory" >&2
+    exit 2 ;;
+esac
