@@ -55,14 +55,12 @@ class LocalDevice:
         # search of one point waits for, and fifteen idle compile workers importing beside it took seconds
         # from it on a 16-core host.  The worker resolves ``device`` as this process does, to the same index.
         shared = o.shared
-        if shared is not None:  # (a network's layers: the workers of the first layer's exploration serve the next)
-            self.measuring = shared.measuring
+        if shared is not None:  # (a network's layers: workers started once serve every layer's exploration)
+            self.measuring, self.jobs, self.compiling = shared.measuring, shared.jobs, shared.compiling
+            info = device_info(o.device)
         else:
             self.measuring = stack.enter_context(measure_pool(getattr(o.device, "index", o.device), o.timeout_s, (op, o.seed)))
-        info = device_info(o.device)
-        if shared is not None:
-            self.jobs, self.compiling = shared.jobs, shared.compiling
-        else:
+            info = device_info(o.device)
             self.jobs = default_jobs(info) if o.jobs is None else o.jobs
             self.compiling = stack.enter_context(compile_pool(min(self.jobs, o.batch or self.jobs), o.timeout_s)) if self.jobs > 1 else None
         self.proposing = self.compiling

@@ -234,9 +234,8 @@ class _Run:
         o, v = self.o, self.v
         spaces = Spaces(v.variants, self.op.sizes(), self.devices.profile, o.seed, v.keys, program=self.op.program())
         strategy = self.search(spaces, o.seed)
-        proposing = None if in_thread else self.devices.proposing  # (the main thread may be using them)
-        if proposing is not None:  # what the store says of other problems is modelled there (``use_other_problems``)
-            spaces.use_workers(proposing.run_all, proposing.width)
+        if not in_thread:  # what the store says of other problems is modelled there (``use_other_problems``;
+            self._lend_workers(spaces)  # in a thread the main one may be using them)
         for i, config, time_ms in self.observed:
             strategy.observe(i, config, time_ms)
         # A thread needs its own connection (SQLite's are not shared between threads).
@@ -255,10 +254,13 @@ class _Run:
         for point in self.unseen:
             self.strategy.observe(*point)
         self.unseen.clear()
-        proposing = self.devices.proposing
-        if proposing is not None:  # idle while the strategy proposes: its candidates are lowered there
-            self.strategy.spaces.use_workers(proposing.run_all, proposing.width)
+        self._lend_workers(self.strategy.spaces)  # idle while the strategy proposes: its candidates are lowered there
         return self.strategy
+
+    def _lend_workers(self, spaces) -> None:
+        proposing = self.devices.proposing
+        if proposing is not None:
+            spaces.use_workers(proposing.run_all, proposing.width)
 
     def _plan(self) -> None:
         """How many points are left to run; a strategy that plans ahead draws them all now."""

@@ -14,6 +14,7 @@ workspaces never overlap in time).
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 import time
@@ -135,16 +136,15 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: typ
             if node.key in problems:
                 continue
             op, started = ops[node.key], time.time()
-            ex = explore_operator(op, samples=points[node.key], db=db, search=search, device=dev.index, references=False,
-                                  progress=False, seed=seed, budget_s=budget_s, shared=workers, save_batch=False)
+            explore = functools.partial(explore_operator, op, db=db, search=search, device=dev.index, references=False,
+                                        progress=False, seed=seed, shared=workers, save_batch=False)
+            ex = explore(samples=points[node.key], budget_s=budget_s)
             if ex.best is None and ex.over_budget:
                 # The budget ran out before any point of this layer ran well (deriving and screening a
                 # convolution's variants can take longer than a short budget): a network needs every layer, so
                 # one point more.
                 explored += ex.ran
-                ex = explore_operator(op, samples=len([r for r in ex.records if r.status.finished]) + 1, db=db,
-                                      search=search, device=dev.index, references=False, progress=False, seed=seed,
-                                      shared=workers, save_batch=False)
+                ex = explore(samples=len([r for r in ex.records if r.status.finished]) + 1)
             explored += ex.ran
             if ex.best is None:
                 raise LiftError(f"{net.name}: no implementation of layer {node.name} ({node.op} at {node.size_map}) ran "

@@ -15,7 +15,7 @@ from ..ir import primitives as P
 from ..ir.analysis import is_view
 from ..ir.expr import Call, Lambda, Var, apply_lambda, fresh_name, primitive_functions, rename_bound, replace_functions
 from ..ir.types import ArrayType, Float, ScalarType
-from ..ir.userfun import BUILTINS, T, UserFun, vectorize
+from ..ir.userfun import BUILTINS, T, vectorize
 from .patterns import ADD, DOT, eta_userfun, is_call, match_map2D, match_slide2D, sum_form
 from .rule import rule
 
@@ -379,14 +379,8 @@ def vectorize_sum(e, site, ctx):
     if not (isinstance(e, Call) and type(e.fn) is P.Reduce):
         return None
     lam = e.fn.f
-    acc, x = lam.params
-    b = lam.body
-    if not (isinstance(b, Call) and isinstance(b.fn, UserFun) and b.fn.base is None and BUILTINS.get(b.fn.name) is b.fn):
-        return None
-    lanes = _LANES.get(b.fn.name)
-    if lanes is None or len(b.args) != 2 or not all(isinstance(a, Var) for a in b.args):
-        return None
-    if {a.name for a in b.args} != {acc.name, x.name} or b.args[0].name != acc.name:
+    form = sum_form(lam)
+    if form is None or lam.body.args[1:] != (lam.params[1],):  # acc (+) x itself (not h(x), not multAndSumUp)
         return None
     init, xs = e.args
     xt = site.type_of(xs)
@@ -394,7 +388,7 @@ def vectorize_sum(e, site, ctx):
         return None
     if getattr(xt.size, "is_Integer", False) and int(xt.size) % 4:
         return None  # a known length four does not divide (a 3x3 window's 9)
-    op, combine = b.fn, BUILTINS[lanes]
+    op, combine = form.op, BUILTINS[_LANES[form.op.name]]
     return Call(P.Reduce(dsl.as_lambda(lambda a, q: op(a, combine(q)), 2, "acc")), (init, dsl.asVector(4, xs)))
 
 

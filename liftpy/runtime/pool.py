@@ -185,6 +185,10 @@ class WorkerPool:
             slot.proc.kill()  # SIGKILL: a hung driver call may ignore SIGTERM
             slot.proc.join(10)
         slot.conn.close()
+        self._down(slot)
+
+    @staticmethod
+    def _down(slot: _Slot) -> None:
         slot.proc, slot.conn, slot.state, slot.task, slot.deadline = None, None, "down", None, None
 
     def _retire(self, slot: _Slot) -> None:
@@ -196,7 +200,7 @@ class WorkerPool:
         except (OSError, ValueError):
             pass  # already going
         self._retired.append((slot.proc, slot.conn))
-        slot.proc, slot.conn, slot.state, slot.task, slot.deadline = None, None, "down", None, None
+        self._down(slot)
         self._reap(0)
 
     def _reap(self, wait_s: float) -> None:
