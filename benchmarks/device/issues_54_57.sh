@@ -2,6 +2,7 @@
 # The measurements issues 54 and 57 still need, sized for the lent GPU's 10-minute commands (carry .whl):
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh networks    # ResNet-18, VGG-16, MobileNetV2
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh memory      # add and max on the roofline, half storage
+#   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh vgghalf     # VGG-16's nine layers, float and half storage
 # Each benchmark writes its JSON under $OUT as it goes (the networks into one file, one record per network),
 # every output line stamped with the seconds since the command started; each part has its own time limit,
 # so one that overruns leaves the others their time.
@@ -22,7 +23,11 @@ case "${1:-}" in
       --json "$OUT/h200-roofline.json" 2>&1 | grep -v -i warn | stamp
     timeout 330 python benchmarks/half.py --only add,sum,max,gemv,softmax_rows,layernorm_rows --samples 24 --budget 20 \
       --jobs 14 --db "$OUT/half.sqlite" --json "$OUT/h200-half.json" 2>&1 | grep -v -i warn | stamp ;;
+  vgghalf)
+    # (a convolution's variants take most of a small budget to derive: 25 s per layer and precision)
+    timeout 540 python benchmarks/half.py --only vgg16:0,vgg16:5,vgg16:12,vgg16:24,vgg16:2,vgg16:7,vgg16:10,vgg16:17,vgg16:19 \
+      --samples 10 --budget 25 --jobs 14 --json "$OUT/h200-half-vgg16.json" 2>&1 | grep -v -i warn | stamp ;;
   *)
-    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory" >&2
+    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf" >&2
     exit 2 ;;
 esac
