@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 
 from ..host.device import device_info
-from ..host.profile import resolve_profile
+from ..probe.saved import device_profile, probe_for_model
 from ..runtime.cluster import Cluster
 from ..runtime.evaluate import compile_pool, evaluate_points, measure_pool
 from ..runtime.pool import OnDemandPool
@@ -71,7 +72,9 @@ class LocalDevice:
             self.proposing = stack.enter_context(OnDemandPool(lambda: compile_pool(here, o.timeout_s), here,
                                                               PROPOSAL_POOL_LEAST))
         self.key, self.name, self.width, self.index = info.key, info.name, 1, info.index
-        self.profile = resolve_profile(info.index, o.profile_path)
+        # (on a GPU without a profile, measured once by the worker that owns the device: ``probe.saved``)
+        self.profile = device_profile(info, o.profile_path, lambda: self.measuring.run_all(probe_for_model, [info.index])[0][1],
+                                      lambda line: print(line, file=sys.stderr, flush=True))
         self.limits = self.profile.limits()
         # The compile workers build the kernels too, into the OpenCL compiler's caches, where that does not
         # take this host's CPUs from the kernels being timed; a resumed run rebuilds its strategy in a thread

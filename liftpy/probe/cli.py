@@ -105,6 +105,12 @@ def cmd_probe(args) -> int:
     checked = "validated against schema.json" if has_jsonschema() else "not validated against schema.json (jsonschema is not installed)"
     print(f"\nwrote {out}: {len(doc['measured'])} measured values, {len(doc['curves'])} curves, {run.seconds:.1f} s; {checked}"
           + (f"; failed: {', '.join(failed)}" if failed else ""))
+    from .saved import covers_model, keep
+
+    if covers_model(doc) and not dev.info.on_host_cpu:  # what explorations on this GPU read without --profile
+        kept = keep(doc, dev.info.key)
+        if kept is not None:
+            print(f"kept for the cost model of explorations on this device: {kept}")
     if failed:
         print("a failed probe's reason is in the profile under probes/<name>/reason", file=sys.stderr)
     return 1 if failed else 0
