@@ -136,6 +136,15 @@ OPERATION_SHARES = {"private_reads": "flops", "address_ops": "flops", "condition
 # same arrays in groups of 256 items with float4 took 0.20 ms (benchmarks/results/h200-half.json's stores).
 # Without it every group size predicted the DRAM time, and searches measured the smallest groups first.
 GPU_GROUP_S = 84e-9
+# Unprobed, the seconds a GPU's load is in flight from DRAM: a warp keeps the loads of one application of its
+# user function in flight (and of the copies unrolled loops put beside it), so the bytes it asks per load bound
+# the bandwidth (Little's law).  Adding two 2^26 arrays on an H200 in groups of 256: floats one per item 0.231
+# ms, halves 0.191 ms (at half the bytes), four halves 0.111 ms, four floats 0.196 ms
+# (benchmarks/results/h200-halfload.json and the roofline store); 780 ns (two loads in flight a warp) puts the
+# four within 15% of those with the DRAM term, where the DRAM and group terms alone put one float an item
+# within a tenth of four.  (Kendall tau over the H200 stores of sum, max, softmax and layer-norm rows, add
+# and gemv, fp32 and half storage, under an H100's probed rates: 0.43 -> 0.47.)
+GPU_LOAD_LATENCY_S = 780e-9
 
 FEATURES = ("flops", "global_reads", "local_reads", "copy_bytes", "written", "items", "groups", "local_bytes", "private_bytes",
             "input_bytes", "global_traffic", "local_traffic")
@@ -161,6 +170,9 @@ class Machine:
     # serve them as its caches serve the rest (counted with the other global reads, as before images were
     # counted apart).
     image_reads_per_s: float | None = None
+    # Seconds a load from DRAM is in flight (``GPU_LOAD_LATENCY_S``); 0 on a CPU, whose prefetchers and
+    # out-of-order cores the operation counts model instead.
+    load_latency_s: float = 0.0
     # Work-items a CPU driver runs as the lanes of one vector instruction (PoCL vectorizes the loop over a
     # group's work-items where it can; module docstring); 1 on a GPU, whose warps the model counts apart.
     vector_lanes: int = 1
@@ -201,13 +213,14 @@ class Machine:
             image_reads_per_s=None if gpu else (image * 1e9 / TEXEL_BYTES if image else cus * CPU_IMAGE_READS_PER_CU),
             vector_lanes=1 if gpu else int(m.get("fp32_vector_width") or CPU_VECTOR_LANES),
             group_s=GPU_GROUP_S if gpu else 0.0,
+            load_latency_s=GPU_LOAD_LATENCY_S if gpu else 0.0,
         )
 
 
 @dataclass(frozen=True)
 class Prediction:
     seconds: float
-    bound: str  # which term dominated: compute, local, cache, dram, image, groups, or invalid
+    bound: str  # which term dominated: compute, local, cache, dram, latency, image, groups, or invalid
     occupancy: int  # groups per compute unit
     features: dict
 
@@ -230,7 +243,8 @@ def _kernel_expressions(stage: Program, images: frozenset = frozenset()) -> dict
     private_bytes = sympy.Add(*[b for b, _ in res.private_bytes]) if res.private_bytes else sympy.Integer(0)
     input_bytes = sympy.Add(*[memory_bytes(t) for t in stage.param_types])
     return {
-        "flops": c.flops, "global_reads": c.global_reads, "local_reads": c.local_reads,
+        "flops": c.flops, "global_reads": c.global_reads, "global_loads": c.global_loads, "applications": c.applications,
+        "local_reads": c.local_reads,
         "image_reads": c.image_reads, "unrolled_body": c.unrolled_body, "copy_bytes": c.copy_bytes, "written": c.written, "items": items, "groups": groups,
         "local_bytes": local_bytes, "private_bytes": private_bytes, "input_bytes": input_bytes,
     }
@@ -286,6 +300,17 @@ def predict_kernel(f: Mapping[str, float], machine: Machine) -> Prediction:
     }
     if machine.group_s:
         terms["groups"] = groups / machine.compute_units * machine.group_s
+    if machine.load_latency_s and f.get("global_loads"):
+        # (Little's law: a full compute unit's warps each keep the loads of one application of the user
+        # function in flight, times the copies unrolled loops put side by side, each of ``width`` bytes a lane.
+        # The warps of a full unit, not those resident: ``hiding`` counts the occupancy, and counting it here
+        # too put a 2-warp reduction 23 times slower than it ran.  Of the bytes read, those from DRAM: a
+        # kernel's inputs, less where it reads a part of them, as a split reduction's second kernel does.)
+        loads = float(f["global_loads"])
+        width = float(f["global_reads"]) / loads
+        per_warp = max(1.0, loads / max(1.0, float(f.get("applications", f["flops"])))) * max(1.0, float(f.get("unrolled_body", 1)))
+        in_flight = machine.compute_units * machine.items_per_cu * width * per_warp
+        terms["latency"] = min(float(f["input_bytes"]), float(f["global_reads"])) / in_flight * machine.load_latency_s
     if machine.image_reads_per_s and f.get("image_reads"):
         # Each element read from an image is one emulated ``read_imagef`` (a texel, one lane of it used).
         terms["image"] = float(f["image_reads"]) / 4 / machine.image_reads_per_s

@@ -16,6 +16,8 @@ tuning parameters:
   the bytes of a 16 x 16 block), and the formula put the blocks that measured fastest on the H100 up to
   19x slower than they ran; counted unrolled, it ranks SGEMM 1024's 1,000 uniform H100 points at Kendall
   tau 0.724 instead of 0.683 (VGG-16 layers 5 and 24, whose register blocks liftpy unrolls, unchanged);
+- ``global_loads``: the loads those global reads take (a float4 one, a float one), counted alike: the
+  bytes each load asks for decide how many a GPU keeps in flight (``liftpy.model.analytical``);
 - ``image_reads``: the part of ``global_reads`` read through images (``read_imagef``): a GPU's texture
   units serve them as its caches serve the rest, a CPU emulates each in software
   (``liftpy.model.analytical``);
@@ -48,7 +50,7 @@ from ..ir.expr import Call, Expr, Lambda, Literal, Program, Var, primitive_funct
 from ..ir.kernels import split_kernels
 from ..ir.levels import Level
 from ..ir.typecheck import type_in, type_of
-from ..ir.types import Type, VectorType, innermost, memory_bytes
+from ..ir.types import ArrayType, TupleType, Type, VectorType, innermost, memory_bytes
 
 
 GLOBAL = ("global", "image")  # the spaces of global memory
@@ -81,6 +83,8 @@ _OPERATIONS = {"multAndSumUp": 2, "dot": 2}  # per lane; every other user-functi
 class Counts:
     flops: sympy.Expr = sympy.Integer(0)
     global_reads: sympy.Expr = sympy.Integer(0)
+    global_loads: sympy.Expr = sympy.Integer(0)
+    applications: sympy.Expr = sympy.Integer(0)  # user-function applications, vector ones once (``flops``: their lanes)
     local_reads: sympy.Expr = sympy.Integer(0)
     image_reads: sympy.Expr = sympy.Integer(0)
     copy_bytes: sympy.Expr = sympy.Integer(0)
@@ -93,9 +97,19 @@ class Counts:
     notes: list = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        return {"flops": self.flops, "global_reads": self.global_reads, "local_reads": self.local_reads,
+        return {"flops": self.flops, "global_reads": self.global_reads, "global_loads": self.global_loads,
+                "applications": self.applications, "local_reads": self.local_reads,
                 "image_reads": self.image_reads, "copy_bytes": self.copy_bytes, "written": self.written,
                 "unrolled_body": self.unrolled_body}
+
+
+def _loads(t: Type):
+    """The loads a work-item issues to read a value of type ``t``: one per scalar or vector in it."""
+    if isinstance(t, TupleType):
+        return sum((_loads(x) for x in t.elems), sympy.Integer(0))
+    if isinstance(t, ArrayType):
+        return t.size * _loads(t.elem)
+    return sympy.Integer(1)
 
 
 def _merge(origins) -> Origin:
@@ -221,9 +235,11 @@ class _Counter:
             return TupleOrigin(tuple(self.elem_origin(x, loop) for x in o.elems))
         return Origin(o.space, o.deps | {loop})
 
-    def read_global(self, space: str, n) -> None:
-        """``n`` bytes read from global memory, through an image where ``space`` says so."""
+    def read_global(self, space: str, n, loads) -> None:
+        """``n`` bytes read from global memory in ``loads`` loads of a work-item (a float4 is one, a pair of
+        floats two), through an image where ``space`` says so."""
         self.add("global_reads", n)
+        self.add("global_loads", loads)
         if space == "image":
             self.add("image_reads", n)
 
@@ -231,7 +247,8 @@ class _Counter:
         o = _flatten(o)
         nbytes = memory_bytes(t)
         if o.space in GLOBAL:
-            self.read_global(o.space, self.multiplicity(o.deps) * nbytes)
+            times = self.multiplicity(o.deps)
+            self.read_global(o.space, times * nbytes, times * _loads(t))
         elif o.space == "local":
             self.add("local_reads", self.multiplicity(o.deps) * nbytes)
 
@@ -252,6 +269,7 @@ class _Counter:
             types = [self.type_of(a, env) for a in e.args] + [self.type_of(e, env)]
             lanes = max((innermost(t).width if isinstance(innermost(t), VectorType) else 1) for t in types)
             self.add("flops", self.all_iterations() * lanes)
+            self.add("applications", self.all_iterations())
             self.add("operations", self.all_iterations() * lanes * _OPERATIONS.get(getattr(fn, "name", ""), 1))
             self.bodies.add(self.unrolled_copies())
             for a, t in zip(e.args, types):
@@ -268,7 +286,7 @@ class _Counter:
                 self.add("copy_bytes", n)
                 space = _flatten(self.origin(arg, env)).space
                 if space in GLOBAL:
-                    self.read_global(space, n)
+                    self.read_global(space, n, _loads(t) * self.all_iterations())
             self.walk(arg, env)
             return
         if isinstance(fn, P.MapLike) and not is_view(fn.f.body):
@@ -334,6 +352,8 @@ def count(program: Program, images: frozenset = frozenset()) -> Counts:
         total.flops += c.counts.flops
         total.operations += c.counts.operations
         total.global_reads += c.counts.global_reads
+        total.global_loads += c.counts.global_loads
+        total.applications += c.counts.applications
         total.local_reads += c.counts.local_reads
         total.image_reads += c.counts.image_reads
         total.copy_bytes += c.counts.copy_bytes

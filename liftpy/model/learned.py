@@ -82,7 +82,7 @@ import numpy as np
 
 from .analytical import FEATURES
 
-BOUNDS = ("compute", "local", "cache", "dram", "image", "groups", "invalid")
+BOUNDS = ("compute", "local", "cache", "dram", "latency", "image", "groups", "invalid")
 MIN_FIT = 8  # measurements before the trees are fitted (the median residual before)
 KIND_MIN = 3  # measurements of a kind of variant before the trees correct it (module docstring)
 SHRINK = 5  # a kind measured n times takes n / (n + SHRINK) of the trees' correction (module docstring)
