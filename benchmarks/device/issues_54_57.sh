@@ -3,6 +3,8 @@
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh networks    # ResNet-18, VGG-16, MobileNetV2
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh memory      # add and max on the roofline, half storage
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh vgghalf     # VGG-16's nine layers, float and half storage
+#   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh probed      # ResNet-18, MobileNetV2, add and a VGG-16
+#                                                                         # layer in half storage, the model probed
 # Each benchmark writes its JSON under $OUT as it goes (the networks into one file, one record per network),
 # every output line stamped with the seconds since the command started; each part has its own time limit,
 # so one that overruns leaves the others their time.
@@ -15,7 +17,8 @@ stamp() { while IFS= read -r line; do echo "$(( $(date +%s) - t0 )) $line"; done
 case "${1:-}" in
   networks)
     for n in resnet18 vgg16 mobilenet_v2; do
-      timeout 190 python benchmarks/networks.py --only "$n" --samples 8 --jobs 14 --json "$OUT/h200-networks.json" 2>&1 \
+      timeout 190 python benchmarks/networks.py --only "$n" --samples 8 --jobs 14 --json "$OUT/h200-networks.json" \
+        --db "$OUT/networks-$n.sqlite" 2>&1 \
         | grep -v -i warn | stamp
     done ;;
   memory)
@@ -27,7 +30,16 @@ case "${1:-}" in
     # (a convolution's variants take most of a small budget to derive: 25 s per layer and precision)
     timeout 540 python benchmarks/half.py --only vgg16:0,vgg16:5,vgg16:12,vgg16:24,vgg16:2,vgg16:7,vgg16:10,vgg16:17,vgg16:19 \
       --samples 10 --budget 25 --jobs 14 --json "$OUT/h200-half-vgg16.json" 2>&1 | grep -v -i warn | stamp ;;
+  probed)
+    # (the first exploration measures the device for the cost model, liftpy.probe.saved: counted in ResNet-18's)
+    for n in resnet18 mobilenet_v2; do
+      timeout 190 python benchmarks/networks.py --only "$n" --samples 8 --jobs 14 --json "$OUT/h200-networks.json" \
+        --db "$OUT/networks-$n.sqlite" 2>&1 | grep -v -i warn | stamp
+    done
+    cp "${LIFTPY_CACHE_DIR:-$HOME/.cache/liftpy}"/devices/*.json "$OUT/" 2>/dev/null
+    timeout 150 python benchmarks/half.py --only add,vgg16:12 --samples 12 --budget 25 --jobs 14 --db "$OUT/half.sqlite" \
+      --json "$OUT/h200-half.json" 2>&1 | grep -v -i warn | stamp ;;
   *)
-    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf" >&2
+    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf|probed" >&2
     exit 2 ;;
 esac

@@ -152,8 +152,10 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: typ
             measured = [r for r in ex.records if r.measured and not r.is_reference]
             problems[node.key] = (op, ex.best, measured)
             if progress:
+                # (the seconds to the first points chosen: deriving, the spaces, what other layers' points say)
+                first = f", first points after {ex.first_proposal_s:.1f} s" if ex.first_proposal_s is not None else ""
                 print(f"  {node.name:12s} {node.op:52s} best {ex.best.time_ms:.4g} ms of {len(measured)} measured "
-                      f"({time.time() - started:.1f} s)", file=stream, flush=True)
+                      f"({time.time() - started:.1f} s{first})", file=stream, flush=True)
     explore_seconds = time.time() - t0
     # 2. The network on the device, layer by layer, each checked against its reference on the same inputs.
     image = network_image(net, seed)
