@@ -5,6 +5,7 @@
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh vgghalf     # VGG-16's nine layers, float and half storage
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh probed      # ResNet-18, MobileNetV2, add and a VGG-16
 #                                                                         # layer in half storage, the model probed
+#   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh probed2     # VGG-16, sum, max, layer-norm rows, probed
 # Each benchmark writes its JSON under $OUT as it goes (the networks into one file, one record per network),
 # every output line stamped with the seconds since the command started; each part has its own time limit,
 # so one that overruns leaves the others their time.
@@ -39,7 +40,12 @@ case "${1:-}" in
     cp "${LIFTPY_CACHE_DIR:-$HOME/.cache/liftpy}"/devices/*.json "$OUT/" 2>/dev/null
     timeout 150 python benchmarks/half.py --only add,vgg16:12 --samples 12 --budget 25 --jobs 14 --db "$OUT/half.sqlite" \
       --json "$OUT/h200-half.json" 2>&1 | grep -v -i warn | stamp ;;
+  probed2)
+    timeout 190 python benchmarks/networks.py --only vgg16 --samples 8 --jobs 14 --json "$OUT/h200-networks.json" \
+      --db "$OUT/networks-vgg16.sqlite" 2>&1 | grep -v -i warn | stamp
+    timeout 140 python benchmarks/half.py --only sum,max,layernorm_rows --samples 12 --budget 20 --jobs 14 \
+      --json "$OUT/h200-half.json" 2>&1 | grep -v -i warn | stamp ;;
   *)
-    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf|probed" >&2
+    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf|probed|probed2" >&2
     exit 2 ;;
 esac
