@@ -325,14 +325,75 @@ def as_expr(x) -> Expr:
     return const(x)
 
 
-from .order import rank as _rank  # noqa: E402  (order reads the node classes above)
-
 ZERO, ONE, MINUS_ONE = const(0), const(1), const(-1)
 TRUE, FALSE = _intern(Truth, (), True), _intern(Truth, (), False)
 
 
 def truth(b: bool) -> Truth:
     return TRUE if b else FALSE
+
+
+# --------------------------------------------------------------------------------------------------
+# The order of sympy's ``Basic.compare`` (``liftpy.arith.order`` says why sympy's): here, because
+# building a sum sorts its terms by it, and the rank of a floor division is that of its dividend scaled.
+
+# The classes of sympy's ``ordering_of_classes`` that index expressions meet, in its order (only the
+# order between them matters); names not in it are ordered after all of them, by name.
+_CLASS_ORDER = {name: k for k, name in enumerate((
+    "Zero", "One", "Half", "NegativeOne", "Integer", "Rational", "Symbol", "Pow", "Mul", "Add", "Equality",
+    "Unequality", "StrictGreaterThan", "StrictLessThan", "GreaterThan", "LessThan"))}
+_UNKNOWN = len(_CLASS_ORDER) + 1
+
+_REL_CLASS = {"<": "StrictLessThan", "<=": "LessThan", ">": "StrictGreaterThan", ">=": "GreaterThan",
+              "==": "Equality", "!=": "Unequality"}
+_NAMES = {Var: "Symbol", Add: "Add", Mul: "Mul", Pow: "Pow", FloorDiv: "floor", Mod: "Mod", CDiv: "CDiv",
+          CMod: "CMod", CLoad: "CLoad", Min: "Min", Max: "Max", And: "And", Or: "Or"}
+
+
+def class_name(e: Expr) -> str:
+    """The name of the sympy class of ``e``."""
+    if e.is_const:
+        v = e.value
+        if isinstance(v, int):
+            return {0: "Zero", 1: "One", -1: "NegativeOne"}.get(v, "Integer")
+        return "Half" if v == Fraction(1, 2) else "Rational"
+    if isinstance(e, Rel):
+        return _REL_CLASS[e.op]
+    if isinstance(e, Truth):
+        return "BooleanTrue" if e.value else "BooleanFalse"
+    return _NAMES[type(e)]
+
+
+def sympy_args(e: Expr) -> tuple:
+    """``e``'s arguments as sympy holds them: a floor division's is the rational sum ``num / d``."""
+    if isinstance(e, FloorDiv):
+        return (scale(e.args[0], Fraction(1, e.args[1].value)),)
+    return e.args
+
+
+def _hashable_content(e: Expr) -> tuple:
+    """sympy's ``_hashable_content``."""
+    if e.is_const:
+        v = Fraction(e.value)
+        return (v.numerator, v.denominator)
+    if e.is_var:
+        return (e.name, ("commutative", True))  # the assumptions of a plain Symbol
+    return sympy_args(e)
+
+
+def _rank(e: Expr) -> tuple:
+    """A key in the order of sympy's ``Basic.compare`` (once per node): the class's place in sympy's
+    ``ordering_of_classes`` (a name not listed after all listed ones, by name), then the length of the
+    hashable content, then the content, nodes by their ranks."""
+    k = e._rank
+    if k is None:
+        name = class_name(e)
+        i = _CLASS_ORDER.get(name, _UNKNOWN)
+        content = _hashable_content(e)
+        k = e._rank = ((i, name if i == _UNKNOWN else ""), len(content),
+                       tuple([_rank(x) if isinstance(x, Expr) else x for x in content]))
+    return k
+
 
 
 # --------------------------------------------------------------------------------------------------

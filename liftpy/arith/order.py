@@ -1,5 +1,5 @@
-"""The orders of sympy's canonical forms, on index expressions: ``rank`` (a key in the order of sympy's
-``Basic.compare``, the order of a sum's terms and a product's factors) and ``sort_key`` (sympy's
+"""The orders of sympy's canonical forms, on index expressions (beside ``expr``'s rank, the order of sympy's
+``Basic.compare`` in which a sum keeps its terms and a product its factors): ``sort_key`` (sympy's
 ``default_sort_key``, the order in which the C printer writes a sum's terms and in which a conjunction,
 a disjunction or an extremum keeps its arguments), with ``node_count`` and ``ordered`` (sympy's
 ``ordered``).
@@ -14,74 +14,8 @@ hold both orders against sympy's on random expressions.
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 from . import expr as E
-
-# sympy's ``ordering_of_classes``, the part of it index expressions meet; names not in it are ordered
-# after all of them, by name.
-_CLASS_ORDER = {name: k for k, name in enumerate((
-    "Zero", "One", "Half", "Infinity", "NaN", "NegativeOne", "NegativeInfinity", "Integer", "Rational",
-    "Float", "Exp1", "Pi", "ImaginaryUnit", "Symbol", "Wild", "Pow", "Mul", "Add", "Derivative",
-    "Integral", "Abs", "Sign", "Sqrt", "Floor", "Ceiling", "Re", "Im", "Arg", "Conjugate", "Exp", "Log",
-    "Sin", "Cos", "Tan", "Cot", "ASin", "ACos", "ATan", "ACot", "Sinh", "Cosh", "Tanh", "Coth", "ASinh",
-    "ACosh", "ATanh", "ACoth", "RisingFactorial", "FallingFactorial", "factorial", "binomial", "Gamma",
-    "LowerGamma", "UpperGamma", "PolyGamma", "Erf", "Chebyshev", "Chebyshev2", "Function",
-    "WildFunction", "Lambda", "Order", "Equality", "Unequality", "StrictGreaterThan", "StrictLessThan",
-    "GreaterThan", "LessThan"))}
-_UNKNOWN = len(_CLASS_ORDER) + 1
-
-_REL_CLASS = {"<": "StrictLessThan", "<=": "LessThan", ">": "StrictGreaterThan", ">=": "GreaterThan",
-              "==": "Equality", "!=": "Unequality"}
-_NAMES = {E.Var: "Symbol", E.Add: "Add", E.Mul: "Mul", E.Pow: "Pow", E.FloorDiv: "floor", E.Mod: "Mod",
-          E.CDiv: "CDiv", E.CMod: "CMod", E.CLoad: "CLoad", E.Min: "Min", E.Max: "Max", E.And: "And",
-          E.Or: "Or"}
-
-
-def class_name(e: E.Expr) -> str:
-    """The name of the sympy class of ``e``."""
-    if e.is_const:
-        v = e.value
-        if isinstance(v, int):
-            return {0: "Zero", 1: "One", -1: "NegativeOne"}.get(v, "Integer")
-        return "Half" if v == Fraction(1, 2) else "Rational"
-    if isinstance(e, E.Rel):
-        return _REL_CLASS[e.op]
-    if isinstance(e, E.Truth):
-        return "BooleanTrue" if e.value else "BooleanFalse"
-    return _NAMES[type(e)]
-
-
-def sympy_args(e: E.Expr) -> tuple:
-    """``e``'s arguments as sympy holds them: a floor division's is the rational sum ``num / d``."""
-    if isinstance(e, E.FloorDiv):
-        return (E.scale(e.args[0], Fraction(1, e.args[1].value)),)
-    return e.args
-
-
-def _content(e: E.Expr) -> tuple:
-    """sympy's ``_hashable_content``."""
-    if e.is_const:
-        v = Fraction(e.value)
-        return (v.numerator, v.denominator)
-    if e.is_var:
-        return (e.name, ("commutative", True))  # the assumptions of a plain Symbol
-    return sympy_args(e)
-
-
-def rank(e: E.Expr) -> tuple:
-    """A key in the order of sympy's ``Basic.compare`` (once per node): the class's place in sympy's
-    ``ordering_of_classes`` (a name not listed after all listed ones, by name), then the length of the
-    hashable content, then the content, nodes by their ranks."""
-    k = e._rank
-    if k is None:
-        name = class_name(e)
-        i = _CLASS_ORDER.get(name, _UNKNOWN)
-        content = _content(e)
-        k = e._rank = ((i, name if i == _UNKNOWN else ""), len(content),
-                       tuple([rank(x) if isinstance(x, E.Expr) else x for x in content]))
-    return k
-
+from .expr import class_name, sympy_args
 
 def node_count(e: E.Expr) -> int:
     """sympy's ``_node_count`` (the first key of ``ordered``), once per node."""
