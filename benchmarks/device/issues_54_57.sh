@@ -6,6 +6,7 @@
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh probed      # ResNet-18, MobileNetV2, add and a VGG-16
 #                                                                         # layer in half storage, the model probed
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh probed2     # VGG-16, sum, max, layer-norm rows, probed
+#   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh recheck     # VGG-16 and the matrix products' spellings
 # Each benchmark writes its JSON under $OUT as it goes (the networks into one file, one record per network),
 # every output line stamped with the seconds since the command started; each part has its own time limit,
 # so one that overruns leaves the others their time.
@@ -45,7 +46,13 @@ case "${1:-}" in
       --db "$OUT/networks-vgg16.sqlite" 2>&1 | grep -v -i warn | stamp
     timeout 140 python benchmarks/half.py --only sum,max,layernorm_rows --samples 12 --budget 20 --jobs 14 \
       --json "$OUT/h200-half.json" 2>&1 | grep -v -i warn | stamp ;;
+  recheck)
+    # (what ran with the staged-copy count error, f8c41ba: VGG-16 whole, the matrix products' spellings)
+    timeout 190 python benchmarks/networks.py --only vgg16 --samples 8 --jobs 14 --json "$OUT/h200-networks.json" \
+      --db "$OUT/networks-vgg16.sqlite" 2>&1 | grep -v -i warn | stamp
+    timeout 380 python benchmarks/spellings.py --only sgemm,chained_products,gemm_epilogue --samples 24 --budget 55 \
+      --jobs 14 --json "$OUT/h200-spellings.json" 2>&1 | grep -v -i warn | stamp ;;
   *)
-    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf|probed|probed2" >&2
+    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf|probed|probed2|recheck" >&2
     exit 2 ;;
 esac
