@@ -132,6 +132,7 @@ def main(argv=None) -> int:
     ap.add_argument("--search", choices=["model", "uniform"], default="model")
     ap.add_argument("--jobs", type=int, default=None, help="code-generation processes (default: liftpy's)")
     ap.add_argument("--budget", type=float, default=None, help="seconds of search per distinct layer")
+    ap.add_argument("--time", type=float, default=None, help="seconds for a network's whole exploration (liftpy network --time)")
     ap.add_argument("--chain", type=int, default=20, help="chained forward passes timed (their median)")
     ap.add_argument("--db", default=None, help="results store shared by the networks (default: a temporary one)")
     ap.add_argument("--device", default=None)
@@ -160,14 +161,14 @@ def main(argv=None) -> int:
     for name in only:
         net = get_model(name, resolution=args.resolution, width=args.width, classes=args.classes)
         rec = {"network": name, "input_shape": list(net.input_shape), "layers": len(net.nodes), "samples": args.samples,
-               "search": args.search, "budget_s": args.budget, "liftpy_ms": None, "liftpy_wall_ms": None,
+               "search": args.search, "budget_s": args.budget, "time_s": args.time, "liftpy_ms": None, "liftpy_wall_ms": None,
                "torch_graph_ms": None, "torch_eager_ms": None, "ratio_vs_graph": None, "ratio_wall_vs_eager": None,
                "explore_s": None, "peak_bytes": None, "points": None, "ok": False, "end_to_end_error": None,
                "torch_error": None, "device": None, "error": None}
         t = time.time()
         try:
             run = run_network(net, db=db, samples=args.samples, search=named(args.search), jobs=args.jobs, device=args.device,
-                              budget_s=args.budget, chain_repeat=max(1, args.chain), progress=True)
+                              budget_s=args.budget, chain_repeat=max(1, args.chain), progress=True, time_s=args.time)
         except LiftError as e:  # one network's failure is recorded; the next still runs
             rec.update(error=str(e).splitlines()[0][:500], explore_s=round(time.time() - t, 1))
             print(f"{name:<14}{'failed':>10}  {rec['error']}", flush=True)

@@ -160,3 +160,36 @@ def test_a_budget_spent_before_any_point_still_gives_every_layer_one(tmp_path):
     run = run_network(b.build(), db=tmp_path / "r.sqlite", samples=2, search=UniformSearch, progress=False, budget_s=1e-3)
     assert run.ok, format_run(run)
     assert run.explored == len(run.layers)  # one point each: the budget stopped the rest
+    # A time for the whole network spent before it starts: every layer still gets its least share of time
+    # (``LEAST_LAYER_S``), in which these tiny layers reach at least their first point.
+    timed = run_network(b.build(), db=tmp_path / "t.sqlite", samples=2, search=UniformSearch, progress=False, time_s=1e-3)
+    assert timed.ok and timed.explored >= len(timed.layers)
+
+
+def test_a_time_for_the_whole_network_is_shared_out_as_the_layers_go():
+    """``--time``: each layer gets the time left in proportion to the points it asks for among the layers
+    still to explore, so time a layer does not use goes to those after it, and never less than a layer needs
+    to reach its first point."""
+    from liftpy.network.run import LEAST_LAYER_S, TIMED_HEAVY_SAMPLES, layer_budget, layer_samples
+
+    assert layer_budget(170, 0, 16, 160) == pytest.approx(17.0)
+    assert layer_budget(170, 100, 16, 32) == pytest.approx(35.0)  # half of what is left: half the points left
+    assert layer_budget(170, 169, 8, 8) == LEAST_LAYER_S and layer_budget(170, 200, 8, 8) == LEAST_LAYER_S
+    # Following the budgets layer by layer, a network whose layers use all they are given ends on time.
+    asks, elapsed = [8, 24, 8, 16, 24], 0.0
+    for k, p in enumerate(asks):
+        elapsed += layer_budget(170, elapsed, p, sum(asks[k:]))
+    assert elapsed == pytest.approx(170)
+    from liftpy.explore.operator import library_operator
+
+    net = get_model("vgg16")
+    ops = {n.key: library_operator(n.op, n.size_map) for n in net.nodes}
+    timed = layer_samples(net, ops, 8, TIMED_HEAVY_SAMPLES)
+    assert max(timed.values()) == 8 * TIMED_HEAVY_SAMPLES > max(layer_samples(net, ops, 8).values())
+
+
+def test_network_time_must_be_positive():
+    from conftest import liftpy_here
+
+    code, _, err = liftpy_here(["network", "resnet18", "--time", "0"])
+    assert code == 2 and "--time" in err and "Traceback" not in err

@@ -22,6 +22,9 @@ def register(sub) -> None:
     p.add_argument("--db", default="results.sqlite")
     p.add_argument("--device", "-d", default=None)
     p.add_argument("--budget", type=positive_float, default=None, metavar="SECONDS", help="seconds of search per distinct layer")
+    p.add_argument("--time", type=positive_float, default=None, metavar="SECONDS",
+                   help="seconds for the whole exploration, shared out between the layers (the heaviest then get up to 3x "
+                        "the points); a layer left with no time still gets one point")
     p.add_argument("--chain", type=nonnegative_int, default=0, metavar="N",
                    help="also time N forward passes with every layer chained on the device (the wall clock)")
     p.add_argument("--json", default=None, metavar="FILE", help="also write the run as JSON")
@@ -47,7 +50,7 @@ def cmd_network(args) -> int:
     print(f"{net.name}: {len(net.nodes)} layers, {len({n.key for n in net.nodes})} distinct problems, input {net.input_shape}",
           flush=True)
     run = run_network(net, db=args.db, samples=args.samples, search=named(args.search), jobs=args.jobs, device=args.device,
-                      budget_s=args.budget, chain_repeat=args.chain, precision=args.precision)
+                      budget_s=args.budget, chain_repeat=args.chain, precision=args.precision, time_s=args.time)
     print(format_run(run))
     if args.json:
         Path(args.json).write_text(json.dumps(run_record(run), indent=2) + "\n")

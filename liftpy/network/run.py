@@ -115,9 +115,12 @@ def memory_tensors(net: Network) -> list[Tensor]:
 
 def run_network(net: Network, db="results.sqlite", samples: int = 8, search: type[Strategy] = ModelSearch, jobs: int | None = None,
                 device=None, seed: int = 0, repeat: int = 3, progress: bool = True, stream=None,
-                budget_s: float | None = None, chain_repeat: int = 0, precision: str = "fp32") -> NetworkRun:
+                budget_s: float | None = None, chain_repeat: int = 0, precision: str = "fp32",
+                time_s: float | None = None) -> NetworkRun:
     """``samples``: points per distinct layer, more for the layers doing most of the arithmetic
-    (``layer_samples``); ``budget_s``: seconds of search per distinct layer (``explore_operator``'s); ``chain_repeat``: with more
+    (``layer_samples``); ``budget_s``: seconds of search per distinct layer (``explore_operator``'s); ``time_s``:
+    seconds for the whole exploration, shared out between the layers still to explore (``layer_budget``), the
+    layers doing most of the arithmetic then asking for up to ``TIMED_HEAVY_SAMPLES`` times the points; ``chain_repeat``: with more
     than 0, also time that many forward passes chained on the device (``chain.chained_run``); ``precision``:
     every layer's (``operators.precision``), each checked with its tolerance and the network end to end with
     ``results.precision.network_tolerance``."""
@@ -131,14 +134,20 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: typ
     with SharedWorkers(dev.index, jobs) as workers:
         ops = {node.key: library_operator(node.op, node.size_map, precision) for node in net.nodes}
         workers.derive(ops.values())
-        points = layer_samples(net, ops, samples)
+        points = layer_samples(net, ops, samples, TIMED_HEAVY_SAMPLES if time_s is not None else HEAVY_SAMPLES)
+        left = dict.fromkeys(n.key for n in net.nodes)  # the distinct layers not explored yet, in order
         for node in net.nodes:
             if node.key in problems:
                 continue
             op, started = ops[node.key], time.time()
             explore = functools.partial(explore_operator, op, db=db, search=search, device=dev.index, references=False,
                                         progress=False, seed=seed, shared=workers, save_batch=False)
-            ex = explore(samples=points[node.key], budget_s=budget_s)
+            budget = budget_s
+            if time_s is not None:
+                share = layer_budget(time_s, started - t0, points[node.key], sum(points[k] for k in left))
+                budget = share if budget is None else min(budget, share)
+            del left[node.key]
+            ex = explore(samples=points[node.key], budget_s=budget)
             if ex.best is None and ex.over_budget:
                 # The budget ran out before any point of this layer ran well (deriving and screening a
                 # convolution's variants can take longer than a short budget): a network needs every layer, so
@@ -219,11 +228,23 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: typ
 # at most 3x, VGG-16 in 142 s (0.32x -> 0.58x of PyTorch's CUDA graph) but ResNet-18 in 197 s, past the
 # three minutes a network's exploration should take.  Twice is between (not measured).
 HEAVY_SAMPLES = 2
+# With a time for the whole exploration (``time_s``), which bounds what extra points cost, up to this many.
+TIMED_HEAVY_SAMPLES = 3
+# A layer's share of the time left is never below this many seconds: deriving and screening a convolution's
+# variants takes a few seconds before its first point, and a layer with no point measured gets one anyway.
+LEAST_LAYER_S = 2.0
 
 
-def layer_samples(net: Network, ops: dict, samples: int) -> dict:
+def layer_budget(time_s: float, elapsed_s: float, points: int, points_left: int) -> float:
+    """Seconds of search for the next layer of a network explored in ``time_s``: the time left shared out in
+    proportion to the points each layer still to explore asks for (``points_left`` counts this one's), so
+    what a layer does not use goes to those after it."""
+    return max(LEAST_LAYER_S, (time_s - elapsed_s) * points / max(1, points_left))
+
+
+def layer_samples(net: Network, ops: dict, samples: int, heavy: int = HEAVY_SAMPLES) -> dict:
     """Points for each distinct problem: ``samples``, times the share of the network's arithmetic it does (every
-    layer of it counted) over an equal share, rounded, between 1 and ``HEAVY_SAMPLES``.  A layer's search time is
+    layer of it counted) over an equal share, rounded, between 1 and ``heavy``.  A layer's search time is
     mostly its set-up (deriving and screening its variants), so a few more points cost little, and the search
     of a layer doing an eighth of VGG-16's work is worth more points than a pooling's: with 8 points each, one
     such layer on an H200 kept a tiling taking 3.6 ms, more than PyTorch's whole network."""
@@ -235,7 +256,7 @@ def layer_samples(net: Network, ops: dict, samples: int) -> dict:
     if total <= 0:
         return dict.fromkeys(counts, samples)
     fair = total / len(work)
-    return {key: samples * max(1, min(HEAVY_SAMPLES, round(w / fair))) for key, w in work.items()}
+    return {key: samples * max(1, min(heavy, round(w / fair))) for key, w in work.items()}
 
 
 def _compiled_best(op, best, node, dev):
