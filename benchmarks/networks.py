@@ -125,6 +125,8 @@ def torch_times(torch, net, weights: dict, image: np.ndarray, liftpy_output: np.
 
 
 def main(argv=None) -> int:
+    from liftpy.cli_args import positive_float
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", default=None)
     ap.add_argument("--only", help="comma-separated networks (default: all three)")
@@ -132,7 +134,8 @@ def main(argv=None) -> int:
     ap.add_argument("--search", choices=["model", "uniform"], default="model")
     ap.add_argument("--jobs", type=int, default=None, help="code-generation processes (default: liftpy's)")
     ap.add_argument("--budget", type=float, default=None, help="seconds of search per distinct layer")
-    ap.add_argument("--time", type=float, default=None, help="seconds for a network's whole exploration (liftpy network --time)")
+    ap.add_argument("--time", type=positive_float, default=None,
+                    help="seconds for a network's whole exploration (liftpy network --time)")
     ap.add_argument("--chain", type=int, default=20, help="chained forward passes timed (their median)")
     ap.add_argument("--db", default=None, help="results store shared by the networks (default: a temporary one)")
     ap.add_argument("--device", default=None)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from . import expr as E
 from .expr import class_name, sympy_args
 
+
 def node_count(e: E.Expr) -> int:
     """sympy's ``_node_count`` (the first key of ``ordered``), once per node."""
     n = e._count

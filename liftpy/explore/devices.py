@@ -11,10 +11,10 @@ import os
 import sys
 
 from ..host.device import device_info
-from ..probe.saved import device_profile, probe_for_model
+from ..probe.saved import PROBE_TIMEOUT_S, device_profile, probe_for_model
 from ..runtime.cluster import Cluster
 from ..runtime.evaluate import compile_pool, evaluate_points, measure_pool
-from ..runtime.pool import OnDemandPool
+from ..runtime.pool import OnDemandPool, Task
 from ..results.cache import cache_dir, cached_variants, variants_cached
 from .resume import generated_kernels
 
@@ -73,7 +73,7 @@ class LocalDevice:
                                                               PROPOSAL_POOL_LEAST))
         self.key, self.name, self.width, self.index = info.key, info.name, 1, info.index
         # (on a GPU without a profile, measured once by the worker that owns the device: ``probe.saved``)
-        self.profile = device_profile(info, o.profile_path, lambda: self.measuring.run_all(probe_for_model, [info.index])[0][1],
+        self.profile = device_profile(info, o.profile_path, lambda: _probe(self.measuring, info.index),
                                       lambda line: print(line, file=sys.stderr, flush=True))
         self.limits = self.profile.limits()
         # The compile workers build the kernels too, into the OpenCL compiler's caches, where that does not
@@ -109,6 +109,15 @@ class LocalDevice:
     def measure_start_steps(self) -> dict | None:
         steps = self.measuring.start_steps
         return steps[0] if steps else None
+
+
+def _probe(measuring, index) -> tuple[dict | None, str]:
+    """The model's probes run by the measuring worker (``probe.saved.device_profile``'s ``probe``)."""
+    outcome = measuring.run(Task(probe_for_model, (index,), timeout_s=PROBE_TIMEOUT_S))
+    if outcome.ok:
+        return outcome.result, ""
+    last = (outcome.message or "").strip().splitlines()[-1:] or [""]
+    return None, f"{getattr(outcome.status, 'value', outcome.status)}: {last[0][:200]}"
 
 
 class SharedWorkers:

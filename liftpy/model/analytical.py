@@ -300,7 +300,7 @@ def predict_kernel(f: Mapping[str, float], machine: Machine) -> Prediction:
     }
     if machine.group_s:
         terms["groups"] = groups / machine.compute_units * machine.group_s
-    if machine.load_latency_s and f.get("global_loads"):
+    if machine.load_latency_s and f.get("global_loads") and f.get("global_reads"):
         # (Little's law: a full compute unit's warps each keep the loads of one application of the user
         # function in flight, times the copies unrolled loops put side by side, each of ``width`` bytes a lane.
         # The warps of a full unit, not those resident: ``hiding`` counts the occupancy, and counting it here

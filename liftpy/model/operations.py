@@ -40,7 +40,7 @@ from __future__ import annotations
 from typing import Mapping, NamedTuple
 
 from .. import arith as A
-from ..arith.order import sympy_args
+from ..arith.expr import sympy_args
 from ..codegen import stmt as S
 from ..codegen.kernel import lower_pipeline
 from ..views import view as V

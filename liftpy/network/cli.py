@@ -23,8 +23,8 @@ def register(sub) -> None:
     p.add_argument("--device", "-d", default=None)
     p.add_argument("--budget", type=positive_float, default=None, metavar="SECONDS", help="seconds of search per distinct layer")
     p.add_argument("--time", type=positive_float, default=None, metavar="SECONDS",
-                   help="seconds for the whole exploration, shared out between the layers (the heaviest then get up to 3x "
-                        "the points); a layer left with no time still gets one point")
+                   help="seconds for the whole exploration, shared out between the layers (the heaviest may then ask "
+                        "for more points); a layer left with no time still gets one point")
     p.add_argument("--chain", type=nonnegative_int, default=0, metavar="N",
                    help="also time N forward passes with every layer chained on the device (the wall clock)")
     p.add_argument("--json", default=None, metavar="FILE", help="also write the run as JSON")

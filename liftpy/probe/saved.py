@@ -5,7 +5,8 @@ throughput, register pool and launch time from its profile.  Without a probe it 
 an H200 a DRAM of 1 TB/s, caches of 4 and local memory of 8 TB/s, where the probes of an H100 measured 5.2,
 32 and 33 TB/s.  Every search on the lent H200 ranked its candidates with those guesses (memory four to
 eight times too slow against the arithmetic), while the searches of an H100 that beat cuDNN were given a
-measured profile with ``--profile``.  So the first exploration on a GPU without a profile measures the
+measured profile with ``--profile``.  So the first exploration on this machine's GPU (not a Ray cluster's,
+whose workers report their own profiles) without a profile measures the
 model's inputs (``MODEL_PROBES``, the quick sweeps: seconds) in the worker that owns the device, and keeps the
 document in the cache directory, one JSON file per device and driver (``saved_path``); ``liftpy probe``
 keeps what it measures there too.  A ``--profile`` file still takes precedence.
@@ -14,21 +15,23 @@ Not on a device whose kernels run on this host's CPUs, neither measured nor read
 from the operations of their code, with constants fitted per operation (``CPU_OPERATION_S``), and probing
 there takes the cores of a 2-core machine for seconds (``--profile`` gives such a device a probed profile).
 
-A kept document is JSON, read and checked like any profile file (never executed); one that cannot be read
-or checked is measured again.
+A kept document is JSON, read and checked like any profile file (never executed), from a private file of
+the cache directory; one that cannot be read or checked, or lacks a probe the model reads, is measured
+again.  Only its measurements are applied: the limits are what the driver reports now.  Its name carries a
+hash of the probes' code, so a corrected probe measures again.  A probe that fails is not tried again by the
+same process (a network's layers each open the device).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from pathlib import Path
 from typing import Callable
 
 from ..host.profile import DeviceProfile
-from ..results.cache import cache_dir
+from ..results.cache import cache_dir, read_private, ruleset_version, write_private
 from .errors import ProbeError
 
 # What ``Machine.from_profile`` reads: launch time, fp32 throughput, the register pool, the global and cache
@@ -36,6 +39,7 @@ from .errors import ProbeError
 MODEL_PROBES = ("launch", "compute", "registers", "buffer_bandwidth", "local_bandwidth")
 
 _KEPT: dict[str, dict] = {}  # device key -> document, for this process (the cache may be off)
+_FAILED: set[str] = set()  # devices whose probe failed in this process
 
 
 def saved_path(device_key: str) -> Path | None:
@@ -43,7 +47,8 @@ def saved_path(device_key: str) -> Path | None:
     directory = cache_dir()
     if directory is None:
         return None
-    return directory / "devices" / f"{hashlib.sha1(device_key.encode()).hexdigest()[:20]}.json"
+    name = hashlib.sha1(f"{device_key}|{ruleset_version(('probe',))}".encode()).hexdigest()[:20]
+    return directory / "devices" / f"{name}.json"
 
 
 def saved_document(device_key: str) -> dict | None:
@@ -51,36 +56,31 @@ def saved_document(device_key: str) -> dict | None:
     if device_key in _KEPT:
         return _KEPT[device_key]
     path = saved_path(device_key)
-    if path is None or not path.is_file():
+    blob = read_private(path) if path is not None else None
+    if blob is None:
         return None
     from .document import validate  # (jsonschema, where installed, is imported only to check a document)
 
     try:
-        doc = json.loads(path.read_text())
+        doc = json.loads(blob)
+        if not isinstance(doc, dict) or not all(isinstance(doc.get(k), dict) for k in ("device", "measured", "probes")):
+            return None
         validate(doc, require_schema=False)
-    except (OSError, ValueError, ProbeError, KeyError, TypeError):
-        return None
-    if not isinstance(doc, dict) or _key_of(doc) != device_key:
+        if _key_of(doc) != device_key or not covers_model(doc):
+            return None
+    except (ValueError, ProbeError, KeyError, TypeError, AttributeError):
         return None
     _KEPT[device_key] = doc
     return doc
 
 
 def keep(doc: dict, device_key: str) -> Path | None:
-    """Keep ``doc`` as the profile of ``device_key`` (this process, and the cache directory where it is on):
-    written aside and renamed into place, so a concurrent reader sees the old file or the new one."""
+    """Keep ``doc`` as the profile of ``device_key``: in this process, and in the cache directory where it is
+    on (None where it is not, or the file could not be written: the next process measures again)."""
     _KEPT[device_key] = doc
     path = saved_path(device_key)
-    if path is None:
+    if path is None or not write_private(path, (json.dumps(doc, indent=1, allow_nan=False) + "\n").encode()):
         return None
-    try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}")
-        tmp.write_text(json.dumps(doc, indent=1, allow_nan=False) + "\n")
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    except OSError:
-        return None  # kept for this process; the next one measures again
     return path
 
 
@@ -88,6 +88,10 @@ def covers_model(doc: dict) -> bool:
     """Whether every probe the model reads ran in ``doc`` (a ``liftpy probe --only`` run may not)."""
     probes = doc.get("probes") or {}
     return all((probes.get(name) or {}).get("status") == "ok" for name in MODEL_PROBES)
+
+
+# Seconds the probe may take in the measuring worker (5.9-6.3 s on an H200) before the model goes without.
+PROBE_TIMEOUT_S = 120.0
 
 
 def probe_for_model(device) -> dict:
@@ -100,24 +104,29 @@ def probe_for_model(device) -> dict:
     return profile_document(run_probes(get_device(device), quick=True, only=MODEL_PROBES))
 
 
-def device_profile(info, profile_path=None, probe: Callable[[], dict | None] | None = None,
+def device_profile(info, profile_path=None, probe: Callable[[], tuple[dict | None, str]] | None = None,
                    say: Callable[[str], None] | None = None) -> DeviceProfile:
     """The profile of the device ``info`` describes: from ``profile_path`` where one is given, else what the
-    driver reports with the kept probe document on top; on a GPU without one, ``probe()`` measures it
-    first (module docstring) and ``say`` is told where it was kept."""
+    driver reports with the kept probe document's measurements on top; on a GPU without one, ``probe()``
+    measures it first (module docstring: the document, or None and why) and ``say`` is told where it was
+    kept, or why there is none."""
     base = DeviceProfile.from_device(info.index)
     if profile_path:
         return DeviceProfile.load(profile_path, base)
     if info.on_host_cpu:
         return base
     doc = saved_document(info.key)
-    if doc is None and probe is not None:
+    if doc is None and probe is not None and info.key not in _FAILED:
         started = time.time()
-        doc = probe()
-        if doc is None or not covers_model(doc):
+        doc, why = probe()
+        if doc is not None and not covers_model(doc):
+            failed = [k for k, v in (doc.get("probes") or {}).items() if v.get("status") != "ok"]
+            doc, why = None, f"probe {', '.join(failed)}: {doc['probes'][failed[0]].get('reason', '')}" if failed else why
+        if doc is None:
+            _FAILED.add(info.key)
             if say is not None:
-                say(f"note: probing {info.name} for the cost model failed; the model uses guessed bandwidths "
-                    f"(`liftpy probe` says why)")
+                say(f"note: measuring {info.name} for the cost model failed ({why}); the model uses guessed rates "
+                    f"(`liftpy probe` measures them, `--profile` gives them)")
             return base
         path = keep(doc, info.key)
         if say is not None:
@@ -125,7 +134,9 @@ def device_profile(info, profile_path=None, probe: Callable[[], dict | None] | N
                 + (f", kept in {path}" if path is not None else "") + "; `liftpy probe` measures more)")
     if doc is None:
         return base
-    return base.with_overrides(doc, str(saved_path(info.key) or "probed"))
+    # (the measurements only: the limits stay what the driver reports, of this very device)
+    measured = {"schema": doc.get("schema"), "device": doc["device"], "measured": doc["measured"]}
+    return base.with_overrides(measured, str(saved_path(info.key) or "probed"))
 
 
 def _key_of(doc: dict) -> str:

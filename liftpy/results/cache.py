@@ -261,16 +261,42 @@ def _load(path: Path):
     return value
 
 
-def _load_signed(path: Path, key: bytes):
+def read_private(path: Path) -> bytes | None:
+    """The bytes of ``path``, a plain file in a folder that only this user may change (no link followed);
+    None where it is missing, unreadable or not private."""
     try:
         if _not_private(os.stat(path.parent), "folder", stat.S_ISDIR) is not None:
-            return _MISSING
+            return None
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
         with os.fdopen(fd, "rb") as f:
             if _not_private(os.fstat(fd), "entry", stat.S_ISREG) is not None:
-                return _MISSING
-            blob = f.read()
+                return None
+            return f.read()
     except OSError:
+        return None
+
+
+def write_private(path: Path, *parts: bytes) -> bool:
+    """Write ``parts`` to ``path`` as a file only this user may read (0600, in a 0700 folder), atomically: a
+    concurrent reader sees the old file or the new one.  False where it could not be written."""
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # One temporary file per thread too: a resumed search rebuilds its strategy in a thread beside the main one.
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(fd, 0o600)  # (a temporary file left by a killed process kept its mode)
+            for part in parts:
+                f.write(part)
+        os.replace(tmp, path)
+    except OSError:
+        return False
+    return True
+
+
+def _load_signed(path: Path, key: bytes):
+    blob = read_private(path)
+    if blob is None:
         return _MISSING
     view = memoryview(blob)
     head, mac, data = view[: len(MAGIC)], view[len(MAGIC) : len(MAGIC) + MAC_BYTES], view[len(MAGIC) + MAC_BYTES :]
@@ -293,16 +319,4 @@ def _dump(path: Path, value) -> None:
         data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
     except (pickle.PicklingError, AttributeError, TypeError):
         return  # what cannot be pickled (a lambda user function) is simply not cached
-    try:
-        path.parent.mkdir(mode=0o700, exist_ok=True)
-        # One temporary file per thread too: a resumed search rebuilds its strategy in a thread beside the main one.
-        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        with os.fdopen(fd, "wb") as f:
-            os.fchmod(fd, 0o600)  # (a temporary file left by a killed process kept its mode)
-            f.write(MAGIC)
-            f.write(_mac(key, path, data))
-            f.write(data)
-        os.replace(tmp, path)  # atomic: a concurrent exploration never reads half a file
-    except OSError:
-        pass
+    write_private(path, MAGIC, _mac(key, path, data), data)  # (a concurrent exploration never reads half a file)
