@@ -150,6 +150,12 @@ class SharedWorkers:
         done = self.compiling.run_all(_derive_variants, list(todo.values()))
         return sum(ok for ok, _ in done)
 
+    def profile(self, profile_path=None):
+        """The device's profile (``probe.saved.device_profile``), measured now by the measuring worker where
+        a GPU has none kept: before a network's first layer, whose share of the time it would otherwise take."""
+        return device_profile(device_info(self.device), profile_path, lambda: _probe(self.measuring, self.device),
+                              lambda line: print(line, file=sys.stderr, flush=True))
+
     def __enter__(self) -> "SharedWorkers":
         return self
 

@@ -134,6 +134,7 @@ def run_network(net: Network, db="results.sqlite", samples: int = 8, search: typ
     with SharedWorkers(dev.index, jobs) as workers:
         ops = {node.key: library_operator(node.op, node.size_map, precision) for node in net.nodes}
         workers.derive(ops.values())
+        workers.profile()  # (a GPU's rates for the cost model, measured once: not in the first layer's time)
         points = layer_samples(net, ops, samples, TIMED_HEAVY_SAMPLES if time_s is not None else HEAVY_SAMPLES)
         left = dict.fromkeys(n.key for n in net.nodes)  # the distinct layers not explored yet, in order
         for node in net.nodes:
