@@ -1,4 +1,5 @@
-"""Index arithmetic: integer expressions over loop variables (``expr``) and conditions on them (``cond``),
+"""Index arithmetic: integer expressions over loop variables (``nodes``, built in canonical form by ``expr``)
+and conditions on them (``cond``),
 their simplification with the variables' ranges (``simplify``), walks over them (``walk``) and their C
 form (``printer``); ``order``
 keeps sympy's canonical orders, ``bridge`` converts at the boundary with sympy (the constraint solver).
