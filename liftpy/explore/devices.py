@@ -72,9 +72,7 @@ class LocalDevice:
             self.proposing = stack.enter_context(OnDemandPool(lambda: compile_pool(here, o.timeout_s), here,
                                                               PROPOSAL_POOL_LEAST))
         self.key, self.name, self.width, self.index = info.key, info.name, 1, info.index
-        # (on a GPU without a profile, measured once by the worker that owns the device: ``probe.saved``)
-        self.profile = device_profile(info, o.profile_path, lambda: _probe(self.measuring, info.index),
-                                      lambda line: print(line, file=sys.stderr, flush=True))
+        self.profile = _profile(info, o.profile_path, self.measuring)
         self.limits = self.profile.limits()
         # The compile workers build the kernels too, into the OpenCL compiler's caches, where that does not
         # take this host's CPUs from the kernels being timed; a resumed run rebuilds its strategy in a thread
@@ -109,6 +107,13 @@ class LocalDevice:
     def measure_start_steps(self) -> dict | None:
         steps = self.measuring.start_steps
         return steps[0] if steps else None
+
+
+def _profile(info, profile_path, measuring):
+    """The device's profile (``probe.saved.device_profile``): on a GPU without one, measured once by the worker
+    that owns the device, what it did said on stderr."""
+    return device_profile(info, profile_path, lambda: _probe(measuring, info.index),
+                          lambda line: print(line, file=sys.stderr, flush=True))
 
 
 def _probe(measuring, index) -> tuple[dict | None, str]:
@@ -151,10 +156,9 @@ class SharedWorkers:
         return sum(ok for ok, _ in done)
 
     def profile(self, profile_path=None):
-        """The device's profile (``probe.saved.device_profile``), measured now by the measuring worker where
-        a GPU has none kept: before a network's first layer, whose share of the time it would otherwise take."""
-        return device_profile(device_info(self.device), profile_path, lambda: _probe(self.measuring, self.device),
-                              lambda line: print(line, file=sys.stderr, flush=True))
+        """The device's profile (``_profile``), measured now where a GPU has none kept: before a network's first
+        layer, whose share of the time it would otherwise take."""
+        return _profile(device_info(self.device), profile_path, self.measuring)
 
     def __enter__(self) -> "SharedWorkers":
         return self
