@@ -58,9 +58,11 @@ def torch_forward(torch, net, weights: dict):
             pads = (cs.left, cs.right, cs.top, cs.bottom)
             symmetric = cs.left == cs.right and cs.top == cs.bottom
 
-            def conv(x, w=w, b=b, cs=cs, pads=pads, symmetric=symmetric, p=p):
+            def conv(x, *shortcut, w=w, b=b, cs=cs, pads=pads, symmetric=symmetric, p=p):
                 y = F.conv2d(x if symmetric else F.pad(x, pads), w, b, stride=(cs.sh, cs.sw),
                              padding=(cs.top, cs.left) if symmetric else 0, dilation=(cs.dh, cs.dw), groups=p["groups"])
+                if shortcut:  # liftpy fuses a residual add into the convolution; PyTorch adds after it
+                    y = y + shortcut[0]
                 return y.clamp(0, 6) if p["relu"] == 6 else (F.relu(y) if p["relu"] else y)
 
             steps.append((node, conv))
@@ -142,6 +144,7 @@ def main(argv=None) -> int:
     ap.add_argument("--resolution", type=int, default=224)
     ap.add_argument("--width", type=float, default=1.0, help="scale of every channel count")
     ap.add_argument("--classes", type=int, default=1000)
+    ap.add_argument("--unfused", action="store_true", help="each residual add a kernel of its own (liftpy network --unfused)")
     args = ap.parse_args(argv)
     from liftpy.errors import LiftError
     from liftpy.network.models import get_model
@@ -162,8 +165,9 @@ def main(argv=None) -> int:
     results = Results(args.json, replace="network")  # one network per command adds to the file
     status = 0
     for name in only:
-        net = get_model(name, resolution=args.resolution, width=args.width, classes=args.classes)
-        rec = {"network": name, "input_shape": list(net.input_shape), "layers": len(net.nodes), "samples": args.samples,
+        net = get_model(name, fuse=not args.unfused, resolution=args.resolution, width=args.width, classes=args.classes)
+        rec = {"network": name, "input_shape": list(net.input_shape), "layers": len(net.nodes), "fused": not args.unfused,
+               "samples": args.samples,
                "search": args.search, "budget_s": args.budget, "time_s": args.time, "liftpy_ms": None, "liftpy_wall_ms": None,
                "torch_graph_ms": None, "torch_eager_ms": None, "ratio_vs_graph": None, "ratio_wall_vs_eager": None,
                "explore_s": None, "peak_bytes": None, "points": None, "ok": False, "end_to_end_error": None,

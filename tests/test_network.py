@@ -53,16 +53,43 @@ def test_check_catches_an_overlap():
         check(ts, Plan((("a", 0), ("b", 50)), 150))
 
 
-@pytest.mark.parametrize("name,layers,out", [("vgg16", 21, (1, 1000)), ("resnet18", 31, (1, 1000)), ("mobilenet_v2", 64, (1, 1000))])
-def test_models_have_their_shapes(name, layers, out):
-    net = get_model(name)
+@pytest.mark.parametrize("name,layers,adds,out", [("vgg16", 21, 0, (1, 1000)), ("resnet18", 31, 8, (1, 1000)),
+                                                   ("mobilenet_v2", 64, 10, (1, 1000))])
+def test_models_have_their_shapes(name, layers, adds, out):
+    net = get_model(name, fuse=False)
     assert len(net.nodes) == layers and net.output.shape == out
+    assert sum(n.op.startswith("add") for n in net.nodes) == adds
+    fused = get_model(name)  # every residual add fused into the convolution it adds to
+    assert len(fused.nodes) == layers - adds and fused.output.shape == out
+    assert sum("residual=1" in n.op for n in fused.nodes) == adds
     reduced = get_model(name, reduced=True)
     assert reduced.input_shape == (32, 32, 3) and reduced.output.shape == (1, 10)
     if name == "mobilenet_v2":
         assert any(n.name.endswith("dwconv") for n in net.nodes)
-    if name == "resnet18":
-        assert sum(n.op.startswith("add") for n in net.nodes) == 8
+
+
+def test_a_residual_add_fuses_into_the_convolution_it_adds_to():
+    """The fused convolution reads the shortcut as its second activation, keeps the add's ReLU, takes the
+    add's place (its shortcut, a 1x1 convolution, is computed after it) and the add's readers read it; a
+    convolution read twice, or with an activation of its own, is left alone."""
+    from liftpy.network.graph import Builder
+
+    b = Builder("t", 8, 8, 4)
+    x = b.conv("input", 8, relu=1)
+    y = b.conv(x, 8, relu=0)
+    s = b.conv(x, 8, k=1, pad=0, relu=0)
+    z = b.add(y, s, relu=1)
+    act = b.conv(z, 8, relu=1)
+    w = b.add(act, z)  # the convolution has a ReLU of its own: not fused
+    b.fc(w, 10)
+    net = b.build()
+    fused = net.fused()
+    names = [n.name for n in fused.nodes]
+    assert names == ["00_conv", "02_conv", "01_conv", "04_conv", "05_add", "06_fc"]
+    f = fused.nodes[2]
+    assert f.op == "conv2d:k=3,stride=1,pad=1,groups=1,relu=1,residual=1" and f.inputs == ("00_conv", "02_conv")
+    assert fused.nodes[3].inputs == ("01_conv",) and fused.nodes[4].inputs == ("04_conv", "01_conv")
+    assert fused.fused() == fused and get_model("vgg16").fused() == get_model("vgg16")
 
 
 def test_layers_doing_most_of_the_arithmetic_get_more_points():

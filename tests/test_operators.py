@@ -138,6 +138,8 @@ CONV_CASES = [
     ("conv2d:k=3,groups=4", {"C": 4, "H": 5, "W": 5, "M": 4}),  # depthwise
     ("conv2d:k=1,pad=0", {"C": 4, "H": 3, "W": 3, "M": 5}),
     ("conv2d:k=2x3,stride=2,dilation=2x1,pad=1x0,groups=3,relu=1", {"C": 3, "H": 9, "W": 8, "M": 6}),
+    ("conv2d:k=3,relu=1,residual=1", {"C": 4, "H": 5, "W": 5, "M": 6}),  # a residual add fused, then the ReLU
+    ("conv2d:k=3,stride=2,groups=4,relu=6,residual=1", {"C": 4, "H": 7, "W": 6, "M": 4}),
 ]
 
 
@@ -165,7 +167,8 @@ def test_conv2d_shapes_explored(spec, sizes, tmp_path):
                  marks=pytest.mark.slow),
     (CONV_CASES[5][0], {"C": 6, "H": 9, "W": 8, "M": 6}, ("groupsOut",), "groups+"),
     (CONV_CASES[5][0], {"C": 6, "H": 9, "W": 8, "M": 6}, ("splitKGroups",), "+splitK+"),
-], ids=["dilated-asymmetric", "grouped", "grouped-split"])
+    (CONV_CASES[6][0], {"C": 4, "H": 6, "W": 6, "M": 8}, ("tile2DReduce|tile2DReduceStrided|registerBlock2D",), ""),
+], ids=["dilated-asymmetric", "grouped", "grouped-split", "residual"])
 @pytest.mark.usefixtures("pools_here")
 def test_conv2d_gemm_view_variants_validate(spec, sizes, rules, tag, tmp_path):
     """Any kernel shape, stride, padding and dilation is a matrix product over the im2col view, tiled as
@@ -176,7 +179,22 @@ def test_conv2d_gemm_view_variants_validate(spec, sizes, rules, tag, tmp_path):
     result = explore_operator(library_operator(spec, sizes), samples=3, db=tmp_path / "r.sqlite", search=UniformSearch,
                               progress=False, references=False, timeout_s=120, repeat=1, rules=rules)
     assert [r.status.value for r in result.records] == ["ok"] * 3, [r.error for r in result.records]
-    assert all(tag in r.variant and "tiled" in r.variant for r in result.records), [r.variant for r in result.records]
+    assert all(tag in r.variant and ("tiled" in r.variant or "block" in r.variant) for r in result.records), \
+        [r.variant for r in result.records]
+
+
+def test_a_fused_residual_is_added_before_the_activation():
+    """``conv2d:...,residual=1`` computes relu(conv(x) + shortcut), what the network's add after the plain
+    convolution computed."""
+    from liftpy.operators import OPERATORS
+
+    ref = OPERATORS["conv2d"].reference
+    rng = np.random.default_rng(3)
+    x, s = rng.standard_normal((5, 5, 4)).astype(np.float32), rng.standard_normal((5, 5, 6)).astype(np.float32)
+    w, b = rng.standard_normal((6, 3, 3, 4)).astype(np.float32), rng.standard_normal(6).astype(np.float32)
+    fused = ref(x, s, w, b, relu=6, residual=1)
+    assert np.allclose(fused, np.clip(ref(x, w, b, relu=0) + s, 0, 6), atol=1e-5)
+    assert (fused != np.clip(ref(x, w, b, relu=6) + s, 0, 6)).any()  # (the activation is not applied twice)
 
 
 def test_conv2d_bad_shapes_are_refused():

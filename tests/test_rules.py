@@ -736,6 +736,8 @@ def _gemm_inputs(mkn, data, seed, extra=0, form=None):
     rng = np.random.default_rng(seed)
     if form == "biased":
         return [data(rng, (m, k)), data(rng, (k, n)), data(rng, (n,))]
+    if form == "biased_residual":
+        return [data(rng, (m, k)), data(rng, (k, n)), data(rng, (n,)), data(rng, (m, n))]
     out = [data(rng, (m, k)), data(rng, (k, n)), data(rng, (m, n))] + [data(rng, (m, n)) for _ in range(extra)]
     return out[:2] if form == "scale" else out
 
@@ -765,6 +767,12 @@ def _epilogue_program(form, t, epi, dot, f=None):
                             lambda A_, B_, b_: map(lambda pr: map(lambda r: epi(r[0], r[0]), pr), map(
                                 lambda row: map(lambda cb: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), cb[1], zip(row, cb[0])),
                                                 zip(transpose(B_), b_)), A_)))
+    if form == "biased_residual":  # a bias as the initial value and another array after (a convolution's residual)
+        biased = lambda A_, B_, b_: map(lambda row: map(  # noqa: E731
+            lambda cb: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), cb[1], zip(row, cb[0])), zip(transpose(B_), b_)), A_)
+        return make_program("e", [("A", Array(t, M, K)), ("B", Array(t, K, N)), ("bias", Array(t, N)), ("C", Array(t, M, N))],
+                            lambda A_, B_, b_, C_: map(lambda pc: map(lambda q: map(lambda v: epi(v, q[1]), q[0]),
+                                                                                zip(pc[0], pc[1])), zip(biased(A_, B_, b_), C_)))
     # "scale": no other array, the dot product's value through a function of its own
     return make_program("e", [("A", Array(t, M, K)), ("B", Array(t, K, N))],
                         lambda A_, B_: map(lambda pr: map(lambda r: epi(r[0], r[0]), pr), product(A_, B_)))
@@ -1144,7 +1152,8 @@ def test_dot_fusion(mkn, ei, form, seed):
 
 @settings(RULE_SETTINGS, max_examples=8)
 @given(st.sampled_from([(4, 4, 4), (8, 2, 4), (2, 8, 4)]), st.sampled_from(["tile2DReduce", "tile2DReduceStrided", "registerBlock2D"]),
-       st.sampled_from(["first", "swapped", "two", "post", "scale", "open", "biased"]), st.sampled_from(range(3)), st.integers(0, 10**6))
+       st.sampled_from(["first", "swapped", "two", "post", "scale", "open", "biased", "biased_residual"]), st.sampled_from(range(3)),
+       st.integers(0, 10**6))
 def test_tilings_write_an_epilogue_out(mkn, name, form, ei, seed):
     """``tile2DReduce`` and ``registerBlock2D`` of a product with an epilogue: each block's results go
     through it with the same block of the other arrays as they are stored."""
@@ -1158,7 +1167,8 @@ def test_tilings_write_an_epilogue_out(mkn, name, form, ei, seed):
 
 
 @RULE_SETTINGS
-@given(st.sampled_from([(4, 4, 4), (2, 8, 6), (3, 6, 4)]), st.sampled_from(["first", "swapped", "two", "post", "scale", "open", "biased"]),
+@given(st.sampled_from([(4, 4, 4), (2, 8, 6), (3, 6, 4)]),
+       st.sampled_from(["first", "swapped", "two", "post", "scale", "open", "biased", "biased_residual"]),
        st.sampled_from(range(3)), st.integers(0, 10**6))
 def test_split_k_and_pad_k_keep_an_epilogue(mkn, form, ei, seed):
     """Split-K applies an epilogue in its sum kernel (with the other arrays); padK leaves it where it is."""

@@ -7,6 +7,8 @@
 #                                                                         # layer in half storage, the model probed
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh probed2     # VGG-16, sum, max, layer-norm rows, probed
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh recheck     # VGG-16 and the matrix products' spellings
+#   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh fused       # ResNet-18 and MobileNetV2, residual adds fused;
+#                                                                         # MobileNetV2 unfused in the same command
 # Each benchmark writes its JSON under $OUT as it goes (the networks into one file, one record per network),
 # every output line stamped with the seconds since the command started; each part has its own time limit,
 # so one that overruns leaves the others their time.
@@ -52,7 +54,14 @@ case "${1:-}" in
       --db "$OUT/networks-vgg16.sqlite" 2>&1 | grep -v -i warn | stamp
     timeout 380 python benchmarks/spellings.py --only sgemm,chained_products,gemm_epilogue --samples 24 --budget 55 \
       --jobs 14 --json "$OUT/h200-spellings.json" 2>&1 | grep -v -i warn | stamp ;;
+  fused)
+    for n in resnet18 mobilenet_v2; do
+      timeout 185 python benchmarks/networks.py --only "$n" --samples 8 --time 150 --jobs 14 --json "$OUT/h200-networks.json" \
+        --db "$OUT/networks-$n.sqlite" 2>&1 | grep -v -i warn | stamp
+    done
+    timeout 185 python benchmarks/networks.py --only mobilenet_v2 --unfused --samples 8 --time 150 --jobs 14 \
+      --json "$OUT/h200-networks-unfused.json" --db "$OUT/networks-mobilenet_v2.sqlite" 2>&1 | grep -v -i warn | stamp ;;
   *)
-    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf|probed|probed2|recheck" >&2
+    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf|probed|probed2|recheck|fused" >&2
     exit 2 ;;
 esac

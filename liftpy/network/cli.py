@@ -14,6 +14,8 @@ def register(sub) -> None:
                                        "layer (exploring missing ones), validated, with its memory plan and frontier")
     p.add_argument("name", help="vgg16, resnet18 or mobilenet_v2")
     p.add_argument("--reduced", action="store_true", help="32 x 32 images, an eighth of the channels, 10 classes")
+    p.add_argument("--unfused", action="store_true",
+                   help="keep each residual add a kernel of its own (by default it is fused into its convolution)")
     p.add_argument("--samples", "-n", type=positive_int, default=8, help="points per layer the store should hold (default 8; up to 2x for the layers doing "
                    "most of the arithmetic)")
     p.add_argument("--search", choices=["model", "uniform"], default="model")
@@ -46,7 +48,7 @@ def cmd_network(args) -> int:
     require_device(args.precision, args.device)
     if args.chain and args.precision != "fp32":
         raise TuningError("--chain passes float tensors from layer to layer; chain a network in --precision fp32")
-    net = get_model(args.name, reduced=args.reduced)
+    net = get_model(args.name, reduced=args.reduced, fuse=not args.unfused)
     print(f"{net.name}: {len(net.nodes)} layers, {len({n.key for n in net.nodes})} distinct problems, input {net.input_shape}",
           flush=True)
     run = run_network(net, db=args.db, samples=args.samples, search=named(args.search), jobs=args.jobs, device=args.device,

@@ -43,6 +43,59 @@ class Network:
     def output(self) -> Node:
         return self.nodes[-1]
 
+    def fused(self) -> "Network":
+        """The network with each residual connection fused into the convolution it adds to
+        (``fuse_residuals``)."""
+        return fuse_residuals(self)
+
+
+def _spec(op: str, **changes) -> str:
+    name, _, rest = op.partition(":")
+    params = dict(item.split("=", 1) for item in rest.split(",") if item)
+    params.update({k: str(v) for k, v in changes.items()})
+    return name + ":" + ",".join(f"{k}={v}" for k, v in params.items())
+
+
+def _param(op: str, key: str, default: str = "0") -> str:
+    return dict(item.split("=", 1) for item in op.partition(":")[2].split(",") if item).get(key, default)
+
+
+def fuse_residuals(net: Network) -> Network:
+    """``add(conv(x), s)`` (and its ReLU) as one convolution that adds ``s`` to each result before its
+    activation (``conv2d:...,residual=1``, whose tiles write the sum out): a kernel and a tensor fewer per
+    residual connection, as frameworks' graph compilers fuse it.  Fused where the convolution has no
+    activation of its own and nothing else reads its output; the fused node takes the add's place in the
+    order (the shortcut may be computed after the convolution) and the convolution's name."""
+    readers: dict[str, int] = {}
+    for n in net.nodes:
+        for x in n.inputs:
+            readers[x] = readers.get(x, 0) + 1
+    by_name = {n.name: n for n in net.nodes}
+    fused_into: dict[str, Node] = {}  # the add's name -> the fused convolution
+    for n in net.nodes:
+        if not n.op.startswith("add:"):
+            continue
+        for i, x in enumerate(n.inputs):
+            conv = by_name.get(x)
+            if (conv is None or not conv.op.startswith("conv2d:") or _param(conv.op, "relu") != "0"
+                    or _param(conv.op, "residual") != "0" or readers.get(conv.name) != 1):
+                continue
+            shortcut = n.inputs[1 - i]
+            op = _spec(conv.op, relu=_param(n.op, "relu"), residual=1)
+            fused_into[n.name] = Node(conv.name, op, conv.sizes, (conv.inputs[0], shortcut), conv.shape)
+            break
+    if not fused_into:
+        return net
+    gone = {f.name for f in fused_into.values()}
+    rename = {add: f.name for add, f in fused_into.items()}
+    nodes = []
+    for n in net.nodes:
+        if n.name in gone:
+            continue
+        n = fused_into.get(n.name, n)
+        nodes.append(Node(n.name, n.op, n.sizes, tuple(rename.get(x, x) for x in n.inputs), n.shape))
+    return Network(net.name, net.input_shape, tuple(nodes))
+
 
 class Builder:
     """Adds layers and tracks shapes: ``b.conv(x, 64)`` returns the new node's name."""

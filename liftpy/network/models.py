@@ -66,7 +66,10 @@ MODELS = {"vgg16": vgg16, "resnet18": resnet18, "mobilenet_v2": mobilenet_v2}
 REDUCED = {"resolution": 32, "width": 0.125, "classes": 10}
 
 
-def get_model(name: str, reduced: bool = False, **kw) -> Network:
+def get_model(name: str, reduced: bool = False, fuse: bool = True, **kw) -> Network:
+    """The network ``name``; with ``fuse``, each residual add fused into the convolution it adds to
+    (``graph.fuse_residuals``), as a graph compiler runs it."""
     if name not in MODELS:
         raise InputError(f"unknown network {name!r}; choose one of {', '.join(MODELS)}")
-    return MODELS[name](**({**REDUCED, **kw} if reduced else kw))
+    net = MODELS[name](**({**REDUCED, **kw} if reduced else kw))
+    return net.fused() if fuse else net

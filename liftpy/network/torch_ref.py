@@ -38,6 +38,8 @@ def _conv2d(ins, ws, p):
     cs = ConvShape.of(**p)
     x = F.pad(_hwc_to_nchw(ins[0]), (cs.left, cs.right, cs.top, cs.bottom))
     y = F.conv2d(x, ws[0].permute(0, 3, 1, 2), ws[1], stride=(cs.sh, cs.sw), dilation=(cs.dh, cs.dw), groups=p["groups"])
+    if p["residual"]:  # (a residual add fused into the convolution: before its activation)
+        y = y + _hwc_to_nchw(ins[1])
     y = y.clamp(0, 6) if p["relu"] == 6 else (F.relu(y) if p["relu"] else y)
     return _nchw_to_hwc(y)
 

@@ -72,8 +72,8 @@ OPERATORS: dict[str, LibraryEntry] = {e.name: e for e in [
     LibraryEntry("conv2d", "convolution of [H][W][C] with [M][KH][KW][C/groups] (+ bias, optional ReLU): "
                  "k=KHxKW, stride=SHxSW, pad=P|PHxPW|top/bottom/left/right, dilation, groups (depthwise: groups=C=M)",
                  ("C", "H", "W", "M"), conv.conv2d, conv.conv2d_reference, conv.conv2d_flops,
-                 {"k": "3x3", "stride": "1", "pad": "1", "dilation": "1", "groups": 1, "relu": 0},
-                 {"relu": (0, 1, 6)}, check=conv.conv2d_check),
+                 {"k": "3x3", "stride": "1", "pad": "1", "dilation": "1", "groups": 1, "relu": 0, "residual": 0},
+                 {"relu": (0, 1, 6), "residual": (0, 1)}, check=conv.conv2d_check),
     LibraryEntry("dot", "dot product of two [N] vectors (a whole-array reduction)", ("N",), linalg.dot,
                  linalg.dot_reference, lambda s, p: 2.0 * s["N"]),
     LibraryEntry("sum", "sum of the elements of [N] (a whole-array reduction)", ("N",), linalg.total,
@@ -134,7 +134,7 @@ def parse_spec(spec: str) -> tuple[LibraryEntry, dict]:
                 params[key] = int(value)
             except ValueError:
                 raise InputError(f"{name}: {key} must be a whole number, got {value!r}") from None
-            least = 0 if key in ("pad", "relu") else 1  # amounts and switches may be 0; sizes may not
+            least = 0 if key in ("pad", "relu", "residual") else 1  # amounts and switches may be 0; sizes may not
             if params[key] < least:
                 raise InputError(f"{name}: {key} must be at least {least}, got {params[key]}")
         else:

@@ -35,7 +35,7 @@ def register_block2D(e, site, ctx):
     if not (isinstance(a_t, ArrayType) and isinstance(b_t, ArrayType)):
         return None
     biased = not isinstance(form.init, Literal)
-    if epi is not None and (biased and extras or not scalar_results(site.type_of(e), epi)):
+    if epi is not None and not scalar_results(site.type_of(e), epi):
         return None
     r1, r2 = ctx.fresh("r"), ctx.fresh("r")
 

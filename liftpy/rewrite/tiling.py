@@ -50,6 +50,24 @@ def _copy4(x, f=None):
     return dsl.map(lambda p: dsl.map(lambda q: dsl.map(lambda r: dsl.map(f or dsl.id, r), q), p), x)
 
 
+def _biased_epilogue(acc, inits, others: list, then):
+    """``then(acc + init, c1, ..)`` for every element of the ``[m/r1][n/r2][r1][r2]`` accumulators, with
+    ``inits`` the ``[n/r2][r2]`` initial values of the block columns and ``others`` arrays dealt as ``acc``."""
+    k = len(others)
+
+    def rest(t, first: int):
+        return [dsl.get(t, first + i) for i in range(k)]
+
+    def element(t4):
+        return then(ADD(dsl.get(t4, 0), dsl.get(t4, 1)), rest(t4, 2))
+
+    def block(t2):  # (acc block [r1][r2], inits [r2], other blocks [r1][r2] ..)
+        return dsl.map(lambda t3: dsl.map(element, dsl.zip(dsl.get(t3, 0), dsl.get(t2, 1), *rest(t3, 1))),
+                       dsl.zip(dsl.get(t2, 0), *rest(t2, 2)))
+
+    return dsl.map(lambda t1: dsl.map(block, dsl.zip(dsl.get(t1, 0), inits, *rest(t1, 1))), dsl.zip(acc, *others))
+
+
 def _tile2D(e, site, ctx, strided: bool):
     found = match_product(e)
     if found is None:
@@ -59,7 +77,7 @@ def _tile2D(e, site, ctx, strided: bool):
         return None
     biased = not isinstance(form.init, Literal)  # the initial value of b (a convolution's bias)
     extras = epi.extras if epi is not None else ()
-    if epi is not None and (biased and extras or not scalar_results(site.type_of(e), epi)):
+    if epi is not None and not scalar_results(site.type_of(e), epi):
         return None
     a_t, b_t = site.type_of(As), site.type_of(bs)
     if not (isinstance(a_t, ArrayType) and isinstance(b_t, ArrayType)):
@@ -110,6 +128,12 @@ def _tile2D(e, site, ctx, strided: bool):
     def tile(at, bt, cts=()):
         zeros = _copy4(Literal(0.0, Array(Float, m / r1, n / r2, r1, r2)))
         acc = dsl.join(dsl.reduce(step, zeros, dsl.zip(chunks(a, form.xa, at), chunks(b, form.xb, bt))))
+        if extras and biased:
+            # A convolution's bias and then an epilogue reading other arrays (a residual connection): one
+            # nest, the bias of each column zipped in with the blocks' columns, the others' blocks alike.
+            inits = columns(dsl.map(lambda x: of(b, form.init, x), bt))  # [n/r2][r2]
+            out = _biased_epilogue(acc, inits, [blocks_of(ct, r1, columns) for ct in cts], then)
+            return stored(untile(out))
         if extras:
             # An epilogue reading other arrays at the same (i, j): their tiles dealt to the work-items as the
             # accumulators are, each work-item applying it to its block as it stores it.

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import sympy
 
 from ...errors import InputError
 from ...ir import dsl as L
@@ -96,7 +97,18 @@ def _dilate(d: int, k: int, xs):
     return L.map(lambda row: L.at(0, row), L.split(d, L.pad(0, d - 1, 0.0, xs)))
 
 
-def conv2d(k="3x3", stride="1", pad="1", dilation="1", groups: int = 1, relu: int = 0) -> Program:
+def _windows(n, extent: int, step: int):
+    """How many windows ``slide`` cuts (its type's count): the output's extent along one axis."""
+    return n - extent + 1 if step == 1 else sympy.floor((n - extent) / step) + 1
+
+
+def _activation(relu: int, v):
+    if relu == 6:  # ReLU6 (MobileNet)
+        return BUILTINS["min"](BUILTINS["max"](v, 0.0), 6.0)
+    return BUILTINS["relu"](v) if relu else v
+
+
+def conv2d(k="3x3", stride="1", pad="1", dilation="1", groups: int = 1, relu: int = 0, residual: int = 0) -> Program:
     cs = ConvShape.of(k, stride, pad, dilation)
     kh, kw, sh, sw, dh, dw = cs.kh, cs.kw, cs.sh, cs.sw, cs.dh, cs.dw
     top, bottom, left, right = cs.top, cs.bottom, cs.left, cs.right
@@ -105,7 +117,9 @@ def conv2d(k="3x3", stride="1", pad="1", dilation="1", groups: int = 1, relu: in
     c, h, w, m = size_var("C"), size_var("H"), size_var("W"), size_var("M")
     g = groups
     eh, ew = cs.extent
-    name = (f"conv{kh}x{kw}s{sh}x{sw}p{top}_{bottom}_{left}_{right}d{dh}x{dw}g{g}" + ("relu" if relu else ""))
+    name = (f"conv{kh}x{kw}s{sh}x{sw}p{top}_{bottom}_{left}_{right}d{dh}x{dw}g{g}" + ("res" if residual else "")
+            + ("relu" if relu else ""))
+    act = 0 if residual else relu  # with a residual, the activation follows the sum
 
     def pixel(window, weights, biases):
         # window: [eh][ew][C] -> [KH][KW][C] (dilation) -> [G][KH][KW][C/G] (groups)
@@ -115,9 +129,7 @@ def conv2d(k="3x3", stride="1", pad="1", dilation="1", groups: int = 1, relu: in
         def kernel(kb, win):
             total = L.reduce(lambda acc, xw: BUILTINS["multAndSumUp"](acc, L.get(xw, 0), L.get(xw, 1)), L.get(kb, 1),
                              L.zip(L.join(L.join(win)), L.join(L.join(L.get(kb, 0)))))
-            if relu == 6:  # ReLU6 (MobileNet)
-                return L.map(lambda v: BUILTINS["min"](BUILTINS["max"](v, 0.0), 6.0), total)
-            return L.map(BUILTINS["relu"], total) if relu else total
+            return L.map(lambda v: _activation(act, v), total) if act else total
 
         if g == 1:
             # One group: every kernel against the whole window, a map of maps over a dot product, which
@@ -127,17 +139,37 @@ def conv2d(k="3x3", stride="1", pad="1", dilation="1", groups: int = 1, relu: in
                           L.zip(grouped, L.split(m / g, weights), L.split(m / g, biases)))
         return L.join(per_group)  # [M][1]
 
-    return L.make_program(
-        name,
-        [("input", Array(Float, h, w, c)), ("weights", Array(Float, m, kh, kw, c / g)), ("biases", Array(Float, m))],
-        lambda x, wt, b: L.map2D(lambda win: pixel(win, wt, b),
-                                 L.slide2D((eh, ew), (sh, sw), L.pad2D(left, right, top, bottom, 0.0, x))),
-    )
+    def conv(x, wt, b):
+        return L.map2D(lambda win: pixel(win, wt, b), L.slide2D((eh, ew), (sh, sw), L.pad2D(left, right, top, bottom, 0.0, x)))
+
+    weights_and_biases = [("weights", Array(Float, m, kh, kw, c / g)), ("biases", Array(Float, m))]
+    if not residual:
+        return L.make_program(name, [("input", Array(Float, h, w, c))] + weights_and_biases, conv)
+    # A residual connection added to each result before the activation, as a framework fuses it: an
+    # elementwise function of the convolution's results and the shortcut, read at the same pixel and kernel.
+    # Written over the joined windows (the product's rows, as flattenMap2D would give), it is a matrix
+    # product's epilogue (``epilogue.py``): the product's tiles write the sum out, so it costs no kernel.
+    oh, ow = _windows(h + top + bottom, eh, sh), _windows(w + left + right, ew, sw)
+
+    def body(x, r, wt, b):
+        windows = L.join(L.slide2D((eh, ew), (sh, sw), L.pad2D(left, right, top, bottom, 0.0, x)))
+        products = L.map(lambda win: pixel(win, wt, b), windows)  # [OH*OW][M][1]
+
+        def pixel_sum(q):  # q: ([M][1] results, [M] shortcut)
+            return L.map(lambda t: L.map(lambda v: _activation(relu, v + L.get(t, 1)), L.get(t, 0)),
+                         L.zip(L.get(q, 0), L.get(q, 1)))
+
+        return L.split(ow, L.map(pixel_sum, L.zip(products, L.join(r))))
+
+    return L.make_program(name, [("input", Array(Float, h, w, c)), ("residual", Array(Float, oh, ow, m))]
+                          + weights_and_biases, body)
 
 
-def conv2d_reference(x, weights, biases, k="3x3", stride="1", pad="1", dilation="1", groups: int = 1, relu: int = 0):
+def conv2d_reference(x, *arrays, k="3x3", stride="1", pad="1", dilation="1", groups: int = 1, relu: int = 0,
+                     residual: int = 0):
     """A plain numpy loop over the kernel's taps: out[oy][ox][m] = b[m] + sum x_pad[oy*sh + i*dh][ox*sw + j*dw]
-    [g*C/G + c] * w[m][i][j][c], with g the group of kernel m."""
+    [g*C/G + c] * w[m][i][j][c], with g the group of kernel m (+ shortcut[oy][ox][m] with a residual)."""
+    shortcut, weights, biases = arrays if residual else (None, *arrays)
     cs = ConvShape.of(k, stride, pad, dilation)
     kh, kw, sh, sw, dh, dw = cs.kh, cs.kw, cs.sh, cs.sw, cs.dh, cs.dw
     xp = np.pad(x.astype(np.float64), ((cs.top, cs.bottom), (cs.left, cs.right), (0, 0)))
@@ -151,6 +183,8 @@ def conv2d_reference(x, weights, biases, k="3x3", stride="1", pad="1", dilation=
             for j in range(kw):
                 patch = xp[i * dh:i * dh + (oh - 1) * sh + 1:sh, j * dw:j * dw + (ow - 1) * sw + 1:sw, gi * cg:(gi + 1) * cg]
                 out[:, :, gi * mg:(gi + 1) * mg] += patch @ wg[:, i, j, :].T
+    if residual:
+        out += shortcut.astype(np.float64)
     if relu:
         out = np.clip(out, 0.0, 6.0) if relu == 6 else np.maximum(out, 0.0)
     return out.astype(np.float32)
