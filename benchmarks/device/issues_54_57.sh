@@ -9,8 +9,6 @@
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh recheck     # VGG-16 and the matrix products' spellings
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh fused       # ResNet-18 and MobileNetV2, residual adds fused;
 #                                                                         # MobileNetV2 unfused in the same command
-#   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh climbed     # the chained products and SGEMM, VGG-16 and
-#                                                                         # MobileNetV2 after the search climbs its best
 # Each benchmark writes its JSON under $OUT as it goes (the networks into one file, one record per network),
 # every output line stamped with the seconds since the command started; each part has its own time limit,
 # so one that overruns leaves the others their time.
@@ -63,14 +61,7 @@ case "${1:-}" in
     done
     timeout 185 python benchmarks/networks.py --only mobilenet_v2 --unfused --samples 8 --time 150 --jobs 14 \
       --json "$OUT/h200-networks-unfused.json" --db "$OUT/networks-mobilenet_v2.sqlite" 2>&1 | grep -v -i warn | stamp ;;
-  climbed)
-    timeout 130 python benchmarks/spellings.py --only chained_products,sgemm --samples 24 --budget 55 --jobs 14 \
-      --json "$OUT/h200-spellings.json" 2>&1 | grep -v -i warn | stamp
-    for n in vgg16 mobilenet_v2; do
-      timeout 175 python benchmarks/networks.py --only "$n" --samples 8 --time 150 --jobs 14 --json "$OUT/h200-networks.json" \
-        --db "$OUT/networks-$n.sqlite" 2>&1 | grep -v -i warn | stamp
-    done ;;
   *)
-    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf|probed|probed2|recheck|fused|climbed" >&2
+    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf|probed|probed2|recheck|fused" >&2
     exit 2 ;;
 esac

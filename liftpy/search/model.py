@@ -22,11 +22,7 @@ variant within 25% of the best) are expanded into candidates:
   rule);
 - reduced forms: the point on every variant derived with fewer of its rules whose parameters are a subset (a
   split-K tiling without the split), as it is and after climbing the analytical formula from there one or two
-  parameters at a time (what suits a split tile rarely suits an unsplit one);
-- the point climbed by the formula on its own variant: where a variant has several kernels, each with
-  parameters of its own (two chained products), the pool's points and one or two moves rarely suit all of
-  them (the climb took the chained products' 1024 x 1024 tiles from 32 x 256 and 16 x 256, predicted 0.119
-  ms, to 128 x 64 for both, predicted 0.096 ms).
+  parameters at a time (what suits a split tile rarely suits an unsplit one).
 A share of every batch goes to the best ranked of these (exploitation), one point in ten to the one the
 analytical formula alone ranks best among kinds of variant measured at most once on the problem: the learned
 correction, fitted to a few measurements, can condemn a whole kind of variant for what only some of its points
@@ -221,9 +217,6 @@ class ModelSearch(Strategy):
                 self._add(j, self._climbed(j, start))
             for moved in _moves(config, self._values(i)):
                 self._add(i, moved)
-            # and the point itself climbed by the formula: a pipeline's kernels each have parameters of
-            # their own (two chained products, ten), which one or two moves at a time rarely all improve
-            self._add(i, self._climbed(i, dict(config)))
 
     def _climbed(self, i: int, config: dict) -> dict:
         """``_climb``, kept on disk: a resumed search expands the same points before its first proposal."""
