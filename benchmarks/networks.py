@@ -61,7 +61,7 @@ def torch_forward(torch, net, weights: dict):
             def conv(x, *shortcut, w=w, b=b, cs=cs, pads=pads, symmetric=symmetric, p=p):
                 y = F.conv2d(x if symmetric else F.pad(x, pads), w, b, stride=(cs.sh, cs.sw),
                              padding=(cs.top, cs.left) if symmetric else 0, dilation=(cs.dh, cs.dw), groups=p["groups"])
-                if shortcut:  # liftpy fuses a residual add into the convolution; PyTorch adds after it
+                if p["residual"]:  # liftpy fuses a residual add into the convolution; PyTorch adds after it
                     y = y + shortcut[0]
                 return y.clamp(0, 6) if p["relu"] == 6 else (F.relu(y) if p["relu"] else y)
 

@@ -1166,6 +1166,15 @@ def test_tilings_write_an_epilogue_out(mkn, name, form, ei, seed):
     assert any(r.where == "map" for r in results)  # at the epilogue, not only at the product inside it
 
 
+@pytest.mark.parametrize("name", ["tile2DReduce", "tile2DReduceStrided", "registerBlock2D"])
+@pytest.mark.parametrize("mkn,ei", [((4, 4, 4), 0), ((8, 2, 4), 1), ((2, 8, 4), 2)])
+def test_tilings_write_out_a_bias_and_an_epilogue_reading_other_arrays(name, mkn, ei):
+    """A convolution's bias as the dot products' initial value and an epilogue reading another array (its
+    shortcut) after it, every rule on every size: both in the write-out, at the epilogue (which the
+    sampled test above meets only now and then)."""
+    test_tilings_write_an_epilogue_out.hypothesis.inner_test(mkn, name, "biased_residual", ei, 7)
+
+
 @RULE_SETTINGS
 @given(st.sampled_from([(4, 4, 4), (2, 8, 6), (3, 6, 4)]),
        st.sampled_from(["first", "swapped", "two", "post", "scale", "open", "biased", "biased_residual"]),

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 
 from ..errors import InputError
+from ..operators import parse_spec
 
 
 @dataclass(frozen=True)
@@ -43,21 +44,18 @@ class Network:
     def output(self) -> Node:
         return self.nodes[-1]
 
-    def fused(self) -> "Network":
-        """The network with each residual connection fused into the convolution it adds to
-        (``fuse_residuals``)."""
-        return fuse_residuals(self)
 
-
-def _spec(op: str, **changes) -> str:
+def _with(op: str, **changes) -> str:
+    """The spec ``op`` with its parameters ``changes`` set (the others written as they were)."""
     name, _, rest = op.partition(":")
-    params = dict(item.split("=", 1) for item in rest.split(",") if item)
-    params.update({k: str(v) for k, v in changes.items()})
-    return name + ":" + ",".join(f"{k}={v}" for k, v in params.items())
+    items = [item for item in (i.strip() for i in rest.split(",")) if item and item.split("=")[0] not in changes]
+    return name + ":" + ",".join(items + [f"{k}={v}" for k, v in changes.items()])
 
 
-def _param(op: str, key: str, default: str = "0") -> str:
-    return dict(item.split("=", 1) for item in op.partition(":")[2].split(",") if item).get(key, default)
+def _fusable(op: str) -> bool:
+    """A convolution whose result a residual add may join: no activation or residual of its own."""
+    entry, params = parse_spec(op)
+    return entry.name == "conv2d" and params["relu"] == 0 and params["residual"] == 0
 
 
 def fuse_residuals(net: Network) -> Network:
@@ -73,21 +71,21 @@ def fuse_residuals(net: Network) -> Network:
     by_name = {n.name: n for n in net.nodes}
     fused_into: dict[str, Node] = {}  # the add's name -> the fused convolution
     for n in net.nodes:
-        if not n.op.startswith("add:"):
+        entry, add = parse_spec(n.op)
+        if entry.name != "add":
             continue
         for i, x in enumerate(n.inputs):
             conv = by_name.get(x)
-            if (conv is None or not conv.op.startswith("conv2d:") or _param(conv.op, "relu") != "0"
-                    or _param(conv.op, "residual") != "0" or readers.get(conv.name) != 1):
+            if conv is None or readers.get(conv.name) != 1 or not _fusable(conv.op):
                 continue
             shortcut = n.inputs[1 - i]
-            op = _spec(conv.op, relu=_param(n.op, "relu"), residual=1)
+            op = _with(conv.op, relu=add["relu"], residual=1)
             fused_into[n.name] = Node(conv.name, op, conv.sizes, (conv.inputs[0], shortcut), conv.shape)
             break
     if not fused_into:
         return net
-    gone = {f.name for f in fused_into.values()}
     rename = {add: f.name for add, f in fused_into.items()}
+    gone = set(rename.values())
     nodes = []
     for n in net.nodes:
         if n.name in gone:

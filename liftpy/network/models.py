@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from ..errors import InputError
-from .graph import Builder, Network
+from .graph import Builder, Network, fuse_residuals
 
 
 def _ch(c: int, width: float) -> int:
@@ -72,4 +72,4 @@ def get_model(name: str, reduced: bool = False, fuse: bool = True, **kw) -> Netw
     if name not in MODELS:
         raise InputError(f"unknown network {name!r}; choose one of {', '.join(MODELS)}")
     net = MODELS[name](**({**REDUCED, **kw} if reduced else kw))
-    return net.fused() if fuse else net
+    return fuse_residuals(net) if fuse else net

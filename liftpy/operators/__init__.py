@@ -69,7 +69,8 @@ OPERATORS: dict[str, LibraryEntry] = {e.name: e for e in [
                  linalg.batched_matmul_reference, lambda s, p: 2.0 * s["B"] * s["M"] * s["N"] * s["K"]),
     LibraryEntry("gemv", "matrix-vector product [M][N] x [N]", ("M", "N"), linalg.gemv, linalg.gemv_reference,
                  lambda s, p: 2.0 * s["M"] * s["N"]),
-    LibraryEntry("conv2d", "convolution of [H][W][C] with [M][KH][KW][C/groups] (+ bias, optional ReLU): "
+    LibraryEntry("conv2d", "convolution of [H][W][C] with [M][KH][KW][C/groups] (+ bias, optional ReLU; residual=1: "
+                 "+ a second input [OH][OW][M] before the ReLU): "
                  "k=KHxKW, stride=SHxSW, pad=P|PHxPW|top/bottom/left/right, dilation, groups (depthwise: groups=C=M)",
                  ("C", "H", "W", "M"), conv.conv2d, conv.conv2d_reference, conv.conv2d_flops,
                  {"k": "3x3", "stride": "1", "pad": "1", "dilation": "1", "groups": 1, "relu": 0, "residual": 0},

@@ -50,22 +50,31 @@ def _copy4(x, f=None):
     return dsl.map(lambda p: dsl.map(lambda q: dsl.map(lambda r: dsl.map(f or dsl.id, r), q), p), x)
 
 
-def _biased_epilogue(acc, inits, others: list, then):
-    """``then(acc + init, c1, ..)`` for every element of the ``[m/r1][n/r2][r1][r2]`` accumulators, with
-    ``inits`` the ``[n/r2][r2]`` initial values of the block columns and ``others`` arrays dealt as ``acc``."""
+def _biased_write_out(acc, inits, others: list, then):
+    """``then(acc + init[, c1, ..])`` for every element of the ``[m/r1][n/r2][r1][r2]`` accumulators, with
+    ``inits`` the ``[n/r2][r2]`` initial values of the block columns and ``others`` arrays dealt as ``acc``
+    (an epilogue's other arrays: a convolution's shortcut).  One nest, as the write-out is one loop over a
+    work-item's block: a second map over the sums would need them stored first."""
     k = len(others)
 
-    def rest(t, first: int):
+    def zipped(first, rest):  # (no zip without other arrays: the plain bias's nest, as it always was)
+        return dsl.zip(first, *rest) if k else first
+
+    def own(t):  # the accumulators' part of a level zipped with the other arrays
+        return dsl.get(t, 0) if k else t
+
+    def others_of(t, first: int):
         return [dsl.get(t, first + i) for i in range(k)]
 
-    def element(t4):
-        return then(ADD(dsl.get(t4, 0), dsl.get(t4, 1)), rest(t4, 2))
+    def element(q):  # (sum, init, other arrays' elements ..)
+        x = ADD(dsl.get(q, 0), dsl.get(q, 1))
+        return then(x, others_of(q, 2)) if k else then(x)
 
-    def block(t2):  # (acc block [r1][r2], inits [r2], other blocks [r1][r2] ..)
-        return dsl.map(lambda t3: dsl.map(element, dsl.zip(dsl.get(t3, 0), dsl.get(t2, 1), *rest(t3, 1))),
-                       dsl.zip(dsl.get(t2, 0), *rest(t2, 2)))
+    def block(p):  # (the accumulators' block [r1][r2], the inits of its columns [r2], other blocks [r1][r2] ..)
+        return dsl.map(lambda row: dsl.map(element, dsl.zip(own(row), dsl.get(p, 1), *others_of(row, 1))),
+                       zipped(dsl.get(p, 0), others_of(p, 2)))
 
-    return dsl.map(lambda t1: dsl.map(block, dsl.zip(dsl.get(t1, 0), inits, *rest(t1, 1))), dsl.zip(acc, *others))
+    return dsl.map(lambda ar: dsl.map(block, dsl.zip(own(ar), inits, *others_of(ar, 1))), zipped(acc, others))
 
 
 def _tile2D(e, site, ctx, strided: bool):
@@ -128,25 +137,15 @@ def _tile2D(e, site, ctx, strided: bool):
     def tile(at, bt, cts=()):
         zeros = _copy4(Literal(0.0, Array(Float, m / r1, n / r2, r1, r2)))
         acc = dsl.join(dsl.reduce(step, zeros, dsl.zip(chunks(a, form.xa, at), chunks(b, form.xb, bt))))
-        if extras and biased:
-            # A convolution's bias and then an epilogue reading other arrays (a residual connection): one
-            # nest, the bias of each column zipped in with the blocks' columns, the others' blocks alike.
-            inits = columns(dsl.map(lambda x: of(b, form.init, x), bt))  # [n/r2][r2]
-            out = _biased_epilogue(acc, inits, [blocks_of(ct, r1, columns) for ct in cts], then)
-            return stored(untile(out))
-        if extras:
-            # An epilogue reading other arrays at the same (i, j): their tiles dealt to the work-items as the
-            # accumulators are, each work-item applying it to its block as it stores it.
-            out = zip_map4(lambda x, *cs: then(x, cs), acc, [blocks_of(ct, r1, columns) for ct in cts])
-            return stored(untile(out))
+        cts = [blocks_of(ct, r1, columns) for ct in cts]  # other arrays' tiles, dealt as the accumulators are
         if biased:
             # The initial values join after the products, in the write-out (equal up to rounding): each
-            # work-item adds the values of its columns as it stores its block.
-            inits = columns(dsl.map(lambda x: of(b, form.init, x), bt))  # [n/r2][r2]
-            out = dsl.map(lambda ar: dsl.map(
-                lambda p: dsl.map(lambda row: dsl.map(lambda q: then(ADD(dsl.get(q, 0), dsl.get(q, 1))), dsl.zip(row, dsl.get(p, 1))),
-                                  dsl.get(p, 0)),
-                dsl.zip(ar, inits)), acc)
+            # work-item adds the values of its columns as it stores its block, then applies an epilogue.
+            out = _biased_write_out(acc, columns(dsl.map(lambda x: of(b, form.init, x), bt)), cts, then)
+        elif extras:
+            # An epilogue reading other arrays at the same (i, j): each work-item applies it to its block,
+            # with the same elements of the others, as it stores it.
+            out = zip_map4(lambda x, *cs: then(x, cs), acc, cts)
         else:
             out = _copy4(acc, None if post is None and epi is None else then)
         return stored(untile(out))

@@ -1,6 +1,8 @@
 """A general 2D convolution layer: ``KH x KW`` kernels, a stride per axis, padding per side, dilation per
 axis, groups (depthwise when groups = channels = kernels), the bias as the reduction's initial value and
-ReLU (``relu=1``; ``relu=6``: ReLU6) applied to the result: both fused into the one kernel.
+ReLU (``relu=1``; ``relu=6``: ReLU6) applied to the result: both fused into the one kernel.  With
+``residual=1`` a second input, ``residual`` ``[OH][OW][M]`` (a shortcut), is added to each result before the
+activation, in the same kernel (a network's residual add, ``liftpy.network.graph.fuse_residuals``).
 
 Layout as in the Lift paper's Listing 3 (channels innermost): input ``[H][W][C]``, weights
 ``[M][KH][KW][C/G]``, biases ``[M]``, output ``[OH][OW][M]``.  Everything before the reduction is a view:
@@ -15,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import sympy
 
 from ...errors import InputError
 from ...ir import dsl as L
@@ -97,11 +98,6 @@ def _dilate(d: int, k: int, xs):
     return L.map(lambda row: L.at(0, row), L.split(d, L.pad(0, d - 1, 0.0, xs)))
 
 
-def _windows(n, extent: int, step: int):
-    """How many windows ``slide`` cuts (its type's count): the output's extent along one axis."""
-    return n - extent + 1 if step == 1 else sympy.floor((n - extent) / step) + 1
-
-
 def _activation(relu: int, v):
     if relu == 6:  # ReLU6 (MobileNet)
         return BUILTINS["min"](BUILTINS["max"](v, 0.0), 6.0)
@@ -149,7 +145,7 @@ def conv2d(k="3x3", stride="1", pad="1", dilation="1", groups: int = 1, relu: in
     # elementwise function of the convolution's results and the shortcut, read at the same pixel and kernel.
     # Written over the joined windows (the product's rows, as flattenMap2D would give), it is a matrix
     # product's epilogue (``epilogue.py``): the product's tiles write the sum out, so it costs no kernel.
-    oh, ow = _windows(h + top + bottom, eh, sh), _windows(w + left + right, ew, sw)
+    oh, ow = cs.output(h, w)  # (with symbols: the count of windows ``slide``'s type gives)
 
     def body(x, r, wt, b):
         windows = L.join(L.slide2D((eh, ew), (sh, sw), L.pad2D(left, right, top, bottom, 0.0, x)))
