@@ -222,3 +222,15 @@ def test_network_time_must_be_positive():
 
     code, _, err = liftpy_here(["network", "resnet18", "--time", "0"])
     assert code == 2 and "--time" in err and "Traceback" not in err
+
+
+def test_network_says_which_adds_it_fused(tmp_path):
+    """The first line names the fused residual adds and how to keep them (no device here: it stops after)."""
+    from conftest import liftpy_here
+
+    db = str(tmp_path / "r.sqlite")
+    code, out, err = liftpy_here(["network", "resnet18", "--reduced", "--device", "99", "--db", db])
+    assert code == 2 and "no OpenCL device 99" in err
+    assert out.startswith("resnet18: 23 layers (8 residual adds fused into their convolutions; --unfused keeps them)")
+    code, out, _ = liftpy_here(["network", "resnet18", "--reduced", "--unfused", "--device", "99", "--db", db])
+    assert code == 2 and out.startswith("resnet18: 31 layers, ")

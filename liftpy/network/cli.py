@@ -49,8 +49,10 @@ def cmd_network(args) -> int:
     if args.chain and args.precision != "fp32":
         raise TuningError("--chain passes float tensors from layer to layer; chain a network in --precision fp32")
     net = get_model(args.name, reduced=args.reduced, fuse=not args.unfused)
-    print(f"{net.name}: {len(net.nodes)} layers, {len({n.key for n in net.nodes})} distinct problems, input {net.input_shape}",
-          flush=True)
+    fused = sum("residual=1" in n.op for n in net.nodes)
+    said = f" ({fused} residual adds fused into their convolutions; --unfused keeps them)" if fused else ""
+    print(f"{net.name}: {len(net.nodes)} layers{said}, {len({n.key for n in net.nodes})} distinct problems, "
+          f"input {net.input_shape}", flush=True)
     run = run_network(net, db=args.db, samples=args.samples, search=named(args.search), jobs=args.jobs, device=args.device,
                       budget_s=args.budget, chain_repeat=args.chain, precision=args.precision, time_s=args.time)
     print(format_run(run))
