@@ -334,3 +334,71 @@ def test_model_search_expands_onto_unscreened_variants_on_its_workers_to_the_sam
     assert two_batches(True) == alone
     assert len(modelled) >= 2, "the expansion met no unscreened variant: the test proves nothing"
     assert all(inside for v, inside in inferred if v in set(modelled))
+
+
+def _chained_products():
+    """(A B) C for square matrices: two matrix products, one reading the other's result."""
+    from liftpy import Array, Float, join, make_program, map, reduce, sizes, transpose
+    from liftpy import zip as lzip
+
+    (n,) = sizes("N")
+
+    def product(x, y):
+        return map(lambda row: join(map(lambda col: reduce(lambda acc, p: acc + p[0] * p[1], 0.0, lzip(row, col)),
+                                        transpose(y))), x)
+
+    return make_program("chained", [("A", Array(Float, n, n)), ("B", Array(Float, n, n)), ("C", Array(Float, n, n))],
+                        lambda a, b, c: product(product(a, b), c))
+
+
+def test_a_pipelines_kernels_fastest_parameters_are_recombined_and_measured_next():
+    """Two chained products are one variant with the parameters of both tilings: told each kernel's time, the
+    search makes the point with each kernel's own parameters from the point where that kernel ran fastest,
+    and proposes it first in the next batch; a variant measured once is not recombined."""
+    from liftpy.explore.operator import ProgramOperator
+    from liftpy.results.store import config_key
+    from liftpy.search import ModelSearch, Spaces, select_variants
+
+    op = ProgramOperator.of(_chained_products(), {"N": 64})
+    variants = select_variants(op.variants(), ["tile2DReduce"])
+    spaces = Spaces(variants, op.sizes(), gpu_profile(), 0)
+    i = next(k for k, v in enumerate(variants) if len(spaces.model(k).kernel_params) == 2)
+    first, second = spaces.model(i).kernel_params
+    assert first and second and not first & second  # each tiling reads parameters of its own
+    # two measured points whose tilings differ, and whose crossing is valid (each tiling's constraints its own)
+    pool = spaces.sample(i, 40, 1)
+    a, b = next((x, y) for x in pool for y in pool
+                if all(any(x[p] != y[p] for p in ps) for ps in (first, second)) and spaces.valid(i, {**y, **{p: x[p] for p in first}}))
+    search = ModelSearch(spaces, 0)
+    search.propose(4, set())
+    search.observe(i, a, 3.0, [1.0, 2.0])  # a: the first kernel fastest
+    assert search._recombined(i) is None  # (measured once)
+    search.observe(i, b, 2.5, [1.5, 1.0])  # b: the second kernel fastest, and the fastest point
+    joined = search._recombined(i)
+    assert joined == {**b, **{p: a[p] for p in first}}
+    proposed = search.propose(4, {(i, config_key(a)), (i, config_key(b))})
+    assert proposed[0] == (i, joined)
+
+
+@pytest.mark.usefixtures("pools_here")
+def test_the_exploration_tells_its_search_each_kernels_time(tmp_path):
+    """Each measured point of a two-kernel pipeline reaches the search with its two kernels' times, and so do
+    the stored points of a resumed exploration."""
+    from liftpy.explore import explore_operator
+    from liftpy.explore.operator import ProgramOperator
+    from liftpy.search import ModelSearch
+
+    told = []
+
+    class Told(ModelSearch):
+        def observe(self, i, config, time_ms, kernel_ms=None):
+            told.append((time_ms, kernel_ms))
+            super().observe(i, config, time_ms, kernel_ms)
+
+    op = ProgramOperator.of(_chained_products(), {"N": 8})
+    for samples in (2, 3):  # the second run resumes the first's two points and measures one more
+        told.clear()
+        explore_operator(op, samples=samples, db=tmp_path / "r.sqlite", search=Told, progress=False, references=False,
+                         timeout_s=120, repeat=1, rules=("tile2DReduce",))
+        ok = [k for t, k in told if t is not None]
+        assert len(ok) == samples and all(len(k) == 2 and sum(k) > 0 for k in ok), told

@@ -191,7 +191,7 @@ class _Run:
         done = [r for r in self.store.records(device=self.devices.key, layer=self.op.problem)
                 if not r.is_reference and r.status.finished]
         self.taken: set = set()
-        self.observed: list = []  # (variant, config, time or None) of the stored points, for the strategy
+        self.observed: list = []  # (variant, config, time or None, kernel times) of the stored points, for the strategy
         self.best_ms = self.best_bytes = None
         for r in done:
             # Records name their variant by id and by index in the (deterministic, cached) derivation order;
@@ -200,7 +200,7 @@ class _Run:
             if i is None or v.ids[i] != r.variant:
                 continue
             self.taken.add((i, config_key(r.config)))
-            self.observed.append((i, r.config, r.time_ms if r.status is Status.OK else None))
+            self.observed.append(_observed(i, r))
             if r.status is Status.OK and r.time_ms is not None and (self.best_ms is None or r.time_ms < self.best_ms):
                 self.best_ms, self.best_bytes = r.time_ms, r.bytes
         self.known = {(r.variant, canonical_json(r.config)): r for r in done}  # what the strategy learns from
@@ -236,8 +236,8 @@ class _Run:
         strategy = self.search(spaces, o.seed)
         if not in_thread:  # what the store says of other problems is modelled there (``use_other_problems``;
             self._lend_workers(spaces)  # in a thread the main one may be using them)
-        for i, config, time_ms in self.observed:
-            strategy.observe(i, config, time_ms)
+        for point in self.observed:
+            strategy.observe(*point)
         # A thread needs its own connection (SQLite's are not shared between threads).
         with (Store(o.db) if in_thread else contextlib.nullcontext(self.store)) as own:
             others = use_other_problems(own, strategy, self.op, self.devices.key, v.position, v.ids, self.devices.jobs)
@@ -355,7 +355,7 @@ class _Run:
         self.known[(record.variant, canonical_json(record.config))] = record
         if self.first_result_s is None and outcome is not None:
             self.first_result_s = time.time() - self.t0
-        self.unseen.append((i, record.config, record.time_ms if record.status is Status.OK else None))
+        self.unseen.append(_observed(i, record))
         if record.status is Status.OK and record.time_ms is not None:
             self.best_ms = record.time_ms if self.best_ms is None else min(self.best_ms, record.time_ms)
         self.remaining -= 1
@@ -382,3 +382,9 @@ class _Run:
                                   self._ready_strategy().propose(self.batch, self.taken), self.op, v.variants, v.ids,
                                   v.origin, self.devices.limits, pool,
                                   self.devices.measuring if pool is not None else None, self.devices.index)
+
+
+def _observed(i: int, record) -> tuple:
+    """What a strategy is told of a measured point: (variant, config, time or None, each kernel's time)."""
+    ok = record.status is Status.OK
+    return i, record.config, record.time_ms if ok else None, record.metrics.get("kernel_ms") if ok else None

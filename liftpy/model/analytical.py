@@ -84,6 +84,7 @@ configurations in milliseconds, so a search can rank a whole space before measur
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -345,6 +346,9 @@ def _predict_cpu_operations(f: Mapping[str, float], machine: Machine, items: flo
     return Prediction(work * per_core + s["launch"], "operations", 1, dict(f))
 
 
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
 class VariantModel:
     """The analytical model of one variant: symbolic once (``model_code``), numeric per configuration."""
 
@@ -354,6 +358,10 @@ class VariantModel:
         self.machine = machine
         self.params = [str(p) for p in params]
         self.kernels = [{name: _function(self.params, text) for name, text in kernel} for kernel in code]
+        # The parameters each kernel's formulas read: a pipeline's kernels often have their own (two chained
+        # products' tiles), which the search may choose apart (``ModelSearch._recombined``).
+        names = [{w for _, text in kernel for w in _NAME.findall(text)} for kernel in code]
+        self.kernel_params = [frozenset(p for p in self.params if p in used) for used in names]
 
     def features(self, config: Mapping, access: tuple | None = None) -> list[dict]:
         """Each kernel's features at ``config``.  ``access``: how each kernel's reads are served, measured at

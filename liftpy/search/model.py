@@ -22,7 +22,10 @@ variant within 25% of the best) are expanded into candidates:
   rule);
 - reduced forms: the point on every variant derived with fewer of its rules whose parameters are a subset (a
   split-K tiling without the split), as it is and after climbing the analytical formula from there one or two
-  parameters at a time (what suits a split tile rarely suits an unsplit one).
+  parameters at a time (what suits a split tile rarely suits an unsplit one);
+- recombined points: for a variant of several kernels with parameters of their own (two chained products), each
+  kernel's parameters from the measured point where that kernel ran fastest (the workers time each kernel),
+  given a place in the next batch.
 A share of every batch goes to the best ranked of these (exploitation), one point in ten to the one the
 analytical formula alone ranks best among kinds of variant measured at most once on the problem: the learned
 correction, fitted to a few measurements, can condemn a whole kind of variant for what only some of its points
@@ -121,6 +124,8 @@ class ModelSearch(Strategy):
             by_params.setdefault(ps, []).append(i)
         self._siblings = {i: g for g in by_params.values() for i in g}
         self._prepared = False  # the next proposal's screening is done (``prepare``)
+        self._kernel_times: dict = {}  # variant -> [(config, each kernel's time)] of its measured pipelines
+        self._joined: list = []  # keys of recombined points (``_recombined``), each given a place in a batch
 
     def _screen(self, count: int) -> None:
         end = min(len(self.order), self.screened + count)
@@ -217,6 +222,32 @@ class ModelSearch(Strategy):
                 self._add(j, self._climbed(j, start))
             for moved in _moves(config, self._values(i)):
                 self._add(i, moved)
+        for i in dict.fromkeys(i for _, i, _ in chosen):
+            joined = self._recombined(i)
+            if joined is not None:
+                self._add(i, joined)
+                key = (i, config_key(joined))
+                if key in self._index and key not in self._joined:
+                    self._joined.append(key)
+
+    def _recombined(self, i: int) -> dict | None:
+        """Variant ``i``'s configuration with each kernel's own parameters (those no other kernel's formulas
+        read) taken from the measured point where that kernel ran fastest, the others from its fastest point:
+        a pipeline's times add up, so where its kernels have parameters of their own (two chained products,
+        five each), the fastest of each makes a point that no pool, move or climb is likely to hold (a joint
+        space of ten parameters).  None for a variant of one kernel, or with fewer than two measured points."""
+        own = self.spaces.model(i).kernel_params
+        times = [(c, t) for c, t in self._kernel_times.get(i, ()) if len(t) == len(own)]
+        if len(own) < 2 or len(times) < 2:
+            return None
+        own = [ps.difference(*(q for j, q in enumerate(own) if j != k)) for k, ps in enumerate(own)]
+        if sum(1 for ps in own if ps) < 2:
+            return None  # (a split-K tiling's sum kernel reads the tiling's parameters: nothing to choose apart)
+        config = dict(min(times, key=lambda ct: sum(ct[1]))[0])
+        for k, ps in enumerate(own):
+            fastest = min(times, key=lambda ct: ct[1][k])[0]
+            config.update({p: fastest[p] for p in ps})
+        return config
 
     def _climbed(self, i: int, config: dict) -> dict:
         """``_climb``, kept on disk: a resumed search expands the same points before its first proposal."""
@@ -293,8 +324,12 @@ class ModelSearch(Strategy):
             return []
         scores = dict(zip(map(id, open_), self.predicted_log(open_)))
         near = {id(c) for c in self._neighbours}
-        chosen = list(itertools.islice(self._best_first([c for c in open_ if id(c) in near], scores),
-                                       int(round(n * self.exploit_share))))
+        # A recombined point first (one a batch): each kernel's part was measured fastest already.
+        self._joined = [k for k in self._joined if k not in taken]
+        chosen = [self._index[k] for k in self._joined[:1]] if n > 1 else []
+        picked = {id(c) for c in chosen}
+        chosen += list(itertools.islice(self._best_first([c for c in open_ if id(c) in near and id(c) not in picked], scores),
+                                        int(round(n * self.exploit_share))))
         picked = {id(c) for c in chosen}
         # The formula's own favourite among the neighbours too: the learned correction generalises from a
         # few measurements by rule (a layer whose unsplit points were slow for their tile shapes ranks every
@@ -412,10 +447,12 @@ class ModelSearch(Strategy):
             out.append(c)
         return out + skipped[: count - len(out)]
 
-    def observe(self, i: int, config: dict, time_ms: float | None) -> None:
+    def observe(self, i: int, config: dict, time_ms: float | None, kernel_ms=None) -> None:
         if time_ms is None or not (time_ms > 0):
             return
         self.measured.append((time_ms, i, dict(config)))
+        if kernel_ms is not None and len(kernel_ms) > 1:
+            self._kernel_times.setdefault(i, []).append((dict(config), tuple(kernel_ms)))
         # Learned at the next proposal: a resumed run observes its stored points before it screens, and most
         # of them are then found among the (cached) screened candidates instead of being modelled one by one.
         self._pending.append((i, config, time_ms))

@@ -49,8 +49,9 @@ class Strategy(abc.ABC):
     def propose(self, n: int, taken: set) -> list[tuple[int, dict]]:
         """Up to ``n`` points (variant index, configuration) not in ``taken`` (variant, ``config_key``)."""
 
-    def observe(self, i: int, config: dict, time_ms: float | None) -> None:
-        """Point (``i``, ``config``) was measured: ``time_ms``, or None where it failed."""
+    def observe(self, i: int, config: dict, time_ms: float | None, kernel_ms=None) -> None:
+        """Point (``i``, ``config``) was measured: ``time_ms``, or None where it failed; ``kernel_ms``: each of its
+        kernels' times, where known."""
 
     def prepare(self, n: int) -> None:
         """The costly part of the next proposal (of ``n`` points) done now: a resumed run does it in a thread
