@@ -378,6 +378,11 @@ def test_a_pipelines_kernels_fastest_parameters_are_recombined_and_measured_next
     assert joined == {**b, **{p: a[p] for p in first}}
     proposed = search.propose(4, {(i, config_key(a)), (i, config_key(b))})
     assert proposed[0] == (i, joined)
+    # measured, the joined point is no longer proposed; tied kernel times tell nothing: not recombined
+    search.observe(i, joined, 2.0, [1.0, 1.0])
+    assert (i, joined) not in search.propose(4, {(i, config_key(c)) for c in (a, b, joined)})
+    search._kernel_times[i] = [(a, (1.0, 1.0)), (b, (1.0, 2.0))]
+    assert search._recombined(i) is None
 
 
 @pytest.mark.usefixtures("pools_here")
@@ -402,3 +407,20 @@ def test_the_exploration_tells_its_search_each_kernels_time(tmp_path):
                          timeout_s=120, repeat=1, rules=("tile2DReduce",))
         ok = [k for t, k in told if t is not None]
         assert len(ok) == samples and all(len(k) == 2 and sum(k) > 0 for k in ok), told
+        assert all(abs(sum(k) - t) <= 0.5 * t + 1e-3 for t, k in told if t is not None), told  # (kernels of the point)
+
+
+def test_a_stores_kernel_times_reach_the_search_only_when_they_are_times():
+    """A store is data another version (or a hand) may have written: kernel times that are not a list of
+    finite numbers are passed on as unknown, never raised on while a resumed run replays its points."""
+    from liftpy.explore.loop import _observed
+    from liftpy.results.store import Record, Status
+
+    def told(metrics, status=Status.OK):
+        return _observed(3, Record("d", "p", "v", {"m0": 4}, status, time_ms=2.0, metrics=metrics))
+
+    assert told({"kernel_ms": [1.5, 0.5]}) == (3, {"m0": 4}, 2.0, [1.5, 0.5])
+    for bad in ("1.5", 2.0, [], [1.0, "x"], [1.0, float("nan")], [1.0, -1.0], None):
+        assert told({"kernel_ms": bad})[3] is None, bad
+    assert told({}) == (3, {"m0": 4}, 2.0, None)
+    assert told({"kernel_ms": [1.0, 1.0]}, Status.WRONG_RESULT)[2:] == (None, None)

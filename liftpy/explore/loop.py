@@ -26,6 +26,7 @@ and the references (``conv.explore_layer`` is the convolution's); ``liftpy.resul
 from __future__ import annotations
 
 import contextlib
+import math
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -385,6 +386,11 @@ class _Run:
 
 
 def _observed(i: int, record) -> tuple:
-    """What a strategy is told of a measured point: (variant, config, time or None, each kernel's time)."""
+    """What a strategy is told of a measured point: (variant, config, time or None, each kernel's time or None;
+    a store written by hand or by another version may hold anything there)."""
     ok = record.status is Status.OK
-    return i, record.config, record.time_ms if ok else None, record.metrics.get("kernel_ms") if ok else None
+    kernels = record.metrics.get("kernel_ms") if ok else None
+    if not (isinstance(kernels, (list, tuple)) and kernels
+            and all(isinstance(t, (int, float)) and math.isfinite(t) and t >= 0 for t in kernels)):
+        kernels = None
+    return i, record.config, record.time_ms if ok else None, kernels

@@ -47,6 +47,7 @@ import itertools
 import math
 import random
 from dataclasses import dataclass, field
+from typing import Sequence
 
 from ..model.learned import LearnedModel, feature_vector, prefetch
 from ..results.cache import SCREEN_CODE, memo
@@ -227,26 +228,33 @@ class ModelSearch(Strategy):
             if joined is not None:
                 self._add(i, joined)
                 key = (i, config_key(joined))
-                if key in self._index and key not in self._joined:
-                    self._joined.append(key)
+                if key in self._index:  # (valid): the latest of its variant, made from the most measurements
+                    self._joined = [k for k in self._joined if k[0] != i] + [key]
 
     def _recombined(self, i: int) -> dict | None:
         """Variant ``i``'s configuration with each kernel's own parameters (those no other kernel's formulas
         read) taken from the measured point where that kernel ran fastest, the others from its fastest point:
         a pipeline's times add up, so where its kernels have parameters of their own (two chained products,
         five each), the fastest of each makes a point that no pool, move or climb is likely to hold (a joint
-        space of ten parameters).  None for a variant of one kernel, or with fewer than two measured points."""
-        own = self.spaces.model(i).kernel_params
-        times = [(c, t) for c, t in self._kernel_times.get(i, ()) if len(t) == len(own)]
-        if len(own) < 2 or len(times) < 2:
+        space of ten parameters).  None for a variant of one kernel, with fewer than two measured points, fewer
+        than two kernels with parameters of their own, a parameter no kernel's formulas read (which kernel it
+        belongs to is not known), or a kernel whose times do not tell its points apart (ties on a CPU device)."""
+        model = self.spaces.model(i)
+        reads = model.kernel_params
+        times = [(c, t) for c, t in self._kernel_times.get(i, ()) if len(t) == len(reads)]
+        if len(reads) < 2 or len(times) < 2 or frozenset().union(*reads) != frozenset(model.params):
             return None
-        own = [ps.difference(*(q for j, q in enumerate(own) if j != k)) for k, ps in enumerate(own)]
+        own = [ps.difference(*(q for j, q in enumerate(reads) if j != k)) for k, ps in enumerate(reads)]
         if sum(1 for ps in own if ps) < 2:
             return None  # (a split-K tiling's sum kernel reads the tiling's parameters: nothing to choose apart)
         config = dict(min(times, key=lambda ct: sum(ct[1]))[0])
         for k, ps in enumerate(own):
-            fastest = min(times, key=lambda ct: ct[1][k])[0]
-            config.update({p: fastest[p] for p in ps})
+            if not ps:
+                continue
+            ranked = sorted(times, key=lambda ct: ct[1][k])
+            if ranked[0][1][k] == ranked[1][1][k]:
+                return None
+            config.update({p: ranked[0][0][p] for p in ps})
         return config
 
     def _climbed(self, i: int, config: dict) -> dict:
@@ -324,9 +332,10 @@ class ModelSearch(Strategy):
             return []
         scores = dict(zip(map(id, open_), self.predicted_log(open_)))
         near = {id(c) for c in self._neighbours}
-        # A recombined point first (one a batch): each kernel's part was measured fastest already.
+        # A recombined point first, one a batch, the latest made: each kernel's part was measured fastest
+        # already.  (Not in a batch of one, which is what the ranking thinks best: a CPU device's first points.)
         self._joined = [k for k in self._joined if k not in taken]
-        chosen = [self._index[k] for k in self._joined[:1]] if n > 1 else []
+        chosen = [self._index[k] for k in self._joined[-1:]] if n > 1 else []
         picked = {id(c) for c in chosen}
         chosen += list(itertools.islice(self._best_first([c for c in open_ if id(c) in near and id(c) not in picked], scores),
                                         int(round(n * self.exploit_share))))
@@ -447,7 +456,7 @@ class ModelSearch(Strategy):
             out.append(c)
         return out + skipped[: count - len(out)]
 
-    def observe(self, i: int, config: dict, time_ms: float | None, kernel_ms=None) -> None:
+    def observe(self, i: int, config: dict, time_ms: float | None, kernel_ms: Sequence[float] | None = None) -> None:
         if time_ms is None or not (time_ms > 0):
             return
         self.measured.append((time_ms, i, dict(config)))

@@ -21,6 +21,7 @@ A strategy that learns from other problems of the same variants (``liftpy.explor
 from __future__ import annotations
 
 import abc
+from typing import Sequence
 
 
 class Strategy(abc.ABC):
@@ -49,7 +50,7 @@ class Strategy(abc.ABC):
     def propose(self, n: int, taken: set) -> list[tuple[int, dict]]:
         """Up to ``n`` points (variant index, configuration) not in ``taken`` (variant, ``config_key``)."""
 
-    def observe(self, i: int, config: dict, time_ms: float | None, kernel_ms=None) -> None:
+    def observe(self, i: int, config: dict, time_ms: float | None, kernel_ms: Sequence[float] | None = None) -> None:
         """Point (``i``, ``config``) was measured: ``time_ms``, or None where it failed; ``kernel_ms``: each of its
         kernels' times, where known."""
 

@@ -73,7 +73,7 @@ class UniformSearch(Strategy):
             out.append((i, config))
         return out
 
-    def observe(self, i: int, config: dict, time_ms: float | None, kernel_ms=None) -> None:
+    def observe(self, i: int, config: dict, time_ms: float | None, kernel_ms: Sequence[float] | None = None) -> None:
         pass  # what was measured changes nothing of a uniform draw
 
 
