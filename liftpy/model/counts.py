@@ -341,6 +341,11 @@ class _Counter:
                 self.walk(lam.body, env)
 
 
+# The counts a pipeline's kernels add up (``written`` is each kernel's output; ``unrolled_body`` their largest).
+_SUMMED = ("flops", "operations", "global_reads", "global_loads", "applications", "local_reads", "image_reads",
+           "copy_bytes")
+
+
 def count(program: Program, images: frozenset = frozenset()) -> Counts:
     """The symbolic counts of a lowered program (summed over its kernels); ``images``: the names of the
     inputs the variant placed in images."""
@@ -354,14 +359,8 @@ def count(program: Program, images: frozenset = frozenset()) -> Counts:
         c.walk(st.program.body, env)
         c.finish()
         out_t = type_of(st.program.body, {p.name: t for p, t in zip(st.program.params, st.program.param_types)})
-        total.flops += c.counts.flops
-        total.operations += c.counts.operations
-        total.global_reads += c.counts.global_reads
-        total.global_loads += c.counts.global_loads
-        total.applications += c.counts.applications
-        total.local_reads += c.counts.local_reads
-        total.image_reads += c.counts.image_reads
-        total.copy_bytes += c.counts.copy_bytes
+        for name in _SUMMED:
+            setattr(total, name, getattr(total, name) + getattr(c.counts, name))
         total.written += memory_bytes(out_t)
         bodies |= c.bodies
     # Unevaluated: which copy count is largest depends on the tuning parameters (printed as ``max``).
