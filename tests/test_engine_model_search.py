@@ -385,6 +385,39 @@ def test_a_pipelines_kernels_fastest_parameters_are_recombined_and_measured_next
     assert search._recombined(i) is None
 
 
+def test_a_pipelines_screen_composes_each_kernels_fastest_parameters():
+    """Before anything is measured, the screen of a two-kernel pipeline adds the configurations whose kernels
+    each take their own parameters from the pool's configurations predicted fastest for that kernel: the
+    formula's best of the separable space, which the pool itself does not hold; a variant of one kernel
+    composes nothing."""
+    from liftpy.explore.operator import ProgramOperator
+    from liftpy.results.store import config_key
+    from liftpy.search import ModelSearch, Spaces, select_variants
+
+    import dataclasses
+
+    op = ProgramOperator.of(_chained_products(), {"N": 256})
+    variants = select_variants(op.variants(), ["tile2DReduce"])
+    spaces = Spaces(variants, op.sizes(), gpu_profile(), 0)
+    i = next(k for k, v in enumerate(variants) if len(spaces.model(k).kernel_params) == 2)
+    model = spaces.model(i)
+    search = ModelSearch(spaces, 0, pool=60)
+    search.propose(4, set())
+    pool = next(found for (j, _, _), found in spaces._screens.items() if j == i)  # what the search screened
+    for c, p in pool:
+        assert len(p.kernel_seconds) == 2 and p.seconds == pytest.approx(sum(p.kernel_seconds))
+    composed = search._composed(i, pool)
+    assert 1 < len(composed) <= 4
+    best = model.predict(composed[0])
+    for k in range(2):  # each kernel as fast as the fastest the pool holds for it
+        assert best.kernel_seconds[k] == pytest.approx(min(p.kernel_seconds[k] for _, p in pool))
+    assert best.seconds < min(p.seconds for _, p in pool), "the pool held the composition: the test proves nothing"
+    assert all((i, config_key(c)) in search._index for c in composed if spaces.valid(i, c))
+    assert any(spaces.valid(i, c) for c in composed)
+    one_kernel = [(c, dataclasses.replace(p, kernel_seconds=(p.seconds,))) for c, p in pool]
+    assert search._composed(i, one_kernel) == []
+
+
 @pytest.mark.usefixtures("pools_here")
 def test_the_exploration_tells_its_search_each_kernels_time(tmp_path):
     """Each measured point of a two-kernel pipeline reaches the search with its two kernels' times, and so do

@@ -304,6 +304,37 @@ def test_narrow_loads_take_longer_than_the_dram_time():
     assert Machine.from_profile(DeviceProfile("c", "t", device_type="CPU")).load_latency_s == 0.0
 
 
+def test_a_gpu_issues_a_long_unrolled_stretch_slower():
+    """On an H200 the same 64 x 128 tiles with 8 x 8 register blocks multiplied two 1024 matrices in 0.066,
+    0.068 and 0.095 ms at reduction steps of 8, 16 and 32: unrolled stretches of 512, 1024 and 2048 copies,
+    the last past what the instruction cache holds (``GPU_UNROLLED_BODY_LIMIT``).  Predicted alike up to the
+    limit (the formula alone put the longer steps faster, with fewer barriers), a third slower at twice it;
+    a memory-bound kernel and a CPU are not slowed."""
+    from liftpy.host.profile import DeviceProfile
+    from liftpy.model.analytical import GPU_UNROLLED_BODY_LIMIT, Machine, predict_kernel
+
+    gpu = Machine(compute_units=132, fma_per_s=33e12, dram_bytes_per_s=4.2e12, cache_bytes_per_s=16e12,
+                  local_bytes_per_s=32e12, launch_s=5e-6, registers_per_cu=65536, local_bytes_per_cu=4 * 49152,
+                  items_per_cu=2048, warp=32, is_gpu=True)
+    n = 1024.0
+    tile = {"flops": n ** 3, "global_reads": 4 * n ** 3 / 42, "global_traffic": 4 * n ** 3 / 42, "local_reads": 4 * n ** 3 / 4,
+            "copy_bytes": 4 * n ** 3 / 42, "written": 4 * n * n, "local_bytes": 12288.0, "private_bytes": 512.0,
+            "input_bytes": 8 * n * n, "items": 128.0, "groups": 128.0}
+
+    def ms(body, f=tile, machine=gpu):
+        return predict_kernel({**f, "unrolled_body": float(body)}, machine).seconds * 1e3
+
+    assert ms(GPU_UNROLLED_BODY_LIMIT // 2) == pytest.approx(ms(GPU_UNROLLED_BODY_LIMIT))
+    assert 1.2 < ms(2 * GPU_UNROLLED_BODY_LIMIT) / ms(GPU_UNROLLED_BODY_LIMIT) < 1.5
+    assert ms(4 * GPU_UNROLLED_BODY_LIMIT) > ms(2 * GPU_UNROLLED_BODY_LIMIT)
+    streaming = {**tile, "flops": n * n, "local_reads": 0.0, "copy_bytes": 0.0, "input_bytes": 4e9, "global_reads": 4e9,
+                 "global_traffic": 4e9}
+    assert ms(4 * GPU_UNROLLED_BODY_LIMIT, streaming) == pytest.approx(ms(1, streaming), rel=0.01)
+    cpu = Machine.from_profile(DeviceProfile("c", "t", device_type="CPU", max_work_group_size=4096,
+                                             max_work_item_sizes=(4096, 4096, 4096)))
+    assert ms(4 * GPU_UNROLLED_BODY_LIMIT, machine=cpu) == pytest.approx(ms(GPU_UNROLLED_BODY_LIMIT, machine=cpu))
+
+
 def test_loads_are_counted_one_per_scalar_or_vector_read():
     """``global_loads``: a float4 read is one load of 16 bytes, a zipped pair of floats two of 4."""
     from liftpy.ir.types import Array, Float, TupleType, Vector

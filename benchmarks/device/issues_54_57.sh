@@ -9,6 +9,12 @@
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh recheck     # VGG-16 and the matrix products' spellings
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh fused       # ResNet-18 and MobileNetV2, residual adds fused;
 #                                                                         # MobileNetV2 unfused in the same command
+#   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh recombined  # the spellings whose pipelines the model
+#                                                                         # search recombines (ModelSearch._recombined);
+#                                                                         # 'recombined chained': the chained products only
+#   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh chainedgrid # chained products at 1024 over a grid of tiles
+#   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh unrolled    # SGEMM 2048 and chained products, k 8 to 64
+#   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh modelcheck  # the matrix products' spellings and VGG-16
 # Each benchmark writes its JSON under $OUT as it goes (the networks into one file, one record per network),
 # every output line stamped with the seconds since the command started; each part has its own time limit,
 # so one that overruns leaves the others their time.
@@ -61,7 +67,30 @@ case "${1:-}" in
     done
     timeout 185 python benchmarks/networks.py --only mobilenet_v2 --unfused --samples 8 --time 150 --jobs 14 \
       --json "$OUT/h200-networks-unfused.json" --db "$OUT/networks-mobilenet_v2.sqlite" 2>&1 | grep -v -i warn | stamp ;;
+  recombined)
+    timeout 260 python benchmarks/spellings.py --only chained_products --samples 24 --budget 55 --jobs 14 \
+      --json "$OUT/h200-spellings.json" --db "$OUT/spellings-chained.sqlite" 2>&1 | grep -v -i warn | stamp
+    [ "${2:-}" = chained ] && exit 0
+    timeout 300 python benchmarks/spellings.py --only atax,axpby_gemv --samples 24 --budget 45 --jobs 14 \
+      --json "$OUT/h200-spellings-matvec.json" 2>&1 | grep -v -i warn | stamp ;;
+  chainedgrid)
+    timeout 560 python benchmarks/device/tile_grid.py --size 1024 --budget 480 --json "$OUT/h200-chained-grid.json" \
+      --variants db+stageT+tiled-strided+unroll-item+wrg,stageT+tiled-strided+unroll-item+wrg 2>&1 | grep -v -i warn | stamp ;;
+  unrolled)
+    # (does a long unrolled stretch slow a tile? the same tiles with k 8, 16, 32, register blocks 8 x 4 to 8 x 16)
+    S="128,128,8,8,16 128,128,16,8,16 128,128,8,8,8 128,128,16,8,8 128,128,32,8,8 64,128,8,8,8 64,128,16,8,8 64,128,32,8,8"
+    timeout 200 python benchmarks/device/tile_grid.py --computation sgemm --size 2048 --budget 150 --json "$OUT/h200-sgemm-unrolled.json" \
+      --variants db+stageT+tiled-strided+unroll-item+wrg,stageT+tiled-strided+unroll-item+wrg --shapes $S 2>&1 | grep -v -i warn | stamp
+    S="64,128,32,8,4 64,128,64,8,4 64,64,32,8,8 64,64,32,4,8 32,256,32,4,8 64,128,32,8,8 64,128,16,8,8 64,128,8,8,8"
+    timeout 200 python benchmarks/device/tile_grid.py --size 1024 --budget 150 --json "$OUT/h200-chained-unrolled.json" \
+      --variants db+stageT+tiled-strided+unroll-item+wrg,stageT+tiled-strided+unroll-item+wrg --shapes $S 2>&1 | grep -v -i warn | stamp ;;
+  modelcheck)
+    # (the model's cost of long unrolled stretches and the search's composed points: the matrix products, VGG-16)
+    timeout 200 python benchmarks/spellings.py --only chained_products,sgemm --samples 24 --budget 55 --jobs 14 \
+      --json "$OUT/h200-spellings.json" --db "$OUT/spellings-mm.sqlite" 2>&1 | grep -v -i warn | stamp
+    timeout 200 python benchmarks/networks.py --only vgg16 --samples 8 --time 170 --jobs 14 --json "$OUT/h200-networks.json" \
+      --db "$OUT/networks-vgg16.sqlite" 2>&1 | grep -v -i warn | stamp ;;
   *)
-    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf|probed|probed2|recheck|fused" >&2
+    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf|probed|probed2|recheck|fused|recombined|chainedgrid|unrolled|modelcheck" >&2
     exit 2 ;;
 esac

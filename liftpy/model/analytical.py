@@ -146,6 +146,16 @@ GPU_GROUP_S = 84e-9
 # within a tenth of four.  (Kendall tau over the H200 stores of sum, max, softmax and layer-norm rows, add
 # and gemv, fp32 and half storage, under an H100's probed rates: 0.43 -> 0.47.)
 GPU_LOAD_LATENCY_S = 780e-9
+# Unprobed, the longest straight stretch of unrolled copies of one user-function application (``unrolled_body``)
+# whose loop a GPU's instruction cache holds, and how much slower its instructions issue per doubling past it.
+# On an H200 the same tiles, register blocks and reduction steps ran alike up to 1024 copies and 1.0-1.45x
+# slower at 2048 (median 1.3): two chained 1024 products, 64 x 128 tiles with 8 x 4 blocks, 0.067 ms a product
+# at a step of 32 (1024 copies), 0.077 at 64 (2048); 8 x 8 blocks 0.066 at a step of 8, 0.068 at 16, 0.095
+# at 32; SGEMM 2048, 128 x 128 tiles with 8 x 8 blocks, 0.379, 0.387 and 0.468 ms at steps of 8, 16 and 32
+# (``benchmarks/results/h200-unrolled.json``).  The formula alone put the longer steps slightly faster (fewer
+# barriers), and a search kept tiles with 2048 copies that ran 1.4x slower than their 1024-copy twins.
+GPU_UNROLLED_BODY_LIMIT = 1024
+GPU_UNROLLED_BODY_COST = 0.3
 
 FEATURES = ("flops", "global_reads", "local_reads", "copy_bytes", "written", "items", "groups", "local_bytes", "private_bytes",
             "input_bytes", "global_traffic", "local_traffic")
@@ -224,6 +234,7 @@ class Prediction:
     bound: str  # which term dominated: compute, local, cache, dram, latency, image, groups, or invalid
     occupancy: int  # groups per compute unit
     features: dict
+    kernel_seconds: tuple = ()  # each kernel's share of ``seconds`` (a pipeline's; ``ModelSearch._composed``)
 
 
 def _kernel_expressions(stage: Program, images: frozenset = frozenset()) -> dict[str, sympy.Expr]:
@@ -301,6 +312,11 @@ def predict_kernel(f: Mapping[str, float], machine: Machine) -> Prediction:
     }
     if machine.group_s:
         terms["groups"] = groups / machine.compute_units * machine.group_s
+    body = float(f.get("unrolled_body", 1))
+    if machine.is_gpu and body > GPU_UNROLLED_BODY_LIMIT:
+        fetch = 1.0 + GPU_UNROLLED_BODY_COST * math.log2(body / GPU_UNROLLED_BODY_LIMIT)
+        terms["compute"] *= fetch  # (what issues instructions: the arithmetic and the local reads)
+        terms["local"] *= fetch
     if machine.load_latency_s and f.get("global_loads") and f.get("global_reads"):
         # (Little's law: a full compute unit's warps each keep the loads of one application of the user
         # function in flight, times the copies unrolled loops put side by side, each of ``width`` bytes a lane.
@@ -388,15 +404,16 @@ class VariantModel:
         return out
 
     def predict(self, config: Mapping, access: tuple | None = None) -> Prediction:
-        total, bound, occ, feats = 0.0, "", 0, {}
+        total, bound, occ, feats, each = 0.0, "", 0, {}, []
         for i, f in enumerate(self.features(config, access)):
             p = predict_kernel(f, self.machine)
             total += p.seconds
+            each.append(p.seconds)
             if i == len(self.kernels) - 1 or p.seconds > 0.5 * total:
                 bound, occ = p.bound, p.occupancy
             for k, v in f.items():
                 feats[k] = feats.get(k, 0.0) + v
-        return Prediction(total, bound, occ, feats)
+        return Prediction(total, bound, occ, feats, tuple(each))
 
 
 def model_code(program: Program, sizes: Mapping, params, probe: Mapping | None = None,

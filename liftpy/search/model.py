@@ -133,10 +133,13 @@ class ModelSearch(Strategy):
         draws = [(i, self.pool_size, self.rng.randrange(2**31)) for i in self.order[self.screened:end]]
         self.spaces.prefetch_screens(draws)
         for i, n, seed in draws:
-            for c, p in self.spaces.screen(i, n, seed):
+            pool = self.spaces.screen(i, n, seed)
+            for c, p in pool:
                 cand = _Candidate(i, c, p, feature_vector(p, self.rules[i], self.learned.rule_names, self.work))
                 self._index[(i, config_key(c))] = cand
                 self.candidates.append(cand)
+            for config in self._composed(i, pool):
+                self._add(i, config, near=False)
         self.screened = end
 
     def predicted_log(self, cands: list[_Candidate]) -> list[float]:
@@ -153,10 +156,11 @@ class ModelSearch(Strategy):
                     out.setdefault(k, set()).add(v)
         return out
 
-    def _add(self, i: int, config: dict) -> None:
+    def _add(self, i: int, config: dict, near: bool = True) -> None:
+        """``config`` of variant ``i`` a candidate, if valid; ``near``: a neighbour of the fastest too."""
         key = (i, config_key(config))
         if key in self._index:
-            if key not in self._near:  # a pool candidate is a neighbour now too
+            if near and key not in self._near:  # a pool candidate is a neighbour now too
                 self._near.add(key)
                 self._neighbours.append(self._index[key])
             return
@@ -168,8 +172,9 @@ class ModelSearch(Strategy):
         cand = _Candidate(i, config, p, feature_vector(p, self.rules[i], self.learned.rule_names, self.work))
         self._index[key] = cand
         self.candidates.append(cand)
-        self._near.add(key)
-        self._neighbours.append(cand)
+        if near:
+            self._near.add(key)
+            self._neighbours.append(cand)
 
     def hint(self, i: int, config: dict) -> None:
         """A point worth measuring from elsewhere (another problem's fastest): a candidate among the
@@ -239,14 +244,10 @@ class ModelSearch(Strategy):
         space of ten parameters).  None for a variant of one kernel, with fewer than two measured points, fewer
         than two kernels with parameters of their own, a parameter no kernel's formulas read (which kernel it
         belongs to is not known), or a kernel whose times do not tell its points apart (ties on a CPU device)."""
-        model = self.spaces.model(i)
-        reads = model.kernel_params
-        times = [(c, t) for c, t in self._kernel_times.get(i, ()) if len(t) == len(reads)]
-        if len(reads) < 2 or len(times) < 2 or frozenset().union(*reads) != frozenset(model.params):
+        own = self._own_params(i)
+        times = [(c, t) for c, t in self._kernel_times.get(i, ()) if own is not None and len(t) == len(own)]
+        if len(times) < 2:
             return None
-        own = [ps.difference(*(q for j, q in enumerate(reads) if j != k)) for k, ps in enumerate(reads)]
-        if sum(1 for ps in own if ps) < 2:
-            return None  # (a split-K tiling's sum kernel reads the tiling's parameters: nothing to choose apart)
         config = dict(min(times, key=lambda ct: sum(ct[1]))[0])
         for k, ps in enumerate(own):
             if not ps:
@@ -256,6 +257,51 @@ class ModelSearch(Strategy):
                 return None
             config.update({p: ranked[0][0][p] for p in ps})
         return config
+
+    def _own_params(self, i: int) -> list[frozenset] | None:
+        """Each kernel's own tuning parameters in variant ``i`` (those no other kernel's formulas read), where
+        at least two kernels have some and every parameter is read by some kernel's formulas; else None (one
+        kernel; a split-K tiling, whose sum kernel reads the tiling's parameters; a parameter whose kernel is
+        not known)."""
+        model = self.spaces.model(i)
+        reads = model.kernel_params
+        if len(reads) < 2 or frozenset().union(*reads) != frozenset(model.params):
+            return None
+        own = [ps.difference(*(q for j, q in enumerate(reads) if j != k)) for k, ps in enumerate(reads)]
+        return own if sum(1 for ps in own if ps) >= 2 else None
+
+    def _composed(self, i: int, pool: list, per_kernel: int = 2) -> list[dict]:
+        """Configurations of variant ``i`` whose kernels each take their own parameters from the pool's
+        configurations the formula predicts fastest for that kernel (the ``per_kernel`` best of each, every
+        combination), the shared ones from the pool's fastest in all: ``_recombined`` before anything is
+        measured.  A pipeline's predicted time is the sum of its kernels', so where each has parameters of its
+        own the joint space is separable, and a random pool of it seldom holds a configuration good for every
+        kernel: two chained products (ten parameters) kept 32 x 256 and 16 x 256 tiles on the H200 (0.174 ms),
+        where 64 x 128 tiles for both ran in 0.127-0.142 ms, and the formula predicted them faster."""
+        if not pool or len(pool[0][1].kernel_seconds) < 2:
+            return []  # (one kernel: its model need not be made, where the pool came from the disk)
+        own = self._own_params(i)
+        scored = [(c, p.kernel_seconds) for c, p in pool if own is not None and len(p.kernel_seconds) == len(own)]
+        if len(scored) < 2:
+            return []
+        base = min(pool, key=lambda cp: cp[1].seconds)[0]
+        choices = []
+        for k, ps in enumerate(own):
+            picks: list = []
+            for c, _ in sorted(scored, key=lambda ct: ct[1][k]) if ps else ():
+                part = {p: c[p] for p in ps}
+                if part not in picks:
+                    picks.append(part)
+                    if len(picks) == per_kernel:
+                        break
+            choices.append(picks or [{}])
+        out = []
+        for parts in itertools.product(*choices):
+            config = dict(base)
+            for part in parts:
+                config.update(part)
+            out.append(config)
+        return out
 
     def _climbed(self, i: int, config: dict) -> dict:
         """``_climb``, kept on disk: a resumed search expands the same points before its first proposal."""
