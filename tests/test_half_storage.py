@@ -70,6 +70,43 @@ def test_vector_reads_of_half_arrays_use_vload_halfn():
     assert not any(" = *((global half" in s or "*((global const half" in s for s in sources)  # never dereferenced
 
 
+def test_eight_aligned_halves_move_as_one_word_and_compute_right():
+    """Eight halves at an index that is a multiple of eight are read and written as one sixteen-byte word,
+    converted four at a time in private memory (``liftpy.codegen.half.WORD_HELPERS``: NVIDIA's OpenCL moves
+    them at float4's bandwidth, ``vload_half8`` at less than half of it); four halves, or eight at an index
+    not known to be aligned, keep ``vload_halfN``.  On the CPU device the word kernel computes what
+    ``vload_half8`` does, subnormal, infinite and NaN halves included."""
+    from liftpy.host.kernel import compile_program
+
+    @L.program
+    def vadd8(a: Array(Float, N), b: Array(Float, N)):
+        return L.asScalar(L.mapGlb(0, lambda t: L.vectorize(8, add)(L.get(t, 0), L.get(t, 1)),
+                                   L.zip(L.asVector(8, a), L.asVector(8, b))))
+
+    halves = {"a": "half", "b": "half", "out": "half"}
+    src = generate_kernel(vadd8, {"N": 64}, placements=halves).source
+    assert "store_half8_word(add_float8(load_half8_word(a + gl_0 * 8), load_half8_word(b + gl_0 * 8)), out + gl_0 * 8);" in src
+    assert src.count("float8 load_half8_word(const global half* p)") == 1 and "vload_half8" not in src
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal(64) * 4).astype(np.float16)
+    b = (rng.standard_normal(64) * 4).astype(np.float16)
+    a[:6] = [6e-8, -3e-6, 65504, np.inf, -np.inf, np.nan]
+    b[:6] = [1e-7, 0.0, 10.0, 1.0, 1.0, 0.0]
+    out = compile_program(vadd8, {"N": 64}, placements=halves).run(a.astype(np.float32), b.astype(np.float32)).output
+    with np.errstate(all="ignore"):
+        want = (a.astype(np.float32) + b.astype(np.float32)).astype(np.float16).astype(np.float32)
+    assert np.array_equal(out, want, equal_nan=True)
+    four = generate_kernel(vadd, {"N": 64}, placements=halves).source
+    assert "half8_word" not in four
+    from types import SimpleNamespace
+
+    from liftpy.codegen import half
+
+    a_buffer = SimpleNamespace(name="a")
+    assert half.read_c(a_buffer, "i", 8, aligned=False) == "vload_half8(0, a + i)"
+    assert half.store_c(a_buffer, "i", "v", 8, aligned=False) == "vstore_half8_rte(v, 0, a + i);"
+
+
 def test_only_float_arrays_are_stored_as_half():
     @L.program
     def count(k: Array(L.Int, N)):

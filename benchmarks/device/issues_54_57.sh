@@ -15,6 +15,7 @@
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh chainedgrid # chained products at 1024 over a grid of tiles
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh unrolled    # SGEMM 2048 and chained products, k 8 to 64
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh modelcheck  # the matrix products' spellings and VGG-16
+#   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh halfword    # memory-bound operators in half storage, MobileNetV2
 # Each benchmark writes its JSON under $OUT as it goes (the networks into one file, one record per network),
 # every output line stamped with the seconds since the command started; each part has its own time limit,
 # so one that overruns leaves the others their time.
@@ -90,7 +91,13 @@ case "${1:-}" in
       --json "$OUT/h200-spellings.json" --db "$OUT/spellings-mm.sqlite" 2>&1 | grep -v -i warn | stamp
     timeout 200 python benchmarks/networks.py --only vgg16 --samples 8 --time 170 --jobs 14 --json "$OUT/h200-networks.json" \
       --db "$OUT/networks-vgg16.sqlite" 2>&1 | grep -v -i warn | stamp ;;
+  halfword)
+    # (half storage's eight-halves words, liftpy.codegen.half.WORD_HELPERS; MobileNetV2 with the model's unrolled term)
+    timeout 300 python benchmarks/half.py --only add,sum,max,gemv,softmax_rows,layernorm_rows --samples 24 --budget 15 \
+      --jobs 14 --db "$OUT/half.sqlite" --json "$OUT/h200-half.json" 2>&1 | grep -v -i warn | stamp
+    timeout 190 python benchmarks/networks.py --only mobilenet_v2 --samples 8 --time 150 --jobs 14 --json "$OUT/h200-networks.json" \
+      --db "$OUT/networks-mobilenet_v2.sqlite" 2>&1 | grep -v -i warn | stamp ;;
   *)
-    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf|probed|probed2|recheck|fused|recombined|chainedgrid|unrolled|modelcheck" >&2
+    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf|probed|probed2|recheck|fused|recombined|chainedgrid|unrolled|modelcheck|halfword" >&2
     exit 2 ;;
 esac

@@ -58,7 +58,7 @@ def value_c(r: V.Read) -> str:
     if isinstance(r, V.MemRead):
         buf = r.buffer
         if buf.stored is not None:
-            return half.read_c(buf, to_c(r.index), r.width)
+            return half.read_c(buf, to_c(r.index), r.width, r.aligned)
         if buf.is_scalar_variable:
             if r.index != 0:
                 raise CodegenError(f"internal: scalar {buf.name} read at index {r.index}")
@@ -106,7 +106,7 @@ def _store_c(s: Store) -> str:
     buf = s.buffer
     value = value_c(s.value)
     if buf.stored is not None:
-        return half.store_c(buf, to_c(s.index), value, s.width)
+        return half.store_c(buf, to_c(s.index), value, s.width, s.aligned)
     if buf.is_scalar_variable:
         return f"{buf.name} = {value};"
     if s.width == 1:
@@ -180,6 +180,8 @@ def render_kernel(kernel: Kernel, sizes: dict, attributes: str = "") -> tuple[li
     if any("read_imagef(" in line for line in body):
         pre.append("constant sampler_t sampler = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_NONE | CLK_FILTER_NEAREST;")
         pre.append("")
+    if half.uses_word_helpers(body):
+        pre.append(half.WORD_HELPERS)
     if uses_image_lane_helper(body):
         pre.append("float lane4(float4 v, int k) { return k == 0 ? v.s0 : k == 1 ? v.s1 : k == 2 ? v.s2 : v.s3; }")
         pre.append("")
