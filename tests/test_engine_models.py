@@ -335,6 +335,32 @@ def test_a_gpu_issues_a_long_unrolled_stretch_slower():
     assert ms(4 * GPU_UNROLLED_BODY_LIMIT, machine=cpu) == pytest.approx(ms(GPU_UNROLLED_BODY_LIMIT, machine=cpu))
 
 
+def test_arrays_stored_as_half_move_two_bytes_an_element():
+    """A half-storage variant's global reads, inputs and output count two bytes an element (its arithmetic
+    stays float): four halves a load are eight bytes, and eight halves a load, which the H200 reads at
+    float4's rate (``h200-halfconv.json``), rank ahead of them."""
+    from liftpy.explore.operator import library_operator
+    from liftpy.model.analytical import GPU_GROUP_S, GPU_LOAD_LATENCY_S, Machine, VariantModel, model_code
+
+    machine = Machine(compute_units=132, fma_per_s=33e12, dram_bytes_per_s=4.2e12, cache_bytes_per_s=16e12,
+                      local_bytes_per_s=32e12, launch_s=5e-6, registers_per_cu=65536, local_bytes_per_cu=4 * 49152,
+                      items_per_cu=2048, warp=32, is_gpu=True, group_s=GPU_GROUP_S, load_latency_s=GPU_LOAD_LATENCY_S)
+    n = 1 << 26
+
+    def predict(precision):
+        op = library_operator("add", {"N": n}, precision)
+        v = next(v for v in op.variants() if [str(p) for p in v.params] == ["v0"])
+        model = VariantModel(model_code(v.program, op.sizes(), v.params, placements=v.placement_map), v.params, machine)
+        return {w: model.predict({"v0": w}) for w in (4, 8)}
+
+    half, full = predict("fp16-storage"), predict("fp32")
+    for w in (4, 8):
+        assert half[w].features["global_reads"] == 2 * 2 * n and full[w].features["global_reads"] == 2 * 4 * n
+        assert half[w].features["input_bytes"] == 2 * 2 * n and half[w].features["written"] == 2 * n
+    assert half[8].seconds < half[4].seconds  # (counted as floats, four halves ranked ahead of eight)
+    assert half[8].seconds < 0.6 * full[8].seconds
+
+
 def test_loads_are_counted_one_per_scalar_or_vector_read():
     """``global_loads``: a float4 read is one load of 16 bytes, a zipped pair of floats two of 4."""
     from liftpy.ir.types import Array, Float, TupleType, Vector

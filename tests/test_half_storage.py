@@ -66,7 +66,9 @@ def test_vector_reads_of_half_arrays_use_vload_halfn():
     for v in variants:
         for cfg in _configs(v, op.sizes(), 1):
             sources += [ks.source for ks, _ in generate_pipeline(v.program, {**op.sizes(), **cfg}, placements=v.placement_map)]
-    assert any(re.search(r"vload_half(4|8|16)\(0, a \+ ", s) and re.search(r"vstore_half(4|8|16)_rte\(", s) for s in sources)
+    # (eight or sixteen aligned halves as words: test_eight_aligned_halves_move_as_one_word_and_compute_right)
+    assert any(re.search(r"(vload_half(4|8|16)\(0, a \+ |load_half(8|16)_word\(a \+ )", s)
+               and re.search(r"(vstore_half(4|8|16)_rte\(|store_half(8|16)_word\()", s) for s in sources)
     assert not any(" = *((global half" in s or "*((global const half" in s for s in sources)  # never dereferenced
 
 
@@ -96,6 +98,14 @@ def test_eight_aligned_halves_move_as_one_word_and_compute_right():
     with np.errstate(all="ignore"):
         want = (a.astype(np.float32) + b.astype(np.float32)).astype(np.float16).astype(np.float32)
     assert np.array_equal(out, want, equal_nan=True)
+    @L.program
+    def vadd16(a: Array(Float, N), b: Array(Float, N)):
+        return L.asScalar(L.mapGlb(0, lambda t: L.vectorize(16, add)(L.get(t, 0), L.get(t, 1)),
+                                   L.zip(L.asVector(16, a), L.asVector(16, b))))
+
+    assert "store_half16_word(add_float16(load_half16_word(a + gl_0 * 16)" in generate_kernel(vadd16, {"N": 64}, placements=halves).source
+    out16 = compile_program(vadd16, {"N": 64}, placements=halves).run(a.astype(np.float32), b.astype(np.float32)).output
+    assert np.array_equal(out16, want, equal_nan=True)
     four = generate_kernel(vadd, {"N": 64}, placements=halves).source
     assert "half8_word" not in four
     from types import SimpleNamespace

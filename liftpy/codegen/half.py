@@ -59,8 +59,8 @@ def read_c(buffer, index_c: str, width: int, aligned: bool = False) -> str:
     multiple of the width (eight halves are then read as one word, ``WORD_HELPERS``)."""
     if width == 1:
         return f"vload_half({index_c}, {buffer.name})"
-    if width == WORD_HALVES and aligned:
-        return f"load_half8_word({_address(buffer.name, index_c)})"
+    if width in WORD_WIDTHS and aligned:
+        return f"load_half{width}_word({_address(buffer.name, index_c)})"
     return f"vload_half{width}(0, {_address(buffer.name, index_c)})"
 
 
@@ -68,17 +68,17 @@ def store_c(buffer, index_c: str, value_c: str, width: int, aligned: bool = Fals
     """A float (or floatN) written to a half buffer at element ``index_c``, rounded to nearest even."""
     if width == 1:
         return f"vstore_half_rte({value_c}, {index_c}, {buffer.name});"
-    if width == WORD_HALVES and aligned:
-        return f"store_half8_word({value_c}, {_address(buffer.name, index_c)});"
+    if width in WORD_WIDTHS and aligned:
+        return f"store_half{width}_word({value_c}, {_address(buffer.name, index_c)});"
     return f"vstore_half{width}_rte({value_c}, 0, {_address(buffer.name, index_c)});"
 
 
-# Eight halves at an index that is a multiple of eight move as one sixteen-byte word, converted four at a time
-# in private memory: NVIDIA's OpenCL reads ``vload_half8`` from global memory at 1.7 TB/s and ``vload_half4``
-# at 3.6 on an H200, these at 4.1, as fast as float4 (adding two 2^26 arrays: 0.097 ms against float4's
-# 0.196 and ``vload_half4``'s 0.110; ``benchmarks/results/h200-halfconv.json``).  The buffers' 16-byte
+# Eight halves at an index that is a multiple of eight move as one sixteen-byte word (sixteen as two), converted
+# four at a time in private memory: NVIDIA's OpenCL reads ``vload_half8`` from global memory at 1.7 TB/s and
+# ``vload_half4`` at 3.6 on an H200, these at 4.1, as fast as float4 (adding two 2^26 arrays: 0.097 ms against
+# float4's 0.196 and ``vload_half4``'s 0.110; ``benchmarks/results/h200-halfconv.json``).  The buffers' 16-byte
 # alignment is the OpenCL allocator's, as for the aligned float vector accesses.
-WORD_HALVES = 8
+WORD_WIDTHS = (8, 16)
 WORD_HELPERS = """float8 load_half8_word(const global half* p) {
   const uint4 w = *(const global uint4*)p;
   return (float8)(vload_half4(0, (const private half*)&w), vload_half4(1, (const private half*)&w));
@@ -90,11 +90,20 @@ void store_half8_word(float8 v, global half* p) {
   vstore_half4_rte(v.hi, 1, (private half*)&w);
   *(global uint4*)p = w;
 }
+
+float16 load_half16_word(const global half* p) {
+  return (float16)(load_half8_word(p), load_half8_word(p + 8));
+}
+
+void store_half16_word(float16 v, global half* p) {
+  store_half8_word(v.lo, p);
+  store_half8_word(v.hi, p + 8);
+}
 """
 
 
 def uses_word_helpers(lines: list[str]) -> bool:
-    return any("half8_word(" in line for line in lines)
+    return any("half8_word(" in line or "half16_word(" in line for line in lines)
 
 
 def param_c(buffer) -> str:

@@ -96,6 +96,7 @@ from ..errors import LiftError
 from ..ir.expr import Program
 from ..ir.kernels import split_kernels
 from ..ir.levels import PARALLEL_LEVELS, Part
+from ..ir.precision import HALF_PLACEMENT, OUTPUT_KEY
 from ..ir.types import memory_bytes
 from .access import access_factors
 from .counts import count
@@ -237,8 +238,8 @@ class Prediction:
     kernel_seconds: tuple = ()  # each kernel's share of ``seconds`` (a pipeline's; ``ModelSearch._composed``)
 
 
-def _kernel_expressions(stage: Program, images: frozenset = frozenset()) -> dict[str, sympy.Expr]:
-    c = count(stage, images)
+def _kernel_expressions(stage: Program, images: frozenset = frozenset(), halves: frozenset = frozenset()) -> dict[str, sympy.Expr]:
+    c = count(stage, images, halves)
     res = analyze(stage)
     extents = {part: [x for level in PARALLEL_LEVELS if level.part is part for d in range(3)
                       if (x := res.extent(level, d)) is not None] for part in Part}
@@ -253,7 +254,7 @@ def _kernel_expressions(stage: Program, images: frozenset = frozenset()) -> dict
         groups = sympy.Mul(*extents[Part.GROUPS])
     local_bytes = sympy.Add(*[b for b, _ in res.local_bytes]) if res.local_bytes else sympy.Integer(0)
     private_bytes = sympy.Add(*[b for b, _ in res.private_bytes]) if res.private_bytes else sympy.Integer(0)
-    input_bytes = sympy.Add(*[memory_bytes(t) for t in stage.param_types])
+    input_bytes = sympy.Add(*[memory_bytes(t) / (2 if p.name in halves else 1) for p, t in zip(stage.params, stage.param_types)])
     return {
         "flops": c.flops, "global_reads": c.global_reads, "global_loads": c.global_loads, "applications": c.applications,
         "local_reads": c.local_reads,
@@ -432,7 +433,10 @@ def model_code(program: Program, sizes: Mapping, params, probe: Mapping | None =
     printer = PythonCodePrinter()
     stages = split_kernels(program)
     images = frozenset(k for k, where in (placements or {}).items() if where == "image")
-    exprs = [_kernel_expressions(st.program, images) for st in stages]
+    halves = frozenset(k for k, where in (placements or {}).items() if where == HALF_PLACEMENT)
+    # (a stage's own program writes "out": stored as half where the pipeline keeps that stage's output so)
+    exprs = [_kernel_expressions(st.program, images, (halves - {OUTPUT_KEY}) | ({OUTPUT_KEY} if st.output in halves else set()))
+             for st in stages]
     bindings = {**dict(sizes), **dict(probe or {})}
     # A probe the emitter refuses leaves the model as it is without one; the search meets the refusal itself
     # when it generates that point.

@@ -53,7 +53,7 @@ from ..ir.typecheck import type_in, type_of
 from ..ir.types import ArrayType, TupleType, Type, VectorType, innermost, memory_bytes
 
 
-GLOBAL = ("global", "image")  # the spaces of global memory
+GLOBAL = ("global", "image", "half")  # the spaces of global memory ("half": an array stored as half)
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ def _loads(t: Type):
 def _merge(origins) -> Origin:
     spaces = [o.space for o in origins if isinstance(o, Origin)]
     deps = frozenset().union(*[o.deps for o in origins if isinstance(o, Origin)]) if origins else frozenset()
-    for s in ("global", "image", "local", "private", "computed", "const"):
+    for s in ("global", "half", "image", "local", "private", "computed", "const"):
         if s in spaces:
             return Origin(s, deps)
     return Origin("const", deps)
@@ -247,7 +247,7 @@ class _Counter:
 
     def read(self, o, t: Type) -> None:
         o = _flatten(o)
-        nbytes = memory_bytes(t)
+        nbytes = _stored_bytes(t, o.space)
         if o.space in GLOBAL:
             times = self.multiplicity(o.deps)
             self.read_global(o.space, times * nbytes, times * _loads(t))
@@ -291,7 +291,8 @@ class _Counter:
                 self.add("copy_bytes", n, shared=True)
                 space = _flatten(self.origin(arg, env)).space
                 if space in GLOBAL:
-                    self.read_global(space, n, _loads(t) * self.all_iterations(), shared=True)
+                    self.read_global(space, _stored_bytes(t, space) * self.all_iterations(), _loads(t) * self.all_iterations(),
+                                     shared=True)
             self.walk(arg, env)
             return
         if isinstance(fn, P.MapLike) and not is_view(fn.f.body):
@@ -346,22 +347,30 @@ _SUMMED = ("flops", "operations", "global_reads", "global_loads", "applications"
            "copy_bytes")
 
 
-def count(program: Program, images: frozenset = frozenset()) -> Counts:
+def _stored_bytes(t: Type, space: str):
+    """Bytes a value of type ``t`` takes where it is stored: half of its floats' where the array is kept as
+    half (``liftpy.codegen.half``; the elements of an array stored so are floats)."""
+    return memory_bytes(t) / 2 if space == "half" else memory_bytes(t)
+
+
+def count(program: Program, images: frozenset = frozenset(), halves: frozenset = frozenset()) -> Counts:
     """The symbolic counts of a lowered program (summed over its kernels); ``images``: the names of the
-    inputs the variant placed in images."""
+    inputs the variant placed in images; ``halves``: the names of the arrays it keeps as half (inputs, and
+    stages' outputs: ``"out"`` the program's), whose global reads and writes move two bytes an element."""
     total = Counts()
     stages = split_kernels(program)
     total.kernels = len(stages)
     bodies: set = set()
     for st in stages:
         c = _Counter(st.program)
-        env = {p.name: (t, Origin("image" if p.name in images else "global")) for p, t in zip(st.program.params, st.program.param_types)}
+        env = {p.name: (t, Origin("image" if p.name in images else "half" if p.name in halves else "global"))
+               for p, t in zip(st.program.params, st.program.param_types)}
         c.walk(st.program.body, env)
         c.finish()
         out_t = type_of(st.program.body, {p.name: t for p, t in zip(st.program.params, st.program.param_types)})
         for name in _SUMMED:
             setattr(total, name, getattr(total, name) + getattr(c.counts, name))
-        total.written += memory_bytes(out_t)
+        total.written += _stored_bytes(out_t, "half" if st.output in halves else "global")
         bodies |= c.bodies
     # Unevaluated: which copy count is largest depends on the tuning parameters (printed as ``max``).
     total.unrolled_body = sympy.Max(*bodies, evaluate=False) if len(bodies) > 1 else next(iter(bodies), sympy.Integer(1))
