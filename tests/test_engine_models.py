@@ -361,6 +361,39 @@ def test_arrays_stored_as_half_move_two_bytes_an_element():
     assert half[8].seconds < 0.6 * full[8].seconds
 
 
+def test_a_pipelines_intermediate_and_a_staged_copy_count_half_where_stored_so():
+    """``sum``'s two kernels with their partial sums kept as half: the first writes half as many bytes, the
+    second reads half as many, and the result stays float.  A tiling staging a half input into local memory
+    reads half the bytes from global memory and stages as many floats as before."""
+    from liftpy.explore.operator import library_operator
+    from liftpy.host.profile import DeviceProfile
+    from liftpy.ir.kernels import split_kernels
+    from liftpy.model.analytical import Machine, VariantModel, model_code
+    from liftpy.search import select_variants
+    from liftpy.search.variants import variant_id
+
+    machine = Machine.from_profile(DeviceProfile("g", "t", device_type="GPU", max_work_group_size=1024,
+                                                 max_work_item_sizes=(1024, 1024, 64)))
+
+    def features(op, v, placements, config):
+        return VariantModel(model_code(v.program, op.sizes(), v.params, placements=placements), v.params, machine).features(config)
+
+    op = library_operator("sum", {"N": 1 << 20})
+    v = next(v for v in op.variants() if [s.output for s in split_kernels(v.program)] == ["parts", "out"])
+    config = {str(p): 64 for p in v.params}
+    full, half = features(op, v, None, config), features(op, v, {"parts": "half"}, config)
+    assert half[0]["written"] == full[0]["written"] / 2 and half[0]["global_reads"] == full[0]["global_reads"]
+    assert half[1]["input_bytes"] == full[1]["input_bytes"] / 2 and half[1]["global_reads"] == full[1]["global_reads"] / 2
+    assert half[1]["written"] == full[1]["written"]
+
+    op = library_operator("matmul", {"M": 64, "N": 64, "K": 64})
+    v = next(v for v in select_variants(op.variants(), ["tile2DReduce"]) if variant_id(v).startswith("stage+tiled"))
+    config = {"m0": 16, "n0": 16, "k0": 8, "r0": 4, "r1": 4}
+    (full,), (half,) = features(op, v, None, config), features(op, v, {"A": "half", "B": "half"}, config)
+    assert full["copy_bytes"] > 0 and half["copy_bytes"] == full["copy_bytes"]
+    assert half["global_reads"] == full["global_reads"] / 2
+
+
 def test_loads_are_counted_one_per_scalar_or_vector_read():
     """``global_loads``: a float4 read is one load of 16 bytes, a zipped pair of floats two of 4."""
     from liftpy.ir.types import Array, Float, TupleType, Vector

@@ -14,6 +14,7 @@ import numpy as np
 import pyopencl as cl
 
 N = int(os.environ.get("HALFCONV_N", 1 << 26))
+assert N % (8 * 512) == 0, "HALFCONV_N: a multiple of 4096 (eight halves an item, groups of up to 512)"
 ctx = cl.create_some_context(interactive=False)
 q = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
 dev = ctx.devices[0]

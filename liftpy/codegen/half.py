@@ -77,7 +77,9 @@ def store_c(buffer, index_c: str, value_c: str, width: int, aligned: bool = Fals
 # four at a time in private memory: NVIDIA's OpenCL reads ``vload_half8`` from global memory at 1.7 TB/s and
 # ``vload_half4`` at 3.6 on an H200, these at 4.1, as fast as float4 (adding two 2^26 arrays: 0.097 ms against
 # float4's 0.196 and ``vload_half4``'s 0.110; ``benchmarks/results/h200-halfconv.json``).  The buffers' 16-byte
-# alignment is the OpenCL allocator's, as for the aligned float vector accesses.
+# alignment is the OpenCL allocator's, as for the aligned float vector accesses (every buffer is a whole
+# ``cl.Buffer``).  The word is read through the halves' pointer: NVIDIA's driver, PoCL and Oclgrind compute it
+# bit for bit (tests/test_half_storage.py, h200-halfconv.json).
 WORD_WIDTHS = (8, 16)
 WORD_HELPERS = """float8 load_half8_word(const global half* p) {
   const uint4 w = *(const global uint4*)p;
@@ -103,6 +105,7 @@ void store_half16_word(float16 v, global half* p) {
 
 
 def uses_word_helpers(lines: list[str]) -> bool:
+    """Whether a kernel's body calls the word helpers, which its preamble then defines (once)."""
     return any("half8_word(" in line or "half16_word(" in line for line in lines)
 
 

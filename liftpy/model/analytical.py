@@ -426,7 +426,9 @@ def model_code(program: Program, sizes: Mapping, params, probe: Mapping | None =
     ``probe``: one valid configuration of the variant, at which how each kernel's reads are served
     (coalescing of the global ones, bank conflicts of the local ones) is measured on its statement IR
     (``liftpy.model.access``) and kept as constants; without one, reads count as served ideally.
-    ``placements``: the variant's (``{"input": "image"}``), whose image reads the model counts apart.
+    ``placements``: the variant's (``{"input": "image"}``), whose image reads the model counts apart, and
+    whose arrays kept as half (inputs, stages' outputs by name, the result as ``"out"``) move two bytes an
+    element.
     ``cpu``: for a CPU device, where the probe counts the operations of each kernel's code instead
     (``liftpy.model.operations``), kept as shares of its symbolic counts (``OPERATION_SHARES``)."""
     bind = {sympy.Symbol(str(k), positive=True, integer=True): int(v) for k, v in sizes.items()}
@@ -435,7 +437,8 @@ def model_code(program: Program, sizes: Mapping, params, probe: Mapping | None =
     images = frozenset(k for k, where in (placements or {}).items() if where == "image")
     halves = frozenset(k for k, where in (placements or {}).items() if where == HALF_PLACEMENT)
     # (a stage's own program writes "out": stored as half where the pipeline keeps that stage's output so)
-    exprs = [_kernel_expressions(st.program, images, (halves - {OUTPUT_KEY}) | ({OUTPUT_KEY} if st.output in halves else set()))
+    exprs = [_kernel_expressions(st.program, images, frozenset(p.name for p in st.program.params if p.name in halves)
+                                 | ({OUTPUT_KEY} if st.output in halves else frozenset()))
              for st in stages]
     bindings = {**dict(sizes), **dict(probe or {})}
     # A probe the emitter refuses leaves the model as it is without one; the search meets the refusal itself
