@@ -1,7 +1,7 @@
 """Normal forms before optimisation (issue 54, item 1): matrix products written in other spellings reach the
 vendor-class rules, and programs already in the shape derive what they derived before.
 
-The rules themselves have their property tests in tests/test_rules.py; here the whole derivation: each
+The rules themselves have their property tests in tests/test_rules_normal.py; here the whole derivation: each
 spelling is explored with the default options, some variant is tiled (``tile2DReduce``, staged,
 register-blocked, split along K where the canonical matrix product is), and a tiled variant, with a
 configuration drawn by the constraint solver, compiles on the default device and matches the interpreter.

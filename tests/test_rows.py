@@ -2,7 +2,7 @@
 one work-item (softmax and layer norm of 32,768 floats on PoCL, of 8,192 on a GPU) have valid variants;
 those variants, and the matrix-vector products', build and match the reference on PoCL; each item's reads
 of a row are coalesced (the local id is the fastest-varying term of the index).  The rules' property
-tests are in tests/test_rules.py."""
+tests are in tests/test_rules_rows.py."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ product.  Programs that compute the same thing are often written otherwise: the 
 (``alpha * dot(row, col)[0] + beta * c``); the rows zipped with the rows of another array the epilogue
 reads (``map(p -> .., zip(C, A))``); one product's result the operand of another.  The rules here bring
 such programs to the shape the rules expect, and each is a small general rule, checked like every other
-against the interpreter (tests/test_rules.py):
+against the interpreter (tests/test_rules_normal.py):
 
 - ``dotAccumulator``: ``add(acc, mult(x, y))`` and ``add(mult(x, y), acc)`` as a reduction's step are
   ``multAndSumUp(acc, x, y)`` (numpy and OpenCL both compute ``acc + x * y``);

@@ -11,7 +11,7 @@
 
 A kernel boundary is ``let(fun(v) => rest, toGlobal(e))`` at the top of the program
 (``liftpy.ir.kernels``).  Each rule is checked like every other: the interpreter's results before
-and after agree (tests/test_rules.py).
+and after agree (tests/test_rules_tiling.py).
 """
 
 from __future__ import annotations

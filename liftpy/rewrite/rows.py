@@ -31,7 +31,7 @@ group share each row instead:
 The strategy that combines them is ``liftpy.rewrite.rows_strategy.cooperative_rows``; ``splitRows``
 (``liftpy.rewrite.rows_split``) splits few long rows over several work-groups.
 
-Each rule has a property test against the interpreter (tests/test_rules.py).  The reductions are regrouped,
+Each rule has a property test against the interpreter (tests/test_rules_rows.py).  The reductions are regrouped,
 so a float sum may differ by rounding; a maximum is exact.
 """
 
