@@ -9,36 +9,23 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from liftpy.ir import dsl as L
 from liftpy.ir.interpreter import evaluate
 from liftpy.ir.types import Array, Int
 from liftpy.ir.userfun import BUILTINS
-from liftpy.rewrite.checks import check_rule
 from liftpy.rewrite.rule import applications
 from liftpy.rewrite.stencil_tiles import STENCIL_RULES, local_stage_rows, local_stage_zipped, tile_sweeps, tile_zip2D
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import spellings as S  # noqa: E402
+from rule_checks import RULE_SETTINGS, checker, ints  # noqa: E402
 
-RULE_SETTINGS = settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 TESTED: set[str] = set()
+checked = checker(TESTED)
 add, mult = BUILTINS["add"], BUILTINS["mult"]
-
-
-def checked(rule, program, inputs, sizes=None, **kw):
-    TESTED.add(rule.name)
-    results = check_rule(rule, program, inputs, sizes, **kw)
-    assert results, f"{rule.name} did not apply to\n{program}"
-    bad = [r for r in results if not r.ok]
-    assert not bad, f"{rule.name} changed the result: {bad[:3]}\n{program}"
-    return results
-
-
-def ints(rng, shape):
-    return rng.integers(-5, 6, size=shape).astype(np.int32)
 
 
 @st.composite
