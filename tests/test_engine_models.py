@@ -394,6 +394,19 @@ def test_a_pipelines_intermediate_and_a_staged_copy_count_half_where_stored_so()
     assert half["global_reads"] == full["global_reads"] / 2
 
 
+def test_a_zipped_pair_read_whole_counts_each_array_as_stored():
+    """``id`` of each pair of zip(a, b), a kept as half and b as float: six bytes an element, not the eight of
+    two floats (the zip's origin merges to global) nor the four of two halves."""
+    from liftpy import Array, Float, id, make_program, mapGlb, sizes, zip
+    from liftpy.model.counts import count
+
+    (n,) = sizes("N")
+    pairs = make_program("p", [("a", Array(Float, n)), ("b", Array(Float, n))], lambda a, b: mapGlb(0, lambda t: id(t), zip(a, b)))
+    assert count(pairs).global_reads == 8 * n
+    assert count(pairs, halves=frozenset({"a"})).global_reads == 6 * n
+    assert count(pairs, halves=frozenset({"a", "b"})).global_reads == 4 * n
+
+
 def test_loads_are_counted_one_per_scalar_or_vector_read():
     """``global_loads``: a float4 read is one load of 16 bytes, a zipped pair of floats two of 4."""
     from liftpy.ir.types import Array, Float, TupleType, Vector

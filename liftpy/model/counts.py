@@ -246,8 +246,8 @@ class _Counter:
             self.add("image_reads", n, shared)
 
     def read(self, o, t: Type) -> None:
+        nbytes = _read_bytes(o, t)
         o = _flatten(o)
-        nbytes = _stored_bytes(t, o.space)
         if o.space in GLOBAL:
             times = self.multiplicity(o.deps)
             self.read_global(o.space, times * nbytes, times * _loads(t))
@@ -351,6 +351,16 @@ def _stored_bytes(t: Type, space: str):
     """Bytes a value of type ``t`` takes where it is stored: half of its floats' where the array is kept as
     half (``liftpy.codegen.half``; the elements of an array stored so are floats)."""
     return memory_bytes(t) / 2 if space == "half" else memory_bytes(t)
+
+
+def _read_bytes(o, t: Type):
+    """Bytes a read of a value of type ``t`` from origin ``o`` moves: a zipped value holding a half array has
+    its components each as stored (a half array's two bytes beside a float array's four), counted with the
+    zip's merged origin; any other value as the struct it is (its padding included)."""
+    if (isinstance(o, TupleOrigin) and isinstance(t, TupleType) and len(o.elems) == len(t.elems)
+            and any(_flatten(x).space == "half" for x in o.elems)):
+        return sum((_read_bytes(x, u) for x, u in zip(o.elems, t.elems)), sympy.Integer(0))
+    return _stored_bytes(t, _flatten(o).space)
 
 
 def count(program: Program, images: frozenset = frozenset(), halves: frozenset = frozenset()) -> Counts:
