@@ -407,7 +407,8 @@ def test_a_pipelines_screen_composes_each_kernels_fastest_parameters():
     for c, p in pool:
         assert len(p.kernel_seconds) == 2 and p.seconds == pytest.approx(sum(p.kernel_seconds))
     composed = search._composed(i, pool)
-    assert 1 < len(composed) <= 4
+    # the two best own parts of each kernel, every pairing: four distinct configurations
+    assert len(composed) == 4 and len({config_key(c) for c in composed}) == 4
     best = model.predict(composed[0])
     for k in range(2):  # each kernel as fast as the fastest the pool holds for it
         assert best.kernel_seconds[k] == pytest.approx(min(p.kernel_seconds[k] for _, p in pool))

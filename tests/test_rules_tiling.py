@@ -44,13 +44,18 @@ def test_tile2D(ab, n, s, centre, seed):
     checked(A.tile2D, prog, [ints(rng, (h, w))], candidates=list(range(n, max(h, w) + 1)))
 
 
+def _float_matmul():
+    """A x B as the tilings expect it: a map over A's rows of a map over B's columns of a dot product."""
+    return make_program("mm", [("A", Array(Float, M, K)), ("B", Array(Float, K, N))], lambda A_, B_: map(
+        lambda row: map(lambda col: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), 0.0, zip(row, col)), transpose(B_)), A_))
+
+
 @RULE_SETTINGS
 @given(st.sampled_from([(4, 3, 4), (6, 2, 4), (4, 5, 6), (8, 4, 2), (2, 7, 8)]), st.integers(0, 10**6))
 def test_register_block2D(mkn, seed):
     m, k, n = mkn
     rng = np.random.default_rng(seed)
-    prog = make_program("mm", [("A", Array(Float, M, K)), ("B", Array(Float, K, N))], lambda A_, B_: map(
-        lambda row: map(lambda col: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), 0.0, zip(row, col)), transpose(B_)), A_))
+    prog = _float_matmul()
     checked(register_block2D, prog, [floats(rng, (m, k)), floats(rng, (k, n))], rtol=1e-5, atol=1e-5)
 
 
@@ -98,8 +103,7 @@ def test_tile2D_reduce(mkn, name, form, seed):
             lambda x, wb, b: map(lambda win: map(lambda kb: dot(kb, win), zip(wb, b)), join(slide2D(2, 1, x))))
         inputs = [floats(rng, (3, m // 2 + 1, 2)), floats(rng, (n, 2, 2, 2)), floats(rng, (n,))]
     else:
-        prog = make_program("mm", [("A", Array(Float, M, K)), ("B", Array(Float, K, N))], lambda A_, B_: map(
-            lambda row: map(lambda col: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), 0.0, zip(row, col)), transpose(B_)), A_))
+        prog = _float_matmul()
         inputs = [floats(rng, (m, k)), floats(rng, (k, n))]
     checked(rule, prog, inputs, candidates=[1, 2, 4, 8], per_application=3, rtol=1e-5, atol=1e-5)
 
@@ -211,8 +215,7 @@ def test_split_k(mkn, biased, seed):
             lambda x, wb, b: dsl.split(2, map(lambda win: map(lambda kb: dot(kb, win), zip(wb, b)), join(slide2D(2, 1, x)))))
         inputs = [floats(rng, (3, 3, k // 2)), floats(rng, (n, 2, 2, k // 2)), floats(rng, (n,))]
     else:
-        prog = make_program("mm", [("A", Array(Float, M, K)), ("B", Array(Float, K, N))], lambda A_, B_: map(
-            lambda row: map(lambda col: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), 0.0, zip(row, col)), transpose(B_)), A_))
+        prog = _float_matmul()
         inputs = [floats(rng, (m, k)), floats(rng, (k, n))]
     checked(split_k, prog, inputs, candidates=[1, 2, 4, 8], per_application=3, rtol=1e-5, atol=1e-5)
 
@@ -238,8 +241,7 @@ def test_pad_k(mkn, biased, seed):
             lambda x, wb, b: dsl.split(2, map(lambda win: map(lambda kb: dot(kb, win), zip(wb, b)), join(slide2D(2, 1, x)))))
         inputs = [floats(rng, (3, 3, k)), floats(rng, (n, 2, 2, k)), floats(rng, (n,))]
     else:
-        prog = make_program("mm", [("A", Array(Float, M, K)), ("B", Array(Float, K, N))], lambda A_, B_: map(
-            lambda row: map(lambda col: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), 0.0, zip(row, col)), transpose(B_)), A_))
+        prog = _float_matmul()
         inputs = [floats(rng, (m, k)), floats(rng, (k, n))]
     checked(pad_k, prog, inputs, candidates=[0, 1, 3, 7], per_application=4, rtol=1e-5, atol=1e-5)
 
@@ -256,8 +258,7 @@ def test_stage_tiles(case, name, seed):
 
     m, n, k, params = case
     rng = np.random.default_rng(seed)
-    prog = make_program("mm", [("A", Array(Float, M, K)), ("B", Array(Float, K, N))], lambda A_, B_: map(
-        lambda row: map(lambda col: reduce(lambda acc, p: multAndSumUp(acc, p[0], p[1]), 0.0, zip(row, col)), transpose(B_)), A_))
+    prog = _float_matmul()
     v = once(tile2D_reduce)(Variant(prog))[0]
     v = private_accumulators(apply_mapping(group_mapping(2, 2, every_nest=True))(v)[0])[0]
     rule = L.stage_tiles if name == "stageTiles" else L.stage_tiles_t

@@ -5,20 +5,17 @@ Why: on NVIDIA's OpenCL ``vload_half4`` reaches 3.6 TB/s and ``vload_half8`` 1.7
 caps half storage's add at 1.76x its float time.  If sixteen-byte loads of halves converted by bit
 operations run at float4's 4.1 TB/s, half storage can pass 1.8x.
 
-    python benchmarks/device/halfconv.py     # writes $OUT/halfconv.json
+    python benchmarks/device/halfconv.py     # writes $OUT/halfconv.json (``half_add.py``)
+    HALFCONV_ONLY=h4,v8 HALFCONV_N=4194304 python benchmarks/device/halfconv.py   # some kernels, fewer halves
 """
-import json
 import os
 
 import numpy as np
-import pyopencl as cl
+
+from half_add import run
 
 N = int(os.environ.get("HALFCONV_N", 1 << 26))
 assert N % (8 * 512) == 0, "HALFCONV_N: a multiple of 4096 (eight halves an item, groups of up to 512)"
-ctx = cl.create_some_context(interactive=False)
-q = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
-dev = ctx.devices[0]
-print(dev.name, "cl_khr_fp16" in dev.extensions, dev.single_fp_config)
 src = r"""
 // half bits -> float: normals by shifting the exponent, subnormals through an int -> float conversion,
 // infinities and NaNs kept.
@@ -47,14 +44,6 @@ inline uint f2h(float x) {
 inline float2 h2f2(uint w) { return (float2)(h2f(w & 0xffffu), h2f(w >> 16)); }
 inline uint f2h2(float2 v) { return f2h(v.x) | (f2h(v.y) << 16); }
 
-kernel void f4(global const float* a, global const float* b, global float* o) {
-  int i = get_global_id(0);
-  vstore4(vload4(i, a) + vload4(i, b), i, o);
-}
-kernel void h4(global const half* a, global const half* b, global half* o) {
-  int i = get_global_id(0);
-  vstore_half4_rte(vload_half4(i, a) + vload_half4(i, b), i, o);
-}
 kernel void c8(global const uint4* a, global const uint4* b, global uint4* o) {
   int i = get_global_id(0);
   o[i] = a[i] ^ b[i];
@@ -118,53 +107,14 @@ kernel void r8(global const uint4* a, global const uint4* b, global half* o) {
   vstore_half4_rte(hi, 2 * i + 1, o);
 }
 """
-prg = cl.Program(ctx, src).build()
-mf = cl.mem_flags
+
 rng = np.random.default_rng(0)
 a16 = (rng.standard_normal(N) * 4).astype(np.float16)
 b16 = (rng.standard_normal(N) * 4).astype(np.float16)
 # a few subnormals, infinities and a NaN, to check the bit conversions
 a16[:6] = np.array([6e-8, -3e-6, 65504, np.inf, -np.inf, np.nan], np.float16)
 b16[:6] = np.array([1e-7, 0, 10, 1, 1, 0], np.float16)
-a32, b32 = a16.astype(np.float32), b16.astype(np.float32)
-res = {}
-
-
-def bench(name, bufs, gsize, out, ref, dtype):
-    k = getattr(prg, name)
-    for lsz in (128, 256, 512):
-        ts = []
-        for r in range(25):
-            ev = k(q, (gsize,), (lsz,), *bufs)
-            ev.wait()
-            ts.append((ev.profile.end - ev.profile.start) * 1e-6)
-        got = np.empty(N, dtype)
-        cl.enqueue_copy(q, got, out)
-        if ref is None:
-            wrong = -1
-        else:
-            g, r_ = got.astype(np.float32), ref.astype(np.float32)
-            wrong = int(np.sum(~((g == r_) | (np.isnan(g) & np.isnan(r_)))))
-        ms = float(np.median(ts[5:]))
-        nbytes = 3 * N * np.dtype(dtype).itemsize
-        res[f"{name}/{lsz}"] = {"ms": ms, "gb_s": nbytes / ms / 1e6, "wrong": wrong}
-        print(f"{name:4} lsz {lsz}: {ms:.4f} ms {nbytes / ms / 1e6:7.0f} GB/s wrong {wrong}", flush=True)
-
-
-A = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a32)
-B = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=b32)
-O = cl.Buffer(ctx, mf.WRITE_ONLY, 4 * N)
-bench("f4", (A, B, O), N // 4, O, a32 + b32, np.float32)
-A = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a16)
-B = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=b16)
-O = cl.Buffer(ctx, mf.WRITE_ONLY, 2 * N)
-with np.errstate(all="ignore"):
-    ref = (a32 + b32).astype(np.float16)
 only = os.environ.get("HALFCONV_ONLY")
-for name, w in (("h4", 4), ("m2", 2), ("m4", 4), ("m8", 8), ("r8", 8), ("v8", 8), ("v8s", 8), ("f8", 8)):
-    if only and name not in only.split(","):
-        continue
-    bench(name, (A, B, O), N // w, O, ref, np.float16)
-bench("c8", (A, B, O), N // 8, O, None, np.float16)
-out = os.environ.get("OUT", "/tmp")
-json.dump(res, open(os.path.join(out, "halfconv.json"), "w"), indent=1)
+kernels = [(k, w) for k, w in (("h4", 4), ("m2", 2), ("m4", 4), ("m8", 8), ("r8", 8), ("v8", 8), ("v8s", 8), ("f8", 8))
+           if not only or k in only.split(",")]
+run("halfconv", src, kernels + [("c8", 8)], a16, b16, group_sizes=(128, 256, 512), unchecked=("c8",))

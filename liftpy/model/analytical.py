@@ -97,9 +97,8 @@ from ..ir.expr import Program
 from ..ir.kernels import split_kernels
 from ..ir.levels import PARALLEL_LEVELS, Part
 from ..ir.precision import HALF_PLACEMENT, OUTPUT_KEY
-from ..ir.types import memory_bytes
 from .access import access_factors
-from .counts import count
+from .counts import count, stored_bytes
 from .operations import OperationCounts, operation_counts
 
 OVERLAP_NORM = 4  # how the terms of a kernel's time combine (``predict_kernel``; module docstring)
@@ -254,7 +253,7 @@ def _kernel_expressions(stage: Program, images: frozenset = frozenset(), halves:
         groups = sympy.Mul(*extents[Part.GROUPS])
     local_bytes = sympy.Add(*[b for b, _ in res.local_bytes]) if res.local_bytes else sympy.Integer(0)
     private_bytes = sympy.Add(*[b for b, _ in res.private_bytes]) if res.private_bytes else sympy.Integer(0)
-    input_bytes = sympy.Add(*[memory_bytes(t) / (2 if p.name in halves else 1) for p, t in zip(stage.params, stage.param_types)])
+    input_bytes = sympy.Add(*[stored_bytes(t, "half" if p.name in halves else "global") for p, t in zip(stage.params, stage.param_types)])
     return {
         "flops": c.flops, "global_reads": c.global_reads, "global_loads": c.global_loads, "applications": c.applications,
         "local_reads": c.local_reads,

@@ -291,7 +291,7 @@ class _Counter:
                 self.add("copy_bytes", n, shared=True)
                 space = _flatten(self.origin(arg, env)).space
                 if space in GLOBAL:
-                    self.read_global(space, _stored_bytes(t, space) * self.all_iterations(), _loads(t) * self.all_iterations(),
+                    self.read_global(space, stored_bytes(t, space) * self.all_iterations(), _loads(t) * self.all_iterations(),
                                      shared=True)
             self.walk(arg, env)
             return
@@ -347,7 +347,7 @@ _SUMMED = ("flops", "operations", "global_reads", "global_loads", "applications"
            "copy_bytes")
 
 
-def _stored_bytes(t: Type, space: str):
+def stored_bytes(t: Type, space: str):
     """Bytes a value of type ``t`` takes where it is stored: half of its floats' where the array is kept as
     half (``liftpy.codegen.half``; the elements of an array stored so are floats)."""
     return memory_bytes(t) / 2 if space == "half" else memory_bytes(t)
@@ -360,7 +360,7 @@ def _read_bytes(o, t: Type):
     if (isinstance(o, TupleOrigin) and isinstance(t, TupleType) and len(o.elems) == len(t.elems)
             and any(_flatten(x).space == "half" for x in o.elems)):
         return sum((_read_bytes(x, u) for x, u in zip(o.elems, t.elems)), sympy.Integer(0))
-    return _stored_bytes(t, _flatten(o).space)
+    return stored_bytes(t, _flatten(o).space)
 
 
 def count(program: Program, images: frozenset = frozenset(), halves: frozenset = frozenset()) -> Counts:
@@ -380,7 +380,7 @@ def count(program: Program, images: frozenset = frozenset(), halves: frozenset =
         out_t = type_of(st.program.body, {p.name: t for p, t in zip(st.program.params, st.program.param_types)})
         for name in _SUMMED:
             setattr(total, name, getattr(total, name) + getattr(c.counts, name))
-        total.written += _stored_bytes(out_t, "half" if st.output in halves else "global")
+        total.written += stored_bytes(out_t, "half" if st.output in halves else "global")
         bodies |= c.bodies
     # Unevaluated: which copy count is largest depends on the tuning parameters (printed as ``max``).
     total.unrolled_body = sympy.Max(*bodies, evaluate=False) if len(bodies) > 1 else next(iter(bodies), sympy.Integer(1))

@@ -248,15 +248,11 @@ class ModelSearch(Strategy):
         times = [(c, t) for c, t in self._kernel_times.get(i, ()) if own is not None and len(t) == len(own)]
         if len(times) < 2:
             return None
-        config = dict(min(times, key=lambda ct: sum(ct[1]))[0])
         for k, ps in enumerate(own):
-            if not ps:
-                continue
-            ranked = sorted(times, key=lambda ct: ct[1][k])
-            if ranked[0][1][k] == ranked[1][1][k]:
+            ranked = sorted(t[k] for _, t in times)
+            if ps and ranked[0] == ranked[1]:
                 return None
-            config.update({p: ranked[0][0][p] for p in ps})
-        return config
+        return _joined(min(times, key=lambda ct: sum(ct[1]))[0], own, times, 1)[0]
 
     def _own_params(self, i: int) -> list[frozenset] | None:
         """Each kernel's own tuning parameters in variant ``i`` (those no other kernel's formulas read), where
@@ -281,27 +277,12 @@ class ModelSearch(Strategy):
         if not pool or len(pool[0][1].kernel_seconds) < 2:
             return []  # (one kernel: its model need not be made, where the pool came from the disk)
         own = self._own_params(i)
-        scored = [(c, p.kernel_seconds) for c, p in pool if own is not None and len(p.kernel_seconds) == len(own)]
+        if own is None:
+            return []
+        scored = [(c, p.kernel_seconds) for c, p in pool if len(p.kernel_seconds) == len(own)]
         if len(scored) < 2:
             return []
-        base = min(pool, key=lambda cp: cp[1].seconds)[0]
-        choices = []
-        for k, ps in enumerate(own):
-            picks: list = []
-            for c, _ in sorted(scored, key=lambda ct: ct[1][k]) if ps else ():
-                part = {p: c[p] for p in ps}
-                if part not in picks:
-                    picks.append(part)
-                    if len(picks) == per_kernel:
-                        break
-            choices.append(picks or [{}])
-        out = []
-        for parts in itertools.product(*choices):
-            config = dict(base)
-            for part in parts:
-                config.update(part)
-            out.append(config)
-        return out
+        return _joined(min(pool, key=lambda cp: cp[1].seconds)[0], own, scored, per_kernel)
 
     def _climbed(self, i: int, config: dict) -> dict:
         """``_climb``, kept on disk: a resumed search expands the same points before its first proposal."""
@@ -535,6 +516,30 @@ class ModelSearch(Strategy):
                 self._refine(cand)
             self.learned.add(cand.features, cand.prediction.seconds, time_ms)
         self._pending = []
+
+
+def _joined(base: dict, own: list, timed: list, per_kernel: int) -> list[dict]:
+    """``base`` with each kernel's own parameters (``own[k]``) taken from the ``per_kernel`` configurations of
+    ``timed`` (configuration, each kernel's time) where kernel ``k`` is fastest (distinct in those parameters),
+    in every combination: what ``ModelSearch._recombined`` (measured times) and ``_composed`` (predicted
+    ones) make of a pipeline whose kernels have parameters of their own."""
+    choices = []
+    for k, ps in enumerate(own):
+        picks: list = []
+        for c, _ in sorted(timed, key=lambda ct: ct[1][k]) if ps else ():
+            part = {p: c[p] for p in ps}
+            if part not in picks:
+                picks.append(part)
+                if len(picks) == per_kernel:
+                    break
+        choices.append(picks or [{}])
+    out = []
+    for parts in itertools.product(*choices):
+        config = dict(base)
+        for part in parts:
+            config.update(part)
+        out.append(config)
+    return out
 
 
 def _pairs_next(config: dict, values: dict):
