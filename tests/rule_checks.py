@@ -86,6 +86,7 @@ FAMILIES = {
         "mapWrg2", "partialReduce", "privateAccumulator", "reduceLcl", "reduceSeq", "splitJoin", "splitJoinText",
         "splitOfJoin", "splitStrided", "splitZip", "tileAllPairs", "transposeText", "transposeTwice", "unrollInItem",
         "unrollMapSeq", "unrollReduceSeq", "vectorizeMap", "vectorizeReduce", "vectorizeSum",
+        "vectorizeSumWide",
     },
     "test_rules_tiling.py": {
         "cropKernel", "doubleBuffer", "flattenMap2D", "groupsOut", "letGlobal", "materializeInput", "padK", "padOpt",

@@ -150,20 +150,22 @@ def test_vectorize_reduce(n, init, seed):
 
 
 @RULE_SETTINGS
-@given(st.sampled_from([4, 8, 12, 16, 32]), st.sampled_from(["add", "max", "min"]), st.floats(-2, 2, allow_nan=False),
-       st.integers(0, 10**6))
-def test_vectorize_sum(n, op, init, seed):
-    """A sum, maximum or minimum of floats four at a time: the interpreter's results before and after agree
-    (the maxima and minima exactly; ``check_rule``'s tolerance for the sums' other order), whatever the
-    initial value; a known length four does not divide is left alone."""
+@given(st.sampled_from([8, 16, 24, 32]), st.sampled_from(["add", "max", "min"]), st.sampled_from([4, 8]),
+       st.floats(-2, 2, allow_nan=False), st.integers(0, 10**6))
+def test_vectorize_sum(n, op, width, init, seed):
+    """A sum, maximum or minimum of floats four or eight at a time: the interpreter's results before and
+    after agree (the maxima and minima exactly; ``check_rule``'s tolerance for the sums' other order),
+    whatever the initial value; a known length the width does not divide is left alone."""
     rng = np.random.default_rng(seed)
     f = BUILTINS[op]
+    rule = {4: A.vectorize_sum, 8: A.vectorize_sum8}[width]
     prog = make_program("p", [("a", Array(Float, N))], lambda a: reduce(lambda acc, x: f(acc, x), float(init), a))
-    results = checked(A.vectorize_sum, prog, [floats(rng, (n,))])
+    results = checked(rule, prog, [floats(rng, (n,))])
     if op != "add":
         assert all(r.max_error == 0.0 for r in results)
-    nine = make_program("p", [("a", Array(Float, 9))], lambda a: reduce(lambda acc, x: f(acc, x), 0.0, a))
-    assert not applications(nine, [A.vectorize_sum])
+    for odd in (9, 12 if width == 8 else 6):
+        short = make_program("p", [("a", Array(Float, odd))], lambda a: reduce(lambda acc, x: f(acc, x), 0.0, a))
+        assert not applications(short, [rule])
 
 
 @RULE_SETTINGS

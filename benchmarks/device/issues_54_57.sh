@@ -16,6 +16,7 @@
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh unrolled    # SGEMM 2048 and chained products, k 8 to 64
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh modelcheck  # the matrix products' spellings and VGG-16
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh halfword    # memory-bound operators in half storage, MobileNetV2
+#   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh halfsum     # sum and max eight lanes a step (vectorizeSumWide)
 # Each benchmark writes its JSON under $OUT as it goes (the networks into one file, one record per network),
 # every output line stamped with the seconds since the command started; each part has its own time limit,
 # so one that overruns leaves the others their time.
@@ -97,7 +98,10 @@ case "${1:-}" in
       --jobs 14 --db "$OUT/half.sqlite" --json "$OUT/h200-half.json" 2>&1 | grep -v -i warn | stamp
     timeout 190 python benchmarks/networks.py --only mobilenet_v2 --samples 8 --time 150 --jobs 14 --json "$OUT/h200-networks.json" \
       --db "$OUT/networks-mobilenet_v2.sqlite" 2>&1 | grep -v -i warn | stamp ;;
+  halfsum)
+    timeout 300 python benchmarks/half.py --only sum,max --samples 24 --budget 15 \
+      --jobs 14 --db "$OUT/half.sqlite" --json "$OUT/h200-half.json" 2>&1 | grep -v -i warn | stamp ;;
   *)
-    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf|probed|probed2|recheck|fused|recombined|chainedgrid|unrolled|modelcheck|halfword" >&2
+    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf|probed|probed2|recheck|fused|recombined|chainedgrid|unrolled|modelcheck|halfword|halfsum" >&2
     exit 2 ;;
 esac

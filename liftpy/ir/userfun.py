@@ -302,14 +302,30 @@ _builtin(
     "multAndSumUp", [("acc", T), ("x", T), ("y", T)], T, "return acc + x * y;", lambda acc, x, y: acc + x * y
 )
 _builtin("dot", [("x", T), ("y", T)], SCALAR_OF_T, "return dot(x, y);", _dot)
-# The lanes of a float4 combined (``vectorizeSum``: a sum, maximum or minimum read four elements at a time).
-_FLOAT4 = VectorType(Float, 4)
-_builtin("lanesum4", [("x", _FLOAT4)], Float, "return (x.s0 + x.s1) + (x.s2 + x.s3);",
-         lambda x: (np.asarray(x)[..., 0] + np.asarray(x)[..., 1]) + (np.asarray(x)[..., 2] + np.asarray(x)[..., 3]))
-_builtin("lanemax4", [("x", _FLOAT4)], Float, "return max(max(x.s0, x.s1), max(x.s2, x.s3));",
-         lambda x: np.max(np.asarray(x), axis=-1))
-_builtin("lanemin4", [("x", _FLOAT4)], Float, "return min(min(x.s0, x.s1), min(x.s2, x.s3));",
-         lambda x: np.min(np.asarray(x), axis=-1))
+# The lanes of a float4 or float8 combined (``vectorizeSum``, ``vectorizeSumWide``: a sum, maximum or minimum
+# read four or eight elements at a time), pairwise, so a sum's order is a balanced tree.
+def _lanes_c(op: str, width: int) -> str:
+    terms = [f"x.s{i}" for i in range(width)]
+    while len(terms) > 1:
+        terms = [f"({a} + {b})" if op == "+" else f"{op}({a}, {b})" for a, b in zip(terms[::2], terms[1::2])]
+    return f"return {terms[0][1:-1] if op == '+' else terms[0]};"
+
+
+def _lanes_np(combine):
+    def fn(x):
+        x = np.asarray(x)
+        lanes = [x[..., i] for i in range(x.shape[-1])]
+        while len(lanes) > 1:
+            lanes = [combine(a, b) for a, b in zip(lanes[::2], lanes[1::2])]
+        return lanes[0]
+    return fn
+
+
+for _w in (4, 8):
+    _vec = VectorType(Float, _w)
+    _builtin(f"lanesum{_w}", [("x", _vec)], Float, _lanes_c("+", _w), _lanes_np(np.add))
+    _builtin(f"lanemax{_w}", [("x", _vec)], Float, _lanes_c("max", _w), _lanes_np(np.maximum))
+    _builtin(f"lanemin{_w}", [("x", _vec)], Float, _lanes_c("min", _w), _lanes_np(np.minimum))
 _builtin(
     "relu", [("x", Float)], Float, "return max(x, 0.0f);", lambda x: np.maximum(x, np.float32(0))
 )

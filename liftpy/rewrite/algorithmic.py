@@ -367,29 +367,36 @@ def vectorize_reduce(e, site, ctx):
     return Call(P.Reduce(dsl.as_lambda(lambda a, q: ADD(a, DOT(dsl.get(q, 0), dsl.get(q, 1))), 2, "acc")), (init, vs))
 
 
-_LANES = {"add": "lanesum4", "max": "lanemax4", "min": "lanemin4"}
+def _vectorize_sum(width: int, name: str):
+    @rule(name, f"reduce(acc (+) x, init, xs) => reduce(acc (+) lanes(+)(x), init, asVector({width}, xs))")
+    def vectorize_sum(e, site, ctx):
+        """A sum, maximum or minimum of floats read ``width`` at a time: float4 or float8 loads; from half
+        storage half4 loads, or eight halves as one sixteen-byte word, NVIDIA's fastest ways of reading
+        halves (``benchmarks/results/h200-halfconv.json``).  Each step combines the lanes pairwise, then the
+        accumulator: the same elements combined by the same operation in another order (exact for maxima
+        and minima, a sum up to rounding as ``partialReduce``'s).  (Eight lanes are ``vectorizeSumWide``: a
+        rule name ending in a digit would read as a level's, ``features``.)"""
+        if not (isinstance(e, Call) and type(e.fn) is P.Reduce):
+            return None
+        lam = e.fn.f
+        form = sum_form(lam)
+        if form is None or lam.body.args[1:] != (lam.params[1],):  # acc (+) x itself (not h(x), not multAndSumUp)
+            return None
+        init, xs = e.args
+        xt = site.type_of(xs)
+        if site.type_of(init) != Float or not (isinstance(xt, ArrayType) and xt.elem == Float):
+            return None
+        if getattr(xt.size, "is_Integer", False) and int(xt.size) % width:
+            return None  # a known length the width does not divide (a 3x3 window's 9)
+        op, combine = form.op, BUILTINS[f"lane{_LANES[form.op.name]}{width}"]
+        return Call(P.Reduce(dsl.as_lambda(lambda a, q: op(a, combine(q)), 2, "acc")), (init, dsl.asVector(width, xs)))
+
+    return vectorize_sum
 
 
-@rule("vectorizeSum", "reduce(acc (+) x, init, xs) => reduce(acc (+) lanes(+)(x), init, asVector(4, xs))")
-def vectorize_sum(e, site, ctx):
-    """A sum, maximum or minimum of floats read four at a time (float4 loads; half4 from half storage, the
-    width NVIDIA's driver reads fastest: ``benchmarks/results/h200-halfload.json``), each step combining
-    the four lanes, then the accumulator: the same elements combined by the same operation in another
-    order (exact for maxima and minima, a sum up to rounding as ``partialReduce``'s)."""
-    if not (isinstance(e, Call) and type(e.fn) is P.Reduce):
-        return None
-    lam = e.fn.f
-    form = sum_form(lam)
-    if form is None or lam.body.args[1:] != (lam.params[1],):  # acc (+) x itself (not h(x), not multAndSumUp)
-        return None
-    init, xs = e.args
-    xt = site.type_of(xs)
-    if site.type_of(init) != Float or not (isinstance(xt, ArrayType) and xt.elem == Float):
-        return None
-    if getattr(xt.size, "is_Integer", False) and int(xt.size) % 4:
-        return None  # a known length four does not divide (a 3x3 window's 9)
-    op, combine = form.op, BUILTINS[_LANES[form.op.name]]
-    return Call(P.Reduce(dsl.as_lambda(lambda a, q: op(a, combine(q)), 2, "acc")), (init, dsl.asVector(4, xs)))
+_LANES = {"add": "sum", "max": "max", "min": "min"}
+vectorize_sum = _vectorize_sum(4, "vectorizeSum")
+vectorize_sum8 = _vectorize_sum(8, "vectorizeSumWide")
 
 
 ALGORITHMIC_RULES = [
@@ -411,4 +418,5 @@ ALGORITHMIC_RULES = [
     vectorize_map,
     vectorize_reduce,
     vectorize_sum,
+    vectorize_sum8,
 ]

@@ -24,7 +24,7 @@ def variant_text(v) -> str:
 # What a variant's id depends on: its derivation, and the short names below (a name added here changes ids).
 ID_CODE = ("rewrite", "ir", "search")
 
-_SHORT = {"tile2D": "tile", "vectorizeReduce": "vec", "vectorizeSum": "vec4", "partialReduce": "partial", "coalesce": "coal",
+_SHORT = {"tile2D": "tile", "vectorizeReduce": "vec", "vectorizeSum": "vec4", "vectorizeSumWide": "vec8", "partialReduce": "partial", "coalesce": "coal",
           "splitPartialKernels": "sum-kernel", "materializeInput": "pad-kernel", "padOpt": "padopt",
           "placeInImage": "image", "localStage": "local", "letPrivate": "let", "unrollReduceSeq": "unroll",
           "cropKernel": "crop-kernel", "registerBlock2D": "block",
