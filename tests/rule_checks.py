@@ -91,7 +91,7 @@ FAMILIES = {
     "test_rules_tiling.py": {
         "cropKernel", "doubleBuffer", "flattenMap2D", "groupsOut", "letGlobal", "materializeInput", "padK", "padOpt",
         "reduceKernels", "registerBlock2D", "splitK", "splitKGroups", "splitPartialKernels", "stageTiles",
-        "stageTilesT", "tile2D", "tile2DReduce", "tile2DReduceStrided",
+        "splitRuns", "stageTilesT", "tile2D", "tile2DReduce", "tile2DReduceStrided",
     },
     "test_rules_normal.py": {
         "dotAccumulator", "dotFission", "dotFusion", "joinSingletons", "letEpilogue", "letInvariant", "letOperand",

@@ -15,6 +15,7 @@ from liftpy.rewrite import algorithmic as A
 from liftpy.rewrite import lowering as L
 from liftpy.rewrite.blocking import register_block2D
 from liftpy.rewrite.rule import applications
+from liftpy.rewrite.runs import split_runs
 
 from rule_checks import (
     H, INT_UNARY, K, M, N, RULE_SETTINGS, W, after_rewrite, checker, floats, ints, missing, two_d, whole_reduction,
@@ -42,6 +43,25 @@ def test_tile2D(ab, n, s, centre, seed):
 
     prog = make_program("p", [("x", Array(Int, H, W))], lambda x: dsl.map2D(f, slide2D(n, s, x)))
     checked(A.tile2D, prog, [ints(rng, (h, w))], candidates=list(range(n, max(h, w) + 1)))
+
+
+@settings(RULE_SETTINGS, max_examples=10)
+@given(st.sampled_from([(3, 8), (5, 16), (4, 24), (2, 32)]), st.integers(1, 3), st.booleans(), st.integers(0, 10**6))
+def test_split_runs(hw, n, weighted, seed):
+    """A stencil's row in runs of four or eight outputs, each run's copies unrolled (``splitRuns``): the
+    interpreter's results before and after agree for every valid run length; a row no run length divides
+    is left without a valid one."""
+    h, w = hw
+    rng = np.random.default_rng(seed)
+
+    def f(window):
+        if weighted:
+            return reduce(lambda acc, v: multAndSumUp(acc, v, v), 0, join(window))
+        return reduce(add, 0, join(window))
+
+    prog = make_program("p", [("x", Array(Int, H, W))], lambda x: dsl.map2D(f, slide2D(n, 1, x)))
+    results = checked(split_runs, prog, [ints(rng, (h + n - 1, w + n - 1))], candidates=[2, 4, 8, 16])
+    assert {r.params["s0"] for r in results} <= {4, 8}
 
 
 def _float_matmul():

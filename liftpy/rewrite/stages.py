@@ -17,6 +17,7 @@ from .normal import dot_fusion, normal_form
 from .options import ExploreOptions
 from .pipeline import crop_kernel, materialize_input, pad_opt, reduce_kernels, split_partial_kernels
 from .positions import positions
+from .runs import stencil_rows
 from .stencil_tiles import local_stage_rows, local_stage_zipped, tile_sweeps
 from .strategy import Strategy, choice, dedup, normalize, once, optional, seq, try_
 from .variant import Variant
@@ -59,6 +60,8 @@ def _macros(opts: ExploreOptions) -> list[tuple[str, Strategy]]:
         out.append(("groupZip", once(split_join, where=_over_input_zip)))
         # several elements of an elementwise map per work-item, neighbouring items on neighbouring elements
         out.append(("groupStrided", once(split_strided, where=_elementwise)))
+        # a run of a stencil's row per work-item, its copies unrolled: the run's reads as vectors
+        out.append(("runs", stencil_rows))
     for r in opts.extra_rules:
         out.append((r.name, once(r)))
     return out

@@ -33,7 +33,7 @@ _SHORT = {"tile2D": "tile", "vectorizeReduce": "vec", "vectorizeSum": "vec4", "v
           "reduceKernels": "reduce-kernels", "reduceLcl": "tree", "tileAllPairs": "allpairs-tiles", "doubleBuffer": "db",
           "padK": "padK", "groupsOut": "groups", "splitKGroups": "splitK", "dealRows": "rows",
           "dealRowsVector": "rows-vec", "splitRows": "split-rows", "letShares": "shares", "storeHalf": "half",
-          "tileZip2D": "tile", "localStageZipped": "local", "localStageRows": "local",
+          "tileZip2D": "tile", "splitRuns": "runs", "localStageZipped": "local", "localStageRows": "local",
           **{level.primitive_name: level.variant_tag for level in Level if level.variant_tag}}
 
 

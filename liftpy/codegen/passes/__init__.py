@@ -24,6 +24,8 @@ They run in this order, each with one job (as TVM's ``tir.transform`` passes do)
    raw indices instead, every copy rebuilt through sympy's assumptions, took half of code generation's
    time); those its policy leaves to the OpenCL compiler (a register block's reduction steps, moves
    between registers) stay loops marked ``#pragma unroll``;
+   ``guard_runs``: a run of stores each guarded (a stencil's run of a row) under one guard, so that the
+   interior's reads are plain and load as vectors;
 5. ``vectorize``: lane-built vectors over contiguous memory become vector loads, runs of scalar stores
    to consecutive addresses become vector stores, and accesses proven aligned are marked so;
 6. ``hoist``: divisions, moduli and the loop-invariant part of each address are computed once, before the
@@ -44,6 +46,7 @@ from .guards import guards
 from .hoist import hoist
 from .pipeline import pipeline_copies
 from .privatize import privatize
+from .runs import guard_runs
 from .simplify import simplify
 from .unroll import POLICIES as UNROLL_POLICIES
 from .unroll import policy as unroll_policy
@@ -53,7 +56,7 @@ from .vectorize import vectorize
 
 Pass = Callable[[Kernel], Kernel]
 
-DEFAULT_PASSES: tuple[Pass, ...] = (merge_barriers, pipeline_copies, lower_copies, simplify, guards, eliminate_divmod, privatize, unroll, vectorize, hoist)
+DEFAULT_PASSES: tuple[Pass, ...] = (merge_barriers, pipeline_copies, lower_copies, simplify, guards, eliminate_divmod, privatize, unroll, guard_runs, vectorize, hoist)
 
 
 def run_passes(kernel: Kernel, passes: Sequence[Pass] = DEFAULT_PASSES) -> Kernel:
@@ -62,5 +65,5 @@ def run_passes(kernel: Kernel, passes: Sequence[Pass] = DEFAULT_PASSES) -> Kerne
     return kernel
 
 
-__all__ = ["DEFAULT_PASSES", "Pass", "run_passes", "merge_barriers", "pipeline_copies", "lower_copies", "unroll", "privatize", "simplify", "guards", "vectorize", "eliminate_divmod", "hoist",
+__all__ = ["DEFAULT_PASSES", "Pass", "run_passes", "merge_barriers", "pipeline_copies", "lower_copies", "unroll", "privatize", "simplify", "guards", "guard_runs", "vectorize", "eliminate_divmod", "hoist",
            "UNROLL_POLICIES", "unroll_policy", "use_unroll_policy"]

@@ -8,7 +8,9 @@
 - Scalar reads of one global or local buffer at four consecutive addresses starting at a multiple of four,
   in one straight-line block that does not write that buffer (an unrolled step of a register block reads
   ``b[k][j..j+3]``), become one aligned vector load into a private temporary whose lanes they then read;
-  only reads made unconditionally (a read a padding condition guards may lie outside the buffer).
+  only reads made unconditionally (a read a padding condition guards may lie outside the buffer).  From
+  half storage eight: one sixteen-byte word (``codegen.half``), which NVIDIA's driver reads twice as fast
+  as four halves.
 - A vector access whose index is provably a multiple of its width is marked aligned: the printer then
   dereferences a vector pointer, which NVIDIA's compiler turns into one 128-bit access where ``vload4``
   stays four scalar ones (1.6x on SGEMM, ``shared/research/h100-anchors.md``).  Global buffers are
@@ -139,18 +141,24 @@ def _group_stores(items: tuple) -> tuple:
     return tuple(out)
 
 
-def _split_lane(index):
-    """``(base, lane)`` with ``index = base + lane``, base a provable multiple of 4, or None."""
-    hit = _LANES.table.get(index)
-    return (hit if hit is not None else _LANES.get(index, lambda: (_lane_split(index),)))[0]
+def _split_lane(index, width: int = 4):
+    """``(base, lane)`` with ``index = base + lane``, base a provable multiple of ``width``, or None."""
+    key = (index, width)
+    hit = _LANES.table.get(key)
+    return (hit if hit is not None else _LANES.get(key, lambda: (_lane_split(index, width),)))[0]
 
 
-def _lane_split(index):
+def _lane_split(index, width: int):
     rest, c = A.without_constant(A.as_expr(index))
-    if not isinstance(c, int) or (not is_multiple(rest, 4) and rest is not A.ZERO):
+    if not isinstance(c, int) or (not is_multiple(rest, width) and rest is not A.ZERO):
         return None
-    k = c - c % 4
-    return A.plus(rest, k), c % 4
+    k = c - c % width
+    return A.plus(rest, k), c % width
+
+
+def _load_width(buf) -> int:
+    """How many lanes of ``buf`` one load takes: four floats, or eight halves (a sixteen-byte word)."""
+    return 8 if buf.stored == "half" else 4
 
 
 def _unguarded(r: V.Read):
@@ -163,7 +171,7 @@ def _unguarded(r: V.Read):
 
 
 def _combine_loads(items: tuple, counter) -> tuple:
-    """Groups of scalar reads of four consecutive, aligned addresses become one vector load."""
+    """Groups of scalar reads of four (of halves eight) consecutive, aligned addresses become one vector load."""
     written = {id(x.buffer) for x in items if isinstance(x, Store)}
     # Whether the lanes of each buffer read may be loaded together, decided once per buffer (by its
     # identity: a buffer's hash is a Python call, and a block reads its few buffers thousands of times).
@@ -179,11 +187,11 @@ def _combine_loads(items: tuple, counter) -> tuple:
             buf = r.buffer
             ok = loadable.get(id(buf))
             if ok is None:
-                ok = loadable[id(buf)] = (_alignable(buf) and id(buf) not in written and not buf.count % 4
+                ok = loadable[id(buf)] = (_alignable(buf) and id(buf) not in written and not buf.count % _load_width(buf)
                                           and buf.scalar.name == "float")
             if not ok:
                 continue
-            split = _split_lane(r.index)
+            split = _split_lane(r.index, _load_width(buf))
             if split is None:
                 continue
             key = (r.buffer, split[0])
@@ -196,9 +204,10 @@ def _combine_loads(items: tuple, counter) -> tuple:
     for key in chosen:
         buf, base = key
         k = next(counter)
-        tmp = Buffer(f"v{k}", "private", buf.scalar, 4, sympy.Integer(4), "temporary", None)
+        w = _load_width(buf)
+        tmp = Buffer(f"v{k}", "private", buf.scalar, w, sympy.Integer(w), "temporary", None)
         chosen[key] = tmp
-        load = Store(tmp, A.ZERO, V.MemRead(buf, base, 4, True), 4)
+        load = Store(tmp, A.ZERO, V.MemRead(buf, base, w, True), w)
         loads_at.setdefault(first_use[key], []).extend([Declare(tmp), load])
 
     loaded = {id(buf) for buf, _ in chosen}
@@ -207,7 +216,7 @@ def _combine_loads(items: tuple, counter) -> tuple:
         # The buffer first: most scalar reads of a block (accumulators, private temporaries) are of
         # buffers none of whose lanes is loaded, and need not have their index split.
         if isinstance(r, V.MemRead) and r.width == 1 and id(r.buffer) in loaded:
-            split = _split_lane(r.index)
+            split = _split_lane(r.index, _load_width(r.buffer))
             if split is not None and (r.buffer, split[0]) in chosen:
                 return V.MemRead(chosen[(r.buffer, split[0])], A.const(split[1]), 1)
         return r

@@ -1,0 +1,63 @@
+"""One guard for a run of guarded stores: the interior of a row's run takes every plain branch at once.
+
+``guards`` gives each stored value of a stencil its own guard, ``interior ? plain : clamped``; after
+unrolling, a work-item's run of a row (``splitRuns``) is a run of such stores, each guard a little
+different (the run's first output needs the column before it, its last the one after).  The reads of the
+plain branches of neighbouring outputs lie side by side, but the vectorization loads together only reads
+made whatever a condition says (a read of a branch may lie outside the buffer where its guard is false).
+Here a run of two or more stores to consecutive addresses of one global or local buffer (what the
+vectorization stores as one vector), each storing a conditional value, becomes
+
+    if (c0 && c1 && ...) { the stores of the first branches }
+    if (!(c0 && c1 && ...)) { the stores as they were }
+
+so the first block reads plainly and its reads and stores become vectors, and the border's runs keep each
+store's own choice.  The conditions are of indices only, so evaluating them again costs no memory access.
+
+Runs after ``unroll`` (the copies are the run) and before ``vectorize``.
+"""
+
+from __future__ import annotations
+
+from ... import arith as A
+from ...arith import simplify_condition
+from ...views import view as V
+from ...views.conditions import conjunction, negate
+from ..stmt import Block, If, Kernel, Store, map_block, store_with
+
+
+def guard_runs(kernel: Kernel) -> Kernel:
+    return kernel.replace(body=map_block(kernel.body, _block))
+
+
+def _guarded(s, buffer=None) -> bool:
+    return (isinstance(s, Store) and isinstance(s.value, V.CondRead) and s.buffer.space in ("global", "local")
+            and (buffer is None or s.buffer == buffer))
+
+
+def _block(b: Block, ranges) -> Block:
+    items, out, i = b.items, [], 0
+    changed = False
+    while i < len(items):
+        j = i + 1
+        if _guarded(items[i]):
+            while j < len(items) and _guarded(items[j], items[i].buffer) and items[j].index - items[i].index == j - i:
+                j += 1
+        if j - i < 2:
+            out.append(items[i])
+            i = j
+            continue
+        run = items[i:j]
+        i = j
+        cond = simplify_condition(conjunction([s.value.cond for s in run]), ranges)
+        plain = tuple(store_with(s, s.index, s.value.then) for s in run)
+        if cond is A.TRUE:
+            out.extend(plain)
+        elif cond is A.FALSE or negate(cond) is None:
+            out.extend(run)
+            continue
+        else:
+            out.append(If(cond, Block(plain)))
+            out.append(If(negate(cond), Block(run)))
+        changed = True
+    return Block(tuple(out)) if changed else b

@@ -1,0 +1,84 @@
+"""A stencil's row in runs per work-item (``splitRuns``): one guard for the run's interior
+(``codegen.passes.runs``), its reads and stores as vectors (four floats, or eight halves as one word), and
+the kernels compute what the library's reference does on the CPU's device, borders included."""
+
+import numpy as np
+import pytest
+
+from liftpy import arith as A
+from liftpy.codegen.kernel import generate_pipeline
+from liftpy.codegen.memory import Buffer
+from liftpy.codegen.passes.runs import guard_runs
+from liftpy.codegen.stmt import Block, If, Kernel, Store
+from liftpy.explore.operator import library_operator
+from liftpy.ir.precision import FP16_STORAGE, half_arrays, tolerance
+from liftpy.ir.compare import compare
+from liftpy.ir.types import Float
+from liftpy.rewrite.explore import explore, features
+from liftpy.views import view as V
+
+SIZES = {"H": 32, "W": 64}
+
+
+def _runs_variant(spec, precision):
+    op = library_operator(spec, SIZES, precision)
+    variants = [v for v in explore(op.program(), op.explore_options())
+                if "splitRuns" in features(v) and [t.rule for t in v.trace if t.rule.startswith("map")] == ["mapGlb1", "mapGlb0"]]
+    assert variants, f"no {spec} variant with runs mapped to a 2D grid"
+    return op, variants[0]
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp16-storage"])
+@pytest.mark.parametrize("spec", ["jacobi2d", "blur2d"])
+def test_a_run_of_a_row_reads_and_writes_vectors_and_computes_right(spec, precision):
+    from liftpy.host.kernel import compile_program
+
+    op, v = _runs_variant(spec, precision)
+    sizes = {**SIZES, "s0": 8}
+    (ks, _), = generate_pipeline(v.program, sizes, placements=v.placement_map)
+    src = ks.source
+    # one guard for the run's interior, its complement for the border's runs
+    assert src.count("if (") == 2, src
+    if precision == "fp32":
+        assert "*((global const float4*)(" in src and "*((global float8*)(out" in src
+    else:
+        assert "load_half8_word(" in src and "store_half8_word(" in src and "vload_half8" not in src
+    inputs = op.inputs(0)
+    reference = op.expected([np.asarray(x, dtype=np.float64) for x in inputs])
+    out = compile_program(v.program, sizes, placements=v.placement_map).run(*inputs).output
+    tol = 1e-5 if precision == "fp32" else tolerance(FP16_STORAGE, half_arrays(v.placements))
+    verdict = compare(out, reference, tol)
+    assert verdict.ok, verdict.message
+
+
+def _store(buf, index, cond):
+    x = Buffer("x", "global", Float, 64, 64, "input", None)
+    plain = V.MemRead(x, index, 1)
+    return Store(buf, index, V.CondRead(cond, plain, V.ConstRead(0.0, Float)), 1)
+
+
+def test_only_runs_of_guarded_stores_to_neighbouring_addresses_share_one_guard():
+    i = A.var("i")
+    out = Buffer("out", "global", Float, 64, 64, "output", None)
+    conds = [A.rel(">=", i + k - 1, 0) for k in range(4)]
+    run = Block(tuple(_store(out, 4 * i + k, conds[k]) for k in range(4)))
+    kernel = Kernel("k", (out,), (), run)
+    ranges_loop = Block((run,))
+    got = guard_runs(kernel.replace(body=ranges_loop)).body
+    ifs = [x for x in _items(got) if isinstance(x, If)]
+    assert len(ifs) == 2
+    inside = ifs[0].body.items
+    assert all(isinstance(s, Store) and isinstance(s.value, V.MemRead) for s in inside)  # plain reads
+    assert ifs[1].body.items == run.items  # the border keeps each store's own choice
+    strided = Block(tuple(_store(out, 8 * k + i, conds[k]) for k in range(4)))
+    assert guard_runs(kernel.replace(body=Block((strided,)))).body == Block((strided,))
+    single = Block((_store(out, i, conds[0]),))
+    assert guard_runs(kernel.replace(body=Block((single,)))).body == Block((single,))
+
+
+def _items(b):
+    for x in b.items:
+        if isinstance(x, Block):
+            yield from _items(x)
+        else:
+            yield x
