@@ -49,7 +49,7 @@ def _kernels(v, sizes):
 def test_the_mask_is_a_comparison_and_the_interior_reads_are_plain(name):
     """Every variant of every spelling: no memory but the grid and the result (the mask is no buffer, no
     private or local array; a tiled variant may stage its tile of the grid, halo included, in local memory:
-    ``localStageZipped``), no call of ``select`` (a comparison of the positions chooses), and no clamp
+    ``localStageZipped``; a run of a row loads the grid's cells as vectors into registers: ``splitRuns``), no call of ``select`` (a comparison of the positions chooses), and no clamp
     left (``min``/``max``) where the cells are computed: inside the border every neighbour is in the grid
     (the copy of a tile's halo reads the padded grid, clamped at its edge)."""
     import re
@@ -62,6 +62,13 @@ def test_the_mask_is_a_comparison_and_the_interior_reads_are_plain(name):
             body = ks.source[ks.source.index("kernel void"):]
             inputs = [b.name for b in ks.plan.buffers if b.role == "input"]
             temps = [b for b in ks.plan.buffers if b.role not in ("input", "output")]
+            # (registers a run of a row loads neighbouring cells into, ``splitRuns``: each a vector of the
+            # grid or of its tile staged in local memory, no mask)
+            loaded = [b for b in temps if b.space == "private" and re.fullmatch(r"v\d+", b.name)]
+            grids = "|".join(inputs + [b.name for b in temps if b.space == "local"])
+            for b in loaded:
+                assert re.search(rf"vstore\d+\(\*\(\((global const|local) float\d+\*\)\(({grids}) \+ [^;]*, 0, {b.name}\);", body), body
+            temps = [b for b in temps if b not in loaded]
             assert all(b.space == "local" for b in temps) and (staged or not temps), (ks.plan.buffers, body)
             copies = [ln for ln in body.splitlines() if any(re.match(rf"\s*{b.name}\[", ln) for b in temps)]
             assert len(copies) == len(temps), body  # one store each: the copy of the grid's tile

@@ -9,7 +9,7 @@ vector; the border's runs keep the clamped reads (``codegen.passes.guards``, ``g
 the H200 (``benchmarks/device/halfstencil.py``, 8192^2): 0.235 ms one output an item in floats, 0.152 a run
 of eight; in half storage 0.208 and 0.079.
 
-``splitRuns`` is ``splitJoin`` with the inner map sequential and unrolled, ``n`` four or eight (the widths
+``splitRuns`` is ``splitJoin`` with the inner map sequential and unrolled, ``n`` two, four or eight (the widths
 the vectorization loads and stores), and it applies only to a map nested in another map's function whose
 own function maps nothing (a row's outputs, each a window's value): the outer map is the row's, the runs'
 map is mapped to work-items by the work mapping, the run's copies stay in one item.
@@ -29,7 +29,7 @@ from .rule import rule
 from .strategy import once
 from .variant import Variant
 
-RUN_WIDTHS = (4, 8)  # a vector load or store of four or eight elements (16 or 32 bytes of floats, 8 or 16 of halves)
+RUN_WIDTHS = (2, 4, 8)  # a vector store of two, four or eight elements (a run of two fits a small tile)
 
 
 @rule("splitRuns", "map(f, x) => join(map(mapSeqUnroll(f), split(n, x)))")
