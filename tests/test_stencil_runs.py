@@ -82,3 +82,34 @@ def _items(b):
             yield from _items(x)
         else:
             yield x
+
+
+def test_the_model_counts_a_runs_interior_not_its_border():
+    """The access factors of a run's kernel are those of the interior's branch alone: the border's branch,
+    which few work-items take, reads scalars a run apart (a factor of eight) and, counted as if every item
+    took it, ranked the runs of eight behind one output an item on the H200's model."""
+    from liftpy.codegen.kernel import lower_pipeline
+    from liftpy.model.access import PASSES, kernel_factors
+
+    op, v = _runs_variant("jacobi2d", "fp32")
+    (k,) = lower_pipeline(v.program, {"H": 64, "W": 512, "s0": 8}, passes=PASSES)
+    ifs = [x for x in _walk(k.ir.body) if isinstance(x, If)]
+    assert len(ifs) == 2 and ifs[1].cond == A.negate(ifs[0].cond)
+    interior_only = _without(k.ir.body, ifs[1])
+    got = kernel_factors(k.ir, k.launch.local_size)
+    assert got == kernel_factors(k.ir.replace(body=interior_only), k.launch.local_size)
+    border_only = _without(k.ir.body, ifs[0])
+    assert kernel_factors(k.ir.replace(body=border_only), k.launch.local_size).coalescing > 2 * got.coalescing
+
+
+def _walk(s):
+    from liftpy.codegen.stmt import walk
+    return walk(s)
+
+
+def _without(block, gone):
+    from liftpy.codegen.stmt import descend
+
+    def go(b):
+        return Block(tuple(descend(x, go) if not isinstance(x, Block) else go(x) for x in b.items if x is not gone))
+    return go(block)

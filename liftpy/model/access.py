@@ -280,14 +280,18 @@ def kernel_factors(kernel: S.Kernel, local_size: tuple[int, ...] | None, seed: i
     tally = _Tally(tuple(local_size), random.Random(seed))
 
     def visit(block: S.Block, loops: list[S.Loop]) -> None:
+        before = None
         for s in block.items:
             if isinstance(s, S.Loop):
                 visit(s.body, loops + [s])
+            elif isinstance(s, S.If) and isinstance(before, S.If) and s.cond == A.negate(before.cond):
+                pass  # the border's branch of a run's guard (``codegen.passes.runs``): few work-items take it
             elif isinstance(s, (S.If, S.Block)):
                 visit(s.body if isinstance(s, S.If) else s, loops)
             elif isinstance(s, S.Store):
                 tally.reads(loops, [r for r in S.reads(s.value) if isinstance(r, V.MemRead)
                                     and r.buffer.space in ("global", "local")])
+            before = s
 
     visit(kernel.body, [])
     return tally.factors
