@@ -18,6 +18,7 @@
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh halfword    # memory-bound operators in half storage, MobileNetV2
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh halfsum     # sum and max eight lanes a step (vectorizeSumWide)
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh stencils    # stencils and pools in runs of a row (splitRuns)
+#   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh checknets   # ResNet-18 and VGG-16 (their pools in runs too)
 # Each benchmark writes its JSON under $OUT as it goes (the networks into one file, one record per network),
 # every output line stamped with the seconds since the command started; each part has its own time limit,
 # so one that overruns leaves the others their time.
@@ -105,7 +106,12 @@ case "${1:-}" in
   stencils)
     timeout 420 python benchmarks/half.py --only jacobi2d,blur2d,jacobi3d,maxpool2d,avgpool2d --samples 24 --budget 20 \
       --jobs 14 --db "$OUT/half.sqlite" --json "$OUT/h200-half.json" 2>&1 | grep -v -i warn | stamp ;;
+  checknets)
+    for n in resnet18 vgg16; do
+      timeout 175 python benchmarks/networks.py --only "$n" --samples 8 --time 120 --jobs 14 --json "$OUT/h200-networks.json" \
+        --db "$OUT/networks-$n.sqlite" 2>&1 | grep -v -i warn | stamp
+    done ;;
   *)
-    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf|probed|probed2|recheck|fused|recombined|chainedgrid|unrolled|modelcheck|halfword|halfsum|stencils" >&2
+    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf|probed|probed2|recheck|fused|recombined|chainedgrid|unrolled|modelcheck|halfword|halfsum|stencils|checknets" >&2
     exit 2 ;;
 esac
