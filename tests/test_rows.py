@@ -241,3 +241,31 @@ def test_rows_whose_elements_are_not_neighbours_are_not_shared():
     assert not _cooperative(explore(linalg.matmul()))
     entry, params = parse_spec("conv2d")
     assert not _cooperative(explore(entry.program({}, params)))
+
+
+@pytest.mark.parametrize("precision,load", [("fp16-storage", "load_half8_word(A + "), ("fp32", "*((global const float4*)(A + ")])
+def test_a_rows_vectors_of_eight_load_whole_in_the_compilers_groups(precision, load):
+    """A matrix-vector product's row dealt as vectors of eight (``dealRowsVector``, ``v0 = 8``) whose steps
+    the unrolling leaves to the compiler in groups: each group copies a whole vector's eight steps, so the
+    vector is loaded at once (two float4, or from half storage one sixteen-byte word).  Groups of four steps left the
+    lane to be chosen at run time, a chain of conditions over eight scalar reads per step; the kernel still
+    computes the product on the CPU's device."""
+    from liftpy.explore.operator import library_operator
+    from liftpy.ir.compare import compare
+    from liftpy.ir.precision import FP16_STORAGE, half_arrays, tolerance
+
+    shape = {"M": 16, "N": 512}
+    op = library_operator("gemv", shape, precision)
+    v = next(v for v in explore(op.program(), op.explore_options())
+             if {"dealRowsVector", "unrollInItem"} <= features(v) and "vectorizeReduce" not in features(v))
+    config = {"L0": 16, "v0": 8}
+    (ks, _), = generate_pipeline(v.program, {**shape, **config}, placements=v.placement_map)
+    body = ks.source[ks.source.index("kernel void"):]
+    assert "#pragma unroll" in body and " % 2)" not in body and " ? " not in body, body
+    assert load in body, body
+    inputs = op.inputs(0)
+    reference = op.expected([np.asarray(x, dtype=np.float64) for x in inputs])
+    out = _run(v, shape, config, inputs)
+    tol = 1e-4 if precision == "fp32" else tolerance(FP16_STORAGE, half_arrays(v.placements))
+    verdict = compare(out, reference, tol)
+    assert verdict.ok, verdict.message

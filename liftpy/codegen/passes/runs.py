@@ -5,14 +5,16 @@ unrolling, a work-item's run of a row (``splitRuns``) is a run of such stores, e
 different (the run's first output needs the column before it, its last the one after).  The reads of the
 plain branches of neighbouring outputs lie side by side, but the vectorization loads together only reads
 made whatever a condition says (a read of a branch may lie outside the buffer where its guard is false).
-Here a run of two or more stores to consecutive addresses of one global or local buffer (what the
-vectorization stores as one vector), each storing a conditional value, becomes
+Here a run of two or more stores to consecutive addresses of one global buffer (a row's outputs, which
+the vectorization stores as one vector), each storing a conditional value, becomes
 
     if (c0 && c1 && ...) { the stores of the first branches }
     if (!(c0 && c1 && ...)) { the stores as they were }
 
 so the first block reads plainly and its reads and stores become vectors, and the border's runs keep each
 store's own choice.  The conditions are of indices only, so evaluating them again costs no memory access.
+(Not a copy into local memory: a convolution's padded tile, copied by a work-group, kept its own
+conditions in the kernels measured so far.)
 
 Runs after ``unroll`` (the copies are the run) and before ``vectorize``.
 """
@@ -31,7 +33,7 @@ def guard_runs(kernel: Kernel) -> Kernel:
 
 
 def _guarded(s, buffer=None) -> bool:
-    return (isinstance(s, Store) and isinstance(s.value, V.CondRead) and s.buffer.space in ("global", "local")
+    return (isinstance(s, Store) and isinstance(s.value, V.CondRead) and s.buffer.space == "global"
             and (buffer is None or s.buffer == buffer))
 
 

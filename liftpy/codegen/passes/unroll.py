@@ -254,12 +254,31 @@ def _left_to_compiler(loop: Loop, groups: bool, ranges: dict) -> Loop:
     stay one loop, as measured: ``benchmarks/results/h100-unroll-policy*.json``)."""
     if not groups or loop.extent % VECTOR or loop.extent <= VECTOR:
         return replace(loop, unroll=False, compiler_unroll=True)
-    outer = split_loop(loop, VECTOR, ranges)
-    (inner,) = outer.body.items
-    group = _copies(inner, VECTOR, {**ranges, outer.var: (0, outer.extent - 1)})
+    for size in (VECTOR, 2 * VECTOR):
+        if loop.extent % size or loop.extent <= size:
+            break
+        outer = split_loop(loop, size, ranges)
+        (inner,) = outer.body.items
+        group = _copies(inner, size, {**ranges, outer.var: (0, outer.extent - 1)})
+        if not _lanes_across_groups(group, outer.var):
+            break
     if loop.note != "reduceSeqUnroll":
         group = _interchanged(group)
     return replace(outer, body=Block(flatten(group)), level=loop.level, dim=loop.dim, compiler_unroll=True)
+
+
+def _lanes_across_groups(group: list, var) -> bool:
+    """Whether the copies of a group still divide the group's counter or take it modulo a constant (their
+    lane of a vector of eight, which a group of four leaves to be chosen at run time by a chain of
+    conditions: a row's share of vectors of eight halves read as scalars, one condition per lane)."""
+    for c in group:
+        for s in walk(c):
+            if isinstance(s, Store):
+                for r in walk_reads(s.value):
+                    exprs = [r.index] if isinstance(r, MemRead) else [getattr(r, "cond", None)]
+                    if any(e is not None and any(var in n.free_vars for n in A.divmod_nodes(e)) for e in exprs):
+                        return True
+    return False
 
 
 def _interchanged(group: list) -> list:
