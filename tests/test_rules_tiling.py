@@ -14,6 +14,7 @@ from liftpy.ir.userfun import BUILTINS
 from liftpy.rewrite import algorithmic as A
 from liftpy.rewrite import lowering as L
 from liftpy.rewrite.blocking import register_block2D
+from liftpy.rewrite.checks import check_rule
 from liftpy.rewrite.rule import applications
 from liftpy.rewrite.runs import split_runs
 
@@ -46,11 +47,11 @@ def test_tile2D(ab, n, s, centre, seed):
 
 
 @settings(RULE_SETTINGS, max_examples=10)
-@given(st.sampled_from([(3, 8), (5, 16), (4, 24), (2, 32)]), st.integers(1, 3), st.booleans(), st.integers(0, 10**6))
+@given(st.sampled_from([(3, 8), (5, 16), (4, 24), (2, 32), (3, 6), (2, 4)]), st.integers(1, 3), st.booleans(), st.integers(0, 10**6))
 def test_split_runs(hw, n, weighted, seed):
     """A stencil's row in runs of two, four or eight outputs, each run's copies unrolled (``splitRuns``): the
-    interpreter's results before and after agree for every valid run length; a row no run length divides
-    is left without a valid one."""
+    interpreter's results before and after agree for every valid run length (those that divide the row); a
+    row no run length divides (five) is left without a valid one."""
     h, w = hw
     rng = np.random.default_rng(seed)
 
@@ -60,8 +61,10 @@ def test_split_runs(hw, n, weighted, seed):
         return reduce(add, 0, join(window))
 
     prog = make_program("p", [("x", Array(Int, H, W))], lambda x: dsl.map2D(f, slide2D(n, 1, x)))
-    results = checked(split_runs, prog, [ints(rng, (h + n - 1, w + n - 1))], candidates=[2, 4, 8, 16])
-    assert {r.params["s0"] for r in results} <= {2, 4, 8}
+    results = checked(split_runs, prog, [ints(rng, (h + n - 1, w + n - 1))], candidates=[2, 3, 4, 8, 16])
+    assert {r.params["s0"] for r in results} <= {s for s in (2, 4, 8) if w % s == 0}  # (never 3: no vector)
+    odd = check_rule(split_runs, prog, [ints(rng, (5 + n - 1, 5 + n - 1))], candidates=[1, 2, 3, 4, 5, 8])
+    assert not odd  # five rows of five: no run length divides them
 
 
 def _float_matmul():

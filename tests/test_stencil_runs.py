@@ -51,6 +51,14 @@ def test_a_run_of_a_row_reads_and_writes_vectors_and_computes_right(spec, precis
     assert verdict.ok, verdict.message
 
 
+def test_a_run_of_four_halves_loads_four_where_eight_are_not_aligned():
+    """Runs of four from half storage: a run starts at a multiple of four, not provably of eight, so its rows
+    load four halves at a time (``vload_half4``) rather than not at all."""
+    op, v = _runs_variant("jacobi2d", "fp16-storage")
+    (ks, _), = generate_pipeline(v.program, {**SIZES, "s0": 4}, placements=v.placement_map)
+    assert ks.source.count("vload_half4(0, grid + ") == 3 and "load_half8_word(grid" not in ks.source
+
+
 def _store(buf, index, cond):
     x = Buffer("x", "global", Float, 64, 64, "input", None)
     plain = V.MemRead(x, index, 1)
@@ -60,20 +68,28 @@ def _store(buf, index, cond):
 def test_only_runs_of_guarded_stores_to_neighbouring_addresses_share_one_guard():
     i = A.var("i")
     out = Buffer("out", "global", Float, 64, 64, "output", None)
+    other = Buffer("other", "global", Float, 64, 64, "output", None)
+    tile = Buffer("tile", "local", Float, 64, 64, "temporary", None)
     conds = [A.rel(">=", i + k - 1, 0) for k in range(4)]
+    kernel = Kernel("k", (out,), (), Block(()))
+
+    def guarded(block):
+        return guard_runs(kernel.replace(body=Block((block,)))).body
+
     run = Block(tuple(_store(out, 4 * i + k, conds[k]) for k in range(4)))
-    kernel = Kernel("k", (out,), (), run)
-    ranges_loop = Block((run,))
-    got = guard_runs(kernel.replace(body=ranges_loop)).body
-    ifs = [x for x in _items(got) if isinstance(x, If)]
-    assert len(ifs) == 2
+    ifs = [x for x in _items(guarded(run)) if isinstance(x, If)]
+    assert len(ifs) == 2 and ifs[1].cond == A.negate(ifs[0].cond)
+    assert ifs[0].cond == A.simplify_condition(A.conj(conds), {})
     inside = ifs[0].body.items
     assert all(isinstance(s, Store) and isinstance(s.value, V.MemRead) for s in inside)  # plain reads
     assert ifs[1].body.items == run.items  # the border keeps each store's own choice
-    strided = Block(tuple(_store(out, 8 * k + i, conds[k]) for k in range(4)))
-    assert guard_runs(kernel.replace(body=Block((strided,)))).body == Block((strided,))
-    single = Block((_store(out, i, conds[0]),))
-    assert guard_runs(kernel.replace(body=Block((single,)))).body == Block((single,))
+    # a run ends where the buffer changes: two runs, each under its own pair of guards
+    two = Block(tuple(_store(out, 4 * i + k, conds[k]) for k in range(2)) + tuple(_store(other, 4 * i + k, conds[k]) for k in range(2, 4)))
+    assert sum(isinstance(x, If) for x in _items(guarded(two))) == 4
+    # left alone: addresses apart, a single store, a copy into local memory
+    for block in (Block(tuple(_store(out, 8 * k + i, conds[k]) for k in range(4))), Block((_store(out, i, conds[0]),)),
+                  Block(tuple(_store(tile, 4 * i + k, conds[k]) for k in range(4)))):
+        assert guarded(block) == Block((block,))
 
 
 def _items(b):
@@ -100,6 +116,28 @@ def test_the_model_counts_a_runs_interior_not_its_border():
     assert got == kernel_factors(k.ir.replace(body=interior_only), k.launch.local_size)
     border_only = _without(k.ir.body, ifs[0])
     assert kernel_factors(k.ir.replace(body=border_only), k.launch.local_size).coalescing > 2 * got.coalescing
+
+
+def test_the_model_counts_the_interior_of_every_run_with_the_same_guard():
+    """Two runs under one guard (two outputs): each interior counted, each border skipped.  Here the second
+    interior reads a float 32 apart per work-item; skipped, the factor would be the first's, 1."""
+    from liftpy.codegen.stmt import Loop
+    from liftpy.ir.levels import Level
+    from liftpy.model.access import kernel_factors
+
+    g = A.var("gl_0")
+    x = Buffer("x", "global", Float, 4096, 4096, "input", None)
+    out = Buffer("out", "global", Float, 4096, 4096, "output", None)
+    c = A.rel(">=", g - 1, 0)
+
+    def pair(index):
+        read = Block((Store(out, g, V.MemRead(x, index, 1), 1),))
+        return [If(c, read), If(A.negate(c), read)]
+
+    body = Block((Loop(g, 64, Level.GLB, 0, Block(tuple(pair(g) + pair(32 * g)))),))
+    coalesced = Block((Loop(g, 64, Level.GLB, 0, Block(tuple(pair(g)))),))
+    k = Kernel("k", (x, out), (), body)
+    assert kernel_factors(k, (32,)).coalescing > 2 * kernel_factors(k.replace(body=coalesced), (32,)).coalescing
 
 
 def _walk(s):

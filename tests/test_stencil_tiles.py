@@ -262,7 +262,8 @@ def test_every_tiled_jacobi_variant_compiles_and_matches():
 
 @pytest.mark.slow
 def test_library_stencils_staged_by_rows_compile_and_match():
-    """jacobi2d and blur2d: their localStageRows variant on the default device against numpy."""
+    """jacobi2d and blur2d: their localStageRows variants on the default device against numpy (the tile's rows
+    computed one output an item, and in runs of two: ``splitRuns``)."""
     from liftpy.host.device import get_device
     from liftpy.host.kernel import CompiledPipeline
     from liftpy.operators import stencils as O
@@ -271,8 +272,11 @@ def test_library_stencils_staged_by_rows_compile_and_match():
     x = np.random.default_rng(4).standard_normal((48, 40)).astype(np.float32)
     for build, reference in ((O.jacobi2d, O.jacobi2d_reference), (O.blur2d, O.blur2d_reference)):
         kept, _ = explore_all(build())
-        (v,) = [v for v in kept if any(s.rule == "localStageRows" for s in v.trace)]
-        for t in (4, 10):  # tiles of 2 and 8 outputs: both divide 48 and 40
-            out = CompiledPipeline(v.program, {"H": 48, "W": 40, "t0": t}, get_device(None), v.placement_map).run(
-                x, repeat=1, warmup=0).output
-            assert np.allclose(np.asarray(out).reshape(x.shape), reference(x), atol=1e-5), (build.__name__, t)
+        staged = {any(s.rule == "splitRuns" for s in v.trace): v for v in kept if any(s.rule == "localStageRows" for s in v.trace)}
+        assert set(staged) == {False, True}, build.__name__
+        for runs, v in staged.items():
+            for t in (4, 10):  # tiles of 2 and 8 outputs: both divide 48 and 40, and a run of two divides both
+                params = {"t0": t, **({str(v.params[-1]): 2} if runs else {})}
+                out = CompiledPipeline(v.program, {"H": 48, "W": 40, **params}, get_device(None), v.placement_map).run(
+                    x, repeat=1, warmup=0).output
+                assert np.allclose(np.asarray(out).reshape(x.shape), reference(x), atol=1e-5), (build.__name__, params)

@@ -49,6 +49,7 @@ import numpy as np
 from ..codegen import stmt as S
 from ..codegen.half import element_bytes  # (a half-stored buffer moves 2 bytes an element)
 from ..codegen.passes import DEFAULT_PASSES, eliminate_divmod, privatize, vectorize
+from ..codegen.passes.runs import is_border
 from ..ir.levels import Ids, Level
 from ..views import view as V
 from .. import arith as A
@@ -284,8 +285,9 @@ def kernel_factors(kernel: S.Kernel, local_size: tuple[int, ...] | None, seed: i
         for s in block.items:
             if isinstance(s, S.Loop):
                 visit(s.body, loops + [s])
-            elif isinstance(s, S.If) and isinstance(before, S.If) and s.cond == A.negate(before.cond):
-                pass  # the border's branch of a run's guard (``codegen.passes.runs``): few work-items take it
+            elif is_border(before, s):  # (a run's border: few work-items take it)
+                before = None
+                continue
             elif isinstance(s, (S.If, S.Block)):
                 visit(s.body if isinstance(s, S.If) else s, loops)
             elif isinstance(s, S.Store):

@@ -43,6 +43,7 @@ from .. import arith as A
 from ..arith.expr import sympy_args
 from ..codegen import stmt as S
 from ..codegen.kernel import lower_pipeline
+from ..codegen.passes.runs import is_border
 from ..views import view as V
 
 
@@ -95,9 +96,14 @@ class _Tally:
                 self.address += _arithmetic(x.cond) * times
 
     def block(self, block: S.Block, times: int) -> None:
+        before = None
         for s in block.items:
             if isinstance(s, S.Loop):
                 self.block(s.body, times * s.extent)
+            elif is_border(before, s):  # (a run's border: every item decides it, few take it)
+                self.address += _arithmetic(s.cond) * times
+                before = None
+                continue
             elif isinstance(s, S.If):
                 self.address += _arithmetic(s.cond) * times
                 self.block(s.body, times)
@@ -110,6 +116,7 @@ class _Tally:
                 self.value(s.value, times)
             elif isinstance(s, S.IndexDef):
                 self.address += _arithmetic(s.value) * times
+            before = s
 
 
 def kernel_operations(kernel: S.Kernel) -> OperationCounts:

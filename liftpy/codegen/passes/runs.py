@@ -33,7 +33,9 @@ def guard_runs(kernel: Kernel) -> Kernel:
 
 
 def _guarded(s, buffer=None) -> bool:
-    return (isinstance(s, Store) and isinstance(s.value, V.CondRead) and s.buffer.space == "global"
+    # (A CondRead's condition is of indices only, never of memory: evaluating it again after the interior's
+    # stores, for the border's branch, reads nothing they wrote.)
+    return (isinstance(s, Store) and s.width == 1 and isinstance(s.value, V.CondRead) and s.buffer.space == "global"
             and (buffer is None or s.buffer == buffer))
 
 
@@ -55,7 +57,7 @@ def _block(b: Block, ranges) -> Block:
         plain = tuple(store_with(s, s.index, s.value.then) for s in run)
         if cond is A.TRUE:
             out.extend(plain)
-        elif cond is A.FALSE or negate(cond) is None:
+        elif cond is A.FALSE:
             out.extend(run)
             continue
         else:
@@ -63,3 +65,10 @@ def _block(b: Block, ranges) -> Block:
             out.append(If(negate(cond), Block(run)))
         changed = True
     return Block(tuple(out)) if changed else b
+
+
+def is_border(before, s) -> bool:
+    """Whether ``s``, the statement after ``before``, is the border's branch of a run's guard: an ``If``
+    whose condition negates the ``If`` before it.  Few work-items take it (the cost models count the
+    interior's reads only; a pair after it starts anew)."""
+    return isinstance(s, If) and isinstance(before, If) and s.cond == A.negate(before.cond)

@@ -93,7 +93,7 @@ def _registers_only(loop: Loop) -> bool:
                    for _, r in _stored_reads(loop))
 
 
-VECTOR = 4  # the lanes of the vector loads the vectorization pass makes of side-by-side reads
+VECTOR = 4  # the lanes of the float vector loads the vectorization pass makes of side-by-side reads
 
 
 def _next_to_next(index, var) -> bool:
@@ -249,36 +249,55 @@ def _copies(loop: Loop, count: int, ranges: dict) -> list:
 
 def _left_to_compiler(loop: Loop, groups: bool, ranges: dict) -> Loop:
     """``loop`` as a loop marked ``#pragma unroll``; with ``groups``, a loop over groups of ``VECTOR``
-    iterations, each group copied here, so that the vectorization pass still loads reads that lie side by
+    iterations (of twice as many where a group of ``VECTOR`` would choose a vector's lane at run time),
+    each group copied here, so that the vectorization pass still loads reads that lie side by
     side in consecutive iterations as vectors (iterations that do not come in more than one group of four
     stay one loop, as measured: ``benchmarks/results/h100-unroll-policy*.json``)."""
     if not groups or loop.extent % VECTOR or loop.extent <= VECTOR:
         return replace(loop, unroll=False, compiler_unroll=True)
-    for size in (VECTOR, 2 * VECTOR):
+    chosen = None
+    for size in (VECTOR, 2 * VECTOR):  # (eight where four leave a vector's lane to run time, if eight do not)
         if loop.extent % size or loop.extent <= size:
             break
         outer = split_loop(loop, size, ranges)
         (inner,) = outer.body.items
         group = _copies(inner, size, {**ranges, outer.var: (0, outer.extent - 1)})
+        if chosen is None or not _lanes_across_groups(group, outer.var):
+            chosen = outer, group
         if not _lanes_across_groups(group, outer.var):
             break
+    outer, group = chosen
     if loop.note != "reduceSeqUnroll":
         group = _interchanged(group)
     return replace(outer, body=Block(flatten(group)), level=loop.level, dim=loop.dim, compiler_unroll=True)
 
 
 def _lanes_across_groups(group: list, var) -> bool:
-    """Whether the copies of a group still divide the group's counter or take it modulo a constant (their
-    lane of a vector of eight, which a group of four leaves to be chosen at run time by a chain of
-    conditions: a row's share of vectors of eight halves read as scalars, one condition per lane)."""
+    """Whether the copies of a group still divide the group's counter or take it modulo (their lane of a
+    vector of eight, which a group of four leaves to be chosen at run time by a chain of conditions: a row's
+    share of vectors of eight halves read as scalars, one condition per lane)."""
     for c in group:
         for s in walk(c):
             if isinstance(s, Store):
-                for r in walk_reads(s.value):
-                    exprs = [r.index] if isinstance(r, MemRead) else [getattr(r, "cond", None)]
-                    if any(e is not None and any(var in n.free_vars for n in A.divmod_nodes(e)) for e in exprs):
-                        return True
+                exprs = [s.index] + [e for r in walk_reads(s.value) for e in _read_exprs(r)]
+            elif isinstance(s, IndexDef):
+                exprs = [s.value]
+            elif isinstance(s, If):
+                exprs = [s.cond]
+            else:
+                continue
+            if any(var in n.free_vars for e in exprs for n in A.divmod_nodes(e)):
+                return True
     return False
+
+
+def _read_exprs(r) -> list:
+    if isinstance(r, MemRead):
+        return [r.index]
+    if isinstance(r, ImageRead):
+        return [r.x, r.y]
+    cond = getattr(r, "cond", None)
+    return [] if cond is None else [cond]
 
 
 def _interchanged(group: list) -> list:

@@ -156,9 +156,20 @@ def _lane_split(index, width: int):
     return A.plus(rest, k), c % width
 
 
-def _load_width(buf) -> int:
-    """How many lanes of ``buf`` one load takes: four floats, or eight halves (a sixteen-byte word)."""
-    return 8 if buf.stored == "half" else 4
+def _load_widths(buf) -> tuple[int, ...]:
+    """How many lanes of ``buf`` one load may take, widest first: four floats; eight halves (a sixteen-byte
+    word), or four where eight are not provably aligned or the buffer is no multiple of eight long."""
+    widths = (8, 4) if buf.stored == "half" else (4,)
+    return tuple(w for w in widths if not buf.count % w)
+
+
+def _lane_of(r: V.MemRead):
+    """``(base, lane, width)`` of the load a scalar read of a loadable buffer belongs to, or None."""
+    for w in _load_widths(r.buffer):
+        split = _split_lane(r.index, w)
+        if split is not None:
+            return split[0], split[1], w
+    return None
 
 
 def _unguarded(r: V.Read):
@@ -187,38 +198,37 @@ def _combine_loads(items: tuple, counter) -> tuple:
             buf = r.buffer
             ok = loadable.get(id(buf))
             if ok is None:
-                ok = loadable[id(buf)] = (_alignable(buf) and id(buf) not in written and not buf.count % _load_width(buf)
+                ok = loadable[id(buf)] = (_alignable(buf) and id(buf) not in written and bool(_load_widths(buf))
                                           and buf.scalar.name == "float")
             if not ok:
                 continue
-            split = _split_lane(r.index, _load_width(buf))
-            if split is None:
+            lane = _lane_of(r)
+            if lane is None:
                 continue
-            key = (r.buffer, split[0])
-            groups.setdefault(key, set()).add(split[1])
+            key = (r.buffer, lane[0], lane[2])
+            groups.setdefault(key, set()).add(lane[1])
             first_use.setdefault(key, pos)
     chosen = {key: None for key, lanes in groups.items() if len(lanes) >= 2}
     if not chosen:
         return items
     loads_at: dict = {}
     for key in chosen:
-        buf, base = key
+        buf, base, w = key
         k = next(counter)
-        w = _load_width(buf)
         tmp = Buffer(f"v{k}", "private", buf.scalar, w, sympy.Integer(w), "temporary", None)
         chosen[key] = tmp
         load = Store(tmp, A.ZERO, V.MemRead(buf, base, w, True), w)
         loads_at.setdefault(first_use[key], []).extend([Declare(tmp), load])
 
-    loaded = {id(buf) for buf, _ in chosen}
+    loaded = {id(buf) for buf, _, _ in chosen}
 
     def swap_one(r):
         # The buffer first: most scalar reads of a block (accumulators, private temporaries) are of
         # buffers none of whose lanes is loaded, and need not have their index split.
         if isinstance(r, V.MemRead) and r.width == 1 and id(r.buffer) in loaded:
-            split = _split_lane(r.index, _load_width(r.buffer))
-            if split is not None and (r.buffer, split[0]) in chosen:
-                return V.MemRead(chosen[(r.buffer, split[0])], A.const(split[1]), 1)
+            lane = _lane_of(r)
+            if lane is not None and (r.buffer, lane[0], lane[2]) in chosen:
+                return V.MemRead(chosen[(r.buffer, lane[0], lane[2])], A.const(lane[1]), 1)
         return r
 
     def swap(r):
