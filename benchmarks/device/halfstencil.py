@@ -17,23 +17,13 @@ import os
 import numpy as np
 import pyopencl as cl
 
+from liftpy.codegen.half import WORD_HELPERS  # (the words liftpy's kernels move halves in)
+
 N = int(os.environ.get("HALFSTENCIL_N", 8192))  # (a smaller grid to try it on a CPU)
 
-SOURCE = r"""
+SOURCE = WORD_HELPERS + r"""
 #define AT(i, j) ((i) * N + (j))
 #define CL(v) min(N - 1, max(0, (v)))
-
-float8 load_half8_word(const global half* p) {
-  const uint4 w = *(const global uint4*)p;
-  return (float8)(vload_half4(0, (const private half*)&w), vload_half4(1, (const private half*)&w));
-}
-
-void store_half8_word(float8 v, global half* p) {
-  uint4 w;
-  vstore_half4_rte(v.lo, 0, (private half*)&w);
-  vstore_half4_rte(v.hi, 1, (private half*)&w);
-  *(global uint4*)p = w;
-}
 
 kernel void f1(global const float* x, global float* o) {
   int j = get_global_id(0), i = get_global_id(1);
