@@ -1,5 +1,5 @@
-"""Runs of a row per work-item: a stencil's (or any 2D nest's) inner map split into runs of ``n``
-neighbouring elements, each run computed by one work-item with its copies unrolled.
+"""Runs of a row per work-item: a stencil's inner map split into runs of ``n`` neighbouring outputs, each
+run computed by one work-item with its copies unrolled.
 
 One output per work-item reads each neighbour with its own scalar access: a Jacobi sweep five reads an
 output.  A run of eight outputs reads its three rows' eight middle elements side by side, which code
@@ -10,9 +10,10 @@ the H200 (``benchmarks/device/halfstencil.py``, 8192^2): 0.235 ms one output an 
 of eight; in half storage 0.208 and 0.079.
 
 ``splitRuns`` is ``splitJoin`` with the inner map sequential and unrolled, ``n`` two, four or eight (the widths
-the vectorization loads and stores), and it applies only to a map nested in another map's function whose
-own function maps nothing (a row's outputs, each a window's value): the outer map is the row's, the runs'
-map is mapped to work-items by the work mapping, the run's copies stay in one item.
+the vectorization stores; a run of two fits a small tile).  The exploration's strategy ``stencil_rows``
+applies it only to the innermost map of a nest over windows (``slide``, alone or zipped with other arrays)
+whose own function maps nothing (a row's outputs, each a window's value): the runs' map is mapped to
+work-items by the work mapping, the run's copies stay in one item.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from .rule import rule
 from .strategy import once
 from .variant import Variant
 
-RUN_WIDTHS = (2, 4, 8)  # a vector store of two, four or eight elements (a run of two fits a small tile)
+RUN_WIDTHS = (2, 4, 8)  # a vector store of two, four or eight elements
 
 
 @rule("splitRuns", "map(f, x) => join(map(mapSeqUnroll(f), split(n, x)))")
