@@ -59,6 +59,25 @@ def test_a_run_of_four_halves_loads_four_where_eight_are_not_aligned():
     assert ks.source.count("vload_half4(0, grid + ") == 3 and "load_half8_word(grid" not in ks.source
 
 
+def test_runs_split_a_stencils_rows_not_a_convolutions_kernels_or_a_products_columns():
+    """The strategy splits the row of a stencil or a pool (2D or 3D); a convolution's map over its kernels,
+    inside each window's function, and a matrix product's columns are left to their tilings (a convolution
+    keeps its 3,338 variants)."""
+    from liftpy.rewrite.runs import stencil_rows
+    from liftpy.rewrite.variant import Variant
+
+    cases = {"jacobi2d": {"H": 16, "W": 16}, "maxpool2d": {"C": 4, "H": 16, "W": 16},
+             "jacobi3d": {"D": 4, "H": 8, "W": 8}, "conv2d": {"C": 8, "H": 16, "W": 16, "M": 8},
+             "matmul": {"M": 16, "N": 16, "K": 16}}
+    from liftpy.explore.conv import ConvOperator
+    from liftpy.operators.conv import get_layer
+
+    split = {name: len(stencil_rows(Variant(library_operator(name, sizes).program()))) for name, sizes in cases.items()}
+    layer = ConvOperator.of(get_layer("vgg16:7").reduced(spatial=16, channels=8, kernels=8))
+    split["vgg16:7"] = len(stencil_rows(Variant(layer.program())))
+    assert split == {"jacobi2d": 1, "maxpool2d": 1, "jacobi3d": 1, "conv2d": 0, "matmul": 0, "vgg16:7": 0}
+
+
 def _store(buf, index, cond):
     x = Buffer("x", "global", Float, 64, 64, "input", None)
     plain = V.MemRead(x, index, 1)

@@ -47,7 +47,8 @@ def split_runs(e, site, ctx):
 def stencil_rows(v: Variant) -> list[Variant]:
     """``splitRuns`` at the row of the first stencil: the inner map of a map whose argument is made of
     windows (``slide``; alone or zipped with other arrays, a Jacobi step's mask), whose own function maps
-    nothing.  A matrix product's rows (a map of maps over no windows) are left to the tilings."""
+    nothing.  A matrix product's rows (a map of maps over no windows) are left to the tilings, and a
+    convolution's map over its kernels (whose function maps nothing) is no row of its windows."""
     rows = set()
     for path, e in positions(v.program.body):
         if not (isinstance(e, Call) and type(e.fn) is P.Map) or is_view(e.fn.f.body):
@@ -55,9 +56,16 @@ def stencil_rows(v: Variant) -> list[Variant]:
         if not any(isinstance(n, Call) and isinstance(n.fn, Slide) for n in subterms(e.args[0])):
             continue
         row, at = e, path
-        while isinstance(row.fn.f.body, Call) and type(row.fn.f.body.fn) is P.Map:  # (a 3D stencil's planes, rows)
+        # (down a 3D stencil's planes to its rows: each map over a part of what the map around it takes, so
+        # a convolution's map over its kernels, inside a window's function, is not a row)
+        while (isinstance(row.fn.f.body, Call) and type(row.fn.f.body.fn) is P.Map
+               and _mentions(row.fn.f.body.args[0], row.fn.f.params[0])):
             row, at = row.fn.f.body, at + (("fn", "f"),)
         if row is e or any(isinstance(n, Call) and isinstance(n.fn, P.MapLike) for n in subterms(row.fn.f.body)):
             continue
         rows.add(at)
     return once(split_runs, where=lambda path, e: path in rows)(v) if rows else []
+
+
+def _mentions(e, var) -> bool:
+    return any(n is var or n == var for n in subterms(e))
