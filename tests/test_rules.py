@@ -158,7 +158,7 @@ def test_vectorize_sum(n, op, width, init, seed):
     whatever the initial value; a known length the width does not divide is left alone."""
     rng = np.random.default_rng(seed)
     f = BUILTINS[op]
-    rule = {4: A.vectorize_sum, 8: A.vectorize_sum8}[width]
+    rule = {4: A.vectorize_sum, 8: A.vectorize_sum_wide}[width]
     prog = make_program("p", [("a", Array(Float, N))], lambda a: reduce(lambda acc, x: f(acc, x), float(init), a))
     results = checked(rule, prog, [floats(rng, (n,))])
     if op != "add":

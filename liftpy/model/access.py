@@ -49,7 +49,7 @@ import numpy as np
 from ..codegen import stmt as S
 from ..codegen.half import element_bytes  # (a half-stored buffer moves 2 bytes an element)
 from ..codegen.passes import DEFAULT_PASSES, eliminate_divmod, privatize, vectorize
-from ..codegen.passes.runs import is_border
+from ..codegen.passes.runs import with_borders
 from ..ir.levels import Ids, Level
 from ..views import view as V
 from .. import arith as A
@@ -281,19 +281,16 @@ def kernel_factors(kernel: S.Kernel, local_size: tuple[int, ...] | None, seed: i
     tally = _Tally(tuple(local_size), random.Random(seed))
 
     def visit(block: S.Block, loops: list[S.Loop]) -> None:
-        before = None
-        for s in block.items:
+        for s, border in with_borders(block.items):
+            if border:
+                continue
             if isinstance(s, S.Loop):
                 visit(s.body, loops + [s])
-            elif is_border(before, s):  # (a run's border: few work-items take it)
-                before = None
-                continue
             elif isinstance(s, (S.If, S.Block)):
                 visit(s.body if isinstance(s, S.If) else s, loops)
             elif isinstance(s, S.Store):
                 tally.reads(loops, [r for r in S.reads(s.value) if isinstance(r, V.MemRead)
                                     and r.buffer.space in ("global", "local")])
-            before = s
 
     visit(kernel.body, [])
     return tally.factors

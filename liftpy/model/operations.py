@@ -43,7 +43,7 @@ from .. import arith as A
 from ..arith.expr import sympy_args
 from ..codegen import stmt as S
 from ..codegen.kernel import lower_pipeline
-from ..codegen.passes.runs import is_border
+from ..codegen.passes.runs import with_borders
 from ..views import view as V
 
 
@@ -96,17 +96,13 @@ class _Tally:
                 self.address += _arithmetic(x.cond) * times
 
     def block(self, block: S.Block, times: int) -> None:
-        before = None
-        for s in block.items:
+        for s, border in with_borders(block.items):
             if isinstance(s, S.Loop):
                 self.block(s.body, times * s.extent)
-            elif is_border(before, s):  # (a run's border: every item decides it, few take it)
-                self.address += _arithmetic(s.cond) * times
-                before = None
-                continue
             elif isinstance(s, S.If):
                 self.address += _arithmetic(s.cond) * times
-                self.block(s.body, times)
+                if not border:  # (a run's border: every item decides it, few take it)
+                    self.block(s.body, times)
             elif isinstance(s, S.Block):
                 self.block(s, times)
             elif isinstance(s, S.Store):
@@ -116,7 +112,6 @@ class _Tally:
                 self.value(s.value, times)
             elif isinstance(s, S.IndexDef):
                 self.address += _arithmetic(s.value) * times
-            before = s
 
 
 def kernel_operations(kernel: S.Kernel) -> OperationCounts:

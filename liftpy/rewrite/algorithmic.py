@@ -18,6 +18,7 @@ from ..ir.types import ArrayType, Float, ScalarType
 from ..ir.userfun import BUILTINS, T, vectorize
 from .patterns import ADD, DOT, eta_userfun, is_call, match_map2D, match_slide2D, sum_form
 from .rule import rule
+from .strategy import Strategy, choice, once
 
 
 def _is_map(e) -> bool:
@@ -396,7 +397,13 @@ def _vectorize_sum(width: int, name: str):
 
 _LANES = {"add": "sum", "max": "max", "min": "min"}
 vectorize_sum = _vectorize_sum(4, "vectorizeSum")
-vectorize_sum8 = _vectorize_sum(8, "vectorizeSumWide")
+vectorize_sum_wide = _vectorize_sum(8, "vectorizeSumWide")
+
+
+def vectorize_reduction() -> Strategy:
+    """A reduction read as vectors: a dot product's (``vectorizeReduce``), or a sum's, maximum's or minimum's
+    four or eight lanes a step (``vectorizeSum``, ``vectorizeSumWide``)."""
+    return choice(once(vectorize_reduce), once(vectorize_sum), once(vectorize_sum_wide))
 
 
 ALGORITHMIC_RULES = [
@@ -418,5 +425,5 @@ ALGORITHMIC_RULES = [
     vectorize_map,
     vectorize_reduce,
     vectorize_sum,
-    vectorize_sum8,
+    vectorize_sum_wide,
 ]

@@ -68,4 +68,4 @@ def stencil_rows(v: Variant) -> list[Variant]:
 
 
 def _mentions(e, var) -> bool:
-    return any(n is var or n == var for n in subterms(e))
+    return any(n == var for n in subterms(e))

@@ -4,8 +4,7 @@ variants: the tiled matrix product (``tiled_dot``), the tiled all-pairs interact
 
 from __future__ import annotations
 
-from .algorithmic import (coalesce, flatten_map2D, groups_out, partial_reduce, vectorize_reduce, vectorize_sum,
-                          vectorize_sum8)
+from .algorithmic import coalesce, flatten_map2D, groups_out, partial_reduce, vectorize_reduction
 from .allpairs import tile_all_pairs
 from .epilogue import match_product
 from .lowering import (MAP_LCL, MAP_SEQ, MAP_WRG, double_buffer, limit_unrolled_nests, local_stage, reduce_lcl, reduce_seq,
@@ -84,7 +83,7 @@ def tree_reduction(opts: ExploreOptions) -> Strategy:
     coalescing reorder, or each its own run); the group then combines its items' results as a tree in
     local memory (``reduceLcl``) and writes one value; a second kernel adds the groups' values with the
     initial one (``reduceKernels``)."""
-    vectorize = optional(choice(once(vectorize_reduce), once(vectorize_sum), once(vectorize_sum8))) if opts.vectorize else (lambda v: [v])
+    vectorize = optional(vectorize_reduction()) if opts.vectorize else (lambda v: [v])
     coalesced = optional(once(coalesce)) if opts.coalesce else (lambda v: [v])
     return seq(vectorize, once(partial_reduce), once(partial_reduce), coalesced, once(reduce_kernels),
                once(MAP_WRG[0]), once(reduce_lcl), normalize(MAP_LCL[0]), normalize(MAP_SEQ), normalize(reduce_seq),

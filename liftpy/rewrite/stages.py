@@ -9,7 +9,7 @@ import itertools
 from ..ir import primitives as P
 from ..ir.expr import Call, Var
 from .algorithmic import (coalesce, partial_reduce, split_join, split_strided, tile2D, vectorize_map, vectorize_reduce,
-                          vectorize_sum, vectorize_sum8)
+                          vectorize_reduction)
 from .blocking import register_block2D
 from .columns import split_columns
 from .lowering import let_private, local_stage, unroll_reduce
@@ -29,7 +29,7 @@ def _macros(opts: ExploreOptions) -> list[tuple[str, Strategy]]:
     out: list[tuple[str, Strategy]] = []
     if opts.vectorize:
         # (a dot product's, or a plain sum's, maximum's or minimum's four or eight elements at a time)
-        out.append(("vectorize", choice(once(vectorize_reduce), once(vectorize_sum), once(vectorize_sum8))))
+        out.append(("vectorize", vectorize_reduction()))
         # An elementwise map over floats on vectors (float4 loads and stores); with ``group`` after it, each
         # work-item takes several vectors.
         out.append(("vectorizeMap", once(vectorize_map)))

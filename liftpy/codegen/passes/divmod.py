@@ -31,7 +31,7 @@ from .simplify import simplify_substituted
 MAX_SPLITS = 6
 
 
-def _own_exprs(x):
+def own_exprs(x):
     """The index expressions and conditions of one statement itself (an ``If``'s condition, not its body)."""
     if isinstance(x, Store):
         yield x.index
@@ -59,7 +59,7 @@ def _own(x) -> tuple[tuple, frozenset]:
             exprs = [x.index]
             _read_exprs(x.value, lambda e: exprs.append(e) or e)
         else:
-            exprs = list(_own_exprs(x))
+            exprs = list(own_exprs(x))
         nodes: list = []
         syms: set = set()
         for e in exprs:
@@ -72,7 +72,7 @@ def _own(x) -> tuple[tuple, frozenset]:
 
 
 def _read_exprs(r, add) -> None:
-    """``add`` every expression of a value tree, outermost read first (as ``_own_exprs`` yields them)."""
+    """``add`` every expression of a value tree, outermost read first (as ``own_exprs`` yields them)."""
     r.map_exprs(add)
     for k in r.children():
         _read_exprs(k, add)

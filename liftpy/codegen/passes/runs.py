@@ -67,8 +67,12 @@ def _block(b: Block, ranges) -> Block:
     return Block(tuple(out)) if changed else b
 
 
-def is_border(before, s) -> bool:
-    """Whether ``s``, the statement after ``before``, is the border's branch of a run's guard: an ``If``
-    whose condition negates the ``If`` before it.  Few work-items take it (the cost models count the
-    interior's reads only; a pair after it starts anew)."""
-    return isinstance(s, If) and isinstance(before, If) and s.cond == A.negate(before.cond)
+def with_borders(items):
+    """Each statement of a block, with whether it is the border's branch of a run's guard (an ``If`` whose
+    condition negates the ``If`` before it): few work-items take it, so the cost models count the interior's
+    reads only.  A pair after it starts anew (its interior negates this border back)."""
+    before = None
+    for s in items:
+        border = isinstance(s, If) and isinstance(before, If) and s.cond == A.negate(before.cond)
+        yield s, border
+        before = None if border else s

@@ -72,7 +72,7 @@ from ... import arith as A
 from ...arith import linear_in, substitute_simplified
 from ...views.view import ImageRead, MemRead, walk_reads
 from ..stmt import Block, If, IndexDef, Kernel, Loop, Store, bind_index, body_ranges, descend, flatten, map_stmts, walk
-from .divmod import split_loop
+from .divmod import own_exprs, split_loop
 from .simplify import rewrite_stmt
 
 
@@ -262,9 +262,10 @@ def _left_to_compiler(loop: Loop, groups: bool, ranges: dict) -> Loop:
         outer = split_loop(loop, size, ranges)
         (inner,) = outer.body.items
         group = _copies(inner, size, {**ranges, outer.var: (0, outer.extent - 1)})
-        if chosen is None or not _lanes_across_groups(group, outer.var):
+        whole = not _lanes_across_groups(group, outer.var)
+        if chosen is None or whole:
             chosen = outer, group
-        if not _lanes_across_groups(group, outer.var):
+        if whole:
             break
     outer, group = chosen
     if loop.note != "reduceSeqUnroll":
@@ -276,28 +277,7 @@ def _lanes_across_groups(group: list, var) -> bool:
     """Whether the copies of a group still divide the group's counter or take it modulo (their lane of a
     vector of eight, which a group of four leaves to be chosen at run time by a chain of conditions: a row's
     share of vectors of eight halves read as scalars, one condition per lane)."""
-    for c in group:
-        for s in walk(c):
-            if isinstance(s, Store):
-                exprs = [s.index] + [e for r in walk_reads(s.value) for e in _read_exprs(r)]
-            elif isinstance(s, IndexDef):
-                exprs = [s.value]
-            elif isinstance(s, If):
-                exprs = [s.cond]
-            else:
-                continue
-            if any(var in n.free_vars for e in exprs for n in A.divmod_nodes(e)):
-                return True
-    return False
-
-
-def _read_exprs(r) -> list:
-    if isinstance(r, MemRead):
-        return [r.index]
-    if isinstance(r, ImageRead):
-        return [r.x, r.y]
-    cond = getattr(r, "cond", None)
-    return [] if cond is None else [cond]
+    return any(var in n.free_vars for c in group for s in walk(c) for e in own_exprs(s) for n in A.divmod_nodes(e))
 
 
 def _interchanged(group: list) -> list:

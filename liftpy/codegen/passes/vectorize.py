@@ -141,7 +141,7 @@ def _group_stores(items: tuple) -> tuple:
     return tuple(out)
 
 
-def _split_lane(index, width: int = 4):
+def _split_lane(index, width: int):
     """``(base, lane)`` with ``index = base + lane``, base a provable multiple of ``width``, or None."""
     key = (index, width)
     hit = _LANES.table.get(key)
