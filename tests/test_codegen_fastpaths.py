@@ -323,7 +323,7 @@ def _old_own(x):
     import importlib
 
     D = importlib.import_module("liftpy.codegen.passes.divmod")
-    exprs = tuple(D._own_exprs(x))
+    exprs = tuple(D.own_exprs(x))
     return tuple(n for e in exprs for n in arith.divmod_nodes(e)), frozenset().union(*(e.free_vars for e in exprs))
 
 
