@@ -191,7 +191,7 @@ def test_calibration_detects_deleted_work(device):
     import pyopencl as cl
 
     out = cl.Buffer(device.context, cl.mem_flags.READ_WRITE, 64)
-    timer = Timer(device, target_s=0.002, repeats=1, warmup=0)
+    timer = Timer(device, target_s=0.01, repeats=1, warmup=0)
     with pytest.raises(ProbeError, match="removed the timed loop"):
         timer.calibrate(k, (1,), (1,), lambda n: (out, np.int32(n)), work_max=1 << 20)
 
