@@ -220,12 +220,17 @@ def statement_trees(draw):
     buf = SimpleNamespace(name="b")
     img = SimpleNamespace(name="im")
     expr = lambda: draw(st.sampled_from([I, J, K, I + 2 * J, 4 * K + 1, arith.floordiv(J + K, 4), arith.const(2),  # noqa: E731
-                                         arith.cmod(arith.cdiv(I + J, 4), 3) + K]))
+                                         arith.cmod(arith.cdiv(I + J, 4), 3) + K,
+                                         # a counter divided alone beside other terms (a tile's 4 x 2 block)
+                                         arith.floordiv(K, 2) * 8 + arith.mod(K, 2) * 3 + I - 9,
+                                         arith.cdiv(J, 3) * 5 + arith.cmod(J, 3) + K - 12]))
+    # conditions: one comparison, or a range as a padded view's (a conjunction of two)
+    guard = lambda: draw(st.sampled_from([arith.rel(">=", expr(), 0), arith.in_bounds(expr(), 5)]))  # noqa: E731
     stores = []
     for _ in range(draw(st.integers(1, 4))):
         value = V.FunCall("f", (V.MemRead(buf, expr(), 1), V.ImageRead(img, expr(), expr(), draw(st.sampled_from([None, K, arith.ONE]))),
                                 V.LaneRead(V.MemRead(buf, expr(), 4), expr())))
-        stores.append(S.Store(buf, expr(), V.CondRead(arith.rel(">=", expr(), 0), value, V.ConstRead(0.0, None))))
+        stores.append(S.Store(buf, expr(), V.CondRead(guard(), value, V.ConstRead(0.0, None))))
     inner = S.Loop(K, 4, Level.SEQ, 0, S.Block(tuple(stores)))
     cond = S.If(arith.rel("<", expr(), 3), S.Block((stores[-1],)))
     return S.Block((S.Loop(J, 6, Level.SEQ, 0, S.Block((inner, S.IndexDef(arith.var("t"), expr())))), cond))
