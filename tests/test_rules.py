@@ -20,7 +20,7 @@ from liftpy import (
     multAndSumUp, reduce, reduceSeq, relu, split, sub, transpose, zip,
 )
 from liftpy.ir import dsl
-from liftpy.ir.userfun import BUILTINS
+from liftpy.ir.userfun import BUILTINS, userfun
 from liftpy.rewrite import algorithmic as A
 from liftpy.rewrite import lowering as L
 from liftpy.rewrite.blocking import register_block2D
@@ -149,23 +149,50 @@ def test_vectorize_reduce(n, init, seed):
     checked(A.vectorize_reduce, prog, [floats(rng, (n,)), floats(rng, (n,))])
 
 
+# What a reduction combines of each element: the element itself, an average's, a sum of squares', a largest
+# magnitude's, a difference's from a constant (``_lanewise``'s functions over the element and float constants).
+ELEMENTS = {
+    "x": lambda x: x,
+    "x * 0.25": lambda x: x * 0.25,
+    "x * x": lambda x: x * x,
+    "fabs(x)": lambda x: BUILTINS["fabs"](x),
+    "max(x - 0.5, -x)": lambda x: BUILTINS["max"](x - 0.5, BUILTINS["neg"](x)),
+}
+
+
 @RULE_SETTINGS
 @given(st.sampled_from([8, 16, 24, 32]), st.sampled_from(["add", "max", "min"]), st.sampled_from([4, 8]),
-       st.floats(-2, 2, allow_nan=False), st.integers(0, 10**6))
-def test_vectorize_sum(n, op, width, init, seed):
-    """A sum, maximum or minimum of floats four or eight at a time: the interpreter's results before and
-    after agree (the maxima and minima exactly; ``check_rule``'s tolerance for the sums' other order),
-    whatever the initial value; a known length the width does not divide is left alone."""
+       st.sampled_from(sorted(ELEMENTS)), st.floats(-2, 2, allow_nan=False), st.integers(0, 10**6))
+def test_vectorize_sum(n, op, width, element, init, seed):
+    """A sum, maximum or minimum of floats, or of a function of each (``x * 0.25f``, ``x * x``), four or
+    eight at a time: the interpreter's results before and after agree (the maxima and minima exactly;
+    ``check_rule``'s tolerance for the sums' other order), whatever the initial value; a known length the
+    width does not divide is left alone."""
     rng = np.random.default_rng(seed)
-    f = BUILTINS[op]
+    f, h = BUILTINS[op], ELEMENTS[element]
     rule = {4: A.vectorize_sum, 8: A.vectorize_sum_wide}[width]
-    prog = make_program("p", [("a", Array(Float, N))], lambda a: reduce(lambda acc, x: f(acc, x), float(init), a))
+    prog = make_program("p", [("a", Array(Float, N))], lambda a: reduce(lambda acc, x: f(acc, h(x)), float(init), a))
     results = checked(rule, prog, [floats(rng, (n,))])
     if op != "add":
         assert all(r.max_error == 0.0 for r in results)
     for odd in (9, 12 if width == 8 else 6):
-        short = make_program("p", [("a", Array(Float, odd))], lambda a: reduce(lambda acc, x: f(acc, x), 0.0, a))
+        short = make_program("p", [("a", Array(Float, odd))], lambda a: reduce(lambda acc, x: f(acc, h(x)), 0.0, a))
         assert not applications(short, [rule])
+
+
+def test_vectorize_sum_leaves_what_vectors_may_not_compute():
+    """An element function OpenCL may not take on vectors (a user function written for scalars, a
+    comparison, which gives -1 for "yes" on vectors) or one of another value than the element is not
+    read as vectors."""
+    scalar_body = userfun("halfOf", [("v", Float)], Float, "return v / 2.0f;", lambda v: v / 2)
+    kept = {
+        "a user function": lambda acc, x: BUILTINS["add"](acc, scalar_body(x)),
+        "a comparison": lambda acc, x: BUILTINS["add"](acc, BUILTINS["lt"](x, 0.0)),
+        "an int conversion": lambda acc, x: BUILTINS["add"](acc, BUILTINS["toFloat"](BUILTINS["toInt"](x))),
+    }
+    for name, body in kept.items():
+        prog = make_program("p", [("a", Array(Float, N))], lambda a: reduce(body, 0.0, a))
+        assert not applications(prog, [A.vectorize_sum, A.vectorize_sum_wide]), name
 
 
 @RULE_SETTINGS

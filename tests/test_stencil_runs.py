@@ -170,3 +170,32 @@ def _without(block, gone):
     def go(b):
         return Block(tuple(descend(x, go) if not isinstance(x, Block) else go(x) for x in b.items if x is not gone))
     return go(block)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp16-storage"])
+def test_an_average_pools_windows_read_as_vectors_as_a_maximums_do(precision):
+    """Average pooling reduces ``a + v * 0.25f``, max pooling ``max(a, v)``: ``vectorizeSum`` reads both
+    windows four at a time (the element's function computed on the vector), so the two pools have the same
+    variants, and an average's run of windows read as vectors computes what the reference does."""
+    from liftpy.host.kernel import compile_program
+    from liftpy.search.variants import variant_tags
+
+    sizes = {"C": 4, "H": 16, "W": 32}
+    tags = {}
+    for spec in ("maxpool2d", "avgpool2d"):
+        op = library_operator(spec, sizes, precision)
+        tags[spec] = sorted(variant_tags(v) for v in explore(op.program(), op.explore_options()))
+    assert tags["avgpool2d"] == tags["maxpool2d"] and any("vec4" in t for t in tags["avgpool2d"])
+    op = library_operator("avgpool2d", sizes, precision)
+    v = next(v for v in explore(op.program(), op.explore_options())
+             if {"splitRuns", "vectorizeSum"} <= set(features(v)) and "placeInImage" not in features(v)
+             and [t.rule for t in v.trace if t.rule.startswith("map")][:3] == ["mapGlb2", "mapGlb1", "mapGlb0"])
+    cfg = {**sizes, **{str(p): 4 for p in v.params}}
+    (ks, _), = generate_pipeline(v.program, cfg, placements=v.placement_map)
+    assert "lanesum4(mult_float4(" in ks.source and "((float4)(0.25f))" in ks.source, ks.source
+    inputs = op.inputs(0)
+    reference = op.expected([np.asarray(x, dtype=np.float64) for x in inputs])
+    out = compile_program(v.program, cfg, placements=v.placement_map).run(*inputs).output
+    tol = 1e-5 if precision == "fp32" else tolerance(FP16_STORAGE, half_arrays(v.placements))
+    verdict = compare(out, reference, tol)
+    assert verdict.ok, verdict.message

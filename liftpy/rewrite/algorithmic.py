@@ -13,9 +13,9 @@ import sympy
 from ..ir import dsl
 from ..ir import primitives as P
 from ..ir.analysis import is_view
-from ..ir.expr import Call, Lambda, Var, apply_lambda, fresh_name, primitive_functions, rename_bound, replace_functions
-from ..ir.types import ArrayType, Float, ScalarType
-from ..ir.userfun import BUILTINS, T, vectorize
+from ..ir.expr import Call, Lambda, Literal, Var, apply_lambda, fresh_name, primitive_functions, rename_bound, replace_functions
+from ..ir.types import ArrayType, Float, ScalarType, VectorType
+from ..ir.userfun import BUILTINS, T, UserFun, vectorize
 from .patterns import ADD, DOT, eta_userfun, is_call, match_map2D, match_slide2D, sum_form
 from .rule import rule
 from .strategy import Strategy, choice, once
@@ -369,7 +369,7 @@ def vectorize_reduce(e, site, ctx):
 
 
 def _vectorize_sum(width: int, name: str):
-    @rule(name, f"reduce(acc (+) x, init, xs) => reduce(acc (+) lanes(+)(x), init, asVector({width}, xs))")
+    @rule(name, f"reduce(acc (+) h(x), init, xs) => reduce(acc (+) lanes(+)(h(q)), init, asVector({width}, xs))")
     def vectorize_sum(e, site, ctx):
         """A sum, maximum or minimum of floats read ``width`` at a time: float4 or float8 loads; from half
         storage half4 loads, or eight halves as one sixteen-byte word, NVIDIA's fastest ways of reading
@@ -381,7 +381,10 @@ def _vectorize_sum(width: int, name: str):
             return None
         lam = e.fn.f
         form = sum_form(lam)
-        if form is None or lam.body.args[1:] != (lam.params[1],):  # acc (+) x itself (not h(x), not multAndSumUp)
+        if form is None or len(lam.body.args) != 2:  # (not multAndSumUp)
+            return None
+        item = _lanewise(lam.body.args[1], lam.params[1].name, width)  # x itself, or h(x) lane by lane
+        if item is None:
             return None
         init, xs = e.args
         xt = site.type_of(xs)
@@ -390,12 +393,37 @@ def _vectorize_sum(width: int, name: str):
         if getattr(xt.size, "is_Integer", False) and int(xt.size) % width:
             return None  # a known length the width does not divide (a 3x3 window's 9)
         op, combine = form.op, BUILTINS[f"lane{_LANES[form.op.name]}{width}"]
-        return Call(P.Reduce(dsl.as_lambda(lambda a, q: op(a, combine(q)), 2, "acc")), (init, dsl.asVector(width, xs)))
+        return Call(P.Reduce(dsl.as_lambda(lambda a, q: op(a, combine(item(q))), 2, "acc")), (init, dsl.asVector(width, xs)))
 
     return vectorize_sum
 
 
 _LANES = {"add": "sum", "max": "max", "min": "min"}
+# Element functions that OpenCL computes lane by lane on float vectors, as on floats.
+_LANEWISE = ("add", "sub", "mult", "div", "neg", "max", "min", "fabs", "sqrt", "exp")
+
+
+def _lanewise(item, x: str, width: int):
+    """For the element ``item`` a reduction combines, an expression of the element ``x`` (``x`` itself,
+    an average's ``x * 0.25f``, a sum of squares' ``x * x``): a function building the same expression of a
+    vector ``q`` of ``width`` elements, float literals made vectors of that value; None where ``item``
+    holds anything else (a user function the OpenCL compiler may not take on vectors, another variable)."""
+    if isinstance(item, Var):
+        return (lambda q: q) if item.name == x else None
+    if isinstance(item, Literal):
+        if item.type != Float:
+            return None
+        vector = Literal(item.value, VectorType(Float, width))
+        return lambda q: vector
+    if not (isinstance(item, Call) and isinstance(item.fn, UserFun)):
+        return None
+    fn = item.fn
+    if fn.name not in _LANEWISE or BUILTINS.get(fn.name) is not fn:
+        return None
+    parts = [_lanewise(a, x, width) for a in item.args]
+    if any(p is None for p in parts):
+        return None
+    return lambda q: Call(fn, tuple(p(q) for p in parts))
 vectorize_sum = _vectorize_sum(4, "vectorizeSum")
 vectorize_sum_wide = _vectorize_sum(8, "vectorizeSumWide")
 
