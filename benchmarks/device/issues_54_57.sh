@@ -20,6 +20,8 @@
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh stencils    # stencils and pools in runs of a row (splitRuns)
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh checknets   # ResNet-18 and VGG-16 (their pools in runs too)
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh vggrows     # VGG-16; gemv, softmax and layer-norm rows in half
+#   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh pools       # average and max pooling read as vectors; jacobi3d
+#                                                                         # with the budget its 512^3 validation needs
 # Each benchmark writes its JSON under $OUT as it goes (the networks into one file, one record per network),
 # every output line stamped with the seconds since the command started; each part has its own time limit,
 # so one that overruns leaves the others their time.
@@ -117,7 +119,12 @@ case "${1:-}" in
       --db "$OUT/networks-vgg16.sqlite" 2>&1 | grep -v -i warn | stamp
     timeout 300 python benchmarks/half.py --only gemv,softmax_rows,layernorm_rows --samples 24 --budget 15 \
       --jobs 14 --db "$OUT/half.sqlite" --json "$OUT/h200-half.json" 2>&1 | grep -v -i warn | stamp ;;
+  pools)
+    timeout 280 python benchmarks/half.py --only avgpool2d,maxpool2d --samples 24 --budget 20 \
+      --jobs 14 --db "$OUT/half.sqlite" --json "$OUT/h200-half.json" 2>&1 | grep -v -i warn | stamp
+    timeout 280 python benchmarks/half.py --only jacobi3d --samples 24 --budget 45 \
+      --jobs 14 --db "$OUT/half.sqlite" --json "$OUT/h200-half.json" 2>&1 | grep -v -i warn | stamp ;;
   *)
-    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf|probed|probed2|recheck|fused|recombined|chainedgrid|unrolled|modelcheck|halfword|halfsum|stencils|checknets|vggrows" >&2
+    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf|probed|probed2|recheck|fused|recombined|chainedgrid|unrolled|modelcheck|halfword|halfsum|stencils|checknets|vggrows|pools" >&2
     exit 2 ;;
 esac
