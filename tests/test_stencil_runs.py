@@ -28,11 +28,22 @@ def _runs_variant(spec, precision):
     return op, variants[0]
 
 
+def _matches_reference(op, v, sizes, precision):
+    """The kernel of ``v`` at ``sizes`` computes what the library's reference does on the CPU's device,
+    within the precision's tolerance."""
+    from liftpy.host.kernel import compile_program
+
+    inputs = op.inputs(0)
+    reference = op.expected([np.asarray(x, dtype=np.float64) for x in inputs])
+    out = compile_program(v.program, sizes, placements=v.placement_map).run(*inputs).output
+    tol = 1e-5 if precision == "fp32" else tolerance(FP16_STORAGE, half_arrays(v.placements))
+    verdict = compare(out, reference, tol)
+    assert verdict.ok, verdict.message
+
+
 @pytest.mark.parametrize("precision", ["fp32", "fp16-storage"])
 @pytest.mark.parametrize("spec", ["jacobi2d", "blur2d"])
 def test_a_run_of_a_row_reads_and_writes_vectors_and_computes_right(spec, precision):
-    from liftpy.host.kernel import compile_program
-
     op, v = _runs_variant(spec, precision)
     sizes = {**SIZES, "s0": 8}
     (ks, _), = generate_pipeline(v.program, sizes, placements=v.placement_map)
@@ -43,12 +54,7 @@ def test_a_run_of_a_row_reads_and_writes_vectors_and_computes_right(spec, precis
         assert "*((global const float4*)(" in src and "*((global float8*)(out" in src
     else:
         assert "load_half8_word(" in src and "store_half8_word(" in src and "vload_half8" not in src
-    inputs = op.inputs(0)
-    reference = op.expected([np.asarray(x, dtype=np.float64) for x in inputs])
-    out = compile_program(v.program, sizes, placements=v.placement_map).run(*inputs).output
-    tol = 1e-5 if precision == "fp32" else tolerance(FP16_STORAGE, half_arrays(v.placements))
-    verdict = compare(out, reference, tol)
-    assert verdict.ok, verdict.message
+    _matches_reference(op, v, sizes, precision)
 
 
 def test_a_run_of_four_halves_loads_four_where_eight_are_not_aligned():
@@ -177,7 +183,6 @@ def test_an_average_pools_windows_read_as_vectors_as_a_maximums_do(precision):
     """Average pooling reduces ``a + v * 0.25f``, max pooling ``max(a, v)``: ``vectorizeSum`` reads both
     windows four at a time (the element's function computed on the vector), so the two pools have the same
     variants, and an average's run of windows read as vectors computes what the reference does."""
-    from liftpy.host.kernel import compile_program
     from liftpy.search.variants import variant_tags
 
     sizes = {"C": 4, "H": 16, "W": 32}
@@ -193,9 +198,4 @@ def test_an_average_pools_windows_read_as_vectors_as_a_maximums_do(precision):
     cfg = {**sizes, **{str(p): 4 for p in v.params}}
     (ks, _), = generate_pipeline(v.program, cfg, placements=v.placement_map)
     assert "lanesum4(mult_float4(" in ks.source and "((float4)(0.25f))" in ks.source, ks.source
-    inputs = op.inputs(0)
-    reference = op.expected([np.asarray(x, dtype=np.float64) for x in inputs])
-    out = compile_program(v.program, cfg, placements=v.placement_map).run(*inputs).output
-    tol = 1e-5 if precision == "fp32" else tolerance(FP16_STORAGE, half_arrays(v.placements))
-    verdict = compare(out, reference, tol)
-    assert verdict.ok, verdict.message
+    _matches_reference(op, v, cfg, precision)
