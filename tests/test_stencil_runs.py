@@ -183,6 +183,8 @@ def test_an_average_pools_windows_read_as_vectors_as_a_maximums_do(precision):
     """Average pooling reduces ``a + v * 0.25f``, max pooling ``max(a, v)``: ``vectorizeSum`` reads both
     windows four at a time (the element's function computed on the vector), so the two pools have the same
     variants, and an average's run of windows read as vectors computes what the reference does."""
+    from liftpy.ir.parser import parse_program
+    from liftpy.ir.printer import show_program
     from liftpy.search.variants import variant_tags
 
     sizes = {"C": 4, "H": 16, "W": 32}
@@ -195,6 +197,7 @@ def test_an_average_pools_windows_read_as_vectors_as_a_maximums_do(precision):
     v = next(v for v in explore(op.program(), op.explore_options())
              if {"splitRuns", "vectorizeSum"} <= set(features(v)) and "placeInImage" not in features(v)
              and [t.rule for t in v.trace if t.rule.startswith("map")][:3] == ["mapGlb2", "mapGlb1", "mapGlb0"])
+    assert parse_program(show_program(v.program)) == v.program  # the vector constant in the text form
     cfg = {**sizes, **{str(p): 4 for p in v.params}}
     (ks, _), = generate_pipeline(v.program, cfg, placements=v.placement_map)
     assert "lanesum4(mult_float4(" in ks.source and "((float4)(0.25f))" in ks.source, ks.source
