@@ -64,3 +64,23 @@ def test_device_info_names_the_device_without_a_context(monkeypatch, tmp_path):
     with pytest.raises(DeviceError, match="no OpenCL device matches"):
         explore_program(matmul, {"M": 8, "N": 8, "K": 8}, samples=1,
                         db=tmp_path / "r.sqlite", device="no-such-device", progress=False)
+
+
+def test_a_pocl_too_old_for_the_cpu_says_what_to_install(monkeypatch):
+    """PoCL 3.0's LLVM 14 does not know AMD Zen 5: ``liftpy devices`` names the fix, not only the error."""
+    class Failing:
+        def build(self):
+            raise RuntimeError("clBuildProgram failed: BUILD_PROGRAM_FAILURE\nerror: unknown target CPU 'generic'\n")
+
+    pocls = _indices("portable")
+    if not pocls:
+        pytest.skip("needs PoCL (pip install -e '.[pocl,test]')")
+    cl = D._cl()
+    monkeypatch.setattr(cl, "Program", lambda ctx, src: Failing())
+    D.build_problem.cache_clear()
+    try:
+        problem = D.build_problem(pocls[0])
+    finally:
+        D.build_problem.cache_clear()
+    assert problem.startswith("cannot build kernels (error: unknown target CPU 'generic')")
+    assert "apt install pocl-opencl-icd" in problem

@@ -155,8 +155,13 @@ def build_problem(index: int) -> str | None:
     except Exception as e:  # pyopencl raises its own error types, and RuntimeError for build failures
         lines = [l.strip() for l in str(e).splitlines() if "error" in l.lower() and l.strip()]
         detail = next((l for l in lines if l.lower().startswith("error:")), lines[0] if lines else type(e).__name__)
-        return f"cannot build kernels ({detail})"
+        hint = NEWER_CPU_HINT if "unknown target cpu" in detail.lower() else ""
+        return f"cannot build kernels ({detail}){hint}"
     return None
+
+
+# What to do about a CPU newer than the compiler of pip's PoCL (seen with AMD Zen 5).
+NEWER_CPU_HINT = ": this PoCL's LLVM predates the CPU; install the system's PoCL (apt install pocl-opencl-icd)"
 
 
 class Device:
