@@ -61,3 +61,30 @@ def test_a_user_function_is_vectorized_only_where_its_body_is_known_to_suit_vect
             pipeline = CompiledPipeline(v.program, {"N": 64, **config}, get_device(None), v.placement_map)
             assert f"float{config['v0']} uf_twice" in pipeline.source
             assert np.array_equal(pipeline.run(x).output, 2 * x)
+
+
+def test_reductions_of_a_function_of_each_element_read_as_vectors_compute_on_the_device():
+    """``vectorizeSum`` computes an element function on the vector (``sqrt(fabs(x))``, ``exp(-x) / 3``):
+    the variants that read four or eight elements a step compute on the default device what the
+    interpreter computes of the scalar program."""
+    from liftpy import Array, Float, make_program, reduce
+    from liftpy.ir.types import size_var
+    from liftpy.ir.userfun import BUILTINS as B
+
+    n = size_var("N")
+    programs = {
+        "sum of sqrt(fabs(x))": make_program("p", [("a", Array(Float, n))],
+                                             lambda a: reduce(lambda acc, x: B["add"](acc, B["sqrt"](B["fabs"](x))), 0.0, a)),
+        "max of exp(-x) / 3": make_program("p", [("a", Array(Float, n))],
+                                           lambda a: reduce(lambda acc, x: B["max"](acc, B["div"](B["exp"](B["neg"](x)), 3.0)), -1.0, a)),
+    }
+    a = np.random.default_rng(2).standard_normal(256).astype(np.float32)
+    for name, program in programs.items():
+        vectors = [v for v in explore(program) if {"vectorizeSum", "vectorizeSumWide"} & features(v)]
+        checked = 0
+        for v in vectors:
+            check = check_variant(v, program, [{"N": 256}], lambda s: [a], count=1, rtol=1e-5, atol=1e-5)
+            if check.feasible:  # (a variant unrolling more steps than allowed has no point at this size)
+                assert check.ok, (name, check.summary())
+                checked += 1
+        assert checked >= 4, (name, checked)

@@ -157,6 +157,8 @@ ELEMENTS = {
     "x * x": lambda x: x * x,
     "fabs(x)": lambda x: BUILTINS["fabs"](x),
     "max(x - 0.5, -x)": lambda x: BUILTINS["max"](x - 0.5, BUILTINS["neg"](x)),
+    "sqrt(fabs(x))": lambda x: BUILTINS["sqrt"](BUILTINS["fabs"](x)),
+    "exp(-x) / 3": lambda x: BUILTINS["div"](BUILTINS["exp"](BUILTINS["neg"](x)), 3.0),
 }
 
 
@@ -181,9 +183,10 @@ def test_vectorize_sum(n, op, width, element, init, seed):
 
 
 def test_vectorize_sum_leaves_what_vectors_may_not_compute():
-    """An element function OpenCL may not take on vectors (a user function written for scalars, a
-    comparison, which gives -1 for "yes" on vectors) or one of another value than the element is not
-    read as vectors."""
+    """Only the arithmetic ``_lanewise`` knows to compute lane by lane on vectors is taken: not a user
+    function written for scalars (its C body may not build for vectors), a comparison or a conversion
+    (not checked on vectors), nor an element function of another variable than the element (a scalar of
+    an enclosing map, which would need a vector of its own)."""
     scalar_body = userfun("halfOf", [("v", Float)], Float, "return v / 2.0f;", lambda v: v / 2)
     kept = {
         "a user function": lambda acc, x: BUILTINS["add"](acc, scalar_body(x)),
@@ -193,6 +196,13 @@ def test_vectorize_sum_leaves_what_vectors_may_not_compute():
     for name, body in kept.items():
         prog = make_program("p", [("a", Array(Float, N))], lambda a: reduce(body, 0.0, a))
         assert not applications(prog, [A.vectorize_sum, A.vectorize_sum_wide]), name
+    scaled = make_program("p", [("a", Array(Float, N)), ("s", Array(Float, M))],
+                          lambda a, s: map(lambda v: reduce(lambda acc, x: add(acc, mult(x, v)), 0.0, a), s))
+    assert not applications(scaled, [A.vectorize_sum, A.vectorize_sum_wide])
+    # while the same sum scaled by a constant is taken
+    const = make_program("p", [("a", Array(Float, N)), ("s", Array(Float, M))],
+                         lambda a, s: map(lambda v: reduce(lambda acc, x: add(acc, mult(x, 2.0)), v, a), s))
+    assert applications(const, [A.vectorize_sum])
 
 
 @RULE_SETTINGS

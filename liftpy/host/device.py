@@ -143,25 +143,37 @@ def _is_simulator(d) -> bool:
 PROBE_KERNEL = "kernel void probe(global float* x) { x[get_global_id(0)] = 1.0f; }"
 
 
-@lru_cache(maxsize=None)
 def build_problem(index: int) -> str | None:
     """Why a device cannot build even a trivial kernel, or None.  PoCL 3.0 (from ``pip install
     pyopencl[pocl]``) compiles with LLVM 14, which does not know CPUs newer than it (AMD Zen 5: "unknown
-    target CPU 'generic'"); such a device is listed but not chosen by default."""
+    target CPU 'generic'"); such a device is listed but not chosen by default, and the reason says what
+    builds instead: another device, or the system's PoCL once installed."""
+    detail = _build_error(index)
+    if detail is None:
+        return None
+    hint = ""
+    if "unknown target cpu" in detail.lower():
+        others = [j for j, d in enumerate(_all_devices())
+                  if j != index and not _is_simulator(d) and _build_error(j) is None]
+        hint = f": this PoCL's LLVM predates the CPU; device {others[0]} builds" if others else NEWER_CPU_HINT
+    return f"cannot build kernels ({detail}){hint}"
+
+
+# What to do about a CPU newer than the compiler of pip's PoCL (seen with AMD Zen 5).
+NEWER_CPU_HINT = ": this PoCL's LLVM predates the CPU; install the system's PoCL (apt install pocl-opencl-icd)"
+
+
+@lru_cache(maxsize=None)
+def _build_error(index: int) -> str | None:
+    """The compiler's error line when the device cannot build a trivial kernel, or None."""
     cl = _cl()
     device = _all_devices()[index]
     try:
         cl.Program(cl.Context([device]), PROBE_KERNEL).build()
     except Exception as e:  # pyopencl raises its own error types, and RuntimeError for build failures
         lines = [l.strip() for l in str(e).splitlines() if "error" in l.lower() and l.strip()]
-        detail = next((l for l in lines if l.lower().startswith("error:")), lines[0] if lines else type(e).__name__)
-        hint = NEWER_CPU_HINT if "unknown target cpu" in detail.lower() else ""
-        return f"cannot build kernels ({detail}){hint}"
+        return next((l for l in lines if l.lower().startswith("error:")), lines[0] if lines else type(e).__name__)
     return None
-
-
-# What to do about a CPU newer than the compiler of pip's PoCL (seen with AMD Zen 5).
-NEWER_CPU_HINT = ": this PoCL's LLVM predates the CPU; install the system's PoCL (apt install pocl-opencl-icd)"
 
 
 class Device:

@@ -113,7 +113,7 @@ class Timer:
             t = min(self.run(kernel, gsize, lsize, args_for(work), 1))
         if t < target and work >= work_max:
             # One launch on a busy host can stall longer than the whole loop; only a time that stays short
-            # over several launches says the loop is gone.
+            # over several launches (the shortest of this one and three more) says the loop is gone.
             t = min(t, *self.run(kernel, gsize, lsize, args_for(work), 3))
         if t < target / 10 and work >= work_max:
             raise ProbeError(

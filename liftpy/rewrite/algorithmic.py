@@ -371,12 +371,14 @@ def vectorize_reduce(e, site, ctx):
 def _vectorize_sum(width: int, name: str):
     @rule(name, f"reduce(acc (+) h(x), init, xs) => reduce(acc (+) lanes(+)(h(q)), init, asVector({width}, xs))")
     def vectorize_sum(e, site, ctx):
-        """A sum, maximum or minimum of floats read ``width`` at a time: float4 or float8 loads; from half
-        storage half4 loads, or eight halves as one sixteen-byte word, NVIDIA's fastest ways of reading
-        halves (``benchmarks/results/h200-halfconv.json``).  Each step combines the lanes pairwise, then the
-        accumulator: the same elements combined by the same operation in another order (exact for maxima
-        and minima, a sum up to rounding as ``partialReduce``'s).  (Eight lanes are ``vectorizeSumWide``: a
-        rule name ending in a digit would read as a level's, ``features``.)"""
+        """A sum, maximum or minimum of floats, or of a function ``h`` of each (``_lanewise``), read ``width``
+        at a time: float4 or float8 loads; from half storage half4 loads, or eight halves as one sixteen-byte
+        word, NVIDIA's fastest ways of reading halves (``benchmarks/results/h200-halfconv.json``).  Each step
+        computes ``h`` on the vector, combines the lanes pairwise, then the accumulator: the same values
+        combined by the same operation in another order (exact for maxima and minima of an ``h`` of ``+ - *``,
+        ``neg``, ``fabs``, ``max`` and ``min``; a device's vector ``sqrt``, ``exp`` or ``/`` may differ from
+        its scalar one in the last bit; a sum up to rounding as ``partialReduce``'s).  (Eight lanes are
+        ``vectorizeSumWide``: a rule name ending in a digit would read as a level's, ``features``.)"""
         if not (isinstance(e, Call) and type(e.fn) is P.Reduce):
             return None
         lam = e.fn.f
@@ -424,6 +426,8 @@ def _lanewise(item, x: str, width: int):
     if any(p is None for p in parts):
         return None
     return lambda q: Call(fn, tuple(p(q) for p in parts))
+
+
 vectorize_sum = _vectorize_sum(4, "vectorizeSum")
 vectorize_sum_wide = _vectorize_sum(8, "vectorizeSumWide")
 
