@@ -7,13 +7,15 @@ kernel can be built.
 For each workload it draws ``--points`` points (variant and configuration) uniformly from the valid
 space for the device limits of ``--profile`` (the H100's by default: the kernels a GPU search generates),
 generates every kernel of each point once, after one warm-up point, and reports the median, p90 and
-maximum seconds per point.  No device is needed: code generation is pure Python, so the numbers say
+maximum seconds per point.  The points fall on as many variants as there are points, so each pays its
+variant's one-time work (its typing, its program's text); ``--repeat K`` generates each point K times and
+takes the least, what a point costs once that is done.  No device is needed: code generation is pure Python, so the numbers say
 how fast this machine's CPU runs it (one process, one core).  The workloads are those of
 ``benchmarks/search.py``; a layer workload keeps the variants of ``--conv-rules`` (the tiled ones a
 GPU search explores), ``sgemm:N`` all of them.
 
 JSON: one record per workload with ``workload``, ``points``, ``median_s``, ``p90_s``, ``max_s``,
-``total_s``, ``variants``, ``python``, ``cpu``; and ``source_sha1`` (a digest of every generated source,
+``total_s``, ``variants``, ``repeat``, ``python``, ``cpu``; and ``source_sha1`` (a digest of every generated source,
 to tell a faster code generator that changed its output from one that did not).
 """
 
@@ -51,6 +53,10 @@ def main() -> int:
     ap.add_argument("--profile", default=str(ROOT / "benchmarks/results/h100-profile.json"))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--repeat", type=int, default=1, metavar="K",
+                    help="generate each point K times and take the least: what a point costs once its variant's "
+                         "one-time work (its typing, its program's text) is done, as in a search that generates "
+                         "several configurations of a variant")
     ap.add_argument("--compiler-unrolls-copies", action="store_true",
                     help="leave copies' steps to the OpenCL compiler (codegen.passes.copies.COMPILER_UNROLLS_COPIES)")
     ap.add_argument("--compiler-unrolls", default=None, metavar="POLICY",
@@ -90,13 +96,15 @@ def main() -> int:
         times, digest, failed = [], hashlib.sha1(), 0
         for n, p in enumerate(points):
             v = variants[p.variant_index]
-            t = time.perf_counter()
+            dt = None
             try:
-                stages = generate_pipeline(v.program, {**op.sizes(), **p.config}, limits, v.placement_map)
+                for _ in range(max(1, args.repeat)):
+                    t = time.perf_counter()
+                    stages = generate_pipeline(v.program, {**op.sizes(), **p.config}, limits, v.placement_map)
+                    dt = min(time.perf_counter() - t, dt if dt is not None else float("inf"))
             except LiftError:
                 failed += 1  # a point the limits admit but generation refuses: not timed
                 continue
-            dt = time.perf_counter() - t
             if n == 0:
                 continue  # warm-up: imports and first-use caches
             times.append(dt)
@@ -111,6 +119,7 @@ def main() -> int:
             "variants": len(variants),
             "compiler_unrolls_copies": args.compiler_unrolls_copies,
             "compiler_unrolls": unroll_policy(),
+            "repeat": max(1, args.repeat),
             "points": len(times),
             "failed": failed,
             "median_s": statistics.median(times),
