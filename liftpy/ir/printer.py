@@ -114,6 +114,7 @@ class Printer:
     def __init__(self, reserved: set[str] = frozenset()):
         self.names = _Names(set(reserved))
         self.env: dict[str, str] = {}
+        self._least: dict[int, int] = {}  # a lower bound of each node's one-line length, by node identity
 
     # Flat (one-line) rendering ---------------------------------------------------------------------
     def flat(self, node) -> str:
@@ -125,7 +126,11 @@ class Printer:
         ``budget`` (one-line rendering only): raise ``_TooLong`` as soon as the line is known to be
         longer.  Breaking a call over lines tries its one-line form first; rendering the whole one-line
         form of every large subtree at every level made printing a program quadratic in its depth, and
-        such a form is only wanted when it fits.  Whoever gives a budget restores the names on failure."""
+        such a form is only wanted when it fits.  Whoever gives a budget restores the names on failure.
+        A node whose one-line form cannot fit (``_shortest``) is refused before any of it is rendered: the
+        attempts of a deep program's calls, each rendering up to a line of its subtree, were half of printing."""
+        if budget is not None and self._shortest(node) > budget:
+            raise _TooLong
         out = self._render_node(node, indent, budget)
         if budget is not None and len(out) > budget:
             raise _TooLong
@@ -195,6 +200,38 @@ class Printer:
             first = f"{head}(" + "".join(f"{x}, " for x in lead).rstrip()
             return first + "\n" + ",\n".join(" " * inner + p for p in rest) + ")"
         raise TypeError(f"cannot print {node!r}")
+
+    def _shortest(self, node) -> int:
+        """A lower bound of the length of ``node`` on one line, whatever names its variables get (one
+        character at least): exact for names and punctuation, one character for a variable, a literal, a
+        static argument."""
+        key = id(node)
+        n = self._least.get(key)
+        if n is not None:
+            return n
+        if isinstance(node, Lambda):
+            eta = _eta_name(node)
+            if eta is not None:
+                n = len(eta)
+            else:  # "fun(a, b) => body"
+                n = len("fun() => ") + 3 * len(node.params) - 2 + self._shortest(node.body)
+        elif isinstance(node, Call):
+            fn = node.fn
+            if isinstance(fn, (Get, Index)):  # "x._0", "x[i]"
+                n = self._shortest(node.args[0]) + 2
+            else:
+                if isinstance(fn, (Primitive, UserFun)):
+                    head, statics = len(fn.text_name), len(fn.static_args()) if isinstance(fn, Primitive) else 0
+                elif isinstance(fn, Lambda):
+                    head, statics = 2 + self._shortest(fn), 0
+                else:
+                    head, statics = 0, 0
+                count = statics + len(node.args)
+                n = head + 2 + sum(self._shortest(a) for a in node.args) + 2 * max(count - 1, 0)
+        else:
+            n = 1
+        self._least[key] = n
+        return n
 
     def _one_line(self, head: str, items: list, budget: int | None) -> str:
         """``head(item, item, ...)`` on one line; within ``budget`` characters when one is given."""
