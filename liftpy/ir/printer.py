@@ -25,7 +25,7 @@ import sympy
 
 from .analysis import size_symbols
 from .expr import Call, Lambda, Literal, Node, Program, Var, subterms
-from .primitives import Get, Index, Primitive, Reorder, Reverse, Stride
+from .primitives import Get, Index, Primitive, Reverse, Stride
 from .types import ArrayType, Elements, ScalarType, TEXT_KEYWORDS, TupleType, Type, innermost, scalar_of, size_str
 from .userfun import BUILTINS, T, UserFun
 
