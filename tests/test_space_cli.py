@@ -69,6 +69,23 @@ def chunks(xs: [float]N) =
 """
 
 
+def test_a_gpus_profile_read_without_its_gpu_describes_a_gpu(tmp_path):
+    """A profile document of a GPU read on a machine without it (``--profile h100.json`` on a laptop, the
+    code-generation benchmark) keeps the GPU's private memory limit and the model's GPU terms: the document's
+    device type, not the library's CPU default."""
+    from liftpy.model.analytical import Machine
+
+    doc = {"device": {"platform": "NVIDIA CUDA", "name": "NVIDIA H200", "type": "GPU"}, "reported": {"compute_units": 132}}
+    gpu = DeviceProfile.load(_profile_file(tmp_path, doc))
+    assert gpu.device_type == "GPU" and gpu.private_item_limit_bytes == 16 * 1024 and gpu.min_parallelism == 132 * 32
+    assert Machine.from_profile(gpu).is_gpu
+    cpu = DeviceProfile.load(_profile_file(tmp_path, {"device": {"name": "pthread", "type": "CPU"}}))
+    assert cpu.device_type == "CPU" and not Machine.from_profile(cpu).is_gpu
+    # the GPU's repository profile too, whose warp the quick probe did not measure
+    quick = DeviceProfile.load(ROOT / "benchmarks/results/h200-profile-quick.json")
+    assert quick.warp_size is None and Machine.from_profile(quick).is_gpu
+
+
 def test_impossible_request_is_explained(tmp_path):
     program = parse_program(IMPOSSIBLE)
     tiny = DeviceProfile("tiny device", "test", max_work_group_size=1, max_work_item_sizes=(1, 1, 1))

@@ -9,7 +9,7 @@ drawn under (``DeviceProfile.record()``).
 JSON format (``schema`` = ``liftpy-device-profile/1``)::
 
     {"schema": "liftpy-device-profile/1",
-     "device": {"platform": ..., "name": ..., "driver": ..., "version": ...},
+     "device": {"platform": ..., "name": ..., "driver": ..., "version": ..., "type": "GPU"},
      "date": "2026-11-22T10:00:00",
      "limits":   {"max_work_group_size": 1024, ...},            # optional: overrides reported limits
      "measured": {"registers_per_item": {"value": 255, "unit": "registers", "method": ..., "confidence": ...},
@@ -129,6 +129,10 @@ class DeviceProfile:
                 changes[k] = tuple(value) if isinstance(value, list) else value
         dev = data.get("device") or {}
         ident = " | ".join(str(dev.get(k, "")) for k in ("platform", "name", "driver")) if dev else self.device
+        if dev.get("type") and "device_type" not in changes:
+            # (read on a machine without that device, a GPU's profile still describes a GPU: its private
+            # memory per item, its lanes, and the model's GPU terms, not those of the CPU the library defaults to)
+            changes["device_type"] = str(dev["type"])
         return dataclasses.replace(self, device=ident or self.device, source=source, measured=measured, **changes)
 
     @classmethod
