@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from liftpy.constraints import count_space, explain, sample, solve
+from liftpy.constraints import explain, sample, solve
 from liftpy.constraints.solver import enumerate_valid
 from liftpy.constraints.infer import infer_space, variant_space
 from liftpy.host.profile import DeviceProfile, resolve_profile
