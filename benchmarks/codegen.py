@@ -96,12 +96,12 @@ def main() -> int:
         times, digest, failed = [], hashlib.sha1(), 0
         for n, p in enumerate(points):
             v = variants[p.variant_index]
-            dt = None
+            dt = float("inf")
             try:
                 for _ in range(max(1, args.repeat)):
                     t = time.perf_counter()
                     stages = generate_pipeline(v.program, {**op.sizes(), **p.config}, limits, v.placement_map)
-                    dt = min(time.perf_counter() - t, dt if dt is not None else float("inf"))
+                    dt = min(dt, time.perf_counter() - t)
             except LiftError:
                 failed += 1  # a point the limits admit but generation refuses: not timed
                 continue

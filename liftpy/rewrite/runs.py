@@ -59,13 +59,10 @@ def stencil_rows(v: Variant) -> list[Variant]:
         # (down a 3D stencil's planes to its rows: each map over a part of what the map around it takes, so
         # a convolution's map over its kernels, inside a window's function, is not a row)
         while (isinstance(row.fn.f.body, Call) and type(row.fn.f.body.fn) is P.Map
-               and _mentions(row.fn.f.body.args[0], row.fn.f.params[0])):
+               and row.fn.f.params[0].name in row.fn.f.body.args[0].free_vars):
             row, at = row.fn.f.body, at + (("fn", "f"),)
         if row is e or any(isinstance(n, Call) and isinstance(n.fn, P.MapLike) for n in subterms(row.fn.f.body)):
             continue
         rows.add(at)
     return once(split_runs, where=lambda path, e: path in rows)(v) if rows else []
 
-
-def _mentions(e, var) -> bool:
-    return any(n == var for n in subterms(e))
