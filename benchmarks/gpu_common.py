@@ -93,13 +93,14 @@ def min_bytes(inputs, output_nbytes: int) -> int:
 
 
 class Results:
-    """A JSON list written again after each record.  ``replace``: a field naming what a record measures
-    (``"network"``): the file's records from earlier commands are kept, but for those measuring the same,
-    which a new record replaces (one network per device command, one file for the three)."""
+    """A JSON list written again after each record.  ``replace``: the field, or fields, naming what a record
+    measures (``"network"``; ``("operator", "precision")``): the file's records from earlier commands are
+    kept, but for those measuring the same, which a new record replaces (one network per device command,
+    one file for the three; a device part running ``half.py`` twice into one file keeps both commands')."""
 
-    def __init__(self, path: str | None, replace: str | None = None):
+    def __init__(self, path: str | None, replace: str | tuple | None = None):
         self.path = Path(path) if path else None
-        self.replace = replace
+        self.replace = (replace,) if isinstance(replace, str) else replace
         self.records: list[dict] = []
         if replace is not None and self.path is not None and self.path.exists():
             try:
@@ -111,7 +112,8 @@ class Results:
 
     def add(self, record: dict) -> None:
         if self.replace is not None:
-            self.records = [r for r in self.records if r.get(self.replace) != record.get(self.replace)]
+            key = [record.get(f) for f in self.replace]
+            self.records = [r for r in self.records if [r.get(f) for f in self.replace] != key]
         self.records.append(record)
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)

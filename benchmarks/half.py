@@ -123,7 +123,7 @@ def main(argv=None) -> int:
     print(f"{device}: precisions {', '.join(precisions)}; PyTorch {'on CUDA' if torch else 'absent (torch_* null)'}")
     print(f"{'operator':<20}{'precision':>14}{'best ms':>11}{'fp32 ms':>11}{'speedup':>9}{'max rel err':>13}"
           f"{'torch16 ms':>12}{'torch32 ms':>12}")
-    results = Results(args.json)
+    results = Results(args.json, replace=("operator", "precision"))  # (two commands of a device part, one file)
     command = "python benchmarks/half.py " + " ".join(argv if argv is not None else sys.argv[1:])
     for name, spec, sizes, memory_bound in cases(args.small, only):
         torch16, torch32 = torch_times(torch, name, spec, library_operator(spec, sizes))

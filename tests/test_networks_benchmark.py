@@ -78,3 +78,13 @@ def test_one_network_per_command_adds_to_the_file(tmp_path):
     assert json.loads(path.read_text()) == [{"network": "mobilenet_v2", "liftpy_ms": 0.7}]
     Results(str(path)).add({"operator": "add"})  # without ``replace``: the file is this command's records
     assert json.loads(path.read_text()) == [{"operator": "add"}]
+    # half.py's records name an operator and a precision: a second command into the file keeps the first's
+    key = ("operator", "precision")
+    Results(str(path), replace=key).add({"operator": "avgpool2d", "precision": "fp32", "ms": 0.08})
+    Results(str(path), replace=key).add({"operator": "jacobi3d", "precision": "fp32", "ms": 0.36})
+    Results(str(path), replace=key).add({"operator": "avgpool2d", "precision": "fp16-storage", "ms": 0.04})
+    Results(str(path), replace=key).add({"operator": "avgpool2d", "precision": "fp32", "ms": 0.07})
+    assert json.loads(path.read_text()) == [
+        {"operator": "add"}, {"operator": "jacobi3d", "precision": "fp32", "ms": 0.36},
+        {"operator": "avgpool2d", "precision": "fp16-storage", "ms": 0.04},
+        {"operator": "avgpool2d", "precision": "fp32", "ms": 0.07}]
