@@ -84,3 +84,30 @@ def test_each_work_group_combines_its_items_results_as_a_tree_in_local_memory(bu
             assert abs(got - want) <= 1e-4 * max(1.0, abs(want)), (c, got, want, [str(s) for s in v.trace])
             ran += 1
     assert ran >= 4
+
+
+@pytest.mark.parametrize("build,reference", [(linalg.total, linalg.total_reference), (linalg.maximum, linalg.maximum_reference)])
+def test_the_partial_results_are_added_by_one_work_group(build, reference):
+    """``reduceGroup``: the second kernel of a parallel reduction runs on one work-group of ``w2`` items,
+    each reading every ``w2``-th partial result and the items' results combined as a tree, where it ran on
+    one work-item; groups of a power of two and of other sizes (12 items) match numpy."""
+    program, n = build(), 3 * 512
+    inputs, want, device, profile = _case(program, reference, n, seed=2)
+    grouped = [v for v in explore(program) if "reduceGroup" in features(v)]
+    assert len(grouped) >= 2  # with and without the coalescing reorder, vectorized or not
+    ran = 0
+    for k, v in enumerate(grouped[:4]):
+        configs = sample(solve(variant_space(v, {"N": n}, profile)), 400, seed=k)
+        for items in (12, 64):
+            c = next((c for c in configs if c["w2"] == items), None)
+            if c is None:
+                continue
+            stages = generate_pipeline(v.program, {"N": n, **c}, placements=v.placement_map)
+            second = stages[1][0]
+            assert second.launch.global_size == (items,) and second.launch.local_size == (items,)
+            assert second.source.count("reduceLcl(0):") == int(np.ceil(np.log2(items)))
+            out = CompiledPipeline(v.program, {"N": n, **c}, device, v.placement_map).run(*inputs, repeat=1, warmup=0).output
+            got = float(np.asarray(out).ravel()[0])
+            assert abs(got - want) <= 1e-4 * max(1.0, abs(want)), (c, got, want, [str(s) for s in v.trace])
+            ran += 1
+    assert ran >= 4

@@ -342,6 +342,29 @@ def test_reduce_kernels(n, dot, coalesced, init, seed):
 
 
 @RULE_SETTINGS
+@given(st.integers(1, 24), st.sampled_from(["add", "dot", "max", "min"]), st.booleans(), st.integers(-3, 3),
+       st.integers(0, 10**6))
+def test_reduce_group(n, op, staged, init, seed):
+    """A kernel whose result is one reduction, on one work-group: every n-th element per item, the items'
+    results combined with the initial value once; a whole array's (the fold of a maximum or minimum starts
+    from the identity in each item, not from the initial value), or the sum of reduceKernels' partial sums."""
+    from liftpy.rewrite.pipeline import reduce_group, reduce_kernels
+    from liftpy.rewrite.strategy import once
+
+    if op in ("add", "dot"):
+        prog, inputs = whole_reduction(n, op == "dot", init, seed)
+    else:
+        prog = make_program("p", [("a", Array(Int, N))], lambda a: reduce(lambda acc, x: BUILTINS[op](acc, mult(x, 3)), init, a))
+        inputs = [ints(np.random.default_rng(seed), (n,))]
+    values = {"N": n}
+    if staged:
+        prog, values = after_rewrite(once(A.partial_reduce), prog, values)
+        prog, values = after_rewrite(once(reduce_kernels), prog, values)
+    results = checked(reduce_group, prog, inputs, values)
+    assert all(r.where.endswith("reduce") for r in results)
+
+
+@RULE_SETTINGS
 @given(two_d(1, 6), st.sampled_from(range(4)), st.booleans(), st.integers(0, 10**6))
 def test_let_global(hw, fi, two_lets, seed):
     """A let-bound computed array becomes a kernel of its own (y = f(A x), then A^T y, or a chain of two)."""

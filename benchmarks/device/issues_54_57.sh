@@ -23,6 +23,7 @@
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh pools       # average and max pooling read as vectors; jacobi3d
 #                                                                         # with the budget its 512^3 validation needs
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh probe       # the full device probe, for the cost model offline
+#   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh groupsum    # sum and max, partial sums added by one work-group
 # Each benchmark writes its JSON under $OUT as it goes (the networks into one file, one record per network),
 # every output line stamped with the seconds since the command started; each part has its own time limit,
 # so one that overruns leaves the others their time.
@@ -125,9 +126,12 @@ case "${1:-}" in
       --jobs 14 --db "$OUT/half.sqlite" --json "$OUT/h200-half.json" 2>&1 | grep -v -i warn | stamp
     timeout 280 python benchmarks/half.py --only jacobi3d --samples 24 --budget 45 \
       --jobs 14 --db "$OUT/half.sqlite" --json "$OUT/h200-half.json" 2>&1 | grep -v -i warn | stamp ;;
+  groupsum)
+    timeout 330 python benchmarks/half.py --only sum,max --samples 24 --budget 15 \
+      --jobs 14 --db "$OUT/half.sqlite" --json "$OUT/h200-half.json" 2>&1 | grep -v -i warn | stamp ;;
   probe)
     timeout 400 python -m liftpy probe --out "$OUT/h200-profile.json" 2>&1 | grep -v -i warn | stamp ;;
   *)
-    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf|probed|probed2|recheck|fused|recombined|chainedgrid|unrolled|modelcheck|halfword|halfsum|stencils|checknets|vggrows|pools|probe" >&2
+    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf|probed|probed2|recheck|fused|recombined|chainedgrid|unrolled|modelcheck|halfword|halfsum|stencils|checknets|vggrows|pools|probe|groupsum" >&2
     exit 2 ;;
 esac
