@@ -1,14 +1,15 @@
 """Benchmark: whole-array reductions (dot product, sum, maximum) in parallel, explored by the engine, by
-kind of variant: partial results per work-item summed by a second kernel (``reduceKernels``), and Lift's
+kind of variant: partial results per work-item summed by a second kernel (``reduceKernels``), Lift's
 parallel reduction, where each work-group combines its items' results as a tree in local memory
-(``reduceLcl``) before the second kernel; against the vendor's reduction (PyTorch on the GPU: cuBLAS's
+(``reduceLcl``) before the second kernel, and the same in one kernel whose last work-group adds the
+groups' results (``fuseLastGroup``); against the vendor's reduction (PyTorch on the GPU: cuBLAS's
 dot, CUDA's sum and max) timed in the same process, or numpy where there is no GPU.
 
     python benchmarks/reductions.py --n 16777216 --samples 40 --json out.json
 
 Every point is checked against a float64 numpy result before its time counts.
 
-JSON: a list of records, one per (workload, kind), with ``workload``, ``kind`` (``partial`` or ``tree``),
+JSON: a list of records, one per (workload, kind), with ``workload``, ``kind`` (``partial``, ``tree`` or ``one-kernel``),
 ``best_ms``, ``best_variant``, ``best_config``, ``measured`` (valid points of that kind), ``reference``
 (what the vendor time is), ``reference_ms``, ``ratio`` (``reference_ms / best_ms``: above 1 is faster than
 the vendor) and ``gb_per_s`` (input bytes read per second).
@@ -29,6 +30,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 WORKLOADS = ("dot", "sum", "max")
+# (kind, the rules its variants have, which variant tags are of it): the groups' results added by a second
+# kernel, with or without the groups' trees, or in the first kernel's last work-group (``fuseLastGroup``)
+KINDS = (
+    ("partial", ("reduceKernels",), lambda tags: "tree" not in tags),
+    ("tree", ("reduceLcl",), lambda tags: "tree" in tags and "one-kernel" not in tags),
+    ("one-kernel", ("fuseLastGroup",), lambda tags: "one-kernel" in tags),
+)
 
 
 def vendor_ms(name: str, inputs: list, repeat: int = 20, batch: int | None = None) -> tuple[str, float]:
@@ -72,18 +80,17 @@ def main(argv=None) -> int:
 
     tmp = Path(tempfile.mkdtemp())
     out = []
-    print(f"{'workload':<10}{'kind':<9}{'best ms':>10}{'vendor ms':>11}{'ratio':>7}{'GB/s':>8}{'points':>8}  variant / config")
+    print(f"{'workload':<10}{'kind':<11}{'best ms':>10}{'vendor ms':>11}{'ratio':>7}{'GB/s':>8}{'points':>8}  variant / config")
     for name in args.workloads.split(","):
         op = library_operator(name, {"N": args.n})
         inputs = op.inputs(0)
         reference, ref_ms = vendor_ms(name, inputs)
-        for kind, rules in (("partial", ("reduceKernels",)), ("tree", ("reduceLcl",))):
+        for kind, rules, of_kind in KINDS:
             ex = explore_operator(op, samples=args.samples, db=str(tmp / f"{name}-{kind}.sqlite"), rules=rules,
                                   jobs=args.jobs, references=False, progress=False)
-            ok = [r for r in ex.records if r.measured and not r.is_reference
-                  and (kind == "tree") == ("tree" in r.variant)]
+            ok = [r for r in ex.records if r.measured and not r.is_reference and of_kind(r.variant)]
             if not ok:
-                print(f"{name:<10}{kind:<9}  no valid point")
+                print(f"{name:<10}{kind:<11}  no valid point")
                 continue
             best = min(ok, key=lambda r: r.time_ms)
             gbs = sum(x.nbytes for x in inputs) / (best.time_ms * 1e-3) / 1e9
@@ -91,7 +98,7 @@ def main(argv=None) -> int:
                    "best_config": best.config, "measured": len(ok), "device": ex.device, "reference": reference,
                    "reference_ms": ref_ms, "ratio": ref_ms / best.time_ms, "gb_per_s": gbs}
             out.append(rec)
-            print(f"{name:<10}{kind:<9}{best.time_ms:>10.4f}{ref_ms:>11.4f}{rec['ratio']:>7.2f}{gbs:>8.1f}{len(ok):>8}  "
+            print(f"{name:<10}{kind:<11}{best.time_ms:>10.4f}{ref_ms:>11.4f}{rec['ratio']:>7.2f}{gbs:>8.1f}{len(ok):>8}  "
                   f"{best.variant} {best.config}")
     Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
     return 0

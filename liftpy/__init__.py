@@ -65,7 +65,7 @@ __all__ = [
     "get", "at", "gather", "split", "join", "slide", "slideStrict", "slide2D", "slideStrict2D", "slide3D",
     "slideStrict3D", "pad", "pad2D", "pad3D", "transpose", "reorder", "stride", "reverse",
     "asVector", "asScalar", "vectorize", "let", "lit",
-    "toGlobal", "toLocal", "toLocalDouble", "toPrivate",
+    "toGlobal", "toGlobalLast", "toLocal", "toLocalDouble", "toPrivate",
     # user functions, and the built-in ones
     "userfun", "userfun_from_expression", "register", "UserFun", "BUILTINS",
     "add", "sub", "mult", "multAndSumUp", "dot", "relu", "fmax", "fmin", "div", "neg", "fabs", "sqrt", "exp",

@@ -90,7 +90,7 @@ FAMILIES = {
     },
     "test_rules_tiling.py": {
         "cropKernel", "doubleBuffer", "flattenMap2D", "groupsOut", "letGlobal", "materializeInput", "padK", "padOpt",
-        "reduceGroup", "reduceKernels", "registerBlock2D", "splitK", "splitKGroups", "splitPartialKernels", "stageTiles",
+        "fuseLastGroup", "reduceGroup", "reduceKernels", "registerBlock2D", "splitK", "splitKGroups", "splitPartialKernels", "stageTiles",
         "splitRuns", "stageTilesT", "tile2D", "tile2DReduce", "tile2DReduceStrided",
     },
     "test_rules_normal.py": {

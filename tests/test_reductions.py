@@ -27,7 +27,8 @@ def test_dot_product_of_a_million_elements_has_parallel_variants():
         configs = sample(solve(variant_space(v, sizes)), 4, seed=0)
         for c in configs:
             stages = generate_pipeline(v.program, {**sizes, **c}, placements=v.placement_map)
-            assert len(stages) == 2  # the partial sums, then their sum
+            # the partial sums, then their sum (in the first kernel's last work-group, with fuseLastGroup)
+            assert len(stages) == (1 if "fuseLastGroup" in features(v) else 2)
             first = stages[0][0].launch.global_size
             widest = max(widest, int(np.prod(first)))
     assert sum("reduceKernels" in features(v) for v in variants) >= 20
@@ -65,7 +66,7 @@ def test_each_work_group_combines_its_items_results_as_a_tree_in_local_memory(bu
     12 -> 6 -> 3 -> 2 -> 1), and matches numpy."""
     program, n = build(), 3 * 512
     inputs, want, device, profile = _case(program, reference, n, seed=1)
-    trees = [v for v in explore(program) if "reduceLcl" in features(v)]
+    trees = [v for v in explore(program) if "reduceLcl" in features(v) and "fuseLastGroup" not in features(v)]
     assert len(trees) >= 2  # with and without the coalescing reorder (and vectorized, for the dot product)
     ran = 0
     for k, v in enumerate(trees):
@@ -93,7 +94,7 @@ def test_the_partial_results_are_added_by_one_work_group(build, reference):
     one work-item; groups of a power of two and of other sizes (12 items) match numpy."""
     program, n = build(), 3 * 512
     inputs, want, device, profile = _case(program, reference, n, seed=2)
-    grouped = [v for v in explore(program) if "reduceGroup" in features(v)]
+    grouped = [v for v in explore(program) if "reduceGroup" in features(v) and "fuseLastGroup" not in features(v)]
     assert len(grouped) >= 2  # with and without the coalescing reorder, vectorized or not
     ran = 0
     for k, v in enumerate(grouped[:4]):
@@ -111,3 +112,44 @@ def test_the_partial_results_are_added_by_one_work_group(build, reference):
             assert abs(got - want) <= 1e-4 * max(1.0, abs(want)), (c, got, want, [str(s) for s in v.trace])
             ran += 1
     assert ran >= 4
+
+
+@pytest.mark.parametrize("build,reference", [(linalg.dot, linalg.dot_reference), (linalg.total, linalg.total_reference),
+                                             (linalg.maximum, linalg.maximum_reference)])
+def test_the_partial_results_are_added_in_the_last_work_group(build, reference):
+    """``fuseLastGroup``: one kernel, whose last work-group to take a ticket adds the partial results (on
+    one item, or on the group with more or fewer items than the sum's own group had); launched again and
+    again on the same buffers with new inputs, each launch gives its own inputs' result: the counter is
+    back at zero after each."""
+    from liftpy.host.device import _cl
+    from liftpy.host.kernel import CompiledKernel, scratch_buffers
+
+    cl = _cl()
+    program, n = build(), 3 * 512
+    device, profile = get_device(None), resolve_profile(None)
+    fused = [v for v in explore(program) if "fuseLastGroup" in features(v)]
+    assert len(fused) >= 4 and any("reduceGroup" in features(v) for v in fused)
+    ran = 0
+    for k, v in enumerate(fused):
+        if k % 2:  # every other variant: PoCL builds cost time
+            continue
+        (c,) = sample(solve(variant_space(v, {"N": n}, profile)), 1, seed=k)
+        (ks, _), = generate_pipeline(v.program, {"N": n, **c}, placements=v.placement_map)
+        assert ks.source.count("kernel void") == 1 and "atomic_inc(ticket)" in ks.source
+        assert [b.name for b in ks.scratch][-1] == "ticket"
+        kernel = CompiledKernel(ks, device)
+        ctx, queue = device.context, device.queue
+        args = [cl.Buffer(ctx, cl.mem_flags.READ_ONLY, 4 * n) for _ in program.params]
+        args += scratch_buffers(ks, ctx)
+        out = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, 4)
+        for launch in range(3):
+            inputs, want, _, _ = _case(program, reference, n, seed=10 * k + launch)
+            for buf, arr in zip(args, inputs):
+                cl.enqueue_copy(queue, buf, arr)
+            kernel.kernel(queue, ks.launch.global_size, ks.launch.local_size, *args, out).wait()
+            got = np.empty(1, np.float32)
+            cl.enqueue_copy(queue, got, out).wait()
+            assert abs(float(got[0]) - want) <= 1e-4 * max(1.0, abs(want)), (launch, c, float(got[0]), want,
+                                                                           [str(s) for s in v.trace])
+        ran += 1
+    assert ran >= 2

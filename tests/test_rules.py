@@ -375,15 +375,15 @@ def test_every_library_rule_has_a_family():
 
     from liftpy.rewrite.columns import COLUMN_RULES
     from liftpy.rewrite.normal import NORMAL_RULES, dot_fusion
-    from liftpy.rewrite.pipeline import (crop_kernel, let_global, materialize_input, pad_opt, reduce_group, reduce_kernels,
-                                         split_partial_kernels)
+    from liftpy.rewrite.pipeline import (crop_kernel, fuse_last_group, let_global, materialize_input, pad_opt, reduce_group,
+                                         reduce_kernels, split_partial_kernels)
     from liftpy.rewrite.rows import ROW_RULES
     from liftpy.rewrite.rows_split import split_rows
     from liftpy.rewrite.tiling import TILING_RULES
 
     library = {r.name for r in A.ALGORITHMIC_RULES + L.LOWERING_RULES + L.MEMORY_RULES + TILING_RULES + [register_block2D]}
     library |= {r.name for r in (pad_opt, materialize_input, split_partial_kernels, crop_kernel, reduce_kernels, reduce_group,
-                                 let_global)}
+                                 fuse_last_group, let_global)}
     library |= {"fuseText", "splitJoinText", "transposeText", "tileAllPairs"}
     library |= {r.name for r in NORMAL_RULES + [dot_fusion] + ROW_RULES + [split_rows] + COLUMN_RULES}
     covered = set().union(*FAMILIES.values())

@@ -1,7 +1,10 @@
 """The tiling, register-blocking, split-K, staging and pipeline (kernel) rules preserve semantics (hypothesis
 property tests, as tests/test_rules.py describes)."""
 
+import functools
+
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -362,6 +365,59 @@ def test_reduce_group(n, op, staged, init, seed):
         prog, values = after_rewrite(once(reduce_kernels), prog, values)
     results = checked(reduce_group, prog, inputs, values)
     assert all(r.where.endswith("reduce") for r in results)
+
+
+@functools.lru_cache(maxsize=None)
+def _tree_variants(name: str) -> tuple:
+    from liftpy.operators import linalg
+    from liftpy.rewrite.explore import explore, features
+
+    program = {"dot": linalg.dot, "sum": linalg.total, "max": linalg.maximum}[name]()
+    return program, tuple(v for v in explore(program) if "reduceLcl" in features(v) and "fuseLastGroup" not in features(v))
+
+
+@RULE_SETTINGS
+@given(st.sampled_from(["dot", "sum", "max"]), st.integers(0, 10**6))
+def test_fuse_last_group(name, seed):
+    """The last kernel of a parallel reduction (one item's or one group's) marked to run in the first
+    kernel's last work-group: the same value, and the text form keeps the mark."""
+    from liftpy.constraints import sample, solve
+    from liftpy.constraints.infer import variant_space
+    from liftpy.ir.parser import parse_program
+    from liftpy.ir.printer import show_program
+    from liftpy.rewrite.pipeline import fuse_last_group
+    from liftpy.rewrite.strategy import once
+
+    program, variants = _tree_variants(name)
+    v = variants[seed % len(variants)]
+    n = 3 * 256
+    config = sample(solve(variant_space(v, {"N": n})), 1, seed=seed)[0]
+    rng = np.random.default_rng(seed)
+    inputs = [rng.standard_normal(n).astype(np.float32) for _ in program.params]
+    results = checked(fuse_last_group, v.program, inputs, {"N": n, **config}, rtol=1e-4, atol=1e-4)
+    assert len({r.where for r in results}) == 1  # the program's last kernel boundary, and nowhere else
+    (w,) = once(fuse_last_group)(v)
+    text = show_program(w.program)
+    assert text.count("toGlobalLast(") == 1 and parse_program(text) == w.program
+
+
+@pytest.mark.parametrize("rest,dim,applies", [
+    ("reduceSeq(add, 0.0f, parts)", 0, True),
+    ("reduceSeq(add, at(0, x), parts)", 0, False),  # reads an input the first kernel's groups do not pass on
+    ("reduceSeq(add, 0.0f, parts)", 1, False),  # groups in dimension 1: the ticket counts dimension 0
+    ("join(mapWrg(0, fun(r) => mapLcl(0, id, reduceLcl(0, add, 0.0f, toLocal(mapLcl(0, id, r)))), split(2, parts)))", 0,
+     False),  # two groups
+    ("mapGlb(0, fun(q) => mult(q, 2.0f), parts)", 0, False),  # global work-items
+])
+def test_fuse_last_group_needs_a_rest_one_group_runs(rest, dim, applies):
+    from liftpy.ir.parser import parse_program
+    from liftpy.rewrite.pipeline import fuse_last_group
+
+    program = parse_program(f"""def p(x: [float]N) =
+      let(fun(parts) => {rest},
+          toGlobal(join(mapWrg({dim}, fun(c) => mapLcl({dim}, id, reduceLcl({dim}, add, 0.0f, toLocal(join(
+            mapLcl({dim}, fun(d) => reduceSeq(add, 0.0f, d), split(2, c)))))), split(8, x)))))""")
+    assert bool(applications(program, [fuse_last_group])) == applies
 
 
 @RULE_SETTINGS

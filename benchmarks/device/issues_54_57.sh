@@ -24,6 +24,8 @@
 #                                                                         # with the budget its 512^3 validation needs
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh probe       # the full device probe, for the cost model offline
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh groupsum    # sum and max, partial sums added by one work-group
+#   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh onekernel   # sum and max in half storage, and dot, sum, max of
+#                                                                         # 2^24 floats by kind, with the last work-group's sum
 # Each benchmark writes its JSON under $OUT as it goes (the networks into one file, one record per network),
 # every output line stamped with the seconds since the command started; each part has its own time limit,
 # so one that overruns leaves the others their time.
@@ -129,9 +131,14 @@ case "${1:-}" in
   groupsum)
     timeout 330 python benchmarks/half.py --only sum,max --samples 24 --budget 15 \
       --jobs 14 --db "$OUT/half.sqlite" --json "$OUT/h200-half.json" 2>&1 | grep -v -i warn | stamp ;;
+  onekernel)
+    timeout 300 python benchmarks/half.py --only sum,max --samples 24 --budget 15 \
+      --jobs 14 --db "$OUT/half.sqlite" --json "$OUT/h200-half.json" 2>&1 | grep -v -i warn | stamp
+    timeout 270 python benchmarks/reductions.py --n 16777216 --samples 24 --jobs 14 \
+      --json "$OUT/h200-reductions.json" 2>&1 | grep -v -i warn | stamp ;;
   probe)
     timeout 400 python -m liftpy probe --out "$OUT/h200-profile.json" 2>&1 | grep -v -i warn | stamp ;;
   *)
-    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf|probed|probed2|recheck|fused|recombined|chainedgrid|unrolled|modelcheck|halfword|halfsum|stencils|checknets|vggrows|pools|probe|groupsum" >&2
+    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf|probed|probed2|recheck|fused|recombined|chainedgrid|unrolled|modelcheck|halfword|halfsum|stencils|checknets|vggrows|pools|probe|groupsum|onekernel" >&2
     exit 2 ;;
 esac

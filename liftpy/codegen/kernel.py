@@ -32,7 +32,7 @@ from ..ir.typecheck import check_sizes
 from ..ir.types import INT_INDEX_MAX, ArrayType, Type, VectorType, as_size, flat_count, memory_element, scalar_of, whole_number
 from ..version import __version__
 from ..views import view as V
-from . import half
+from . import half, last_group
 from .emit import Ctx, Emitter
 from .memo import clear_memos
 from .memory import Buffer, MemoryPlan
@@ -112,6 +112,12 @@ class KernelSource:
     @property
     def output(self) -> Buffer:
         return self.plan.of_role("output")[0]
+
+    @property
+    def scratch(self) -> tuple[Buffer, ...]:
+        """Global buffers the kernel needs besides its inputs and output, passed between them in this order
+        and zeroed by the host (``codegen.last_group``: the buffer between two stages, the ticket counter)."""
+        return tuple(b for b in self.plan.of_role("scratch") if b.space == "global")
 
 
 def _c_ident(name: str, taken: set[str], kernel: bool = False) -> str:
@@ -366,11 +372,15 @@ def generate_kernel(
 
     ``placements`` may put an input ``[[[float]C]W]H`` in an image (``{"x": "image"}``): it is then read
     with ``read_imagef`` through an image view (RGBA texels, channels packed by four)."""
-    low = lower_kernel(program, sizes, limits, launch, placements, passes)
+    return _source(program, lower_kernel(program, sizes, limits, launch, placements, passes), limits, launch is not None)
+
+
+def _source(program: Program, low: LoweredKernel, limits: DeviceLimits, launch_given: bool) -> KernelSource:
+    """The printed kernel of a lowered one; ``program``: what its header records."""
     ir, chosen = low.ir, low.launch
     lines = _header(program, low.bindings, chosen)
     wg = ""
-    if chosen.local_size is not None and launch is None and any(Level(k[0]).part is Part.LOCAL for k in low.render_sizes):
+    if chosen.local_size is not None and not launch_given and any(Level(k[0]).part is Part.LOCAL for k in low.render_sizes):
         ls = tuple(chosen.local_size) + (1,) * (3 - len(chosen.local_size))
         wg = f"__attribute__((reqd_work_group_size({ls[0]}, {ls[1]}, {ls[2]})))\n"
     pre, body = render_kernel(ir, low.render_sizes, wg)
@@ -404,8 +414,19 @@ def generate_pipeline(
     passes=DEFAULT_PASSES,
 ) -> list[tuple[KernelSource, str]]:
     """The kernels of a program, in order, each with the name of the buffer it writes (``out`` for the
-    last): one for a program without kernel boundaries.  Pure: no device is needed."""
-    return [(generate_kernel(st, sizes, limits, None, place, passes), output) for st, place, output in _stages(program, placements)]
+    last): one for a program without kernel boundaries, one for two stages where the second runs in the
+    first's last work-group (``toGlobalLast``, ``codegen.last_group``).  Pure: no device is needed."""
+    made: list[tuple[Program, LoweredKernel, str]] = []
+    for st, place, output, last in _stages(program, placements):
+        low = lower_kernel(st, sizes, limits, None, place, passes)
+        if last:
+            _, first, between = made.pop()
+            ir = last_group.fused(first, low, between, _c_ident(program.name, set(), kernel=True))
+            low = LoweredKernel(ir, first.launch, first.render_sizes, {**first.bindings, **low.bindings}, low.output_type,
+                                low.output_shape, first.input_names, first.placements)
+            st = program  # (the header records both stages)
+        made.append((st, low, output))
+    return [(_source(st, low, limits, False), output) for st, low, output in made]
 
 
 @_without_cycle_collection
@@ -417,7 +438,7 @@ def lower_pipeline(
     passes=DEFAULT_PASSES,
 ) -> list[LoweredKernel]:
     """``generate_pipeline`` without the printing: each kernel's statement IR and launch."""
-    return [lower_kernel(st, sizes, limits, None, place, passes) for st, place, _ in _stages(program, placements)]
+    return [lower_kernel(st, sizes, limits, None, place, passes) for st, place, _, _ in _stages(program, placements)]
 
 
 def _stages(program: Program, placements: Mapping[str, str] | None):
@@ -428,7 +449,7 @@ def _stages(program: Program, placements: Mapping[str, str] | None):
         place = {k: v for k, v in placements.items() if k in names}
         if st.output in placements and OUTPUT_KEY not in names:  # (a stage's result, by the buffer it writes)
             place[OUTPUT_KEY] = placements[st.output]
-        yield st.program, place, st.output
+        yield st.program, place, st.output, st.last_group
 
 
 def _run_checked(ir: Kernel, passes, launch: "Launch", limits: DeviceLimits) -> Kernel:

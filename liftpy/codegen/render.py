@@ -16,7 +16,7 @@ from ..views import view as V
 from .. import arith as A
 from ..arith import to_c
 from . import half
-from .stmt import Barrier, Block, Comment, Declare, If, IndexDef, Kernel, Loop, Store
+from .stmt import Barrier, Block, Comment, Declare, If, IndexDef, Kernel, LastGroup, Loop, Store
 
 
 def literal_c(value, scalar: ScalarType, width: int = 1) -> str:
@@ -143,6 +143,8 @@ def render_block(block: Block, sizes: dict, indent: int = 1) -> list[str]:
             out.append(pad + "{")
             out.extend(render_block(item, sizes, indent + 1))
             out.append(pad + "}")
+        elif isinstance(item, LastGroup):
+            out.extend(_last_group(item, sizes, indent))
         elif isinstance(item, If):
             out.append(f"{pad}if ({to_c(item.cond)}) {{")
             out.extend(render_block(item.body, sizes, indent + 1))
@@ -167,6 +169,33 @@ def render_block(block: Block, sizes: dict, indent: int = 1) -> list[str]:
         else:  # pragma: no cover
             raise CodegenError(f"internal: cannot print {item!r}")
     return out
+
+
+_FIRST_ITEM = "get_local_id(0) == 0 && get_local_id(1) == 0 && get_local_id(2) == 0"
+
+
+def _last_group(s: LastGroup, sizes: dict, indent: int) -> list[str]:
+    """The ticket and the last group's work (``liftpy.codegen.last_group``): each group's stores are made
+    visible to the device before its ticket is taken, so the group holding the last one reads them all."""
+    pad = "  " * indent
+    ticket, flag = s.ticket.name, s.flag.name
+    groups = "get_num_groups(0) * get_num_groups(1) * get_num_groups(2)"
+    who = "" if s.every_item else f" && {_FIRST_ITEM}"
+    return [
+        f"{pad}barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);  // every store of this group issued",
+        f"{pad}if ({_FIRST_ITEM}) {{",
+        f"{pad}  mem_fence(CLK_GLOBAL_MEM_FENCE);  // and visible to every group before the ticket is taken",
+        f"{pad}  {flag}[0] = atomic_inc({ticket}) == {groups} - 1;",
+        f"{pad}}}",
+        f"{pad}barrier(CLK_LOCAL_MEM_FENCE);",
+        f"{pad}if ({flag}[0]{who}) {{  // the last group to finish: the next stage",
+        f"{pad}  mem_fence(CLK_GLOBAL_MEM_FENCE);",
+        *render_block(s.body, sizes, indent + 1),
+        f"{pad}  if ({_FIRST_ITEM}) {{",
+        f"{pad}    {ticket}[0] = 0;  // the next launch counts from zero",
+        f"{pad}  }}",
+        f"{pad}}}",
+    ]
 
 
 def uses_image_lane_helper(lines: list[str]) -> bool:

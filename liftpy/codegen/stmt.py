@@ -112,6 +112,19 @@ class Comment(Stmt):
 
 
 @dataclass(frozen=True)
+class LastGroup(Stmt):
+    """After the statements before it, in every work-group: the group takes a ticket from the global
+    counter ``ticket``, and the group that takes the last one runs ``body`` (on every item, or on its
+    first item alone when ``body`` is one work-item's code), then sets the counter back to zero
+    (``liftpy.codegen.last_group``).  ``flag``: the local word that tells the group's items."""
+
+    ticket: Buffer
+    flag: Buffer
+    body: Block
+    every_item: bool = False
+
+
+@dataclass(frozen=True)
 class Kernel:
     """A whole kernel: parameters (inputs, then the output), work-group-shared buffers, the body, and the
     C definitions of the user functions it calls."""
@@ -130,7 +143,7 @@ class Kernel:
 # --------------------------------------------------------------------------------------------------
 # Traversals
 
-CONTAINERS = (Loop, If)  # statements with a body; everything else is a leaf
+CONTAINERS = (Loop, If, LastGroup)  # statements with a body; everything else is a leaf
 
 
 def descend(s: Stmt, fn: Callable[[Block], Block]) -> Stmt:
@@ -139,6 +152,8 @@ def descend(s: Stmt, fn: Callable[[Block], Block]) -> Stmt:
         return with_body(s, fn(s.body))
     if isinstance(s, If):
         return If(s.cond, fn(s.body))
+    if isinstance(s, LastGroup):
+        return LastGroup(s.ticket, s.flag, fn(s.body), s.every_item)
     return s
 
 

@@ -124,6 +124,14 @@ class RunResult:
     stopped: bool = False  # the first timed run took more than ``run``'s ``stop_above_ms``; the rest were skipped
 
 
+def scratch_buffers(ks: KernelSource, context) -> list:
+    """The kernel's scratch buffers on the device, zeroed (``KernelSource.scratch``: a counter the kernel
+    expects at zero, the buffer between two stages run as one kernel), passed after its inputs."""
+    cl = _cl()
+    return [cl.Buffer(context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=np.zeros(max(b.nbytes, 1), np.uint8))
+            for b in ks.scratch]
+
+
 def pack_image(arr: np.ndarray) -> np.ndarray:
     """[H][W][C] floats -> RGBA texels of shape (H, W*C/4, 4): channels packed by four (PHWC4)."""
     h, w, c = arr.shape
@@ -168,7 +176,8 @@ class CompiledKernel:
     def buffers(self) -> list[RunBuffer]:
         """What a run allocates on the device, from the sizes the kernel was generated for."""
         ins = [RunBuffer(n, "input", b.nbytes) for n, b in zip(self.ks.input_names, self.ks.inputs)]
-        return ins + [RunBuffer("out", "output", self.ks.output.nbytes)]
+        scratch = [RunBuffer(b.name, "intermediate", b.nbytes) for b in self.ks.scratch]
+        return ins + scratch + [RunBuffer("out", "output", self.ks.output.nbytes)]
 
     def check_memory(self, host_bytes: int = 0) -> None:
         """``check_run_memory`` for this kernel's run; ``host_bytes``: what the caller creates besides."""
@@ -204,6 +213,8 @@ class CompiledKernel:
             else:
                 bufs.append(cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=arr))
                 nbytes += arr.nbytes
+        bufs += scratch_buffers(self.ks, ctx)
+        nbytes += sum(b.nbytes for b in self.ks.scratch)
         out = np.empty(self.ks.output_shape, dtype=half.storage_dtype(self.ks.output))
         out_buf = cl.Buffer(ctx, mf.WRITE_ONLY, max(out.nbytes, 1))
         nbytes += out.nbytes
@@ -271,7 +282,8 @@ class CompiledPipeline:
         # (An input no kernel reads may have a size only its array gives: it is left out.)
         ins = [RunBuffer(name, "input", int(n) // (2 if self.placements.get(name) == half.HALF else 1)) for name, n in sizes if n.is_Integer]
         outs = [RunBuffer(out, "output" if out in self.results else "intermediate", k.ks.output.nbytes) for k, out in self.kernels]
-        return ins + outs
+        scratch = [RunBuffer(b.name, "intermediate", b.nbytes) for k, _ in self.kernels for b in k.ks.scratch]
+        return ins + outs + scratch
 
     def check_memory(self, host_bytes: int = 0) -> None:
         """``check_run_memory`` for this pipeline's run; ``host_bytes``: what the caller creates besides."""
@@ -302,17 +314,19 @@ class CompiledPipeline:
             else:
                 buffers[name] = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=arr)
                 nbytes += arr.nbytes
+        scratch = {}
         for k, out in self.kernels:
             size = max(k.ks.output.nbytes, 1)
             buffers[out] = cl.Buffer(ctx, mf.READ_WRITE, size)
-            nbytes += k.ks.output.nbytes
+            nbytes += k.ks.output.nbytes + sum(b.nbytes for b in k.ks.scratch)
+            scratch[out] = scratch_buffers(k.ks, ctx)
         totals = []
         per_kernel: list[list[float]] = [[] for _ in self.kernels]
         try:
             for it in range(warmup + max(repeat, 1)):
                 total = 0.0
                 for i, (k, out) in enumerate(self.kernels):
-                    bufs = [buffers[name] for name in k.ks.input_names]
+                    bufs = [buffers[name] for name in k.ks.input_names] + scratch[out]
                     ev = k.kernel(queue, k.ks.launch.global_size, k.ks.launch.local_size, *bufs, buffers[out])
                     ev.wait()
                     t = (ev.profile.end - ev.profile.start) * 1e-6

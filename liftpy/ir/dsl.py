@@ -348,6 +348,11 @@ def toGlobal(x) -> Call:
     return _call(P.ToGlobal(), x)
 
 
+def toGlobalLast(x) -> Call:
+    """``toGlobal`` at a kernel boundary whose next kernel runs in this one's last work-group."""
+    return _call(P.ToGlobal(True), x)
+
+
 def toLocal(x) -> Call:
     return _call(P.ToLocal(), x)
 

@@ -6,7 +6,8 @@ partial sums of every window, the full result before it is cropped) is written t
 kernel of its own.  In the IR this is ``let(fun(v) => rest, toGlobal(e))`` at the top of the program:
 ``e`` becomes a kernel whose output buffer is ``v``, and ``rest`` continues with ``v`` as an input.  The
 interpreter gives ``let`` and ``toGlobal`` their plain meaning, so a pipeline computes exactly what the
-program says.
+program says.  ``toGlobalLast(e)`` is the same boundary, whose next stage runs in the last work-group of
+``e``'s kernel rather than as a kernel of its own (``Stage.last_group``, ``codegen.last_group``).
 
 A program with several results (``tuple(a, b)`` under its boundaries and the ``let``s the results share,
 ``liftpy.ir.results``) has one kernel per result after those of its boundaries, each writing a buffer of
@@ -35,6 +36,7 @@ class Stage:
     program: Program  # a single-kernel program over the pipeline's inputs and earlier stages' outputs
     output: str  # name of the buffer it writes (the final stage writes the pipeline's output)
     result: int | None = None  # for a program with several results: which one it writes (None: an intermediate)
+    last_group: bool = False  # runs in the previous stage's last work-group (``toGlobalLast``), not a kernel of its own
 
     @property
     def writes_result(self) -> bool:
@@ -76,12 +78,14 @@ def _stages(program: Program) -> tuple[Stage, ...]:
     taken = set(env) | {"out"}
     outputs = _output_names(program, taken)
     taken |= set(outputs)
+    last = False  # (whether the boundary before the next stage is a toGlobalLast)
     while is_boundary(body):
         (v,) = body.fn.f.params
         computed = body.args[0].args[0]
         name = _stable_name(v.name, len(stages), taken)
         taken.add(name)
-        stages.append(Stage(_stage_program(f"{program.name}_{len(stages)}", computed, env, program), name))
+        stages.append(Stage(_stage_program(f"{program.name}_{len(stages)}", computed, env, program), name, last_group=last))
+        last = body.args[0].fn.last
         env[name] = type_of(computed, {n: env[n] for n in computed.free_vars if n in env})
         body = body.fn.f.body if name == v.name else substitute(body.fn.f.body, {v.name: Var(name)})
     parts = result_parts(body)
@@ -90,10 +94,10 @@ def _stages(program: Program) -> tuple[Stage, ...]:
         lets, results = parts
         for k, (e, output) in enumerate(zip(results, outputs)):
             e = with_lets(lets, e)
-            stages.append(Stage(_stage_program(f"{program.name}_{len(stages)}", e, env, program), output, k))
+            stages.append(Stage(_stage_program(f"{program.name}_{len(stages)}", e, env, program), output, k, last and not k))
         return tuple(stages)
     name = program.name if not stages else f"{program.name}_{len(stages)}"
-    stages.append(Stage(_stage_program(name, body, env, program), "out"))
+    stages.append(Stage(_stage_program(name, body, env, program), "out", last_group=last))
     return tuple(stages)
 
 

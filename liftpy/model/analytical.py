@@ -335,7 +335,7 @@ def predict_kernel(f: Mapping[str, float], machine: Machine) -> Prediction:
     # The units work at once but do not overlap perfectly: the terms combine as a 4-norm (two equal terms
     # take 1.19x either), not as their maximum (module docstring).
     busy = sum(t ** OVERLAP_NORM for t in terms.values()) ** (1.0 / OVERLAP_NORM)
-    return Prediction(spill * busy / (wave_eff * hiding) + machine.launch_s, bound, occ, dict(f))
+    return Prediction(spill * busy / (wave_eff * hiding) + machine.launch_s * f.get("launches", 1.0), bound, occ, dict(f))
 
 
 def _cpu_lanes(f: Mapping[str, float], machine: Machine, items: float) -> float:
@@ -359,7 +359,7 @@ def _predict_cpu_operations(f: Mapping[str, float], machine: Machine, items: flo
             + float(f["conditional_reads"]) * s["conditional_reads"]) / lanes
     work += float(f["local_writes"]) * s["local_writes"] * math.log2(items + 1) + float(f["image_calls"]) * s["image_calls"]
     per_core = math.ceil(groups / machine.compute_units) / groups
-    return Prediction(work * per_core + s["launch"], "operations", 1, dict(f))
+    return Prediction(work * per_core + s["launch"] * f.get("launches", 1.0), "operations", 1, dict(f))
 
 
 _NAME = re.compile(r"[A-Za-z_]\w*")
@@ -454,7 +454,8 @@ def model_code(program: Program, sizes: Mapping, params, probe: Mapping | None =
             coalescing, banks = m if m is not None else (1.0, 1.0)
             more = (("coalescing", repr(float(coalescing))), ("banks", repr(float(banks))))
         out.append(code + tuple(more))
-    return tuple(out)
+    # A stage run in the previous kernel's last work-group (``toGlobalLast``) costs no launch of its own.
+    return tuple(k + (("launches", "0"),) if st.last_group else k for k, st in zip(out, stages))
 
 
 def measure_at(program: Program, bindings: Mapping, placements: Mapping[str, str] | None, cpu: bool) -> tuple | None:

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import LiftError
 from ..host.device import _cl
-from ..host.kernel import CompiledPipeline, pack_image
+from ..host.kernel import CompiledPipeline, pack_image, scratch_buffers
 from ..ir.types import ArrayType, substitute_sizes
 from .graph import Network
 
@@ -94,7 +94,7 @@ def chained_run(net: Network, layers: dict, weights: dict, image: np.ndarray, de
                 tensors[node.name] = buffers[out] = cl.Buffer(ctx, mf.READ_WRITE, nbytes)
             else:  # the layer's workspace (partial sums, a padded copy)
                 buffers[out] = cl.Buffer(ctx, mf.READ_WRITE, nbytes)
-            steps.append(("kernel", (k, [buffers[n] for n in k.ks.input_names] + [buffers[out]])))
+            steps.append(("kernel", (k, [buffers[n] for n in k.ks.input_names] + scratch_buffers(k.ks, ctx) + [buffers[out]])))
 
     def one_pass() -> float:
         t = time.perf_counter()

@@ -11,7 +11,7 @@ from .lowering import (MAP_LCL, MAP_SEQ, MAP_WRG, double_buffer, limit_unrolled_
                        stage_tiles, stage_tiles_t, unroll_in_item)
 from .mappings import group_mapping
 from .options import ExploreOptions
-from .pipeline import let_global, reduce_group, reduce_kernels
+from .pipeline import fuse_last_group, let_global, reduce_group, reduce_kernels
 from .strategy import Strategy, choice, dedup, normalize, once, optional, seq, try_
 from .tiling import pad_k, split_k, split_k_groups, tile2D_reduce, tile2D_reduce_strided
 from .variant import Variant
@@ -82,9 +82,10 @@ def tree_reduction(opts: ExploreOptions) -> Strategy:
     work-items reduce sequentially (neighbouring items reading neighbouring elements, with the
     coalescing reorder, or each its own run); the group then combines its items' results as a tree in
     local memory (``reduceLcl``) and writes one value; a second kernel adds the groups' values with the
-    initial one (``reduceKernels``), on one work-item or as one work-group's tree (``reduceGroup``)."""
+    initial one (``reduceKernels``), on one work-item or as one work-group's tree (``reduceGroup``), in a
+    launch of its own or in the first kernel's last work-group (``fuseLastGroup``)."""
     vectorize = optional(vectorize_reduction()) if opts.vectorize else (lambda v: [v])
     coalesced = optional(once(coalesce)) if opts.coalesce else (lambda v: [v])
     return seq(vectorize, once(partial_reduce), once(partial_reduce), coalesced, once(reduce_kernels),
                once(MAP_WRG[0]), optional(once(reduce_group)), normalize(reduce_lcl), normalize(MAP_LCL[0]),
-               normalize(MAP_SEQ), normalize(reduce_seq), private_accumulators)
+               normalize(MAP_SEQ), normalize(reduce_seq), private_accumulators, optional(once(fuse_last_group)))

@@ -31,7 +31,7 @@ _SHORT = {"tile2D": "tile", "vectorizeReduce": "vec", "vectorizeSum": "vec4", "v
           "tile2DReduce": "tiled", "tile2DReduceStrided": "tiled-strided", "stageTiles": "stage",
           "stageTilesT": "stageT", "unrollInItem": "unroll-item", "splitK": "splitK", "flattenMap2D": "flat",
           "reduceKernels": "reduce-kernels", "reduceLcl": "tree", "tileAllPairs": "allpairs-tiles", "doubleBuffer": "db",
-          "reduceGroup": "group-sum",
+          "reduceGroup": "group-sum", "fuseLastGroup": "one-kernel",
           "padK": "padK", "groupsOut": "groups", "splitKGroups": "splitK", "dealRows": "rows",
           "dealRowsVector": "rows-vec", "splitRows": "split-rows", "letShares": "shares", "storeHalf": "half",
           "tileZip2D": "tile", "splitRuns": "runs", "localStageZipped": "local", "localStageRows": "local",

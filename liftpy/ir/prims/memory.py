@@ -54,7 +54,13 @@ class ToMem(Primitive):
 
 @dataclass(frozen=True, eq=True)
 class ToGlobal(ToMem):
+    """``last`` (``toGlobalLast``), at a kernel boundary: the kernel writing the value does not end there;
+    its last work-group to finish goes on with the next kernel's work (``liftpy.codegen.last_group``),
+    which saves that kernel's launch.  The same value either way."""
+
+    last: bool = False
     name: ClassVar[str] = "toGlobal"
+    text_forms: ClassVar[dict] = {"toGlobal": {"last": False}, "toGlobalLast": {"last": True}}
     space: ClassVar[str] = "global"
 
 
