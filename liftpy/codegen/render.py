@@ -181,6 +181,7 @@ def _last_group(s: LastGroup, sizes: dict, indent: int) -> list[str]:
     ticket, flag = s.ticket.name, s.flag.name
     groups = "get_num_groups(0) * get_num_groups(1) * get_num_groups(2)"
     who = "" if s.every_item else f" && {_FIRST_ITEM}"
+    reset = f"{ticket}[0] = 0;  // the next launch counts from zero"
     return [
         f"{pad}barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);  // every store of this group issued",
         f"{pad}if ({_FIRST_ITEM}) {{",
@@ -191,9 +192,7 @@ def _last_group(s: LastGroup, sizes: dict, indent: int) -> list[str]:
         f"{pad}if ({flag}[0]{who}) {{  // the last group to finish: the next stage",
         f"{pad}  mem_fence(CLK_GLOBAL_MEM_FENCE);",
         *render_block(s.body, sizes, indent + 1),
-        f"{pad}  if ({_FIRST_ITEM}) {{",
-        f"{pad}    {ticket}[0] = 0;  // the next launch counts from zero",
-        f"{pad}  }}",
+        *([f"{pad}  if ({_FIRST_ITEM}) {{", f"{pad}    {reset}", f"{pad}  }}"] if s.every_item else [f"{pad}  {reset}"]),
         f"{pad}}}",
     ]
 
