@@ -408,6 +408,7 @@ def test_fuse_last_group(name, seed):
     ("join(mapWrg(0, fun(r) => mapLcl(0, id, reduceLcl(0, add, 0.0f, toLocal(mapLcl(0, id, r)))), split(2, parts)))", 0,
      False),  # two groups
     ("mapGlb(0, fun(q) => mult(q, 2.0f), parts)", 0, False),  # global work-items
+    ("tuple(reduceSeq(add, 0.0f, parts), reduceSeq(max, -3e38f, parts))", 0, False),  # two results, two kernels
 ])
 def test_fuse_last_group_needs_a_rest_one_group_runs(rest, dim, applies):
     from liftpy.ir.parser import parse_program

@@ -21,6 +21,7 @@ from ..ir import primitives as P
 from ..ir.analysis import is_view
 from ..ir.expr import Call, Expr, Lambda, Var, fresh_name, rename_bound, substitute, subterms
 from ..ir.kernels import is_boundary
+from ..ir.results import result_parts
 from ..ir.types import ArrayType, ScalarType
 from .patterns import is_call, match_map2D, match_slide2D, sum_form
 from .positions import Site, get_at, positions, replace_at
@@ -257,8 +258,8 @@ def fuse_last_group(e, site, ctx):
     node, at = boundary
     (v,) = node.fn.f.params
     computed = node.args[0].args[0]
-    if node.args[0].fn.last or body.free_vars - {v.name}:
-        return None
+    if node.args[0].fn.last or body.free_vars - {v.name} or result_parts(body) is not None:
+        return None  # (several results: kernels of their own, each reading the buffer between)
     maps = [n.fn for n in subterms(computed) if isinstance(n, Call) and P.is_parallel_map(n.fn)]
     if not maps or any(m.dim != 0 for m in maps):
         return None
