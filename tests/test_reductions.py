@@ -153,3 +153,27 @@ def test_the_partial_results_are_added_in_the_last_work_group(build, reference):
                                                                            [str(s) for s in v.trace])
         ran += 1
     assert ran >= 2
+
+
+def test_a_group_that_takes_several_chunks_waits_before_the_next_chunks_local_stores():
+    """With fewer groups launched than chunks, each group's loop takes chunk after chunk; its items read
+    the tree's result from local memory at the end of one chunk, and write the next chunk's values at the
+    start of the next: a barrier ends each chunk, else one item's next store races another's last read
+    (what Oclgrind reported of a group-sum variant).  The first kernel of a tree variant, launched with
+    two groups for 24 chunks, matches the interpreter."""
+    from liftpy.codegen.kernel import Launch, generate_kernel
+    from liftpy.host.kernel import CompiledKernel
+    from liftpy.ir.interpreter import evaluate
+    from liftpy.ir.kernels import split_kernels
+
+    program, n = linalg.total(), 3 * 512
+    v = next(v for v in explore(program) if "reduceLcl" in features(v) and "fuseLastGroup" not in features(v)
+             and "vectorizeSum" not in features(v) and "vectorizeSumWide" not in features(v))
+    first = split_kernels(v.program)[0].program
+    sizes = {"N": n, "w0": 64, "w1": 8}  # 24 chunks of 64, 8 items each
+    ks = generate_kernel(first, sizes, launch=Launch((16,), (8,)))
+    loop = ks.source[ks.source.index("for (int wg_0"):]
+    assert "barrier(CLK_LOCAL_MEM_FENCE);  // before the next chunk's local stores" in loop[:loop.index("\n  }\n")]
+    x = np.random.default_rng(5).standard_normal(n).astype(np.float32)
+    got = CompiledKernel(ks, get_device(None)).run(x).output
+    np.testing.assert_allclose(got, evaluate(first, x, sizes=sizes), rtol=1e-5, atol=1e-5)

@@ -16,7 +16,7 @@ from ..views import view as V
 from .. import arith as A
 from ..arith import to_c
 from . import half
-from .stmt import Barrier, Block, Comment, Declare, If, IndexDef, Kernel, LastGroup, Loop, Store
+from .stmt import Barrier, Block, Comment, Declare, If, IndexDef, Kernel, LastGroup, Loop, Store, stores_to
 
 
 def literal_c(value, scalar: ScalarType, width: int = 1) -> str:
@@ -164,6 +164,13 @@ def render_block(block: Block, sizes: dict, indent: int = 1) -> list[str]:
                     f"{pad}for (int {var} = {item.level.id_fn}({item.dim}); {var} < {item.extent}; "
                     f"{var} += {item.level.size_fn}({item.dim})) {{{note}"
                 )
+                if item.level is Level.WRG and stores_to(item.body, "local"):
+                    # A group takes another chunk: its items must be done reading this chunk's local
+                    # values (the tree's result) before any of them writes the next chunk's.
+                    out.extend(render_block(item.body, sizes, indent + 1))
+                    out.append(f"{pad}  barrier(CLK_LOCAL_MEM_FENCE);  // before the next chunk's local stores")
+                    out.append(pad + "}")
+                    continue
             out.extend(render_block(item.body, sizes, indent + 1))
             out.append(pad + "}")
         else:  # pragma: no cover
