@@ -437,7 +437,8 @@ def lower_pipeline(
     placements: Mapping[str, str] | None = None,
     passes=DEFAULT_PASSES,
 ) -> list[LoweredKernel]:
-    """``generate_pipeline`` without the printing: each kernel's statement IR and launch."""
+    """``generate_pipeline`` without the printing: each stage's statement IR and launch, a stage that runs
+    in the previous one's last work-group (``toGlobalLast``) apart, as the cost model reads them."""
     return [lower_kernel(st, sizes, limits, None, place, passes) for st, place, _, _ in _stages(program, placements)]
 
 
