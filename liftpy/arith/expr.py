@@ -115,26 +115,32 @@ def _sorted(items: list) -> list:
 def add(terms: Iterable) -> Expr:
     """The canonical sum of ``terms`` (expressions or numbers): nested sums flattened, like terms
     collected, the constant first and the other terms in canonical order."""
-    total: Number = 0
     coeffs: dict = {}  # rest -> [coefficient, the term itself while it is the only one]
-    stack = [as_expr(t) for t in terms]
-    stack.reverse()
-    while stack:
-        t = stack.pop()
+    total = _collect(terms, coeffs, 0)
+    seq = [t if t is not None else _scaled(rest, c) for rest, (c, t) in coeffs.items() if c]
+    return _sum_of(_sorted(seq), total)
+
+
+def _collect(terms, coeffs: dict, total: Number) -> Number:
+    """``add``'s walk: the terms (those of nested sums in their place) into ``coeffs``, in order; returns
+    ``total`` plus their constants.  (A loop over the terms, not a stack: ``add`` builds every sum.)"""
+    for t in terms:
+        if not isinstance(t, Expr):
+            t = as_expr(t)
         if t.is_const:
             total += t.value
         elif t.is_add:
-            stack.extend(reversed(t.args))
+            total = _collect(t.args, coeffs, total)
         else:
-            c, rest = coeff_and_rest(t)
+            split = t._split
+            c, rest = split if split is not None else coeff_and_rest(t)
             hit = coeffs.get(rest)
             if hit is None:
                 coeffs[rest] = [c, t]
             else:
                 hit[0] += c
                 hit[1] = None
-    seq = [t if t is not None else _scaled(rest, c) for rest, (c, t) in coeffs.items() if c]
-    return _sum_of(_sorted(seq), total)
+    return total
 
 
 def _sum_of(seq: list, total: Number) -> Expr:

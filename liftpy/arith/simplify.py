@@ -27,36 +27,27 @@ Ranges = Mapping[E.Var, tuple[int, int]]
 DIVMOD = (E.FloorDiv, E.Mod, E.CDiv, E.CMod)  # the nodes that divide
 
 
-def _scoped(slot: str, e: E.Expr, ranges: Ranges, compute):
-    """``compute()`` memoised in the node ``e`` (its ``slot``) under the ranges of its own variables: the
-    indices of an unrolled body share their terms, and the passes ask about each again."""
-    entry = getattr(e, slot)
-    if entry is None:
-        entry = (tuple(e.free_vars), {})
-        setattr(e, slot, entry)
-    syms, results = entry
-    key = tuple([ranges.get(s) for s in syms])
-    hit = results.get(key)
-    if hit is None:
-        hit = compute()
-        results[key] = _SAME if hit is e else hit  # (a node holding itself would be a reference cycle)
-    return e if hit is _SAME else hit
-
-
+# What ``simplify`` and ``bounds`` compute of a node is memoised in the node (its ``_simplified`` and
+# ``_bounds``) under the ranges of its own variables: the indices of an unrolled body share their terms,
+# and the passes ask about each again.  A node simplified to itself is remembered as ``_SAME`` (a node
+# holding itself would be a reference cycle).
 _SAME = object()
 
 
 def bounds(e, ranges: Ranges) -> tuple[int, int] | None:
     """Inclusive integer bounds of ``e``, or None if unknown."""
-    e = E.as_expr(e)
+    if not isinstance(e, E.Expr):
+        e = E.as_expr(e)
     if e.is_const:
         return (e.value, e.value) if e.is_int else None
     if e.is_var:
         return ranges.get(e)
+    # (the recursion asks ``bounds`` of the terms and factors directly: the commonest question the passes
+    # ask, and the sums and products of an address are walked for it every time)
     if e.is_add:
         lo = hi = 0
         for a in e.args:
-            b = bounds(a, ranges)
+            b = ranges.get(a) if a.is_var else bounds(a, ranges)
             if b is None:
                 return None
             lo, hi = lo + b[0], hi + b[1]
@@ -64,14 +55,27 @@ def bounds(e, ranges: Ranges) -> tuple[int, int] | None:
     if e.is_mul:
         acc = (1, 1)
         for a in e.args:
-            b = bounds(a, ranges)
-            if b is None:
-                return None
+            if a.is_const:
+                v = a.value
+                if not isinstance(v, int):
+                    return None
+                b = (v, v)
+            else:
+                b = ranges.get(a) if a.is_var else bounds(a, ranges)
+                if b is None:
+                    return None
             p = (acc[0] * b[0], acc[0] * b[1], acc[1] * b[0], acc[1] * b[1])
             acc = (min(p), max(p))
         return acc
     if isinstance(e, DIVMOD):
-        return _scoped("_bounds", e, ranges, lambda: _division_bounds(e, ranges) or False) or None
+        entry = e._bounds
+        if entry is None:
+            entry = e._bounds = (tuple(e.free_vars), {})
+        key = tuple([ranges.get(s) for s in entry[0]])
+        hit = entry[1].get(key)
+        if hit is None:
+            hit = entry[1][key] = _division_bounds(e, ranges) or False
+        return hit or None
     if e.is_pow:
         b = bounds(e.args[0], ranges)
         if b is None:
@@ -254,13 +258,25 @@ def mod_of(num: E.Expr, d: int) -> E.Expr:
 
 def simplify(e, ranges: Ranges) -> E.Expr:
     """Simplify an index expression or condition bottom-up using ``ranges``."""
-    e = E.as_expr(e)
-    if e.is_var:
-        r = ranges.get(e)
-        return E.const(r[0]) if r is not None and r[0] == r[1] else e
+    if not isinstance(e, E.Expr):
+        e = E.as_expr(e)
     if not e.args:
+        if e.is_var:
+            r = ranges.get(e)
+            return E.const(r[0]) if r is not None and r[0] == r[1] else e
         return e
-    return _scoped("_simplified", e, ranges, lambda: _simplify(e, ranges))
+    # (the memo written out here, not a helper called with a closure: every node of every index passes
+    # here, most of them answered by the memo)
+    entry = e._simplified
+    if entry is None:
+        entry = e._simplified = (tuple(e.free_vars), {})
+    key = tuple([ranges.get(s) for s in entry[0]])
+    hit = entry[1].get(key)
+    if hit is None:
+        hit = _simplify(e, ranges)
+        entry[1][key] = _SAME if hit is e else hit
+        return hit
+    return e if hit is _SAME else hit
 
 
 def _simplify(e: E.Expr, ranges: Ranges) -> E.Expr:
