@@ -135,6 +135,19 @@ def test_decided_conditions_are_right(a, b, ranges, op):
     assert evaluate(C.negate(c), env) != evaluate(c, env)
 
 
+CONDS = st.tuples(EXPRS, EXPRS, st.sampled_from(["<", "<=", ">", ">=", "==", "!="])).map(lambda p: C.rel(p[2], p[0], p[1]))
+
+
+@SETTINGS
+@given(st.lists(st.one_of(EXPRS, CONDS), min_size=2, max_size=6))
+def test_ordered_is_the_order_of_the_whole_keys(items):
+    # ``ordered`` compares node counts and the class part of the sort keys first, and the whole keys only
+    # where those tie: the order must be the one the whole keys give.
+    items = list(dict.fromkeys(items))
+    assert all(order._head(x) == order.sort_key(x)[0] for x in items)
+    assert order.ordered(items) == sorted(items, key=lambda x: (order.node_count(x), order.sort_key(x)))
+
+
 def test_hash_consing_makes_equal_nodes_one():
     i, j = VARS[:2]
     assert (i * 4 + j) is (j + 4 * i)

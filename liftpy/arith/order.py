@@ -27,10 +27,35 @@ def node_count(e: E.Expr) -> int:
 
 
 def ordered(items: list) -> list:
-    """sympy's ``ordered`` for distinct items: by node count, then by ``sort_key``, ties kept."""
+    """sympy's ``ordered`` for distinct items: by node count, then by ``sort_key``, ties kept.
+
+    The node count and the first part of the sort key (the class's, ``_head``) are compared first: where
+    they tell every two items apart, they give the order the whole keys give, without computing the
+    rest of them.  A fresh condition's sort key holds those of its sides, and the sort key of a sum those of
+    its terms, in sympy's order of terms: a padded view's bounds ``0 <= j < n``, two comparisons of the same
+    index, are told apart by their kinds, and building the sort key of ``j`` cost a tenth of a millisecond."""
     if len(items) < 2:
         return list(items)
+    keys = [(node_count(x), _head(x)) for x in items]
+    if len(set(keys)) == len(keys):
+        return [x for _, x in sorted(zip(keys, items), key=_first)]
     return sorted(items, key=lambda x: (node_count(x), sort_key(x)))
+
+
+def _first(pair):
+    return pair[0]
+
+
+def _head(e: E.Expr) -> tuple:
+    """The first item of ``sort_key(e)``, without the rest."""
+    if e.is_const:
+        return _NUMBER_CLASS
+    if e.is_var:
+        return _CLASS_KEYS["Symbol"]
+    if e.is_cond:
+        return _class_key(e)
+    rest = E.coeff_and_rest(e)[1]
+    return _class_key(rest.args[0] if rest.is_pow else rest)
 
 
 def _number_key(v) -> tuple:
@@ -38,6 +63,7 @@ def _number_key(v) -> tuple:
 
 
 _ONE_KEY = _number_key(1)
+_NUMBER_CLASS = _ONE_KEY[0]
 _CLASS_KEYS = {"Add": (3, 1, "Add"), "Mul": (3, 0, "Mul"), "Pow": (3, 2, "Pow"), "Symbol": (2, 0, "Symbol")}
 
 
