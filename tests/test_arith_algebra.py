@@ -148,6 +148,18 @@ def test_ordered_is_the_order_of_the_whole_keys(items):
     assert order.ordered(items) == sorted(items, key=lambda x: (order.node_count(x), order.sort_key(x)))
 
 
+@SETTINGS
+@given(EXPRS, st.sampled_from([2, 3, 4, 6, 8, 16]))
+def test_a_floor_divisions_rank_and_count_are_those_of_its_rational_sum(num, d):
+    # The rank and node count of ``floor(num / d)`` are computed without building ``num / d``; they must be
+    # those of that sum built.
+    built = E.scale(num, E.Fraction(1, d))
+    fast = E._quotient_rank(num, d)
+    assert fast is None or fast == E._rank(built)
+    count = order._quotient_count(num, d)
+    assert count is None or count == order.node_count(built)
+
+
 def test_hash_consing_makes_equal_nodes_one():
     i, j = VARS[:2]
     assert (i * 4 + j) is (j + 4 * i)

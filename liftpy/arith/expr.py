@@ -72,12 +72,59 @@ def _rank(e: Expr) -> tuple:
     hashable content, then the content, nodes by their ranks."""
     k = e._rank
     if k is None:
+        if isinstance(e, FloorDiv):
+            inner = _quotient_rank(e.args[0], e.args[1].value)
+            if inner is not None:
+                k = e._rank = (_FLOOR_CLASS, 1, (inner,))
+                return k
         name = class_name(e)
         i = _CLASS_ORDER.get(name, _UNKNOWN)
         content = _hashable_content(e)
         k = e._rank = ((i, name if i == _UNKNOWN else ""), len(content),
                        tuple([_rank(x) if isinstance(x, Expr) else x for x in content]))
     return k
+
+
+_FLOOR_CLASS = (_UNKNOWN, "floor")
+_ADD_CLASS, _MUL_CLASS = (_CLASS_ORDER["Add"], ""), (_CLASS_ORDER["Mul"], "")
+
+
+def _quotient_rank(num: Expr, d: int):
+    """``_rank(scale(num, Fraction(1, d)))``, a floor division's content, without building that sum; None
+    for a dividend with a power (built then).  The rank of every new floor division asked for it, which
+    built the rational sum only to rank it and drop it: a fifth of the cost of ordering a new sum."""
+    r = Fraction(1, d)
+    total: Number = 0
+    ranks = []
+    for t in terms_of(num):
+        if t.is_const:
+            total += t.value * r
+            continue
+        if t.is_pow or (t.is_mul and any(f.is_pow for f in t.args)):
+            return None
+        c, rest = coeff_and_rest(t)
+        q = c * r
+        if q == 1:  # (``_scaled``: the rest itself)
+            ranks.append(_rank(rest))
+        else:
+            fs = factors_of(rest)
+            ranks.append((_MUL_CLASS, 1 + len(fs), (_number_rank(q),) + tuple([_rank(f) for f in fs])))
+    if not num.is_add:
+        return ranks[0] if ranks else _number_rank(total)
+    ranks.sort()  # (``add``'s order of the terms, the constant first)
+    if total:
+        ranks.insert(0, _number_rank(total))
+    return (_ADD_CLASS, len(ranks), tuple(ranks))
+
+
+def _number_rank(v: Number) -> tuple:
+    """``_rank(const(v))``."""
+    v = Fraction(v)
+    if v.denominator == 1:
+        name = {0: "Zero", 1: "One", -1: "NegativeOne"}.get(v.numerator, "Integer")
+    else:
+        name = "Half" if v == Fraction(1, 2) else "Rational"
+    return ((_CLASS_ORDER[name], ""), 2, (v.numerator, v.denominator))
 
 
 # --------------------------------------------------------------------------------------------------

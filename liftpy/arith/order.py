@@ -22,8 +22,30 @@ def node_count(e: E.Expr) -> int:
     """sympy's ``_node_count`` (the first key of ``ordered``), once per node."""
     n = e._count
     if n is None:
-        n = e._count = 1 + sum(map(node_count, sympy_args(e)))
+        inner = _quotient_count(e.args[0], e.args[1].value) if isinstance(e, E.FloorDiv) else None
+        if inner is None:
+            inner = sum(map(node_count, sympy_args(e)))
+        n = e._count = 1 + inner
     return n
+
+
+def _quotient_count(num: E.Expr, d: int):
+    """``node_count(num / d)``, a floor division's content (``expr._quotient_rank``), without building that
+    sum; None for a dividend with a power."""
+    r = E.Fraction(1, d)
+    n = 0
+    for t in E.terms_of(num):
+        if t.is_const:
+            n += 1
+            continue
+        if t.is_pow or (t.is_mul and any(f.is_pow for f in t.args)):
+            return None
+        c, rest = E.coeff_and_rest(t)
+        if c * r == 1:
+            n += node_count(rest)
+        else:  # the coefficient and the factors of the rest, in one product
+            n += 2 + sum(map(node_count, E.factors_of(rest)))
+    return n + 1 if num.is_add else n
 
 
 def ordered(items: list) -> list:
