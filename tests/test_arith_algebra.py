@@ -135,7 +135,8 @@ def test_decided_conditions_are_right(a, b, ranges, op):
     assert evaluate(C.negate(c), env) != evaluate(c, env)
 
 
-CONDS = st.tuples(EXPRS, EXPRS, st.sampled_from(["<", "<=", ">", ">=", "==", "!="])).map(lambda p: C.rel(p[2], p[0], p[1]))
+CONDS = st.tuples(EXPRS, EXPRS, st.sampled_from(["<", "<=", ">", ">=", "==", "!="])).map(
+    lambda p: C.rel(p[2], p[0], p[1]))
 
 
 @SETTINGS

@@ -29,6 +29,7 @@ IR that follow (``liftpy.codegen.passes``, ``liftpy.codegen.render``).
 from __future__ import annotations
 
 from contextlib import contextmanager
+from fractions import Fraction
 from dataclasses import dataclass, replace
 from typing import Mapping
 
@@ -39,7 +40,7 @@ from ..errors import CodegenError
 from ..ir import primitives as P
 from ..ir.analysis import is_view
 from ..ir.expr import Call, Expr, Lambda, Var
-from ..ir.typecheck import type_in
+from ..ir.typecheck import evaluated, type_in
 from ..ir.types import (
     ArrayType,
     Elements,
@@ -87,6 +88,19 @@ class Ctx:
         return Position(self.level, None if dest is None else dest.root.space)
 
 
+def _concrete(size, bindings: Mapping):
+    """The value of a size with ``bindings`` for its symbols: an int where Python's exact arithmetic
+    computes it (``typecheck.evaluated``: some microseconds), else the size with the values substituted
+    (sympy's ``xreplace``, which evaluates the expression again: some 30 microseconds per size, and a point
+    asks for some 25 distinct sizes)."""
+    value = evaluated(size, bindings)
+    if isinstance(value, Fraction) and value.denominator == 1:
+        value = value.numerator
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return substitute_sizes(size, bindings)
+
+
 class Emitter:
     def __init__(self, bindings: Mapping):
         self.bindings = dict(bindings)
@@ -105,7 +119,9 @@ class Emitter:
             return int(size)
         v = self._concrete.get(size)
         if v is None:
-            v = self._concrete[size] = substitute_sizes(size, self.bindings)
+            v = self._concrete[size] = _concrete(size, self.bindings)
+        if isinstance(v, int):
+            return v
         if not v.is_Integer:
             missing = ", ".join(sorted(str(s) for s in v.free_symbols))
             raise CodegenError(f"no value for {missing} (needed for the size {size}); pass it in sizes=")

@@ -423,10 +423,10 @@ def _decided_by_symbolic_typing(program: Program, bindings: Mapping) -> Typing |
     if symbolic is None:
         return None
     for r in symbolic.requirements:
-        if _evaluated(r.predicate, numbers) is not True:
+        if evaluated(r.predicate, numbers) is not True:
             return None
     for n in symbolic.lengths:
-        v = _evaluated(n, numbers)
+        v = evaluated(n, numbers)
         if v is None or isinstance(v, bool) or v < 1 or v != int(v):
             return None
     return Typing(subs_type(symbolic.type, {k: sympy.Integer(v) for k, v in numbers.items()}), (), ())
@@ -457,7 +457,7 @@ _COMPARISONS = {sympy.Eq: operator.eq, sympy.Ne: operator.ne, sympy.Ge: operator
                 sympy.Le: operator.le, sympy.Lt: operator.lt}
 
 
-def _evaluated(e, numbers: dict):
+def evaluated(e, numbers: Mapping):
     """The value of a size or of a condition on sizes with ``numbers`` for its symbols, in exact rational
     arithmetic (sympy's ``Mod`` is ``a - b*floor(a/b)``, Python's ``%`` on Fractions); None for anything
     else, and for a symbol without a number (``substitute_sizes`` builds a sympy expression for each
@@ -470,7 +470,7 @@ def _evaluated(e, numbers: dict):
         return Fraction(int(e.p), int(e.q))
     if e is sympy.true or e is sympy.false:
         return bool(e)
-    args = [_evaluated(a, numbers) for a in e.args]
+    args = [evaluated(a, numbers) for a in e.args]
     if any(a is None for a in args):
         return None
     if e.is_Add:
