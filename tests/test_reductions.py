@@ -177,3 +177,22 @@ def test_a_group_that_takes_several_chunks_waits_before_the_next_chunks_local_st
     x = np.random.default_rng(5).standard_normal(n).astype(np.float32)
     got = CompiledKernel(ks, get_device(None)).run(x).output
     np.testing.assert_allclose(got, evaluate(first, x, sizes=sizes), rtol=1e-5, atol=1e-5)
+
+
+def test_a_stage_run_in_the_last_work_group_shares_the_kernels_local_memory():
+    """Two stages in one kernel (``fuseLastGroup``) hold their local memory together: on a device of 4,200
+    bytes a first stage of 64 items (256 bytes) and a last group's tree of 1,024 (4,096 bytes) fit each
+    alone, not together, and the space refuses the pair, naming both kernels."""
+    import dataclasses
+
+    from liftpy.constraints.solver import checker
+
+    program = linalg.total()
+    profile = dataclasses.replace(resolve_profile(None), local_mem_bytes=4200, max_work_group_size=1024,
+                                  max_work_item_sizes=(1024, 1024, 1024))
+    v = next(v for v in explore(program) if {"reduceGroup", "fuseLastGroup"} <= features(v) and "coalesce" not in features(v))
+    space = variant_space(v, {"N": 1 << 16}, profile)
+    violated = checker(space)({"w0": 64, "w1": 1, "w2": 1024})
+    assert [c.primitive for c in violated] == ["device:local_mem_bytes"]
+    assert "total_0 with total_1 run in its last work-group" in violated[0].origin
+    assert not checker(space)({"w0": 64, "w1": 1, "w2": 512})
