@@ -96,7 +96,7 @@ def _one_group(block: Block) -> Block:
             return Block(tuple(go(x) for x in s.items))
         if isinstance(s, Loop):
             s = with_body(s, go(s.body))
-            return Loop(s.var, s.extent, Level.SEQ, 0, s.body, s.unroll, s.note, s.compiler_unroll) if s.level is Level.WRG else s
+            return dataclasses.replace(s, level=Level.SEQ, dim=0) if s.level is Level.WRG else s
         return descend(s, go)
 
     return go(block)

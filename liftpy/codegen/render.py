@@ -152,6 +152,7 @@ def render_block(block: Block, sizes: dict, indent: int = 1) -> list[str]:
         elif isinstance(item, Loop):
             note = f"  // {item.note}" if item.note else ""
             var = item.var.name
+            strided = False
             if item.level is Level.SEQ:
                 if item.compiler_unroll:
                     out.append(f"{pad}#pragma unroll")
@@ -160,18 +161,16 @@ def render_block(block: Block, sizes: dict, indent: int = 1) -> list[str]:
                 out.append(f"{pad}{{{note}")
                 out.append(f"{pad}  int {var} = {item.level.id_fn}({item.dim});")
             else:
+                strided = True
                 out.append(
                     f"{pad}for (int {var} = {item.level.id_fn}({item.dim}); {var} < {item.extent}; "
                     f"{var} += {item.level.size_fn}({item.dim})) {{{note}"
                 )
-                if item.level is Level.WRG and stores_to(item.body, "local"):
-                    # A group takes another chunk: its items must be done reading this chunk's local
-                    # values (the tree's result) before any of them writes the next chunk's.
-                    out.extend(render_block(item.body, sizes, indent + 1))
-                    out.append(f"{pad}  barrier(CLK_LOCAL_MEM_FENCE);  // before the next chunk's local stores")
-                    out.append(pad + "}")
-                    continue
             out.extend(render_block(item.body, sizes, indent + 1))
+            if strided and item.level is Level.WRG and stores_to(item.body, "local"):
+                # A group takes chunk after chunk: its items must be done reading this chunk's local
+                # values (the tree's result) before any of them writes the next chunk's.
+                out.append(f"{pad}  barrier(CLK_LOCAL_MEM_FENCE);  // before the next chunk's local stores")
             out.append(pad + "}")
         else:  # pragma: no cover
             raise CodegenError(f"internal: cannot print {item!r}")

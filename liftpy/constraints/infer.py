@@ -184,13 +184,15 @@ def hardware_constraints(program: Program, profile, placements: Mapping[str, str
     out = []
     stages = split_kernels(program)
     total_bytes = sympy.Add(*[memory_bytes(t) for t in program.param_types])
+    used = []  # each stage's resources
     for k, st in enumerate(stages):
         label = f" (kernel {st.program.name})" if len(stages) > 1 else ""
         t = typecheck(st.program).type
+        used.append(analyze(st.program))
         out.extend((pred, lambda o=origin, label=label: o() + label, prim)
-                   for pred, origin, prim in _kernel_limits(st.program, t, profile, placements))
+                   for pred, origin, prim in _kernel_limits(st.program, used[-1], t, profile, placements))
         if st.last_group and k:
-            out.append(_fused_local_memory(stages[k - 1], st, profile))
+            out.append(_fused_local_memory(stages[k - 1], used[k - 1], st, used[k], profile))
         # The buffer a stage writes: one allocation (and, for any device, index_constraints).
         nbytes = memory_bytes(t)
         total_bytes += nbytes
@@ -201,20 +203,19 @@ def hardware_constraints(program: Program, profile, placements: Mapping[str, str
     return out
 
 
-def _fused_local_memory(first, rest, profile) -> tuple:
+def _fused_local_memory(first, first_res, rest, rest_res, profile) -> tuple:
     """A stage run in the previous one's last work-group (``toGlobalLast``) is one kernel with it: their
-    local memory together, and the word that tells the group it is the last, must fit
-    (``codegen.last_group``)."""
-    parts = analyze(first.program).local_bytes + analyze(rest.program).local_bytes
-    total = sympy.Add(*[b for b, _ in parts], 4)
+    local memory together (``analyze``'s, of each), and the word that tells the group it is the last, must
+    fit (``codegen.last_group``)."""
+    total = sympy.Add(*[b for b, _ in first_res.local_bytes + rest_res.local_bytes], 4)
     return (sympy.Le(total, profile.local_mem_bytes),
             lambda: f"local memory of {first.program.name} with {rest.program.name} run in its last work-group ({total} bytes) "
                     f"must fit in {profile.local_mem_bytes} bytes",
             "device:local_mem_bytes")
 
 
-def _kernel_limits(program: Program, result: Type, profile, placements: Mapping[str, str]) -> list[tuple]:
-    res = analyze(program)
+def _kernel_limits(program: Program, res, result: Type, profile, placements: Mapping[str, str]) -> list[tuple]:
+    """The device limits of one kernel, ``res`` its resources (``analyze``)."""
     out = []
     ndim_local = []
     # The items per group are bounded by the device per dimension and together; every other extent

@@ -94,7 +94,9 @@ def _stages(program: Program) -> tuple[Stage, ...]:
         lets, results = parts
         for k, (e, output) in enumerate(zip(results, outputs)):
             e = with_lets(lets, e)
-            stages.append(Stage(_stage_program(f"{program.name}_{len(stages)}", e, env, program), output, k, last and not k))
+            # (not in the last work-group of a toGlobalLast's kernel: the others read the buffer between,
+            # which a fused kernel keeps to itself; such a boundary is a plain one here)
+            stages.append(Stage(_stage_program(f"{program.name}_{len(stages)}", e, env, program), output, k))
         return tuple(stages)
     name = program.name if not stages else f"{program.name}_{len(stages)}"
     stages.append(Stage(_stage_program(name, body, env, program), "out", last_group=last))
