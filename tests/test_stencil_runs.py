@@ -2,6 +2,8 @@
 (``codegen.passes.runs``), its reads and stores as vectors (four floats, or eight halves as one word), and
 the kernels compute what the library's reference does on the CPU's device, borders included."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -115,6 +117,56 @@ def test_only_runs_of_guarded_stores_to_neighbouring_addresses_share_one_guard()
     for block in (Block(tuple(_store(out, 8 * k + i, conds[k]) for k in range(4))), Block((_store(out, i, conds[0]),)),
                   Block(tuple(_store(tile, 4 * i + k, conds[k]) for k in range(4)))):
         assert guarded(block) == Block((block,))
+
+
+def test_a_run_is_guarded_by_what_every_store_needs_and_its_ends_read_through_their_clamps():
+    """Guards made of a stencil's clamps (``same``): the row's condition, which every store of the run has,
+    guards the run; the first store's column condition (the column before the run) does not split it, that
+    store reads through its clamp.  Guarded by both, a run at a row's end took the border's branch: every warp
+    of a 512-wide grid in runs of eight.  Without a shared part there is no branch at all."""
+    i, j = A.var("i"), A.var("j")
+    x = Buffer("x", "global", Float, 64, 64, "input", None)
+    out = Buffer("out", "global", Float, 64, 64, "output", None)
+    row = A.rel(">=", j - 1, 0)
+    column = A.rel(">=", 4 * i - 1, 0)
+
+    def store(k, cond, guarded):
+        clamped = V.MemRead(x, A.maximum([A.const(0), 4 * i + k - 1]) + 8 * j, 1)
+        plain = V.MemRead(x, 4 * i + k - 1 + 8 * j, 1)
+        return Store(out, 4 * i + k, V.CondRead(cond, plain, clamped, same=True) if guarded else clamped, 1)
+
+    kernel = Kernel("k", (out,), (), Block(()))
+    run = Block(tuple(store(k, A.conj([row, column]) if k == 0 else row, True) for k in range(4)))
+    ifs = [s for s in _items(guard_runs(kernel.replace(body=Block((run,)))).body) if isinstance(s, If)]
+    assert len(ifs) == 2 and ifs[0].cond == row and ifs[1].cond == A.negate(row)
+    inside = ifs[0].body.items
+    assert inside[0].value == store(0, None, False).value  # through its clamp, not a branch
+    assert [s.value for s in inside[1:]] == [run.items[k].value.then for k in range(1, 4)]
+    assert ifs[1].body.items == run.items
+    # only the ends' conditions: no guard, the ends read through their clamps
+    ends = Block(tuple(store(k, column, True) if k == 0 else store(k, None, False) for k in range(1))
+                 + tuple(store(k, A.rel("<=", 4 * i + k - 62, 0), True) for k in range(1, 3)))
+    flat = list(_items(guard_runs(kernel.replace(body=Block((ends,)))).body))
+    assert not any(isinstance(s, If) for s in flat) and [s.value for s in flat] == [s.value.other for s in ends.items]
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp16-storage"])
+def test_a_3d_stencils_runs_are_guarded_by_their_rows_and_planes_only(precision):
+    """Jacobi 3D in runs along its rows: the interior's guard names the plane and the row, not the run's
+    column, and the kernel computes what the reference does (borders and rows' ends included)."""
+    sizes = {"D": 4, "H": 6, "W": 32}
+    op = library_operator("jacobi3d", sizes, precision)
+    v = next(v for v in explore(op.program(), op.explore_options())
+             if "splitRuns" in features(v) and "placeInImage" not in features(v) and len(v.params) == 1
+             and [t.rule for t in v.trace if t.rule.startswith("map")][:2] == ["mapGlb1", "mapGlb0"])
+    cfg = {**sizes, str(v.params[0]): 8}
+    (ks, _), = generate_pipeline(v.program, cfg, placements=v.placement_map)
+    body = [line.strip() for line in ks.source.splitlines() if not line.startswith("//")]
+    guards = [line for line in body if line.startswith("if (")]
+    assert len(guards) == 2, ks.source
+    ends = re.findall(r"max\(0, (\w+) \* 8 - 1\)", ks.source)  # the run's first output, its left
+    assert ends and all(column + " " not in guards[0] for column in ends), ks.source
+    _matches_reference(op, v, cfg, precision)
 
 
 def _items(b):

@@ -28,6 +28,7 @@
 #                                                                         # measured few points: jacobi3d, gemv and softmax rows-vec
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh rows48      # gemv, softmax and layer-norm rows with 48 samples
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh stencils40  # jacobi2d and blur2d with 40 samples
+#   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh stencils3   # jacobi3d, jacobi2d, blur2d, runs guarded by rows
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh onekernel   # sum and max in half storage, and dot, sum, max of
 #                                                                         # 2^24 floats by kind, with the last work-group's sum
 # Each benchmark writes its JSON under $OUT as it goes (the networks into one file, one record per network),
@@ -154,9 +155,15 @@ case "${1:-}" in
   stencils40)
     timeout 200 python benchmarks/half.py --only jacobi2d,blur2d --samples 40 --budget 20 \
       --jobs 14 --db "$OUT/half.sqlite" --json "$OUT/h200-half.json" 2>&1 | grep -v -i warn | stamp ;;
+  stencils3)
+    # (runs guarded by their rows and planes only: every warp of a 512-wide row took the border's branch)
+    timeout 300 python benchmarks/half.py --only jacobi3d --samples 32 --budget 60 \
+      --jobs 14 --db "$OUT/half.sqlite" --json "$OUT/h200-half.json" 2>&1 | grep -v -i warn | stamp
+    timeout 250 python benchmarks/half.py --only jacobi2d,blur2d --samples 40 --budget 25 \
+      --jobs 14 --db "$OUT/half.sqlite" --json "$OUT/h200-half.json" 2>&1 | grep -v -i warn | stamp ;;
   probe)
     timeout 400 python -m liftpy probe --out "$OUT/h200-profile.json" 2>&1 | grep -v -i warn | stamp ;;
   *)
-    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf|probed|probed2|recheck|fused|recombined|chainedgrid|unrolled|modelcheck|halfword|halfsum|stencils|checknets|vggrows|pools|probe|groupsum|onekernel|diag|rows48|stencils40" >&2
+    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf|probed|probed2|recheck|fused|recombined|chainedgrid|unrolled|modelcheck|halfword|halfsum|stencils|checknets|vggrows|pools|probe|groupsum|onekernel|diag|rows48|stencils40|stencils3" >&2
     exit 2 ;;
 esac

@@ -120,16 +120,20 @@ class CondRead(Read):
     cond: A.Cond
     then: Read
     other: Read
+    # Both branches read the same value, ``other`` with its boundary functions (a clamp's min and max) and
+    # ``then`` without them, which ``cond`` allows (``codegen.passes.guards``): ``other`` is then right
+    # wherever the read is, and a pass may take it whatever ``cond`` says (``codegen.passes.runs``).
+    same: bool = False
 
     def children(self):
         return (self.then, self.other)
 
     def with_children(self, kids):
-        return CondRead(self.cond, *kids)
+        return CondRead(self.cond, *kids, self.same)
 
     def map_exprs(self, fn):
         cond = fn(self.cond)
-        return self if cond is self.cond else CondRead(cond, self.then, self.other)
+        return self if cond is self.cond else CondRead(cond, self.then, self.other, self.same)
 
 
 @cached_hash
@@ -223,7 +227,7 @@ def field_of(r: Read, index: int) -> Read:
     if isinstance(r, TupleRead):
         return r.parts[index]
     if isinstance(r, CondRead):
-        return CondRead(r.cond, field_of(r.then, index), field_of(r.other, index))
+        return CondRead(r.cond, field_of(r.then, index), field_of(r.other, index), r.same)
     return FieldRead(r, index)
 
 

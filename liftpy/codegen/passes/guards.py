@@ -18,7 +18,8 @@ conjunction of comparisons (its negation, for the other branch, when it has seve
 A stencil whose boundary is an index function (clamp, mirror, wrap) has no condition to use: its reads are
 clamped everywhere.  ``guard_clamps`` makes one, ``interior ? value : value`` with ``interior`` the
 condition under which every boundary function keeps its index; the first branch then reads plainly and
-only the border pays for the clamps.  A guard that simplifies nothing is not kept (the moduli of a
+only the border pays for the clamps.  The second branch keeps every clamp (what the guard's negation
+would decide is left): it is right wherever it is read, which ``runs`` relies on (``CondRead.same``).  A guard that simplifies nothing is not kept (the moduli of a
 double buffer or a split loop cycle through their periods, and no interior exists for them).
 
 Runs after ``simplify``, which decided what the ranges alone decide.
@@ -72,7 +73,7 @@ def guard_clamps(r: V.Read, ranges) -> V.Read:
     cond = simplify_condition(conjunction(list(parts)), ranges)
     if cond is A.TRUE or cond is A.FALSE:
         return r
-    return V.CondRead(cond, r, r)
+    return V.CondRead(cond, r, r, same=True)
 
 
 def _clamp_conditions(e, parts: dict, ranges) -> None:
@@ -167,10 +168,11 @@ def refine(r: V.Read, ranges, facts: tuple) -> V.Read:
         if c is A.FALSE:
             return refine(r.other, ranges, facts)
         then = refine(r.then, ranges, facts + facts_of(c, ranges))
-        other = refine(r.other, ranges, facts + facts_of(negate(c), ranges))  # (None: nothing known)
+        # (a guard's other branch stays right wherever it is read, for ``runs`` to take it under a weaker guard)
+        other = refine(r.other, ranges, facts if r.same else facts + facts_of(negate(c), ranges))
         if c is r.cond and then is r.then and other is r.other:
             return r
-        return V.CondRead(c, then, other)
+        return V.CondRead(c, then, other, r.same)
     kids = r.children()
     if kids:
         new = tuple(refine(k, ranges, facts) for k in kids)

@@ -13,6 +13,13 @@ the vectorization stores as one vector), each storing a conditional value, becom
 
 so the first block reads plainly and its reads and stores become vectors, and the border's runs keep each
 store's own choice.  The conditions are of indices only, so evaluating them again costs no memory access.
+
+Where the guards are the clamps' own (``CondRead.same``) and not every store needs every part (the run's
+first output needs the column before it, its last the one after: the row's ends), the run is guarded by
+the parts every store needs (the rows and planes it reads lie inside the grid), and inside it the stores
+that need more read through their clamps (``max(0, x - 1)``) rather than take a branch.  Guarded by all
+parts, every run that touches a row's end took the border's branch; on a GPU that is every warp where a
+row is 64 runs (a 512^3 grid in runs of eight halves), and the warp runs both branches.
 (Not a copy into local memory: a convolution's padded tile, copied by a work-group, kept its own
 conditions in the kernels measured so far.)
 
@@ -26,6 +33,7 @@ from ...arith import simplify_condition
 from ...views import view as V
 from ...views.conditions import conjunction, negate
 from ..stmt import Block, If, Kernel, Store, map_block, store_with
+from .guards import facts_of, refine
 
 
 def guard_runs(kernel: Kernel) -> Kernel:
@@ -53,8 +61,7 @@ def _block(b: Block, ranges) -> Block:
             continue
         run = items[i:j]
         i = j
-        cond = simplify_condition(conjunction([s.value.cond for s in run]), ranges)
-        plain = tuple(store_with(s, s.index, s.value.then) for s in run)
+        cond, plain = _interior(run, ranges)
         if cond is A.TRUE:
             out.extend(plain)
         elif cond is A.FALSE:
@@ -65,6 +72,29 @@ def _block(b: Block, ranges) -> Block:
             out.append(If(negate(cond), Block(run)))
         changed = True
     return Block(tuple(out)) if changed else b
+
+
+def _parts(c) -> tuple:
+    return c.args if isinstance(c, A.And) else (c,)
+
+
+def _interior(run, ranges) -> tuple:
+    """The guard of a run of guarded stores and the stores it lets through: every store's plain branch under
+    every store's condition, or, for the clamps' own guards of which some parts not every store needs, the
+    parts they all need, the stores whose condition they are taking the plain branch, the others their
+    clamped one with what those parts decide decided (module docstring)."""
+    if all(s.value.same for s in run):
+        first = _parts(run[0].value.cond)
+        others = [set(_parts(s.value.cond)) for s in run[1:]]
+        shared = [p for p in first if all(p in o for o in others)]
+        if any(len(o) > len(shared) for o in others) or len(first) > len(shared):
+            cond = simplify_condition(conjunction(shared), ranges)
+            if cond is not A.FALSE:
+                facts = facts_of(cond, ranges)
+                return cond, tuple(store_with(s, s.index, s.value.then if len(_parts(s.value.cond)) == len(shared)
+                                              else refine(s.value.other, ranges, facts)) for s in run)
+    cond = simplify_condition(conjunction([s.value.cond for s in run]), ranges)
+    return cond, tuple(store_with(s, s.index, s.value.then) for s in run)
 
 
 def with_borders(items):

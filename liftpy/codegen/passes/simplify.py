@@ -22,7 +22,7 @@ def rewrite_read(r: V.Read, index, cond) -> V.Read:
                 return x.then
             if c is A.FALSE:
                 return x.other
-            return V.CondRead(c, x.then, x.other)
+            return V.CondRead(c, x.then, x.other, x.same)
         return x.map_exprs(index)
 
     return V.transform(r, one)

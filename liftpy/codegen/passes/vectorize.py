@@ -52,7 +52,7 @@ def merge_lanes(lanes: list) -> V.Read | None:
         then = merge_lanes([l.then for l in lanes])
         other = merge_lanes([l.other for l in lanes])
         if then is not None and other is not None:
-            return V.CondRead(first.cond, then, other)
+            return V.CondRead(first.cond, then, other, all(l.same for l in lanes))
         return None
     if n == 4 and all(
         isinstance(l, V.ImageRead) and l.image == first.image and l.x == first.x and l.y == first.y and l.lane == t
