@@ -76,7 +76,7 @@ def main() -> int:
         except CodegenError as e:
             ap.error(f"--compiler-unrolls: {e}")
 
-    from liftpy.codegen.kernel import generate_pipeline
+    from liftpy.codegen.kernel import forget_programs, generate_pipeline
     from liftpy.codegen.passes import unroll_policy
     from liftpy.errors import LiftError
     from liftpy.host.profile import DeviceProfile
@@ -93,6 +93,7 @@ def main() -> int:
         rules = tuple(r for r in args.conv_rules.split(",") if r) if rules is None else rules
         variants = select_variants(cached_variants(op), rules)
         points = choose_points(variants, op.sizes(), args.points + 1, profile, args.seed)
+        forget_programs()  # (choosing split and typed the programs: each point pays its variant's one-time work)
         times, digest, failed = [], hashlib.sha1(), 0
         for n, p in enumerate(points):
             v = variants[p.variant_index]

@@ -21,7 +21,7 @@ from liftpy.arith import cond as C
 from liftpy.arith import expr as E
 from liftpy.arith import order, printer
 from liftpy.arith.bridge import from_sympy, to_sympy
-from liftpy.arith.simplify import bounds, simplify
+from liftpy.arith.simplify import bounds, difference_bounds, simplify
 from liftpy.arith.walk import divmod_nodes, evaluate, linear_in, substitute
 
 NAMES = ("i", "j", "k")
@@ -160,6 +160,16 @@ def test_a_floor_divisions_rank_and_count_are_those_of_its_rational_sum(num, d):
     count = order._quotient_count(num, d)
     assert count is None or count == order.node_count(built)
 
+
+
+@SETTINGS
+@given(EXPRS, EXPRS, RANGES, st.sampled_from([None, 0, 2]))
+def test_the_bounds_of_a_difference_are_those_of_the_difference_built(x, y, ranges, unbounded):
+    # The guards bound ``x - f`` for every fact ``f`` without building the difference; the answer must be
+    # the built difference's.
+    rmap = {v: r for k, (v, r) in enumerate(zip(VARS, ranges)) if k != unbounded}
+    assert difference_bounds(x, y, rmap) == bounds(x - y, rmap)
+    assert difference_bounds(x, x, rmap) == (0, 0)
 
 def test_hash_consing_makes_equal_nodes_one():
     i, j = VARS[:2]

@@ -737,3 +737,31 @@ def test_check_sizes_from_the_symbolic_typing_decides_the_commonest_cases():
         assert tc._decided_by_symbolic_typing(p, bad) is None
         with pytest.raises(LiftTypeError, match=named):
             tc.check_sizes(p, bad)
+
+
+def test_a_stage_is_typed_once_for_splitting_and_checking_and_forgotten_on_request():
+    """Splitting a program into kernels types each stage with the typing its size check then reads (it was
+    typed twice: for the type of the buffer between stages, then for the check); ``forget_programs``
+    forgets the typings, stages and texts, so that a benchmark's points pay their variant's one-time work."""
+    from liftpy.codegen.kernel import forget_programs, generate_pipeline
+    from liftpy.explore.operator import library_operator
+    from liftpy.ir import kernels as K
+    from liftpy.ir import typecheck as tc
+    from liftpy.rewrite.explore import explore
+
+    op = library_operator("sum", {"N": 4096})
+    v = next(v for v in explore(op.program(), op.explore_options()) if K.kernel_count(v.program) == 2)
+    sizes = {"N": 4096, **{str(p): 16 for p in v.params}}
+
+    def typings():
+        with mock.patch.object(tc, "typecheck", wraps=tc.typecheck) as spy, \
+                mock.patch.object(K, "type_of", wraps=K.type_of) as by_type:
+            generate_pipeline(v.program, sizes, placements=v.placement_map)
+        stages = [st.program for st in K.split_kernels(v.program)]
+        return [sum(c.args[0] is st for c in spy.call_args_list) for st in stages], by_type.call_count
+
+    forget_programs()
+    assert typings() == ([1, 1], 0)
+    assert typings() == ([0, 0], 0)  # remembered across configurations of the variant
+    forget_programs()
+    assert typings() == ([1, 1], 0)

@@ -96,6 +96,31 @@ def bounds(e, ranges: Ranges) -> tuple[int, int] | None:
     return None
 
 
+def difference_bounds(x, y, ranges: Ranges) -> tuple[int, int] | None:
+    """``bounds(x - y, ranges)`` without building ``x - y``: the terms of both with like terms collected,
+    as the canonical difference holds them, their bounds added.  The guards ask it of every fact against
+    every bound they try to prove (a conditional read's refinement built each difference only to bound it)."""
+    coeffs: dict = {}
+    for e, sign in ((E.as_expr(x), 1), (E.as_expr(y), -1)):
+        for t in E.terms_of(e):
+            k, rest = E.coeff_and_rest(t)
+            coeffs[rest] = coeffs.get(rest, 0) + sign * k
+    lo = hi = 0
+    for rest, k in coeffs.items():
+        if not k:
+            continue
+        if not isinstance(k, int):
+            return None
+        b = ranges.get(rest) if rest.is_var else bounds(rest, ranges)
+        if b is None:
+            return None
+        if k > 0:
+            lo, hi = lo + k * b[0], hi + k * b[1]
+        else:
+            lo, hi = lo + k * b[1], hi + k * b[0]
+    return (lo, hi)
+
+
 def _division_bounds(e, ranges: Ranges):
     num, d = e.args[0], e.args[1].value
     b = bounds(num, ranges)
@@ -301,9 +326,10 @@ def extremum(cls, args: list, ranges: Ranges, at_least=None) -> E.Expr:
     view's clamp ``min(n - 1, max(0, i + 1))`` is ``i + 1`` where ``i + 1`` lies in ``[0, n)``.
     ``at_least(x)``: whether ``x >= 0`` is known otherwise too (a guard's facts)."""
     def never(a, b) -> bool:  # a is never the one chosen: b is at least a (at most, for Min)
-        d = b - a if cls is E.Max else a - b
-        lo = bounds(d, ranges)
-        return (lo is not None and lo[0] >= 0) or (at_least is not None and at_least(d))
+        lo = difference_bounds(b, a, ranges) if cls is E.Max else difference_bounds(a, b, ranges)
+        if lo is not None and lo[0] >= 0:
+            return True
+        return at_least is not None and at_least(b - a if cls is E.Max else a - b)
 
     kept = list(args)
     for a in list(args):

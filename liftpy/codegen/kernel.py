@@ -22,13 +22,13 @@ from typing import Mapping
 from ..errors import CodegenError, ConstraintError, summarize
 from ..ir.analysis import input_size_symbols
 from ..ir.expr import Call, Program
-from ..ir.kernels import split_kernels
+from ..ir.kernels import forget_stages, split_kernels
 from ..ir.levels import PARALLEL_LEVELS, Level, Part
 from ..ir.precision import OUTPUT_KEY
 from ..ir.primitives import Let
 from ..ir.printer import show_program
 from ..ir.results import is_results
-from ..ir.typecheck import check_sizes
+from ..ir.typecheck import check_sizes, forget_typings
 from ..ir.types import INT_INDEX_MAX, ArrayType, Type, VectorType, as_size, flat_count, memory_element, scalar_of, whole_number
 from ..version import __version__
 from ..views import view as V
@@ -520,6 +520,16 @@ def _program_text(program: Program) -> str:
     is printed once per variant (a tiled convolution's text took 1-11 ms to print, a tenth of generating a
     point's kernels; a search generates several configurations of each variant it keeps)."""
     return show_program(program)
+
+
+def forget_programs() -> None:
+    """Forget what code generation remembers of the programs it generated kernels for (their stages, their
+    typings and their subexpressions' types, their text), as a process that has seen none of them:
+    ``benchmarks/codegen.py`` forgets what choosing its points taught, so that each point pays its
+    variant's one-time work."""
+    forget_stages()
+    forget_typings()
+    _program_text.cache_clear()
 
 
 def _header(program: Program, bindings: dict, launch: Launch) -> list[str]:

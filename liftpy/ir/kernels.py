@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from . import primitives as P
 from .expr import Call, Expr, Program, Var, substitute
 from .results import result_parts, with_lets
-from .typecheck import type_of
+from .typecheck import symbolic_typing, type_of
 from .types import Type
 
 
@@ -71,6 +71,11 @@ def split_kernels(program: Program) -> list[Stage]:
 _SPLIT: dict = {}
 
 
+def forget_stages() -> None:
+    """Empty the memo of the programs split into stages."""
+    _SPLIT.clear()
+
+
 def _stages(program: Program) -> tuple[Stage, ...]:
     env: dict[str, Type] = {p.name: t for p, t in zip(program.params, program.param_types)}
     stages: list[Stage] = []
@@ -84,9 +89,10 @@ def _stages(program: Program) -> tuple[Stage, ...]:
         computed = body.args[0].args[0]
         name = _stable_name(v.name, len(stages), taken)
         taken.add(name)
-        stages.append(Stage(_stage_program(f"{program.name}_{len(stages)}", computed, env, program), name, last_group=last))
+        stage = _stage_program(f"{program.name}_{len(stages)}", computed, env, program)
+        stages.append(Stage(stage, name, last_group=last))
         last = body.args[0].fn.last
-        env[name] = type_of(computed, {n: env[n] for n in computed.free_vars if n in env})
+        env[name] = _result_type(stage)
         body = body.fn.f.body if name == v.name else substitute(body.fn.f.body, {v.name: Var(name)})
     parts = result_parts(body)
     if parts is not None:
@@ -137,6 +143,16 @@ def _stable_name(fresh: str, index: int, taken: set[str]) -> str:
     while name in taken:  # a parameter may already be called xs_0
         name, n = f"{base}_{n}", n + 1
     return name
+
+
+def _result_type(stage: Program) -> Type:
+    """The type of what a stage computes, from its typing as code generation checks it (typed once, not
+    once here and once there: half of splitting a tiled convolution's program), or, where that typing
+    fails, from ``type_of``, which says why."""
+    typing = symbolic_typing(stage)
+    if typing is not None:
+        return typing.type
+    return type_of(stage.body, dict(zip((p.name for p in stage.params), stage.param_types)))
 
 
 def _stage_program(name: str, e: Expr, env: dict, program: Program) -> Program:

@@ -419,7 +419,7 @@ def _decided_by_symbolic_typing(program: Program, bindings: Mapping) -> Typing |
                 or (sym.is_nonnegative and value < 0):
             return None
         numbers[sym] = int(value)
-    symbolic = _symbolic_typing(program)
+    symbolic = symbolic_typing(program)
     if symbolic is None:
         return None
     for r in symbolic.requirements:
@@ -432,11 +432,12 @@ def _decided_by_symbolic_typing(program: Program, bindings: Mapping) -> Typing |
     return Typing(subs_type(symbolic.type, {k: sympy.Integer(v) for k, v in numbers.items()}), (), ())
 
 
-def _symbolic_typing(program: Program) -> Typing | None:
+def symbolic_typing(program: Program) -> Typing | None:
     """``typecheck(program)`` without values, None where it fails; remembered by the program's identity
     (which the entry keeps alive), as ``ir.kernels.split_kernels`` remembers its stages: code generation
     checks the same stage programs at every configuration of a variant, and each check typed the whole
-    program again (a twentieth of code generation).  Not by equality: equal programs may differ in the
+    program again (a twentieth of code generation); splitting a program types each stage with this, so
+    the check of the stage finds it typed.  Not by equality: equal programs may differ in the
     names of their bound variables, which the requirements' messages name."""
     hit = _SYMBOLIC.get(id(program))
     if hit is None or hit[0] is not program:
@@ -451,6 +452,12 @@ def _symbolic_typing(program: Program) -> Typing | None:
 
 
 _SYMBOLIC: dict = {}
+
+
+def forget_typings() -> None:
+    """Empty the memos of programs' and subexpressions' symbolic types (``symbolic_typing``, ``type_in``)."""
+    _SYMBOLIC.clear()
+    _typed.cache_clear()
 
 
 _COMPARISONS = {sympy.Eq: operator.eq, sympy.Ne: operator.ne, sympy.Ge: operator.ge, sympy.Gt: operator.gt,

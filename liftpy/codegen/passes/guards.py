@@ -28,7 +28,7 @@ Runs after ``simplify``, which decided what the ranges alone decide.
 from __future__ import annotations
 
 from ... import arith as A
-from ...arith import bounds, extremum, rebuild, simplify, simplify_condition, substitute
+from ...arith import bounds, difference_bounds, extremum, rebuild, simplify, simplify_condition, substitute
 from ...views import view as V
 from ...views.conditions import conjunction, disjunction, negate
 from ..stmt import Kernel, Store, map_stmts, store_with
@@ -188,7 +188,7 @@ def _known(facts, ranges):
     """Whether ``x >= 0`` follows from one of ``facts`` and the ranges: ``x - f`` is never negative."""
     def at_least(x) -> bool:
         for f in facts:
-            b = bounds(x - f, ranges)
+            b = difference_bounds(x, f, ranges)
             if b is not None and b[0] >= 0:
                 return True
         return False
