@@ -140,9 +140,14 @@ def coeff_and_rest(t: Expr) -> tuple[Number, Expr]:
             rest = t.args[1:]
             split = (t.args[0].value, rest[0] if len(rest) == 1 else _intern(Mul, rest))
         else:
-            split = (1, t)
+            split = _ITSELF
         t._split = split
-    return split
+    # (``(1, t)`` is not kept in ``t``: a node holding itself is a reference cycle, which only the cyclic
+    # collector frees, with every memo the node holds; code generation's nodes were half its garbage)
+    return (1, t) if split is _ITSELF else split
+
+
+_ITSELF = (1, None)
 
 
 def terms_of(e: Expr) -> tuple:
@@ -180,7 +185,7 @@ def _collect(terms, coeffs: dict, total: Number) -> Number:
             total = _collect(t.args, coeffs, total)
         else:
             split = t._split
-            c, rest = split if split is not None else coeff_and_rest(t)
+            c, rest = split if split is not None and split is not _ITSELF else coeff_and_rest(t)
             hit = coeffs.get(rest)
             if hit is None:
                 coeffs[rest] = [c, t]

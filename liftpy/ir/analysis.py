@@ -117,6 +117,7 @@ def size_symbols(program: Program) -> set[str]:
         elif isinstance(node, Literal):
             from_type(node.type)
             out.update(str(s) for s in _value_sizes(node.value))  # a size as a value (lit(N))
+    del from_type  # (a recursive closure is a reference cycle)
     return out
 
 

@@ -239,4 +239,6 @@ def lower_copies(kernel: Kernel) -> Kernel:
                 items.append(descend(x, go))
         return Block(tuple(items))
 
-    return kernel.replace(body=go(kernel.body))
+    body = go(kernel.body)
+    del go  # (a recursive closure is a reference cycle)
+    return kernel.replace(body=body)

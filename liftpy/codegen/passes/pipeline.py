@@ -142,6 +142,7 @@ def pipeline_copies(kernel: Kernel) -> Kernel:
         return Block(tuple(items))
 
     body = go(kernel.body)
+    del go  # (a recursive closure is a reference cycle)
     notes = dict(kernel.notes)
     notes["copies"] = notes.get("copies", 0) + next(counter)
     if done:

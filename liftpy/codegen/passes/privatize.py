@@ -140,5 +140,7 @@ def privatize(kernel: Kernel) -> Kernel:
 
     notes = dict(kernel.notes)
     notes["privatized"] = tuple(f"{old.name}: {old.count} -> {new.count}" for old, (new, _) in replace.items())
-    return kernel.replace(body=go(kernel.body), notes=notes)
+    body = go(kernel.body)
+    del go  # (a recursive closure is a reference cycle)
+    return kernel.replace(body=body, notes=notes)
 
