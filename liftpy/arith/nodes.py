@@ -243,8 +243,11 @@ class Or(Cond):
 
 def _intern(cls, args: tuple, extra=None) -> Expr:
     """The node of ``cls`` over ``args`` (and ``extra``: a constant's value, a name, an operator):
-    the one alive, or a new one.  Children are interned, so the key compares them by identity."""
-    key = (cls, extra, *map(id, args))
+    the one alive, or a new one.  Children are interned, so the key compares them by identity (a tuple
+    compares its items by identity first; a node hashes by identity): the key holds them, not their ids,
+    which took three times as long to build.  It keeps them no longer than their parent, which holds them
+    too, and whose death drops the key."""
+    key = (cls, extra, args)
     ref = _INTERNED.get(key)
     node = None if ref is None else ref()
     if node is None:

@@ -151,9 +151,11 @@ def descend(s: Stmt, fn: Callable[[Block], Block]) -> Stmt:
     if isinstance(s, Loop):
         return with_body(s, fn(s.body))
     if isinstance(s, If):
-        return If(s.cond, fn(s.body))
+        body = fn(s.body)
+        return s if body is s.body else If(s.cond, body)
     if isinstance(s, LastGroup):
-        return LastGroup(s.ticket, s.flag, fn(s.body), s.every_item)
+        body = fn(s.body)
+        return s if body is s.body else LastGroup(s.ticket, s.flag, body, s.every_item)
     return s
 
 
@@ -161,7 +163,10 @@ def descend(s: Stmt, fn: Callable[[Block], Block]) -> Stmt:
 # fields on every call, and the passes rebuild a hundred thousand statements and reads per kernel.
 
 def with_body(loop: Loop, body: Block) -> Loop:
-    """``loop`` with another body."""
+    """``loop`` with another body (``loop`` itself for the same one: a pass that changes nothing in a
+    loop keeps it, as ``store_with`` keeps a store)."""
+    if body is loop.body:
+        return loop
     return Loop(loop.var, loop.extent, loop.level, loop.dim, body, loop.unroll, loop.note, loop.compiler_unroll)
 
 
