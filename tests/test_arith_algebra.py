@@ -22,7 +22,7 @@ from liftpy.arith import expr as E
 from liftpy.arith import order, printer
 from liftpy.arith.bridge import from_sympy, to_sympy
 from liftpy.arith.simplify import bounds, difference_bounds, simplify
-from liftpy.arith.walk import divmod_nodes, evaluate, linear_in, substitute
+from liftpy.arith.walk import divmod_nodes, evaluate, linear_in, rebuild, substitute
 
 NAMES = ("i", "j", "k")
 VARS = tuple(E.var(n) for n in NAMES)
@@ -170,6 +170,15 @@ def test_the_bounds_of_a_difference_are_those_of_the_difference_built(x, y, rang
     rmap = {v: r for k, (v, r) in enumerate(zip(VARS, ranges)) if k != unbounded}
     assert difference_bounds(x, y, rmap) == bounds(x - y, rmap)
     assert difference_bounds(x, x, rmap) == (0, 0)
+
+
+@SETTINGS
+@given(EXPRS, EXPRS, st.sampled_from([-3, -1, 2, 4, 16]))
+def test_a_rebuilt_term_is_the_canonical_product(x, y, c):
+    # ``rebuild`` makes a coefficient times one new factor without ``E.mul``; it must be what ``E.mul`` makes.
+    e = x * c
+    if e.is_mul and len(e.args) == 2 and e.args[0].is_const:
+        assert rebuild(e, [e.args[0], y]) is E.mul([e.args[0], y])
 
 def test_hash_consing_makes_equal_nodes_one():
     i, j = VARS[:2]

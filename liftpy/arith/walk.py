@@ -14,11 +14,18 @@ from .simplify import DIVMOD, Ranges, simplify
 def rebuild(e: E.Expr, args) -> E.Expr:
     """A node of ``e``'s kind over new arguments, through the canonical constructors (numbers folded)."""
     args = list(args)
-    if all(a is b for a, b in zip(args, e.args)):
+    for a, b in zip(args, e.args):
+        if a is not b:
+            break
+    else:
         return e
     if e.is_add:
         return _sum_with_constants(e, args)
     if e.is_mul:
+        if len(args) == 2 and args[0] is e.args[0] and args[0].is_const:
+            y = args[1]  # (the coefficient of a term times another factor: what ``E.mul`` builds, unless that
+            if not (y.is_const or y.is_add or y.is_mul):  # folds, distributes or merges products)
+                return E._intern(E.Mul, (args[0], y))
         if all(a.is_const for a in args):  # (``E.mul`` of numbers: their product)
             value = 1
             for a in args:
