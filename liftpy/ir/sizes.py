@@ -209,6 +209,7 @@ class _SizeReader:
         return fn(*args)
 
 
+@lru_cache(maxsize=8192)  # (a program's text prints the same few sizes at many nodes, through sympy's printer)
 def size_str(s: Size) -> str:
     """Print a size the way the text syntax reads it back: atoms bare, compound sizes in parentheses."""
     s = sympy.sympify(s)
