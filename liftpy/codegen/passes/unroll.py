@@ -337,6 +337,13 @@ def _copy(loop: Loop, k: int, ranges: dict, changed: frozenset, plans: dict) -> 
     alone = len(changed) == 1  # no index definition computed from the counter (before hoisting: nearly always)
 
     def one(s, scope):
+        if isinstance(s, Store):
+            syms = plans.get(id(s))  # (a statement without a changed symbol is its own copy: not walked again)
+            if syms is None:
+                syms = plans[id(s)] = _symbols(s)
+            if syms.isdisjoint(changed):
+                return s
+
         def copy(e):  # an index or a condition (which is never a shifted sum)
             # Planned once per expression of the body, by its identity (the body holds it while its
             # copies are made): the copies of a loop ask the same questions of the same expressions.
@@ -352,6 +359,20 @@ def _copy(loop: Loop, k: int, ranges: dict, changed: frozenset, plans: dict) -> 
         return rewrite_stmt(s, copy, copy)
 
     return map_stmts(loop.body, one, ranges)
+
+
+def _symbols(s: Store) -> frozenset:
+    """The symbols of a store's index and of every expression of the value it stores."""
+    found = set(s.index.free_vars) if isinstance(s.index, A.Expr) else set()
+
+    def note(e):
+        if isinstance(e, A.Expr):
+            found.update(e.free_vars)
+        return e
+
+    for r in walk_reads(s.value):
+        r.map_exprs(note)
+    return frozenset(found)
 
 
 def unroll(kernel: Kernel) -> Kernel:
