@@ -770,3 +770,20 @@ def test_a_stage_is_typed_once_for_splitting_and_checking_and_forgotten_on_reque
     assert typings() == ([0, 0], 0)  # remembered across configurations of the variant
     forget_programs()
     assert typings() == ([1, 1], 0)
+
+
+_SUMS = st.sampled_from([I, J, K, I + 2 * J, 4 * K + 1, arith.floordiv(J + K, 4), arith.const(2), arith.const(-3),
+                         arith.cmod(arith.cdiv(I + J, 4), 3) + K, 2 * J + I + 7, I + 2 * J - 1, arith.floordiv(J + K, 4) + 3])
+
+
+@settings(max_examples=300, deadline=None)
+@given(_SUMS, _SUMS, st.integers(-9, 9))
+def test_a_stores_offset_is_the_difference_of_the_indices(a, b, k):
+    """The vectorization finds runs of stores to consecutive addresses from their indices' constants (not
+    the differences built): the offset must be the difference wherever that is a number, None elsewhere."""
+    import importlib
+
+    vec = importlib.import_module("liftpy.codegen.passes.vectorize")
+    x = arith.plus(a, k)
+    d = x - b
+    assert vec._offset(x, *arith.without_constant(b)) == (d.value if d.is_const else None)

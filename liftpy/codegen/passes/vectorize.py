@@ -118,11 +118,13 @@ def _group_stores(items: tuple) -> tuple:
     while i < len(items):
         s = items[i]
         if isinstance(s, Store) and s.width == 1 and _alignable(s.buffer) and s.buffer.scalar.name == "float":
+            base, first = A.without_constant(A.as_expr(s.index))
             for w in WIDTHS:
                 run = items[i : i + w]
-                if len(run) < w or not all(isinstance(x, Store) and x.width == 1 and x.buffer == s.buffer for x in run):
+                if len(run) < w or not all(isinstance(x, Store) and x.width == 1 and (x.buffer is s.buffer or x.buffer == s.buffer)
+                                           for x in run):
                     continue
-                if not all(x.index - s.index == t for t, x in enumerate(run)):
+                if not all(_offset(x.index, base, first) == t for t, x in enumerate(run)):
                     continue
                 if any(_reads_buffer(x.value, s.buffer) for x in run):
                     continue
@@ -139,6 +141,13 @@ def _group_stores(items: tuple) -> tuple:
         out.append(s)
         i += 1
     return tuple(out)
+
+
+def _offset(index, base, first):
+    """``index - (base + first)`` where it is a number, else None: two canonical sums differ by a number
+    exactly when all but their constants are one node (not the difference built, for every store of a block)."""
+    rest, c = A.without_constant(A.as_expr(index))
+    return c - first if rest is base else None
 
 
 def _split_lane(index, width: int):
