@@ -165,10 +165,13 @@ class Primitive(abc.ABC):
 
     @property
     def text_name(self) -> str:
-        for text, fixed in self.text_forms.items():
-            if all(getattr(self, k) == v for k, v in fixed.items()):
-                return text
-        return self.name
+        # (remembered in the instance, outside its fields: the printer asks at every node it tries)
+        found = self.__dict__.get("_text_name")
+        if found is None:
+            found = next((text for text, fixed in self.text_forms.items()
+                          if all(getattr(self, k) == v for k, v in fixed.items())), self.name)
+            object.__setattr__(self, "_text_name", found)
+        return found
 
     def static_args(self) -> list[tuple[str, Any]]:
         """Fields printed before the data arguments, in order, with flags left out."""
