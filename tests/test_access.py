@@ -257,3 +257,24 @@ def test_unrolled_copies_share_one_compiled_index_function_and_count_the_same(mo
     alone = access_factors(p, sizes)
     assert shared == alone
     assert len(compiled) >= 16 and shared_count <= 2  # (A read as float4s: 4 indices; B: 16)
+
+
+def test_an_array_kept_as_half_is_read_as_halves_when_its_reads_are_weighed():
+    """A row of a matrix kept as half, read eight halves at a time per work-item (rows read as words), is one
+    sixteen-byte request per item: coalesced.  Weighed without the variant's placements the same reads were
+    eight floats, two requests 32 bytes apart, a factor of 2 that put every half kernel reading words of eight
+    behind those reading four (the H200's gemv, jacobi3d and blur2d: the fastest measured, ranked down)."""
+    from liftpy.explore.operator import library_operator
+    from liftpy.rewrite.explore import explore
+    from liftpy.search.variants import variant_tags
+
+    sizes = {"M": 64, "N": 1024}
+    op = library_operator("gemv", sizes, "fp16-storage")
+    v = next(v for v in explore(op.program(), op.explore_options())
+             if variant_tags(v) == "half+rows-vec+tree+unroll-item+wrg" and "image" not in v.placement_map.values())
+    config = {**sizes, "L0": 32, "v0": 8}
+    (floats,) = access_factors(v.program, config)
+    (halves,) = access_factors(v.program, config, v.placement_map)
+    assert floats.coalescing == 2.0 and halves.coalescing == 1.0
+    from liftpy.model.analytical import measure_at
+    assert measure_at(v.program, config, v.placement_map, False) == (halves,)

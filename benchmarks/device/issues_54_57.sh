@@ -30,6 +30,7 @@
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh stencils40  # jacobi2d and blur2d with 40 samples
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh stencils3   # jacobi3d, jacobi2d, blur2d, runs guarded by rows
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh sweeps      # gemv's rows space uniformly; gemv, blur2d, 64 samples
+#   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh modelhalf   # rows, pools, blur with 24 samples, half reads weighed as halves
 #   . .whl/env.sh && bash benchmarks/device/issues_54_57.sh onekernel   # sum and max in half storage, and dot, sum, max of
 #                                                                         # 2^24 floats by kind, with the last work-group's sum
 # Each benchmark writes its JSON under $OUT as it goes (the networks into one file, one record per network),
@@ -169,9 +170,15 @@ case "${1:-}" in
       --search uniform --samples 60 --budget 90s --jobs 14 --no-references --db "$OUT/gemv-rows.sqlite" 2>&1 | grep -v -i warn | tail -25 | stamp
     timeout 380 python benchmarks/half.py --only gemv,blur2d --samples 64 --budget 60 \
       --jobs 14 --db "$OUT/half.sqlite" --json "$OUT/h200-half.json" 2>&1 | grep -v -i warn | stamp ;;
+  modelhalf)
+    # (the model weighs half arrays' reads as halves: the default 24 samples, rows and pools and the blur)
+    timeout 280 python benchmarks/half.py --only gemv,softmax_rows,layernorm_rows --samples 24 --budget 15 \
+      --jobs 14 --db "$OUT/half.sqlite" --json "$OUT/h200-half.json" 2>&1 | grep -v -i warn | stamp
+    timeout 280 python benchmarks/half.py --only maxpool2d,avgpool2d,blur2d --samples 24 --budget 15 \
+      --jobs 14 --db "$OUT/half.sqlite" --json "$OUT/h200-half.json" 2>&1 | grep -v -i warn | stamp ;;
   probe)
     timeout 400 python -m liftpy probe --out "$OUT/h200-profile.json" 2>&1 | grep -v -i warn | stamp ;;
   *)
-    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf|probed|probed2|recheck|fused|recombined|chainedgrid|unrolled|modelcheck|halfword|halfsum|stencils|checknets|vggrows|pools|probe|groupsum|onekernel|diag|rows48|stencils40|stencils3|sweeps" >&2
+    echo "usage: bash benchmarks/device/issues_54_57.sh networks|memory|vgghalf|probed|probed2|recheck|fused|recombined|chainedgrid|unrolled|modelcheck|halfword|halfsum|stencils|checknets|vggrows|pools|probe|groupsum|onekernel|diag|rows48|stencils40|stencils3|sweeps|modelhalf" >&2
     exit 2 ;;
 esac

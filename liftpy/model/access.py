@@ -296,6 +296,11 @@ def kernel_factors(kernel: S.Kernel, local_size: tuple[int, ...] | None, seed: i
     return tally.factors
 
 
-def access_factors(program, bindings: Mapping) -> tuple[AccessFactors, ...]:
-    """How the reads of each kernel of a lowered program are served, at concrete sizes and parameter values."""
-    return tuple(kernel_factors(k.ir, k.launch.local_size) for k in lower_pipeline(program, bindings, passes=PASSES))
+def access_factors(program, bindings: Mapping, placements: Mapping[str, str] | None = None) -> tuple[AccessFactors, ...]:
+    """How the reads of each kernel of a lowered program are served, at concrete sizes and parameter values,
+    with the variant's ``placements``: an array kept as half moves two bytes an element, so a run of eight
+    of its elements is one sixteen-byte word a work-item, where read as floats it was two requests of
+    sixteen bytes 32 apart (a coalescing factor of 2, which put every half kernel reading words of eight
+    behind those reading four)."""
+    lowered = lower_pipeline(program, bindings, placements=placements, passes=PASSES)
+    return tuple(kernel_factors(k.ir, k.launch.local_size) for k in lowered)

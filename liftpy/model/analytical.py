@@ -463,7 +463,7 @@ def measure_at(program: Program, bindings: Mapping, placements: Mapping[str, str
     are served (``liftpy.model.access``), on a CPU the operations its code executes
     (``liftpy.model.operations``, given the variant's ``placements``); None where the emitter refuses it."""
     try:
-        return operation_counts(program, bindings, placements) if cpu else access_factors(program, bindings)
+        return operation_counts(program, bindings, placements) if cpu else access_factors(program, bindings, placements)
     except LiftError:
         return None
 
