@@ -524,9 +524,10 @@ def _program_text(program: Program) -> str:
 
 def forget_programs() -> None:
     """Forget what code generation remembers of the programs it generated kernels for (their stages, their
-    typings and their subexpressions' types, their text), as a process that has seen none of them:
-    ``benchmarks/codegen.py`` forgets what choosing its points taught, so that each point pays its
-    variant's one-time work."""
+    typings and the types the emitter asked of their subexpressions, their text): ``benchmarks/codegen.py``
+    forgets what choosing its points taught, so that each point pays its variant's one-time work.  The type
+    checker's memo of subexpression types (``ir.typecheck._CACHE``) stays, as in a search, which fills it
+    while inferring its constraints before it generates any kernel."""
     forget_stages()
     forget_typings()
     _program_text.cache_clear()
