@@ -433,39 +433,33 @@ def _decided_by_symbolic_typing(program: Program, bindings: Mapping) -> Typing |
 
 
 def symbolic_typing(program: Program) -> Typing | None:
-    """``typecheck(program)`` without values, None where it fails; remembered by the program's identity
-    (which the entry keeps alive), as ``ir.kernels.split_kernels`` remembers its stages: code generation
+    """``typecheck(program)`` without values, None where it fails; remembered by the program (which the
+    entry keeps alive; its hash is kept in it): code generation
     checks the same stage programs at every configuration of a variant, and each check typed the whole
     program again (a twentieth of code generation); splitting a program types each stage with this, so
     the check of the stage finds it typed.  A program equal to one typed before (another variant's
     identical stage: vgg16:12's 40 tiled variants have 60 stages, 21 of them distinct) takes that one's
     typing: the type and the requirements' predicates are the same, which is all the callers read (the
     requirements' messages name the first one's bound variables)."""
-    hit = _SYMBOLIC.get(id(program))
-    if hit is None or hit[0] is not program:
+    typing = _SYMBOLIC.get(program, _UNTYPED)
+    if typing is _UNTYPED:
         if len(_SYMBOLIC) >= 1024:
             _SYMBOLIC.clear()
-            _EQUAL.clear()
-        typing = _EQUAL.get(program, _UNTYPED)
-        if typing is _UNTYPED:
-            try:
-                typing = typecheck(program)
-            except LiftTypeError:
-                typing = None
-            _EQUAL[program] = typing
-        hit = _SYMBOLIC[id(program)] = (program, typing)
-    return hit[1]
+        try:
+            typing = typecheck(program)
+        except LiftTypeError:
+            typing = None
+        _SYMBOLIC[program] = typing
+    return typing
 
 
-_SYMBOLIC: dict = {}  # by identity: (the program, its typing)
-_EQUAL: dict = {}  # by equality: the typing
+_SYMBOLIC: dict = {}  # program (by equality) -> its typing, or None where it fails
 _UNTYPED = object()
 
 
 def forget_typings() -> None:
     """Empty the memos of programs' and subexpressions' symbolic types (``symbolic_typing``, ``type_in``)."""
     _SYMBOLIC.clear()
-    _EQUAL.clear()
     _typed.cache_clear()
 
 

@@ -84,15 +84,14 @@ def _interior(run, ranges) -> tuple:
     parts they all need, the stores whose condition they are taking the plain branch, the others their
     clamped one with what those parts decide decided (module docstring)."""
     if all(s.value.same for s in run):
-        first = _parts(run[0].value.cond)
-        others = [set(_parts(s.value.cond)) for s in run[1:]]
-        shared = [p for p in first if all(p in o for o in others)]
-        if any(len(o) > len(shared) for o in others) or len(first) > len(shared):
+        parts = [set(_parts(s.value.cond)) for s in run]
+        shared = [p for p in _parts(run[0].value.cond) if all(p in x for x in parts)]
+        if any(len(x) > len(shared) for x in parts):
             cond = simplify_condition(conjunction(shared), ranges)
             if cond is not A.FALSE:
                 facts = facts_of(cond, ranges)
-                return cond, tuple(store_with(s, s.index, s.value.then if len(_parts(s.value.cond)) == len(shared)
-                                              else refine(s.value.other, ranges, facts)) for s in run)
+                return cond, tuple(store_with(s, s.index, s.value.then if len(x) == len(shared)
+                                              else refine(s.value.other, ranges, facts)) for s, x in zip(run, parts))
     cond = simplify_condition(conjunction([s.value.cond for s in run]), ranges)
     return cond, tuple(store_with(s, s.index, s.value.then) for s in run)
 

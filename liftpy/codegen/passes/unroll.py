@@ -340,7 +340,7 @@ def _copy(loop: Loop, k: int, ranges: dict, changed: frozenset, plans: dict) -> 
         if isinstance(s, Store):
             syms = plans.get(id(s))  # (a statement without a changed symbol is its own copy: not walked again)
             if syms is None:
-                syms = plans[id(s)] = _symbols(s)
+                syms = plans[id(s)] = frozenset().union(*(e.free_vars for e in own_exprs(s) if isinstance(e, A.Expr)))
             if syms.isdisjoint(changed):
                 return s
 
@@ -359,20 +359,6 @@ def _copy(loop: Loop, k: int, ranges: dict, changed: frozenset, plans: dict) -> 
         return rewrite_stmt(s, copy, copy)
 
     return map_stmts(loop.body, one, ranges)
-
-
-def _symbols(s: Store) -> frozenset:
-    """The symbols of a store's index and of every expression of the value it stores."""
-    found = set(s.index.free_vars) if isinstance(s.index, A.Expr) else set()
-
-    def note(e):
-        if isinstance(e, A.Expr):
-            found.update(e.free_vars)
-        return e
-
-    for r in walk_reads(s.value):
-        r.map_exprs(note)
-    return frozenset(found)
 
 
 def unroll(kernel: Kernel) -> Kernel:
