@@ -708,6 +708,9 @@ def test_timing_rules_by_device_type():
 
     times = [3.0, 1.0, 2.0, 9.0, 4.0]
     assert TimingRule(5).of(times) == 3.0 and TimingRule(5, "fastest").of(times) == 1.0
+    # the runs a statistic reads (a pipeline's kernels are reported from them): the fastest, the middle one(s)
+    assert TimingRule(5, "fastest").runs_read(times) == [1] and TimingRule(5).runs_read(times) == [0]
+    assert sorted(TimingRule(4).runs_read([4.0, 1.0, 3.0, 2.0])) == [2, 3]
     assert device_timing("CPU", 5) == cpu_timing(5) == TimingRule(CPU_RUNS, "fastest", CPU_BUDGET_MS)
     assert device_timing("CPU", 100) == TimingRule(100, "fastest", CPU_BUDGET_MS)
     assert device_timing("GPU", 5) == TimingRule(5) and device_timing("GPU/CPU/accelerator", 3) == TimingRule(3)
