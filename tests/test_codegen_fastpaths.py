@@ -224,8 +224,9 @@ def statement_trees(draw):
                                          # a counter divided alone beside other terms (a tile's 4 x 2 block)
                                          arith.floordiv(K, 2) * 8 + arith.mod(K, 2) * 3 + I - 9,
                                          arith.cdiv(J, 3) * 5 + arith.cmod(J, 3) + K - 12]))
-    # conditions: one comparison, or a range as a padded view's (a conjunction of two)
-    guard = lambda: draw(st.sampled_from([arith.rel(">=", expr(), 0), arith.in_bounds(expr(), 5)]))  # noqa: E731
+    # conditions: one comparison, a range as a padded view's (a conjunction of two), or outside one
+    guard = lambda: draw(st.sampled_from([arith.rel(">=", expr(), 0), arith.in_bounds(expr(), 5),  # noqa: E731
+                                          arith.disj((arith.rel("<", expr(), 0), arith.rel(">=", expr(), 5)))]))
     stores = []
     for _ in range(draw(st.integers(1, 4))):
         value = V.FunCall("f", (V.MemRead(buf, expr(), 1), V.ImageRead(img, expr(), expr(), draw(st.sampled_from([None, K, arith.ONE]))),

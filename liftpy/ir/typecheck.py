@@ -423,13 +423,30 @@ def _decided_by_symbolic_typing(program: Program, bindings: Mapping) -> Typing |
     if symbolic is None:
         return None
     for r in symbolic.requirements:
-        if evaluated(r.predicate, numbers) is not True:
+        if _evaluated_at(r.predicate, numbers) is not True:
             return None
     for n in symbolic.lengths:
-        v = evaluated(n, numbers)
+        v = _evaluated_at(n, numbers)
         if v is None or isinstance(v, bool) or v < 1 or v != int(v):
             return None
     return Typing(subs_type(symbolic.type, {k: sympy.Integer(v) for k, v in numbers.items()}), (), ())
+
+
+def _evaluated_at(e, numbers: Mapping):
+    """``evaluated(e, numbers)``, remembered by ``e`` and the numbers of its own symbols: the points of a
+    search give the same values to most of a requirement's symbols (the sizes, the parameters it names)."""
+    syms = _symbols_of(e)
+    return _evaluated(e, syms, tuple([numbers.get(s) for s in syms]))
+
+
+@lru_cache(maxsize=16384)
+def _symbols_of(e) -> tuple:
+    return tuple(sorted(e.free_symbols, key=lambda s: s.name))
+
+
+@lru_cache(maxsize=65536)
+def _evaluated(e, syms: tuple, values: tuple):
+    return evaluated(e, dict(zip(syms, values)))
 
 
 def symbolic_typing(program: Program) -> Typing | None:

@@ -22,7 +22,7 @@ def rewrite_read(r: V.Read, index, cond) -> V.Read:
                 return x.then
             if c is A.FALSE:
                 return x.other
-            return V.CondRead(c, x.then, x.other, x.same)
+            return x if c is x.cond else V.CondRead(c, x.then, x.other, x.same)
         return x.map_exprs(index)
 
     return V.transform(r, one)
@@ -38,7 +38,7 @@ def rewrite_stmt(s, index, cond):
             return s.body.items
         if c is A.FALSE:
             return ()
-        return If(c, s.body)
+        return s if c is s.cond else If(c, s.body)
     if isinstance(s, Store):
         return store_with(s, index(s.index), rewrite_read(s.value, index, cond))
     if isinstance(s, IndexDef):
