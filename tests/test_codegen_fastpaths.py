@@ -429,7 +429,7 @@ def test_the_emitters_types_are_kept_across_configurations_and_generate_the_same
 
     prog = _conv_program()
     configs = [{"C": 4, "H": 10, "W": 10, "M": 3}, {"C": 8, "H": 12, "W": 12, "M": 3}]
-    Tc._typed.cache_clear()
+    Tc.forget_typings()
     asked = []
     real = Tc.type_of
     with mock.patch.object(Tc, "type_of", lambda e, env, bindings=None: asked.append(e) or real(e, env, bindings)):
@@ -437,7 +437,7 @@ def test_the_emitters_types_are_kept_across_configurations_and_generate_the_same
         typed = len(asked)
         second = generate_kernel(prog, configs[1]).source
     assert typed > 0 and len(asked) == typed
-    Tc._typed.cache_clear()
+    Tc.forget_typings()
     assert generate_kernel(prog, configs[1]).source == second and generate_kernel(prog, configs[0]).source == first
 
 
@@ -808,3 +808,25 @@ def test_equal_stage_programs_of_two_variants_are_typed_once():
     with mock.patch.object(tc, "typecheck", wraps=tc.typecheck) as spy:
         tc.symbolic_typing(q)
     assert spy.call_count == 1
+
+
+def test_a_subexpressions_type_is_remembered_by_its_variables_types_not_their_names():
+    """``type_in`` answers the same node with the same type objects for its variables from its identity
+    memo, and a node whose variable has another type (an equal name, another object) is typed again."""
+    from liftpy.ir import typecheck as Tc
+    from liftpy.ir.parser import parse_program
+    from liftpy.ir.types import ArrayType, Float
+
+    body = parse_program("def f(x: [float]N) = split(2, x)").body
+    n8, n6 = ArrayType(Float, sympy.Integer(8)), ArrayType(Float, sympy.Integer(6))
+    Tc.forget_typings()
+    asked, looked_up = [], []
+    real, memo = Tc.type_of, Tc._typed
+    with mock.patch.object(Tc, "type_of", lambda e, env, bindings=None: asked.append(e) or real(e, env, bindings)), \
+            mock.patch.object(Tc, "_typed", lambda e, env: looked_up.append(e) or memo(e, env)):
+        first = Tc.type_in(body, {"x": (n8, "a view")})
+        again = Tc.type_in(body, {"x": (n8, "another view")})
+        other = Tc.type_in(body, {"x": (n6, "a view")})
+    assert first is again and len(asked) == 2 and len(looked_up) == 2  # (the second answered by identity)
+    assert str(first) == str(Tc.type_of(body, {"x": n8})) and str(other) == str(Tc.type_of(body, {"x": n6}))
+    assert str(first) != str(other)
