@@ -22,7 +22,7 @@ from liftpy.arith import expr as E
 from liftpy.arith import order, printer
 from liftpy.arith.bridge import from_sympy, to_sympy
 from liftpy.arith.simplify import bounds, difference_bounds, simplify
-from liftpy.arith.walk import divmod_nodes, evaluate, linear_in, rebuild, substitute
+from liftpy.arith.walk import divmod_nodes, evaluate, linear_in, rebuild, substitute, substitute_simplified
 
 NAMES = ("i", "j", "k")
 VARS = tuple(E.var(n) for n in NAMES)
@@ -122,6 +122,27 @@ def test_substitution_agrees_with_evaluation(e, ranges, which, value):
     assert x not in sub.free_vars
     for env in _points(ranges, 4):
         assert evaluate(sub, env) == evaluate(e, {**env, x: value})
+
+
+# Conditions of the kinds guards hold: comparisons, and conjunctions and disjunctions of them.
+CONDS = st.recursive(
+    st.tuples(st.sampled_from(["<", "<=", ">", ">=", "==", "!="]), EXPRS, EXPRS).map(lambda p: C.rel(*p)),
+    lambda parts: st.lists(parts, min_size=2, max_size=3).flatmap(lambda ps: st.sampled_from([C.conj(ps), C.disj(ps)])),
+    max_leaves=4)
+
+
+@SETTINGS
+@given(st.one_of(EXPRS, CONDS), RANGES, st.integers(0, 2), st.one_of(st.integers(-3, 9).map(E.const), EXPRS),
+       st.booleans())
+def test_substituting_and_simplifying_in_one_walk_is_doing_both(e, ranges, which, value, simplified):
+    """``substitute_simplified`` (a copy of an unrolled loop, a split loop's statements) is ``simplify``
+    of the substituted expression, node for node, whether ``e`` was simplified before or not."""
+    x = VARS[which]
+    rmap = dict(zip(VARS, ranges))
+    if simplified:
+        e = simplify(e, {v: r for v, r in rmap.items() if v is not x})
+    rmap.pop(x)
+    assert substitute_simplified(e, {x: value}, rmap) is simplify(substitute(e, {x: value}), rmap)
 
 
 @SETTINGS

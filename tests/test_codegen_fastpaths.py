@@ -538,7 +538,7 @@ def test_split_statements_substituted_and_simplified_in_one_walk_as_in_two(top, 
     ranges = {I: (0, 7), J: (0, 5), K: (0, 3), q: (0, extent), r: (0, d - 1)}
 
     def one_walk(s, scope):
-        return simp.simplify_substituted(s, mapping, {}, scope)
+        return simp.simplify_substituted(s, mapping, scope)
 
     def two_walks(s, scope):
         return simp._stmt(S.substitute(s, mapping, {}), scope)

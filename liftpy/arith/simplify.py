@@ -364,7 +364,11 @@ _VERDICTS = {
 def comparison(op: str, lhs, rhs, ranges: Ranges) -> E.Cond:
     """``lhs op rhs`` decided by the ranges, or as ``lhs - rhs op 0`` with that difference simplified."""
     lhs, rhs = E.as_expr(lhs), E.as_expr(rhs)
-    diff = simplify(lhs if rhs is E.ZERO else lhs - rhs, ranges)
+    return decided(op, simplify(lhs if rhs is E.ZERO else lhs - rhs, ranges), ranges)
+
+
+def decided(op: str, diff: E.Expr, ranges: Ranges) -> E.Cond:
+    """``diff op 0`` for a simplified ``diff``, decided by the ranges where they allow."""
     b = bounds(diff, ranges)
     if b is not None:
         yes, no = _VERDICTS[op](*b)

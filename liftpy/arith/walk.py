@@ -8,7 +8,7 @@ from typing import Mapping
 from . import cond as C
 from . import expr as E
 from . import order as O
-from .simplify import DIVMOD, Ranges, simplify
+from .simplify import DIVMOD, Ranges, decided, extremum, fdiv, fmod, simplify
 
 
 def rebuild(e: E.Expr, args) -> E.Expr:
@@ -105,13 +105,55 @@ def _subst(e: E.Expr, mapping: dict, seen: dict) -> E.Expr:
     return hit
 
 
-def substitute_simplified(e, mapping: Mapping, ranges: Ranges, seen: dict | None = None,
-                          changed: frozenset | None = None) -> E.Expr:
-    """``simplify(substitute(e, mapping), ranges)``.  ``seen``: substitutions already made with this
-    mapping.  ``changed`` (the variables whose values or ranges differ from those ``e`` was simplified
-    with) is accepted for the callers' sake: the simplifier's memo already answers for the unchanged
-    parts."""
-    return simplify(substitute(e, mapping, seen), ranges)
+def substitute_simplified(e, mapping: Mapping, ranges: Ranges, seen: dict | None = None) -> E.Expr:
+    """``simplify(substitute(e, mapping), ranges)`` in one walk, for a ``mapping`` of variables to
+    expressions (``{i: 3}`` for a copy of an unrolled loop, ``{i: 4*q + r}`` for a split one).  Each node
+    with a substituted variable is simplified from its operands' results, as ``simplify`` does bottom-up,
+    without first building it substituted and unsimplified (a division of ``l + 7*s``, its product, its
+    sum: built only to be taken apart again).  The parts without one are ``simplify``'s.  ``seen``: the
+    results of this mapping so far, by node and the ranges of its variables (the statements of a copy
+    share most of their terms, under ranges that may differ between them)."""
+    return _substituted_simplified(E.as_expr(e), mapping, ranges, {} if seen is None else seen)
+
+
+def _substituted_simplified(e: E.Expr, mapping: Mapping, ranges: Ranges, seen: dict) -> E.Expr:
+    if e.free_vars.isdisjoint(mapping):
+        return simplify(e, ranges)
+    if e.is_var:
+        return simplify(mapping[e], ranges)
+    key = (e, *[ranges.get(s) for s in e.free_vars])
+    hit = seen.get(key)
+    if hit is not None:
+        return hit
+    if e.is_pow or isinstance(e, E.CLoad):  # (``simplify`` leaves their operands as they are)
+        out = simplify(substitute(e, mapping), ranges)
+    else:
+        args = [_substituted_simplified(a, mapping, ranges, seen) for a in e.args]
+        out = _simplified_node(e, args, ranges)
+    seen[key] = out
+    return out
+
+
+def _simplified_node(e: E.Expr, args: list, ranges: Ranges) -> E.Expr:
+    """What ``simplify`` makes of a node of ``e``'s kind whose operands simplified to ``args``."""
+    if e.is_add:
+        return E.add(args)
+    if e.is_mul:
+        return E.mul(args)
+    if isinstance(e, (E.CDiv, E.FloorDiv)):
+        return fdiv(args[0], e.args[1].value, ranges)
+    if isinstance(e, (E.CMod, E.Mod)):
+        return fmod(args[0], e.args[1].value, ranges)
+    if isinstance(e, (E.Max, E.Min)):
+        return extremum(type(e), args, ranges)
+    if isinstance(e, E.Rel):
+        # (a simplified difference: ``comparison`` would simplify it again)
+        return decided(e.op, args[0] if args[1] is E.ZERO else simplify(args[0] - args[1], ranges), ranges)
+    if isinstance(e, E.And):
+        return C.conj(args)
+    if isinstance(e, E.Or):
+        return C.disj(args)
+    raise E.ArithError(f"cannot simplify a substituted {type(e).__name__}")
 
 
 def divmod_nodes(e) -> tuple:

@@ -167,12 +167,12 @@ def split_loop(loop: Loop, d: int, ranges: dict) -> Loop:
     inner_ranges[q] = (0, loop.extent // d - 1)
     inner_ranges[r] = (0, d - 1)
 
-    done: dict = {}  # substitutions already made: the statements of a body share most terms
+    seen: dict = {}  # (the statements of a body share most terms)
 
     def one(s, scope):  # statements without the counter are left alone
         if not _uses(s, loop.var):
             return s
-        return simplify_substituted(s, mapping, done, scope)
+        return simplify_substituted(s, mapping, scope, seen)
 
     body = map_stmts(loop.body, one, inner_ranges)
     inner = Loop(r, d, Level.SEQ, 0, body, False, "", loop.compiler_unroll)

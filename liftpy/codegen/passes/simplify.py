@@ -56,13 +56,13 @@ def _stmt(s, ranges):
     return rewrite_stmt(s, lambda e: simplify_index(e, ranges), lambda c: simplify_condition(c, ranges))
 
 
-def simplify_substituted(s, mapping: dict, done: dict, ranges: dict):
+def simplify_substituted(s, mapping: dict, ranges: dict, seen: dict | None = None):
     """``s`` with ``mapping`` substituted and simplified with ``ranges``, in one walk of each value (a trial
-    split rewrote every read twice, and built the substituted one only to rebuild it).  ``done``: the
-    indices and conditions substituted and simplified already (``arith.substitute_simplified``),
-    shared between statements."""
-    return rewrite_stmt(s, lambda e: substitute_simplified(e, mapping, ranges, done),
-                        lambda c: substitute_simplified(c, mapping, ranges, done))
+    split rewrote every read twice, and built the substituted one only to rebuild it).  ``seen``: as
+    ``arith.substitute_simplified``'s, shared between statements."""
+    seen = {} if seen is None else seen
+    return rewrite_stmt(s, lambda e: substitute_simplified(e, mapping, ranges, seen),
+                        lambda c: substitute_simplified(c, mapping, ranges, seen))
 
 
 def simplify(kernel: Kernel) -> Kernel:

@@ -358,7 +358,7 @@ def _decided(tree, k: int, ranges):
         return tree[0]
     if len(tree) == 3:
         op, rest, c = tree
-        return A.comparison(op, A.plus(rest, c * k), A.ZERO, ranges)
+        return A.decided(op, A.plus(rest, c * k), ranges)
     join, parts = tree
     return join([_decided(p, k, ranges) for p in parts])
 
@@ -372,8 +372,8 @@ def _copy(loop: Loop, k: int, ranges: dict, changed: frozenset, plans: dict) -> 
     definition computed from it) are simplified again, with the copy's ranges."""
     var = loop.var
     mapping = {var: A.const(k)}
-    done: dict = {}  # indices and conditions made for this copy: its statements share most of their terms
     alone = len(changed) == 1  # no index definition computed from the counter (before hoisting: nearly always)
+    seen: dict = {}  # indices and conditions made for this copy: its statements share most of their terms
 
     def one(s, scope):
         if isinstance(s, Store):
@@ -395,7 +395,7 @@ def _copy(loop: Loop, k: int, ranges: dict, changed: frozenset, plans: dict) -> 
                 return A.plus(plan[1], plan[2] * k)
             if plan[0] == _DECIDE:
                 return _decided(plan[1], k, scope)
-            return substitute_simplified(e, mapping, scope, done, changed)
+            return substitute_simplified(e, mapping, scope, seen)
 
         return rewrite_stmt(s, copy, copy)
 
