@@ -310,15 +310,32 @@ def _simplify(e: E.Expr, ranges: Ranges) -> E.Expr:
     if e.is_pow or isinstance(e, E.CLoad):
         return e
     args = [simplify(a, ranges) for a in e.args]
+    if (e.is_add or e.is_mul) and all(a is b for a, b in zip(args, e.args)):
+        return e
+    return simplified_node(e, args, ranges)
+
+
+def simplified_node(e: E.Expr, args: list, ranges: Ranges) -> E.Expr:
+    """What simplifying a node of ``e``'s kind makes of it once its operands simplified to ``args``
+    (``simplify`` bottom-up, and ``walk.substitute_simplified`` with operands it substituted)."""
+    if e.is_add:
+        return E.add(args)
+    if e.is_mul:
+        return E.mul(args)
     if isinstance(e, (E.CDiv, E.FloorDiv)):
         return fdiv(args[0], e.args[1].value, ranges)
     if isinstance(e, (E.CMod, E.Mod)):
         return fmod(args[0], e.args[1].value, ranges)
     if isinstance(e, (E.Max, E.Min)):
         return extremum(type(e), args, ranges)
-    if all(a is b for a, b in zip(args, e.args)):
-        return e
-    return E.add(args) if e.is_add else E.mul(args)
+    if isinstance(e, E.Rel):
+        # (simplified operands: ``comparison`` would simplify their difference again)
+        return decided(e.op, args[0] if args[1] is E.ZERO else simplify(args[0] - args[1], ranges), ranges)
+    if isinstance(e, E.And):
+        return C.conj(args)
+    if isinstance(e, E.Or):
+        return C.disj(args)
+    raise E.ArithError(f"cannot simplify a {type(e).__name__} from its operands")
 
 
 def extremum(cls, args: list, ranges: Ranges, at_least=None) -> E.Expr:

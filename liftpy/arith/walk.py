@@ -8,7 +8,7 @@ from typing import Mapping
 from . import cond as C
 from . import expr as E
 from . import order as O
-from .simplify import DIVMOD, Ranges, decided, extremum, fdiv, fmod, simplify
+from .simplify import DIVMOD, Ranges, simplified_node, simplify
 
 
 def rebuild(e: E.Expr, args) -> E.Expr:
@@ -129,31 +129,9 @@ def _substituted_simplified(e: E.Expr, mapping: Mapping, ranges: Ranges, seen: d
         out = simplify(substitute(e, mapping), ranges)
     else:
         args = [_substituted_simplified(a, mapping, ranges, seen) for a in e.args]
-        out = _simplified_node(e, args, ranges)
+        out = simplified_node(e, args, ranges)
     seen[key] = out
     return out
-
-
-def _simplified_node(e: E.Expr, args: list, ranges: Ranges) -> E.Expr:
-    """What ``simplify`` makes of a node of ``e``'s kind whose operands simplified to ``args``."""
-    if e.is_add:
-        return E.add(args)
-    if e.is_mul:
-        return E.mul(args)
-    if isinstance(e, (E.CDiv, E.FloorDiv)):
-        return fdiv(args[0], e.args[1].value, ranges)
-    if isinstance(e, (E.CMod, E.Mod)):
-        return fmod(args[0], e.args[1].value, ranges)
-    if isinstance(e, (E.Max, E.Min)):
-        return extremum(type(e), args, ranges)
-    if isinstance(e, E.Rel):
-        # (a simplified difference: ``comparison`` would simplify it again)
-        return decided(e.op, args[0] if args[1] is E.ZERO else simplify(args[0] - args[1], ranges), ranges)
-    if isinstance(e, E.And):
-        return C.conj(args)
-    if isinstance(e, E.Or):
-        return C.disj(args)
-    raise E.ArithError(f"cannot simplify a substituted {type(e).__name__}")
 
 
 def divmod_nodes(e) -> tuple:
