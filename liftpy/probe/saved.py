@@ -30,9 +30,12 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from ..host.device import get_device
 from ..host.profile import DeviceProfile
 from ..results.cache import cache_dir, read_private, ruleset_version, write_private
+from .document import profile_document
 from .errors import ProbeError
+from .runner import run_probes
 
 # What ``Machine.from_profile`` reads: launch time, fp32 throughput, the register pool, the global and cache
 # bandwidths, local memory's.
@@ -97,9 +100,6 @@ PROBE_TIMEOUT_S = 120.0
 def probe_for_model(device) -> dict:
     """The quick sweeps of ``MODEL_PROBES`` on ``device`` (an index or name), as a profile document: what the
     worker that owns the device runs for ``device_profile``."""
-    from ..host.device import get_device
-    from .document import profile_document
-    from .runner import run_probes
 
     return profile_document(run_probes(get_device(device), quick=True, only=MODEL_PROBES))
 
