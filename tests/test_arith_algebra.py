@@ -132,17 +132,29 @@ CONDS = st.recursive(
 
 
 @SETTINGS
-@given(st.one_of(EXPRS, CONDS), RANGES, st.integers(0, 2), st.one_of(st.integers(-3, 9).map(E.const), EXPRS),
-       st.booleans())
-def test_substituting_and_simplifying_in_one_walk_is_doing_both(e, ranges, which, value, simplified):
-    """``substitute_simplified`` (a copy of an unrolled loop, a split loop's statements) is ``simplify``
-    of the substituted expression, node for node, whether ``e`` was simplified before or not."""
-    x = VARS[which]
+@given(st.one_of(EXPRS, CONDS), RANGES, st.integers(0, 2), st.sampled_from([2, 3, 4, 8]), st.integers(1, 4),
+       st.integers(0, 100), st.booleans())
+def test_substituting_and_simplifying_in_one_walk_is_doing_both(e, ranges, which, d, m, k, split):
+    """``substitute_simplified``, given what unrolling and the trial splits give it (an expression simplified
+    with its counter's range; the counter a copy's number or ``d*q + r``), is ``simplify`` of the
+    substituted expression node for node.  Given anything else it keeps the values: the simplifier is not
+    idempotent (simplifying ``(2*j + 1) % 4`` again finds ``2*(j % 2) + 1``), so two walks may differ in form."""
+    x, q, r = VARS[which], E.var("q"), E.var("r")
     rmap = dict(zip(VARS, ranges))
-    if simplified:
-        e = simplify(e, {v: r for v, r in rmap.items() if v is not x})
-    rmap.pop(x)
-    assert substitute_simplified(e, {x: value}, rmap) is simplify(substitute(e, {x: value}), rmap)
+    rmap[x] = (0, d * m - 1)
+    simplified = simplify(e, rmap)
+    del rmap[x]
+    if split:
+        value = q * d + r
+        rmap.update({q: (0, m - 1), r: (0, d - 1)})
+    else:
+        value = E.const(k % (d * m))
+    assert substitute_simplified(simplified, {x: value}, rmap) is simplify(substitute(simplified, {x: value}), rmap)
+    got = substitute_simplified(e, {x: value}, rmap)
+    rnd = random.Random(k)
+    for _ in range(8):
+        env = {v: rnd.randint(*b) for v, b in rmap.items()}
+        assert evaluate(got, env) == evaluate(e, {**env, x: evaluate(value, env)})
 
 
 @SETTINGS

@@ -13,7 +13,7 @@ from .expr import (FALSE, ONE, TRUE, ZERO, Add, And, ArithError, CDiv, CLoad, CM
                    without_constant)
 from .order import maximum, minimum
 from .printer import C_HELPERS, show, to_c
-from .simplify import DIVMOD, Ranges, bounds, comparison, decided, difference_bounds, extremum, fdiv, fmod, mod_of, simplify, simplify_condition
+from .simplify import DIVMOD, Ranges, bounds, comparison, difference_bounds, extremum, fdiv, fmod, mod_of, simplify, simplify_condition
 from .walk import divmod_nodes, evaluate, linear_in, rebuild, substitute, substitute_simplified
 
 Expr.__repr__ = lambda self: show(self)  # (the printer builds on ``expr``: its text is installed from here)

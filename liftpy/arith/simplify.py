@@ -329,8 +329,7 @@ def simplified_node(e: E.Expr, args: list, ranges: Ranges) -> E.Expr:
     if isinstance(e, (E.Max, E.Min)):
         return extremum(type(e), args, ranges)
     if isinstance(e, E.Rel):
-        # (simplified operands: ``comparison`` would simplify their difference again)
-        return decided(e.op, args[0] if args[1] is E.ZERO else simplify(args[0] - args[1], ranges), ranges)
+        return comparison(e.op, args[0], args[1], ranges)
     if isinstance(e, E.And):
         return C.conj(args)
     if isinstance(e, E.Or):
@@ -381,11 +380,7 @@ _VERDICTS = {
 def comparison(op: str, lhs, rhs, ranges: Ranges) -> E.Cond:
     """``lhs op rhs`` decided by the ranges, or as ``lhs - rhs op 0`` with that difference simplified."""
     lhs, rhs = E.as_expr(lhs), E.as_expr(rhs)
-    return decided(op, simplify(lhs if rhs is E.ZERO else lhs - rhs, ranges), ranges)
-
-
-def decided(op: str, diff: E.Expr, ranges: Ranges) -> E.Cond:
-    """``diff op 0`` for a simplified ``diff``, decided by the ranges where they allow."""
+    diff = simplify(lhs if rhs is E.ZERO else lhs - rhs, ranges)
     b = bounds(diff, ranges)
     if b is not None:
         yes, no = _VERDICTS[op](*b)

@@ -108,11 +108,14 @@ def _subst(e: E.Expr, mapping: dict, seen: dict) -> E.Expr:
 def substitute_simplified(e, mapping: Mapping, ranges: Ranges, seen: dict | None = None) -> E.Expr:
     """``simplify(substitute(e, mapping), ranges)`` in one walk, for a ``mapping`` of variables to
     expressions (``{i: 3}`` for a copy of an unrolled loop, ``{i: 4*q + r}`` for a split one).  Each node
-    with a substituted variable is simplified from its operands' results, as ``simplify`` does bottom-up,
-    without first building it substituted and unsimplified (a division of ``l + 7*s``, its product, its
-    sum: built only to be taken apart again).  The parts without one are ``simplify``'s.  ``seen``: the
-    results of this mapping so far, by node and the ranges of its variables (the statements of a copy
-    share most of their terms, under ranges that may differ between them)."""
+    with a substituted variable is simplified from its operands' results (``simplify.simplified_node``), as
+    ``simplify`` does bottom-up, without first building it substituted and unsimplified (a division of
+    ``l + 7*s``, its product, its sum: built only to be taken apart again).  The parts without one are
+    ``simplify``'s.  For an ``e`` simplified already with the substituted variables' ranges (what the passes
+    give it) the result is the two walks' node for node; for any other, the same values in another form
+    at times (the simplifier is not idempotent: see the property test).  ``seen``: this mapping's results so
+    far, by node and the ranges of its variables, shared by callers whose mapping's own variables keep
+    their ranges (the statements of a copy, of a split loop's body)."""
     return _substituted_simplified(E.as_expr(e), mapping, ranges, {} if seen is None else seen)
 
 

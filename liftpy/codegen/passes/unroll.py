@@ -336,8 +336,8 @@ _JOIN = {A.And: A.conj, A.Or: A.disj}
 def _shifted(c, var):
     """A simplified condition whose comparisons are ``sum op 0`` with the counter a term of the sum (a
     cooperative copy's guard ``l + 16*s - 1764 < 0``; the bounds of a padded read) as a tree ``_decided``
-    evaluates for each copy: substituting into the condition and simplifying it again took a tenth of
-    unrolling for the same answer.  None for any other condition."""
+    evaluates for each copy (substituting into the condition first took a tenth of unrolling).  None for
+    any other condition."""
     if isinstance(c, A.Rel):
         if c.rhs is not A.ZERO:
             return None
@@ -352,13 +352,14 @@ def _shifted(c, var):
 
 
 def _decided(tree, k: int, ranges):
-    """The copy ``k`` of a condition planned by ``_shifted``: what simplifying its substitution gives (a
-    simplified comparison's sum with another constant is as simple as before: only its verdict changes)."""
+    """The copy ``k`` of a condition planned by ``_shifted``: what simplifying its substitution gives, each
+    comparison's sum taken with another constant and compared again (as ``simplify`` compares the
+    substituted sum)."""
     if len(tree) == 1:
-        return tree[0]
+        return A.simplify(tree[0], ranges)
     if len(tree) == 3:
         op, rest, c = tree
-        return A.decided(op, A.plus(rest, c * k), ranges)
+        return A.comparison(op, A.plus(rest, c * k), A.ZERO, ranges)
     join, parts = tree
     return join([_decided(p, k, ranges) for p in parts])
 
