@@ -7,7 +7,7 @@ import sympy
 from ..errors import CodegenError, InputError
 from . import primitives as P
 from .expr import Call, Expr, Lambda, Literal, Program, Var, subterms
-from .types import ArrayType, TupleType, VectorType, free_size_symbols
+from .types import ArrayType, TupleType, VectorType, free_size_symbols, size_str
 
 
 def is_view(e: Expr) -> bool:
@@ -90,11 +90,6 @@ def refuse_missing_sizes(program: Program, names) -> None:
                          + ",".join(f"{m}=..." for m in missing) + ")")
 
 
-def _names(symbols) -> list[str]:
-    """The symbols' names, read from them: sympy's printer, which ``str`` calls, is slow for a name."""
-    return [s.name if isinstance(s, sympy.Symbol) else str(s) for s in symbols]
-
-
 def size_symbols(program: Program) -> set[str]:
     """Names of every size variable and tuning parameter a program mentions (in its input types, the
     static arguments of its primitives, and the types and values of its literals)."""
@@ -102,13 +97,13 @@ def size_symbols(program: Program) -> set[str]:
 
     def from_type(t):
         if isinstance(t, ArrayType):
-            out.update(_names(sympy.sympify(t.size).free_symbols))
+            out.update(map(size_str, sympy.sympify(t.size).free_symbols))
             from_type(t.elem)
         elif isinstance(t, TupleType):
             for e in t.elems:
                 from_type(e)
         elif isinstance(t, VectorType):
-            out.update(_names(sympy.sympify(t.width).free_symbols))
+            out.update(map(size_str, sympy.sympify(t.width).free_symbols))
 
     for t in program.param_types:
         from_type(t)
@@ -116,12 +111,12 @@ def size_symbols(program: Program) -> set[str]:
         if isinstance(node, Call) and isinstance(node.fn, P.Primitive):
             for _, v in node.fn.static_args():
                 if isinstance(v, sympy.Basic):
-                    out.update(_names(v.free_symbols))
+                    out.update(map(size_str, v.free_symbols))
                 elif isinstance(v, P.Stride):
-                    out.update(_names(sympy.sympify(v.s).free_symbols))
+                    out.update(map(size_str, sympy.sympify(v.s).free_symbols))
         elif isinstance(node, Literal):
             from_type(node.type)
-            out.update(_names(_value_sizes(node.value)))  # a size as a value (lit(N))
+            out.update(map(size_str, _value_sizes(node.value)))  # a size as a value (lit(N))
     del from_type  # (a recursive closure is a reference cycle)
     return out
 

@@ -48,6 +48,7 @@ class Node:
         state = dict(self.__dict__)
         state.pop("key", None)
         state.pop("free_vars", None)
+        state.pop("sorted_free_vars", None)
         state.pop("_hash", None)  # string hashes differ between processes
         state.pop("_keys", None)
         return state
@@ -59,6 +60,11 @@ class Node:
     @cached_property
     def free_vars(self) -> frozenset[str]:
         return _free_vars(self)
+
+    @cached_property
+    def sorted_free_vars(self) -> tuple[str, ...]:
+        """``free_vars`` in order (the key of a subexpression's type in ``typecheck.type_in``)."""
+        return tuple(sorted(self.free_vars))
 
     def __eq__(self, other: object) -> bool:
         if self is other:

@@ -376,7 +376,7 @@ def type_in(e: Expr, env: Mapping[str, tuple]) -> Type:
     keeps alive, so their ids are not reused): the emitter asks again of the nodes it walks, and the
     memo by equality hashed the types (trees of dataclasses) and compared equal programs' keys at every
     question."""
-    names = _sorted_names(e)
+    names = e.sorted_free_vars
     types = tuple([env[n][0] if n in env else None for n in names])
     key = (id(e), *map(id, types))
     hit = _BY_IDENTITY.get(key)
@@ -390,13 +390,6 @@ def type_in(e: Expr, env: Mapping[str, tuple]) -> Type:
 
 
 _BY_IDENTITY: dict = {}  # (id of a node, ids of its variables' types) -> (node, types, its type)
-
-
-def _sorted_names(e: Expr) -> tuple:
-    names = e.__dict__.get("_sorted_names")
-    if names is None:
-        names = e.__dict__["_sorted_names"] = tuple(sorted(e.free_vars))
-    return names
 
 
 @lru_cache(maxsize=16384)

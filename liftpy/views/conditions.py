@@ -125,7 +125,7 @@ def _converted(r: Read, scalar) -> Read | None:
         return ConstRead(int(v), scalar)  # (int() truncates toward zero, as C)
     if isinstance(r, CondRead):
         then, other = _converted(r.then, scalar), _converted(r.other, scalar)
-        return None if then is None or other is None else CondRead(r.cond, then, other, r.same)
+        return None if then is None or other is None else r.with_children((then, other))
     return None
 
 

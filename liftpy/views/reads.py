@@ -227,7 +227,7 @@ def field_of(r: Read, index: int) -> Read:
     if isinstance(r, TupleRead):
         return r.parts[index]
     if isinstance(r, CondRead):
-        return CondRead(r.cond, field_of(r.then, index), field_of(r.other, index), r.same)
+        return r.with_children((field_of(r.then, index), field_of(r.other, index)))
     return FieldRead(r, index)
 
 

@@ -341,7 +341,7 @@ def _lane_of(r: Read, lane, n: int) -> Read:
     if isinstance(r, ConstRead):
         return ConstRead(r.value, r.scalar, 1)
     if isinstance(r, CondRead):
-        return CondRead(r.cond, _lane_of(r.then, lane, n), _lane_of(r.other, lane, n), r.same)
+        return r.with_children((_lane_of(r.then, lane, n), _lane_of(r.other, lane, n)))
     if isinstance(r, ImageRead) and r.lane is None:
         return ImageRead(r.image, r.x, r.y, lane)
     if isinstance(r, VecRead):
