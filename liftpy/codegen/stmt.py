@@ -299,15 +299,19 @@ def _map_stmts(x: Stmt, scope: dict, fn) -> Stmt:
     if isinstance(x, Block):
         local = dict(scope)
         items: list[Stmt] = []
+        same = True  # (a block whose statements all come back as they were is kept, and so are the loops around it)
         for y in x.items:
             out = _map_stmts(y, local, fn)
             if isinstance(out, tuple):
                 items.extend(out)
+                same = False
+                for z in out:
+                    bind_index(local, z)
             else:
                 items.append(out)
-            for z in out if isinstance(out, tuple) else (out,):
-                bind_index(local, z)
-        return Block(tuple(items))
+                same = same and out is y
+                bind_index(local, out)
+        return x if same else Block(tuple(items))
     return fn(x, scope)
 
 
