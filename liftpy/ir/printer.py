@@ -92,6 +92,22 @@ def _has_size(value) -> bool:
     return isinstance(value, sympy.Basic)
 
 
+_KINDS: dict = {}  # the kind of callee of each class (``_callee_kind``)
+
+
+def _callee_kind(fn) -> str:
+    """``get``, ``index``, ``primitive``, ``userfun``, ``lambda`` or ``other``, by ``fn``'s class: the
+    primitives' base is an abstract class, whose ``isinstance`` runs Python code (a fifth of printing a
+    program asked it, several times at every call)."""
+    kind = _KINDS.get(type(fn))
+    if kind is None:
+        kind = _KINDS[type(fn)] = (
+            "get" if isinstance(fn, Get) else "index" if isinstance(fn, Index) else
+            "primitive" if isinstance(fn, Primitive) else "userfun" if isinstance(fn, UserFun) else
+            "lambda" if isinstance(fn, Lambda) else "other")
+    return kind
+
+
 def _eta_name(lam: Lambda) -> str | None:
     """The name of the function a lambda merely forwards to (``fun(x, y) => add(x, y)`` is ``add``)."""
     b = lam.body
@@ -99,9 +115,10 @@ def _eta_name(lam: Lambda) -> str | None:
         return None
     if not all(isinstance(a, Var) and a.name == p.name for a, p in zip(b.args, lam.params)):
         return None
-    if isinstance(b.fn, UserFun):
+    kind = _callee_kind(b.fn)
+    if kind == "userfun":
         return b.fn.text_name
-    if isinstance(b.fn, Primitive) and not b.fn.static_args() and b.fn.nargs == 1:
+    if kind in ("get", "index", "primitive") and not b.fn.static_args() and b.fn.nargs == 1:
         return b.fn.text_name
     return None
 
@@ -170,16 +187,17 @@ class Printer:
                 self.env = saved
         if isinstance(node, Call):
             fn = node.fn
-            if isinstance(fn, Primitive) and isinstance(fn, Get):
+            kind = _callee_kind(fn)
+            if kind == "get":
                 return f"{self._render(node.args[0], indent, budget)}._{fn.index}"
-            if isinstance(fn, Index):
+            if kind == "index":
                 return f"{self._render(node.args[0], indent, budget)}[{size_str(fn.index)}]"
-            if isinstance(fn, Primitive):
+            if kind == "primitive":
                 head = fn.text_name
                 statics = [self._static(v) if not isinstance(v, Lambda) else v for _, v in fn.static_args()]
-            elif isinstance(fn, UserFun):
+            elif kind == "userfun":
                 head, statics = fn.text_name, []
-            elif isinstance(fn, Lambda):
+            elif kind == "lambda":
                 head, statics = f"({self._render(fn, None, budget if indent is None else None)})", []
             else:
                 head, statics = getattr(fn, "text_name", repr(fn)), []
@@ -217,12 +235,13 @@ class Printer:
                 n = len("fun() => ") + 3 * len(node.params) - 2 + self._shortest(node.body)
         elif isinstance(node, Call):
             fn = node.fn
-            if isinstance(fn, (Get, Index)):  # "x._0", "x[i]"
+            kind = _callee_kind(fn)
+            if kind in ("get", "index"):  # "x._0", "x[i]"
                 n = self._shortest(node.args[0]) + 2
             else:
-                if isinstance(fn, (Primitive, UserFun)):
-                    head, statics = len(fn.text_name), len(fn.static_args()) if isinstance(fn, Primitive) else 0
-                elif isinstance(fn, Lambda):
+                if kind in ("primitive", "userfun"):
+                    head, statics = len(fn.text_name), len(fn.static_args()) if kind == "primitive" else 0
+                elif kind == "lambda":
                     head, statics = 2 + self._shortest(fn), 0
                 else:
                     head, statics = 0, 0
