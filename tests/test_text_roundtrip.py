@@ -328,6 +328,20 @@ def test_random_programs_with_half_inputs_round_trip(p):
     assert_round_trip(p)
 
 
+@settings(max_examples=150)
+@given(programs())
+def test_the_printers_least_length_is_at_most_every_one_line_text(p):
+    """The printer refuses a one-line form by ``_shortest`` before rendering it: a bound above the real length
+    of any subterm would break over lines a call that fits on one (the text would change, not break), so it
+    is checked against every subterm's one-line text (its bound variables get fresh names, its free ones
+    keep theirs: both at least as long as the hint the bound counts)."""
+    from liftpy.ir.expr import subterms
+    from liftpy.ir.printer import Printer
+
+    for node in subterms(p.body):
+        assert Printer()._shortest(node) <= len(Printer().flat(node)), show(node)
+
+
 def _types(depth=2):
     leaf = st.sampled_from([Float, Int, Bool, Float4, VectorType(Float, 16), VectorType(Float, S), VectorType(Int, 2),
                             Half, Half4, VectorType(Half, 16), VectorType(Half, S)])

@@ -20,6 +20,7 @@ that defined it (the interpreter then has no semantics for an ``opencl`` functio
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 import sympy
 
@@ -38,8 +39,7 @@ class _Names:
         self.counts: dict[str, int] = {}
 
     def fresh(self, var: Var) -> str:
-        hint = re.sub(r"_\d+$", "", var.name) or "x"
-        hint = re.sub(r"\d+$", "", hint) or "x"
+        hint = _hint(var.name)
         if hint in _RESERVED:
             hint = hint + "_"
         k = self.counts.get(hint, 0)
@@ -51,6 +51,19 @@ class _Names:
         self.counts[hint] = k
         self.used.add(name)
         return name
+
+
+def _hint(name: str) -> str:
+    """What a variable's printed name starts with (``_Names.fresh``)."""
+    hint = re.sub(r"_\d+$", "", name) or "x"
+    return re.sub(r"\d+$", "", hint) or "x"
+
+
+@lru_cache(maxsize=4096)
+def _least_name(name: str) -> int:
+    """The fewest characters a variable called ``name`` prints as: its own name if free, a fresh name
+    starting with its hint if bound."""
+    return len(_hint(name))
 
 
 # A bound variable is never given a word of the text form (``TEXT_KEYWORDS``) or of its definitions.
@@ -220,9 +233,12 @@ class Printer:
         raise TypeError(f"cannot print {node!r}")
 
     def _shortest(self, node) -> int:
-        """A lower bound of the length of ``node`` on one line, whatever names its variables get (one
-        character at least): exact for names and punctuation, one character for a variable, a literal, a
-        static argument."""
+        """A lower bound of the length of ``node`` on one line, whatever names its variables get: exact for
+        the names of functions, punctuation and static arguments (a map's function counted by its own
+        bound), a variable's name at least as long as the hint its name is made from (``_Names.fresh``),
+        one character for a literal.  (Counting a static argument as one character left a map's function
+        out of its bound: the attempts to print such calls on one line, most of them failing, were half of
+        printing a program.)"""
         key = id(node)
         n = self._least.get(key)
         if n is not None:
@@ -232,21 +248,28 @@ class Printer:
             if eta is not None:
                 n = len(eta)
             else:  # "fun(a, b) => body"
-                n = len("fun() => ") + 3 * len(node.params) - 2 + self._shortest(node.body)
+                n = (len("fun() => ") + sum(_least_name(p.name) for p in node.params) + 2 * (len(node.params) - 1)
+                     + self._shortest(node.body))
         elif isinstance(node, Call):
             fn = node.fn
             kind = _callee_kind(fn)
             if kind in ("get", "index"):  # "x._0", "x[i]"
                 n = self._shortest(node.args[0]) + 2
             else:
-                if kind in ("primitive", "userfun"):
-                    head, statics = len(fn.text_name), len(fn.static_args()) if kind == "primitive" else 0
+                if kind == "primitive":
+                    args = fn.static_args()
+                    head, statics = len(fn.text_name), len(args)
+                    head += sum(self._shortest(v) if isinstance(v, Lambda) else len(self._static(v)) for _, v in args)
+                elif kind == "userfun":
+                    head, statics = len(fn.text_name), 0
                 elif kind == "lambda":
                     head, statics = 2 + self._shortest(fn), 0
                 else:
                     head, statics = 0, 0
                 count = statics + len(node.args)
                 n = head + 2 + sum(self._shortest(a) for a in node.args) + 2 * max(count - 1, 0)
+        elif isinstance(node, Var):
+            n = _least_name(node.name)
         else:
             n = 1
         self._least[key] = n
