@@ -98,7 +98,7 @@ def main() -> int:
     records = []
     print(f"{'workload':<14}{'variants':>9}{'points':>8}{'median s':>10}{'p90 s':>9}{'max s':>9}{'total s':>9}", flush=True)
     for name in args.workloads:
-        passes = [_one_pass(args, name)] if args.passes == 1 else [_pass_in_a_process(name) for _ in range(args.passes)]
+        passes = [_one_pass(args, name)] if args.passes == 1 else [_pass_in_a_process(args, name) for _ in range(args.passes)]
         first = passes[0]
         if not first["times"]:
             print(f"{name:<14} no point could be generated", flush=True)
@@ -137,30 +137,21 @@ def main() -> int:
     return 0
 
 
-def _pass_in_a_process(name: str) -> dict:
-    """One pass over ``name``'s points in a fresh process (this script with the same options)."""
-    argv = [a for a in sys.argv[1:]]
+def _pass_in_a_process(args, name: str) -> dict:
+    """One pass over ``name``'s points in a fresh process: this script with the options that decide the
+    points and their sources (built from the parsed options, so an abbreviated one reaches it too)."""
+    options = ["--points", str(args.points), "--conv-rules", args.conv_rules, "--profile", args.profile,
+               "--seed", str(args.seed), "--repeat", str(args.repeat)]
+    options += ["--compiler-unrolls-copies"] if args.compiler_unrolls_copies else []
+    options += ["--compiler-unrolls", args.compiler_unrolls] if args.compiler_unrolls else []
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "pass.json"
-        cmd = [sys.executable, str(Path(__file__).resolve()), *_without(argv, ("--workloads", "--json", "--passes")),
-               "--workloads", name, "--passes", "1", "--one-pass", str(out)]
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--workloads", name, *options, "--passes", "1",
+               "--one-pass", str(out)]
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             sys.exit(f"a pass over {name} failed:\n{done.stderr.strip()}")
         return json.loads(out.read_text())[name]
-
-
-def _without(argv: list, options: tuple) -> list:
-    """``argv`` without ``options`` and their values (an option of ``nargs='*'`` takes the words up to the next option)."""
-    out, skipping = [], False
-    for a in argv:
-        if a.startswith("--"):
-            skipping = a.split("=", 1)[0] in options
-            if skipping:
-                continue
-        if not skipping:
-            out.append(a)
-    return out
 
 
 def _one_pass(args, name: str) -> dict:

@@ -100,7 +100,6 @@ PROBE_TIMEOUT_S = 120.0
 def probe_for_model(device) -> dict:
     """The quick sweeps of ``MODEL_PROBES`` on ``device`` (an index or name), as a profile document: what the
     worker that owns the device runs for ``device_profile``."""
-
     return profile_document(run_probes(get_device(device), quick=True, only=MODEL_PROBES))
 
 
